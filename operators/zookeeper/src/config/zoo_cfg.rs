@@ -1,0 +1,410 @@
+//! Rendering of ZooKeeper's `zoo.cfg`.
+//!
+//! Decisions recorded here:
+//! - **One volume for snapshots and transaction logs.** `dataDir` is `/data` (the pod's PVC)
+//!   and no `dataLogDir` is set, so ZooKeeper keeps its transaction log next to the snapshots.
+//!   A separate log directory only pays off on a separate disk; a second PVC per pod would
+//!   double the storage objects users must size for no gain on shared network storage. Users
+//!   who mount a dedicated volume can still set `dataLogDir` through config overrides.
+//! - **Admin server off by default.** ZooKeeper's Jetty admin server binds port 8080 on all
+//!   interfaces and answers unauthenticated commands. Probes use four-letter words on the
+//!   client port instead, so the admin server is opt-in.
+//! - **Four-letter words** `conf`, `isro`, `mntr`, `ruok` and `srvr` are whitelisted: probes
+//!   need `ruok` and `srvr`, operators debugging an ensemble need the rest, and none of them
+//!   changes server state.
+//! - **Autopurge on**, keeping 3 snapshots and purging every 24 hours, so a long-lived PVC does
+//!   not fill up with old snapshots and logs (ZooKeeper's own default keeps everything).
+//! - **Overrides win over everything**, generated `server.N` lines included: they are the
+//!   user's escape hatch for settings the CRD does not model.
+//!
+//! Output is deterministic: plain keys in alphabetical order, then `server.N` lines in
+//! ascending numeric id order (so `server.10` follows `server.9`).
+
+use std::collections::BTreeMap;
+
+use super::server_ids::{
+    Ensemble, MAX_SERVER_ID, MAX_SERVER_ID_WITH_EXTENDED_TYPES, RoleGroupServers, ServerIdError,
+};
+
+/// Port clients connect to.
+pub const CLIENT_PORT: u16 = 2181;
+/// Port followers use to connect to the leader.
+pub const QUORUM_PORT: u16 = 2888;
+/// Port used for leader election.
+pub const LEADER_ELECTION_PORT: u16 = 3888;
+/// Port of the Prometheus metrics provider when it is enabled.
+pub const METRICS_PORT: u16 = 7000;
+/// Port of the admin server when it is enabled.
+pub const ADMIN_SERVER_PORT: u16 = 8080;
+/// Where the pod's PVC is mounted and ZooKeeper keeps snapshots, transaction logs and `myid`.
+pub const DATA_DIR: &str = "/data";
+/// Four-letter words the client port answers, sorted.
+pub const FOUR_LETTER_WORDS: [&str; 5] = ["conf", "isro", "mntr", "ruok", "srvr"];
+/// Class name of the Prometheus metrics provider shipped in the official image's `lib/`.
+pub const PROMETHEUS_METRICS_PROVIDER: &str =
+    "org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider";
+
+/// Everything `zoo.cfg` is rendered from; plain data so the controller, `render` and tests
+/// build it the same way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZooCfgInput {
+    /// Basic time unit in milliseconds (`tickTime`).
+    pub tick_time_ms: u32,
+    /// Ticks a follower may take to connect and sync to the leader (`initLimit`).
+    pub init_limit_ticks: u32,
+    /// Ticks a follower may lag behind the leader (`syncLimit`).
+    pub sync_limit_ticks: u32,
+    /// Port of the admin server, or `None` to disable it.
+    pub admin_server_port: Option<u16>,
+    /// Port of the Prometheus metrics endpoint, or `None` to leave the provider out (needed
+    /// where the provider jar is missing, such as Debian's package).
+    pub prometheus_metrics_port: Option<u16>,
+    /// Hours between purges of old snapshots and logs; 0 disables purging.
+    pub autopurge_interval_hours: u32,
+    /// Snapshots (and their logs) kept by each purge.
+    pub autopurge_snap_retain_count: u32,
+    /// Every role group of the ensemble.
+    pub role_groups: Vec<RoleGroupServers>,
+    /// User overrides, applied last.
+    pub overrides: BTreeMap<String, String>,
+}
+
+impl ZooCfgInput {
+    /// Defaults for production: 2 s ticks, initLimit 10 and syncLimit 5 (ZooKeeper's sample
+    /// configuration, generous enough for pods on network storage), metrics on port 7000,
+    /// admin server off, autopurge daily keeping 3 snapshots.
+    pub fn new(role_groups: Vec<RoleGroupServers>) -> Self {
+        Self {
+            tick_time_ms: 2000,
+            init_limit_ticks: 10,
+            sync_limit_ticks: 5,
+            admin_server_port: None,
+            prometheus_metrics_port: Some(METRICS_PORT),
+            autopurge_interval_hours: 24,
+            autopurge_snap_retain_count: 3,
+            role_groups,
+            overrides: BTreeMap::new(),
+        }
+    }
+}
+
+/// Why `zoo.cfg` could not be rendered; every variant needs the user to change the spec.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ZooCfgError {
+    /// The role groups' server ids collide or are out of range.
+    #[error(transparent)]
+    ServerIds(#[from] ServerIdError),
+    /// An override key would not survive Java's properties parser intact.
+    #[error(
+        "config override key {key:?} is invalid: keys may only contain ASCII letters, digits, \
+         '.', '_' and '-'"
+    )]
+    InvalidOverrideKey {
+        /// The rejected key.
+        key: String,
+    },
+    /// An override value contains a line break, which would inject further settings.
+    #[error("config override {key:?} has a value containing a line break")]
+    InvalidOverrideValue {
+        /// The key whose value was rejected.
+        key: String,
+    },
+}
+
+/// A rendered `zoo.cfg`, kept as key/value pairs so callers can read back effective settings
+/// (such as `dataDir` for the myid script) instead of guessing what the overrides changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZooCfg {
+    entries: BTreeMap<String, String>,
+    ensemble: Ensemble,
+}
+
+impl ZooCfg {
+    /// Validates server ids and overrides, then computes the effective settings.
+    pub fn render(input: &ZooCfgInput) -> Result<Self, ZooCfgError> {
+        validate_overrides(&input.overrides)?;
+        let ensemble = Ensemble::new(&input.role_groups, server_id_limit(&input.overrides))?;
+        let mut entries = base_entries(input);
+        for server in ensemble.servers() {
+            entries.insert(
+                format!("server.{}", server.id),
+                format!(
+                    "{}:{QUORUM_PORT}:{LEADER_ELECTION_PORT};{CLIENT_PORT}",
+                    server.fqdn
+                ),
+            );
+        }
+        entries.extend(input.overrides.clone());
+        Ok(Self { entries, ensemble })
+    }
+
+    /// The effective value of a key.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.entries.get(key).map(String::as_str)
+    }
+
+    /// The effective data directory, where `myid` must be written.
+    pub fn data_dir(&self) -> &str {
+        self.get("dataDir").unwrap_or(DATA_DIR)
+    }
+
+    /// The validated servers the `server.N` lines were generated from.
+    pub fn ensemble(&self) -> &Ensemble {
+        &self.ensemble
+    }
+
+    /// The file content in Java properties syntax.
+    pub fn to_properties(&self) -> String {
+        let mut keys: Vec<&String> = self.entries.keys().collect();
+        keys.sort_by_key(|key| KeyOrder::of(key));
+        let mut out = String::from(
+            "# Rendered by the Strata ZooKeeper operator; edit the ZookeeperCluster instead.\n",
+        );
+        for key in keys {
+            let value = self.entries.get(key).map(String::as_str).unwrap_or_default();
+            out.push_str(key);
+            out.push('=');
+            out.push_str(&escape_value(value));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn base_entries(input: &ZooCfgInput) -> BTreeMap<String, String> {
+    let mut entries: BTreeMap<String, String> = [
+        ("tickTime", input.tick_time_ms.to_string()),
+        ("initLimit", input.init_limit_ticks.to_string()),
+        ("syncLimit", input.sync_limit_ticks.to_string()),
+        ("dataDir", DATA_DIR.to_owned()),
+        ("clientPort", CLIENT_PORT.to_string()),
+        ("4lw.commands.whitelist", FOUR_LETTER_WORDS.join(",")),
+        (
+            "autopurge.purgeInterval",
+            input.autopurge_interval_hours.to_string(),
+        ),
+        (
+            "autopurge.snapRetainCount",
+            input.autopurge_snap_retain_count.to_string(),
+        ),
+        (
+            "admin.enableServer",
+            input.admin_server_port.is_some().to_string(),
+        ),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_owned(), value))
+    .collect();
+    if let Some(port) = input.admin_server_port {
+        entries.insert("admin.serverPort".to_owned(), port.to_string());
+    }
+    if let Some(port) = input.prometheus_metrics_port {
+        entries.insert(
+            "metricsProvider.className".to_owned(),
+            PROMETHEUS_METRICS_PROVIDER.to_owned(),
+        );
+        entries.insert("metricsProvider.httpPort".to_owned(), port.to_string());
+    }
+    entries
+}
+
+/// ZooKeeper refuses id 255 once TTL nodes (extended types) are enabled.
+fn server_id_limit(overrides: &BTreeMap<String, String>) -> u32 {
+    let extended = overrides
+        .get("extendedTypesEnabled")
+        .is_some_and(|value| value.trim().eq_ignore_ascii_case("true"));
+    if extended {
+        MAX_SERVER_ID_WITH_EXTENDED_TYPES
+    } else {
+        MAX_SERVER_ID
+    }
+}
+
+fn validate_overrides(overrides: &BTreeMap<String, String>) -> Result<(), ZooCfgError> {
+    for (key, value) in overrides {
+        let key_ok = !key.is_empty()
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        if !key_ok {
+            return Err(ZooCfgError::InvalidOverrideKey { key: key.clone() });
+        }
+        if value.contains(['\n', '\r']) {
+            return Err(ZooCfgError::InvalidOverrideValue { key: key.clone() });
+        }
+    }
+    Ok(())
+}
+
+/// Escapes what Java's properties parser would otherwise eat: backslashes and leading blanks.
+fn escape_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for (index, c) in value.chars().enumerate() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            ' ' | '\t' | '\u{c}' if index == 0 => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Sort order of keys: plain keys alphabetically, then `server.N` by numeric id.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum KeyOrder<'a> {
+    Plain(&'a str),
+    Server(u64, &'a str),
+}
+
+impl<'a> KeyOrder<'a> {
+    fn of(key: &'a str) -> Self {
+        key.strip_prefix("server.")
+            .and_then(|id| id.parse::<u64>().ok())
+            .map_or(Self::Plain(key), |id| Self::Server(id, key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use rstest::rstest;
+
+    use super::*;
+    use crate::config::server_ids::tests::group;
+
+    fn overrides(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn three_servers_render_the_full_file() -> Result<(), ZooCfgError> {
+        let cfg = ZooCfg::render(&ZooCfgInput::new(vec![group("default", 3, 1)]))?;
+        let expected = "\
+# Rendered by the Strata ZooKeeper operator; edit the ZookeeperCluster instead.
+4lw.commands.whitelist=conf,isro,mntr,ruok,srvr
+admin.enableServer=false
+autopurge.purgeInterval=24
+autopurge.snapRetainCount=3
+clientPort=2181
+dataDir=/data
+initLimit=10
+metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
+metricsProvider.httpPort=7000
+syncLimit=5
+tickTime=2000
+server.1=zk-server-default-0.zk-server-default.ns.svc.cluster.local:2888:3888;2181
+server.2=zk-server-default-1.zk-server-default.ns.svc.cluster.local:2888:3888;2181
+server.3=zk-server-default-2.zk-server-default.ns.svc.cluster.local:2888:3888;2181
+";
+        assert_eq!(cfg.to_properties(), expected);
+        Ok(())
+    }
+
+    #[test]
+    fn server_lines_are_sorted_numerically_across_groups() -> Result<(), ZooCfgError> {
+        let input = ZooCfgInput::new(vec![group("b", 2, 9), group("a", 2, 1)]);
+        let text = ZooCfg::render(&input)?.to_properties();
+        let ids: Vec<&str> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("server."))
+            .filter_map(|rest| rest.split('=').next())
+            .collect();
+        assert_eq!(ids, vec!["1", "2", "9", "10"]);
+        Ok(())
+    }
+
+    #[rstest]
+    #[case::admin_server_enabled(
+        |input: &mut ZooCfgInput| input.admin_server_port = Some(ADMIN_SERVER_PORT),
+        &[("admin.enableServer", Some("true")), ("admin.serverPort", Some("8080"))]
+    )]
+    #[case::metrics_disabled(
+        |input: &mut ZooCfgInput| input.prometheus_metrics_port = None,
+        &[("metricsProvider.className", None), ("metricsProvider.httpPort", None)]
+    )]
+    #[case::metrics_on_custom_port(
+        |input: &mut ZooCfgInput| input.prometheus_metrics_port = Some(9404),
+        &[("metricsProvider.httpPort", Some("9404"))]
+    )]
+    #[case::override_beats_generated_setting(
+        |input: &mut ZooCfgInput| input.overrides = overrides(&[("tickTime", "3000")]),
+        &[("tickTime", Some("3000"))]
+    )]
+    #[case::override_beats_generated_server_line(
+        |input: &mut ZooCfgInput| input.overrides = overrides(&[("server.2", "other:1:2;3")]),
+        &[("server.2", Some("other:1:2;3"))]
+    )]
+    #[case::override_adds_new_key(
+        |input: &mut ZooCfgInput| input.overrides = overrides(&[("dataLogDir", "/datalog")]),
+        &[("dataLogDir", Some("/datalog"))]
+    )]
+    #[case::autopurge_disabled(
+        |input: &mut ZooCfgInput| input.autopurge_interval_hours = 0,
+        &[("autopurge.purgeInterval", Some("0"))]
+    )]
+    fn settings_follow_the_input(
+        #[case] change: fn(&mut ZooCfgInput),
+        #[case] expected: &[(&str, Option<&str>)],
+    ) -> Result<(), ZooCfgError> {
+        let mut input = ZooCfgInput::new(vec![group("default", 3, 1)]);
+        change(&mut input);
+        let cfg = ZooCfg::render(&input)?;
+        for (key, value) in expected {
+            assert_eq!((*key, cfg.get(key)), (*key, *value));
+        }
+        Ok(())
+    }
+
+    #[rstest]
+    #[case::default_data_dir(&[], "/data")]
+    #[case::overridden_data_dir(&[("dataDir", "/var/zk")], "/var/zk")]
+    fn data_dir_is_the_effective_one(#[case] pairs: &[(&str, &str)], #[case] expected: &str) {
+        let mut input = ZooCfgInput::new(vec![group("default", 1, 1)]);
+        input.overrides = overrides(pairs);
+        let data_dir = ZooCfg::render(&input).map(|cfg| cfg.data_dir().to_owned());
+        assert_eq!(data_dir, Ok(expected.to_owned()));
+    }
+
+    #[rstest]
+    #[case::key_with_equals(&[("a=b", "c")], "config override key \"a=b\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
+    #[case::key_with_colon(&[("a:b", "c")], "config override key \"a:b\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
+    #[case::key_with_space(&[("a b", "c")], "config override key \"a b\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
+    #[case::empty_key(&[("", "c")], "config override key \"\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
+    #[case::value_injecting_a_line(&[("tickTime", "1\nserver.9=evil:1:2")], "config override \"tickTime\" has a value containing a line break")]
+    #[case::extended_types_lower_the_id_limit(
+        &[("extendedTypesEnabled", "true")],
+        "role group \"default\" would use server ids up to 255 (myidOffset 253 plus 3 replicas), above ZooKeeper's limit of 254"
+    )]
+    fn invalid_input_is_rejected(#[case] pairs: &[(&str, &str)], #[case] message: &str) {
+        let mut input = ZooCfgInput::new(vec![group("default", 3, 253)]);
+        input.overrides = overrides(pairs);
+        let result = ZooCfg::render(&input).map_err(|e| e.to_string());
+        assert_eq!(result.map(|_| ()), Err(message.to_owned()));
+    }
+
+    #[rstest]
+    #[case::plain("abc", "abc")]
+    #[case::backslash(r"C:\zk", r"C:\\zk")]
+    #[case::leading_space(" x y", r"\ x y")]
+    #[case::empty("", "")]
+    fn values_are_escaped_for_java_properties(#[case] value: &str, #[case] expected: &str) {
+        assert_eq!(escape_value(value), expected);
+    }
+
+    #[test]
+    fn rendering_twice_gives_the_same_bytes() -> Result<(), ZooCfgError> {
+        let mut input = ZooCfgInput::new(vec![group("b", 2, 5), group("a", 3, 1)]);
+        input.overrides = overrides(&[("zz", "1"), ("aa", "2"), ("server.100", "x:1:2")]);
+        let first = ZooCfg::render(&input)?.to_properties();
+        let second = ZooCfg::render(&input)?.to_properties();
+        assert_eq!(first, second);
+        assert!(first.ends_with("server.100=x:1:2\n"), "{first}");
+        Ok(())
+    }
+}
