@@ -1,0 +1,145 @@
+//! `cargo xtask test`: the full suite, as one ordered list of steps.
+//!
+//! The list is data ([`steps`]) so that the README, CI and a unit test all agree on what
+//! "the full suite" means; [`run`] executes it, printing a banner per step and stopping at
+//! the first failure.
+
+use std::{ffi::OsString, path::Path, process::Command, time::Instant};
+
+use anyhow::{Context, bail};
+
+use crate::{commands, tools};
+
+/// What one step does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Run `cargo` with these arguments in the workspace root.
+    Cargo(Vec<&'static str>),
+    /// Check that the committed `crds/` match the registered operators.
+    CheckCrds,
+}
+
+/// One named step of the suite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// Shown in the banner.
+    pub name: &'static str,
+    /// What runs.
+    pub action: Action,
+}
+
+/// The suite, in order: cheap static checks first, then every test, then generated files.
+pub fn steps() -> Vec<Step> {
+    vec![
+        Step {
+            name: "rustfmt",
+            action: Action::Cargo(vec!["fmt", "--all", "--", "--check"]),
+        },
+        Step {
+            name: "clippy",
+            action: Action::Cargo(vec![
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]),
+        },
+        Step {
+            name: "tests, including those that need external tools",
+            action: Action::Cargo(vec!["test", "--workspace", "--", "--include-ignored"]),
+        },
+        Step {
+            name: "generated CRDs are up to date",
+            action: Action::CheckCrds,
+        },
+    ]
+}
+
+/// Provisions the tools, then runs every step with the tool variables exported.
+pub fn run(workspace: &Path) -> anyhow::Result<()> {
+    let started = Instant::now();
+    banner(0, "provision external tools under target/tools");
+    let tools = tools::provision(workspace)?;
+    for (tool, version) in &tools.versions {
+        eprintln!("    {tool}: {version}");
+    }
+    eprintln!(
+        "    kubernetes schemas for validation: {}",
+        tools.kubernetes_version
+    );
+    eprintln!("    done in {:.1}s", started.elapsed().as_secs_f64());
+    let env = tools.env_vars();
+
+    let steps = steps();
+    for (index, step) in steps.iter().enumerate() {
+        banner(index + 1, step.name);
+        let step_started = Instant::now();
+        execute(workspace, &step.action, &env)
+            .with_context(|| format!("step {} ({}) failed", index + 1, step.name))?;
+        eprintln!("    ok ({:.1}s)", step_started.elapsed().as_secs_f64());
+    }
+    eprintln!(
+        "\n==> all {} steps passed in {:.1}s",
+        steps.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn execute(
+    workspace: &Path,
+    action: &Action,
+    env: &std::collections::BTreeMap<&'static str, OsString>,
+) -> anyhow::Result<()> {
+    match action {
+        Action::Cargo(args) => {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let status = Command::new(&cargo)
+                .args(args)
+                .envs(env)
+                .current_dir(workspace)
+                .status()
+                .with_context(|| format!("cannot start {cargo:?}"))?;
+            if !status.success() {
+                bail!("cargo {} exited with {status}", args.join(" "));
+            }
+            Ok(())
+        }
+        Action::CheckCrds => commands::gen_crds(workspace, true),
+    }
+}
+
+fn banner(number: usize, name: &str) {
+    eprintln!("\n==> [{number}] {name}");
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn suite_runs_checks_then_every_test_then_generated_files() {
+        let actions: Vec<Action> = steps().into_iter().map(|step| step.action).collect();
+        assert_eq!(
+            actions,
+            vec![
+                Action::Cargo(vec!["fmt", "--all", "--", "--check"]),
+                Action::Cargo(vec![
+                    "clippy",
+                    "--workspace",
+                    "--all-targets",
+                    "--",
+                    "-D",
+                    "warnings"
+                ]),
+                Action::Cargo(vec!["test", "--workspace", "--", "--include-ignored"]),
+                Action::CheckCrds,
+            ]
+        );
+    }
+}

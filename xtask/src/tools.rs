@@ -1,0 +1,169 @@
+//! Provisioning of the real external tools the full test suite uses.
+//!
+//! Everything goes under `target/tools/` (or, for ZooKeeper, the system package), each step
+//! is skipped when its result is already there, and every tool is run once to prove it
+//! works before any test depends on it.
+
+pub mod env;
+pub mod layer;
+pub mod process;
+pub mod venv;
+pub mod zookeeper;
+
+use std::{
+    collections::BTreeMap,
+    ffi::OsString,
+    path::{Path, PathBuf},
+    process::Command,
+    time::Instant,
+};
+
+use anyhow::Context;
+
+/// Whether a provisioning step did any work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The step's result existed; nothing was done.
+    AlreadyPresent,
+    /// The step installed or updated something.
+    Installed,
+}
+
+/// Every provisioned tool, with the versions it reported.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    /// Helm v4 binary.
+    pub helm: PathBuf,
+    /// kubectl binary.
+    pub kubectl: PathBuf,
+    /// kubernetes-validate console script.
+    pub kubernetes_validate: PathBuf,
+    /// Newest Kubernetes version kubernetes-validate has schemas for, e.g. `1.37.0`.
+    pub kubernetes_version: String,
+    /// hadolint binary.
+    pub hadolint: PathBuf,
+    /// Java runtime for ZooKeeper.
+    pub java: PathBuf,
+    /// ZooKeeper package directory.
+    pub zookeeper_home: PathBuf,
+    /// Class path that starts a ZooKeeper server.
+    pub zookeeper_classpath: String,
+    /// Tool name to the version line it printed, for the report.
+    pub versions: BTreeMap<&'static str, String>,
+}
+
+impl Tools {
+    /// The variables of [`env`] with their values, for child processes and shell exports.
+    pub fn env_vars(&self) -> BTreeMap<&'static str, OsString> {
+        BTreeMap::from([
+            (env::HELM, self.helm.clone().into_os_string()),
+            (env::KUBECTL, self.kubectl.clone().into_os_string()),
+            (
+                env::KUBERNETES_VALIDATE,
+                self.kubernetes_validate.clone().into_os_string(),
+            ),
+            (
+                env::KUBERNETES_VERSION,
+                self.kubernetes_version.clone().into(),
+            ),
+            (env::HADOLINT, self.hadolint.clone().into_os_string()),
+            (env::JAVA, self.java.clone().into_os_string()),
+            (
+                env::ZOOKEEPER_HOME,
+                self.zookeeper_home.clone().into_os_string(),
+            ),
+            (
+                env::ZOOKEEPER_CLASSPATH,
+                self.zookeeper_classpath.clone().into(),
+            ),
+        ])
+    }
+}
+
+/// Provisions every tool under `workspace/target/tools`, reporting each step on stderr.
+pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
+    let tools_dir = workspace.join("target").join("tools");
+    std::fs::create_dir_all(&tools_dir)
+        .with_context(|| format!("cannot create {}", tools_dir.display()))?;
+
+    let (venv, _) = step("python venv (kubernetes-validate, hadolint)", || {
+        venv::ensure(&tools_dir)
+    })?;
+    let (layer, _) = step("helm + kubectl (npm layer package)", || {
+        layer::ensure(&tools_dir)
+    })?;
+    let (zookeeper, _) = step("zookeeper (Debian package)", zookeeper::ensure)?;
+
+    let kubernetes_version = venv.newest_kubernetes_version()?;
+    let versions = BTreeMap::from([
+        (
+            "helm",
+            version(Command::new(&layer.helm).args(["version", "--short"]))?,
+        ),
+        (
+            "kubectl",
+            version(Command::new(&layer.kubectl).args(["version", "--client"]))?,
+        ),
+        (
+            "kubernetes-validate",
+            version(Command::new(&venv.kubernetes_validate).arg("--version"))?,
+        ),
+        (
+            "hadolint",
+            version(Command::new(&venv.hadolint).arg("--version"))?,
+        ),
+        (
+            "java",
+            version(Command::new(&zookeeper.java).arg("-version"))?,
+        ),
+        (
+            "zookeeper",
+            version(
+                Command::new(&zookeeper.java)
+                    .arg("-cp")
+                    .arg(&zookeeper.classpath)
+                    .arg("org.apache.zookeeper.Version"),
+            )?,
+        ),
+    ]);
+    Ok(Tools {
+        helm: layer.helm,
+        kubectl: layer.kubectl,
+        kubernetes_validate: venv.kubernetes_validate,
+        kubernetes_version,
+        hadolint: venv.hadolint,
+        java: zookeeper.java,
+        zookeeper_home: zookeeper.home,
+        zookeeper_classpath: zookeeper.classpath,
+        versions,
+    })
+}
+
+/// Runs one provisioning step and reports whether it did anything and how long it took.
+fn step<T>(
+    name: &str,
+    run: impl FnOnce() -> anyhow::Result<(T, Outcome)>,
+) -> anyhow::Result<(T, Outcome)> {
+    let started = Instant::now();
+    let (value, outcome) = run().with_context(|| format!("provisioning {name} failed"))?;
+    let what = match outcome {
+        Outcome::AlreadyPresent => "present, skipped",
+        Outcome::Installed => "installed",
+    };
+    eprintln!(
+        "    {name}: {what} ({:.1}s)",
+        started.elapsed().as_secs_f64()
+    );
+    Ok((value, outcome))
+}
+
+/// Runs a tool's version command: proof that it executes, and the line for the report.
+fn version(command: &mut Command) -> anyhow::Result<String> {
+    let output = process::capture(command)?;
+    Ok(output
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !line.starts_with("SLF4J"))
+        .unwrap_or_default()
+        .to_owned())
+}
