@@ -1,0 +1,181 @@
+//! Server-side apply of desired objects, and pruning of what is no longer desired.
+//!
+//! The apply step reads only from the watch caches ([`ChildCaches`]): an object
+//! whose cached copy already matches is not sent at all, so a reconcile in which
+//! nothing changed costs no write and no LIST. An object that drifted (someone
+//! edited a field we set) fails the subset check and is applied again.
+//!
+//! Pruning deletes cached objects that this owner controls but no longer
+//! desires. It never deletes PersistentVolumeClaims, whatever the caller
+//! registers: data outlives every operator decision.
+
+mod compare;
+mod desired;
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::Resource as _;
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions};
+use kube::{Client, Resource, ResourceExt};
+
+pub use self::compare::{DESIRED_HASH_ANNOTATION, content_hash, is_subset};
+pub use self::desired::{DesiredObject, DesiredObjectError, DesiredObjects};
+use crate::cache::{ChildCaches, ChildKind};
+use crate::error::ReconcileError;
+
+/// What one apply step did, for logs, Events and tests.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ApplyReport {
+    /// Objects that were sent because they were missing or differed, as `Kind/name`.
+    pub applied: Vec<String>,
+    /// Objects whose cached copy already matched.
+    pub unchanged: usize,
+    /// Objects deleted because they are no longer desired, as `Kind/name`.
+    pub pruned: Vec<String>,
+}
+
+impl ApplyReport {
+    /// Whether the step sent any write to the API server.
+    pub fn wrote_anything(&self) -> bool {
+        !self.applied.is_empty() || !self.pruned.is_empty()
+    }
+}
+
+/// Applies desired objects for one owner with one field manager.
+pub struct Applier<'a> {
+    client: &'a Client,
+    caches: &'a ChildCaches,
+    field_manager: &'a str,
+}
+
+impl std::fmt::Debug for Applier<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Applier")
+            .field("field_manager", &self.field_manager)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Applier<'a> {
+    /// The field manager names the operator in `managedFields`, so one operator
+    /// never fights another (or a user) over fields it does not set.
+    pub fn new(client: &'a Client, caches: &'a ChildCaches, field_manager: &'a str) -> Self {
+        Self {
+            client,
+            caches,
+            field_manager,
+        }
+    }
+
+    /// Applies every desired object that differs from its cached copy, then
+    /// prunes owned objects that are no longer desired.
+    ///
+    /// Every object gets a controller owner reference to `owner`, so Kubernetes
+    /// garbage-collects it with the owner and the controller is triggered when
+    /// it changes.
+    pub async fn apply<K>(
+        &self,
+        owner: &K,
+        desired: DesiredObjects,
+    ) -> Result<ApplyReport, ReconcileError>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        let owner_ref = owner.controller_owner_ref(&()).ok_or_else(|| {
+            ReconcileError::transient("OwnerNotPersisted", "the owner has no name or uid yet")
+        })?;
+        let namespace = owner.namespace().unwrap_or_default();
+        let mut report = ApplyReport::default();
+        let mut desired_keys = BTreeSet::new();
+
+        for object in desired.into_objects() {
+            let object = object.owned_by(&owner_ref);
+            desired_keys.insert(object.key());
+            let cached = self
+                .caches
+                .get(object.resource(), &namespace, object.name());
+            if cached.is_some_and(|cached| object.matches(&cached)) {
+                report.unchanged += 1;
+                continue;
+            }
+            self.server_side_apply(&namespace, &object).await?;
+            report.applied.push(object.display_name());
+        }
+
+        for stale in self.caches.controlled_by(&owner_ref, &namespace) {
+            let (kind, object) = stale;
+            let key = desired::object_key(&kind.resource, object.name_any().as_str());
+            if desired_keys.contains(&key) || !kind.prunable() {
+                continue;
+            }
+            self.delete(&kind, &namespace, &object).await?;
+            report
+                .pruned
+                .push(format!("{}/{}", kind.resource.kind, object.name_any()));
+        }
+        report.pruned.sort();
+        Ok(report)
+    }
+
+    async fn server_side_apply(
+        &self,
+        namespace: &str,
+        object: &DesiredObject,
+    ) -> Result<(), ReconcileError> {
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), namespace, object.resource());
+        let params = PatchParams::apply(self.field_manager).force();
+        api.patch(object.name(), &params, &Patch::Apply(object.value()))
+            .await
+            .map_err(|source| {
+                ReconcileError::from_kube(
+                    "ApplyFailed",
+                    format!("applying {}", object.display_name()),
+                    source,
+                )
+            })?;
+        Ok(())
+    }
+
+    async fn delete(
+        &self,
+        kind: &ChildKind,
+        namespace: &str,
+        object: &DynamicObject,
+    ) -> Result<(), ReconcileError> {
+        if kind.resource.kind == PersistentVolumeClaim::KIND {
+            return Ok(());
+        }
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), namespace, &kind.resource);
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: object.uid(),
+                resource_version: None,
+            }),
+            ..DeleteParams::background()
+        };
+        let name = object.name_any();
+        match api.delete(&name, &params).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(source) => Err(ReconcileError::from_kube(
+                "PruneFailed",
+                format!(
+                    "deleting {}/{name}, which is no longer desired",
+                    kind.resource.kind
+                ),
+                source,
+            )),
+        }
+    }
+}
+
+/// Whether `owner_ref` is the controller reference of an object with these references.
+pub(crate) fn is_controlled_by(references: &[OwnerReference], owner_ref: &OwnerReference) -> bool {
+    references
+        .iter()
+        .any(|reference| reference.uid == owner_ref.uid && reference.controller == Some(true))
+}

@@ -1,0 +1,194 @@
+//! The command line every operator shares: `run`, `crd` and `render -f FILE`.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde_json::Value;
+
+use crate::controller::OperatorRuntime;
+use crate::http::{self, HealthState};
+use crate::render::{self, RenderError};
+
+/// What a product operator provides to the shared CLI.
+pub trait Operator {
+    /// The operator's name, e.g. `zookeeper-operator`. Used as field manager,
+    /// `app.kubernetes.io/managed-by` value and Event reporter.
+    const NAME: &'static str;
+
+    /// The operator's CustomResourceDefinitions.
+    fn crds() -> Vec<CustomResourceDefinition>;
+
+    /// Every object that would be applied for the custom resources among
+    /// `documents`, without a cluster. Documents of other kinds are inputs
+    /// (referenced objects) or ignored.
+    fn render(documents: &[Value]) -> Result<Vec<Value>, RenderError>;
+
+    /// Runs the operator's controllers until the runtime shuts down.
+    fn run(runtime: OperatorRuntime) -> impl Future<Output = ()> + Send;
+}
+
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the controllers against the cluster from the kubeconfig or the
+    /// in-cluster service account.
+    Run(RunArgs),
+    /// Print the CustomResourceDefinitions as YAML.
+    Crd,
+    /// Print, offline, every object the operator would apply for the custom
+    /// resources in FILE, as sorted multi-document YAML.
+    Render {
+        /// A YAML file with one or more documents; `-` reads stdin.
+        #[arg(short = 'f', long = "filename")]
+        file: PathBuf,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// Watch only this namespace; empty watches all namespaces.
+    #[arg(long, env = "WATCH_NAMESPACE", default_value = "")]
+    watch_namespace: String,
+    /// Address of the /healthz, /readyz and /metrics endpoints.
+    #[arg(long, env = "HTTP_ADDRESS", default_value = "0.0.0.0:8080")]
+    http_address: SocketAddr,
+    /// Log filter in tracing's EnvFilter syntax, e.g. `info` or `debug,kube=info`.
+    #[arg(long, env = "LOG_LEVEL", default_value = "info")]
+    log_level: String,
+    /// Log line format.
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
+    log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum LogFormat {
+    Json,
+    Text,
+}
+
+/// Parses the command line and runs the chosen command for operator `O`.
+pub fn main<O: Operator>() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Crd => print_crds::<O>(),
+        Command::Render { file } => print_render::<O>(&file),
+        Command::Run(args) => run::<O>(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{}: {message}", O::NAME);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn print_crds<O: Operator>() -> Result<(), String> {
+    let mut out = String::new();
+    for crd in O::crds() {
+        out.push_str("---\n");
+        out.push_str(&serde_yaml_ng::to_string(&crd).map_err(|error| error.to_string())?);
+    }
+    print!("{out}");
+    Ok(())
+}
+
+/// Renders the file for operator `O` into YAML; the CLI prints it.
+pub fn render_file<O: Operator>(yaml: &str) -> Result<String, RenderError> {
+    let documents = render::parse_documents(yaml)?;
+    render::to_sorted_yaml(O::render(&documents)?)
+}
+
+fn print_render<O: Operator>(file: &PathBuf) -> Result<(), String> {
+    let yaml = if file.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin())
+            .map_err(|error| format!("reading stdin: {error}"))?
+    } else {
+        std::fs::read_to_string(file)
+            .map_err(|error| format!("reading {}: {error}", file.display()))?
+    };
+    let out = render_file::<O>(&yaml).map_err(|error| format!("{}: {error}", file.display()))?;
+    print!("{out}");
+    Ok(())
+}
+
+fn run<O: Operator>(args: RunArgs) -> Result<(), String> {
+    init_tracing(&args.log_level, args.log_format)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| format!("starting the async runtime: {error}"))?;
+    runtime.block_on(async move {
+        let client = kube::Client::try_default()
+            .await
+            .map_err(|error| format!("connecting to Kubernetes: {error}"))?;
+        let namespace = Some(args.watch_namespace).filter(|namespace| !namespace.is_empty());
+        let operator = OperatorRuntime::new(client, O::NAME, namespace);
+        let state = HealthState {
+            ready: operator.ready_flag(),
+            metrics: operator.metrics.clone(),
+        };
+        let http = tokio::spawn(http::serve(
+            args.http_address,
+            state,
+            operator.shutdown.clone(),
+        ));
+        let shutdown = operator.shutdown.clone();
+        tokio::spawn(async move {
+            wait_for_termination().await;
+            tracing::info!("termination requested; finishing running reconciles");
+            shutdown.cancel();
+        });
+        tracing::info!(operator = O::NAME, namespace = ?operator.namespace, "starting");
+        O::run(operator.clone()).await;
+        operator.shutdown.cancel();
+        match http.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(error)) => Err(format!("serving {}: {error}", args.http_address)),
+            Err(error) => Err(format!("the HTTP task failed: {error}")),
+        }
+    })
+}
+
+async fn wait_for_termination() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = ctrl_c => {},
+                    _ = terminate.recv() => {},
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+fn init_tracing(filter: &str, format: LogFormat) -> Result<(), String> {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .map_err(|error| format!("invalid log level {filter:?}: {error}"))?;
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    let result = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+    result.map_err(|error| format!("initialising logging: {error}"))
+}

@@ -1,0 +1,357 @@
+//! Controller wiring shared by every operator: watches, the reconcile wrapper
+//! (metrics, logs, Events), the error policy with backoff, readiness and
+//! graceful shutdown.
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::Api;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::apply::{Applier, ApplyReport, DesiredObjects};
+use crate::cache::{ChildCaches, ChildKind};
+use crate::error::{BackoffPolicy, ReconcileError};
+use crate::labels::INSTANCE_LABEL;
+use crate::metrics::Metrics;
+
+/// What every controller of one operator process shares.
+#[derive(Clone)]
+pub struct OperatorRuntime {
+    /// The API client.
+    pub client: Client,
+    /// The operator's name, e.g. `zookeeper-operator`: field manager,
+    /// `managed-by` label value and Event reporter.
+    pub operator_name: String,
+    /// Watch one namespace, or all when `None`.
+    pub namespace: Option<String>,
+    /// Metrics of the process.
+    pub metrics: Arc<Metrics>,
+    /// Cancelled on SIGTERM; controllers finish their reconciles and stop.
+    pub shutdown: CancellationToken,
+    /// Retry delays.
+    pub backoff: BackoffPolicy,
+    readiness: Readiness,
+}
+
+impl std::fmt::Debug for OperatorRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OperatorRuntime")
+            .field("operator_name", &self.operator_name)
+            .field("namespace", &self.namespace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<X> std::fmt::Debug for Context<X> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("controller_name", &self.controller_name)
+            .field("field_manager", &self.field_manager)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OperatorRuntime {
+    /// A runtime for `operator_name`.
+    pub fn new(
+        client: Client,
+        operator_name: impl Into<String>,
+        namespace: Option<String>,
+    ) -> Self {
+        Self {
+            client,
+            operator_name: operator_name.into(),
+            namespace,
+            metrics: Arc::new(Metrics::new()),
+            shutdown: CancellationToken::new(),
+            backoff: BackoffPolicy::default(),
+            readiness: Readiness::default(),
+        }
+    }
+
+    /// The flag `/readyz` reports: true once every started controller's
+    /// caches are synced.
+    pub fn ready_flag(&self) -> Arc<AtomicBool> {
+        self.readiness.ready.clone()
+    }
+
+    /// An `Api` for `K` in the watched namespace, or in all namespaces.
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        match &self.namespace {
+            Some(namespace) => Api::namespaced(self.client.clone(), namespace),
+            None => Api::all(self.client.clone()),
+        }
+    }
+}
+
+/// Counts controllers whose caches are not synced yet.
+#[derive(Clone, Debug, Default)]
+struct Readiness {
+    pending: Arc<AtomicUsize>,
+    ready: Arc<AtomicBool>,
+}
+
+impl Readiness {
+    fn register(&self) {
+        self.pending.fetch_add(1, Ordering::AcqRel);
+        self.ready.store(false, Ordering::Release);
+    }
+
+    fn synced(&self) {
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.ready.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// The context a reconcile function gets: client, caches, Events and the
+/// operator-specific `extra` value.
+pub struct Context<X> {
+    /// The API client.
+    pub client: Client,
+    /// Watch caches of the children and pods.
+    pub caches: ChildCaches,
+    /// The controller's name, for metrics and logs.
+    pub controller_name: String,
+    /// Field manager of every apply.
+    pub field_manager: String,
+    /// Metrics of the process.
+    pub metrics: Arc<Metrics>,
+    /// Operator-specific state, such as a product client factory.
+    pub extra: X,
+    recorder: Recorder,
+    backoff: BackoffPolicy,
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+impl<X> Context<X> {
+    /// Applies `desired` for `owner` and prunes what is no longer desired.
+    pub async fn apply<K>(
+        &self,
+        owner: &K,
+        desired: DesiredObjects,
+    ) -> Result<ApplyReport, ReconcileError>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        Applier::new(&self.client, &self.caches, &self.field_manager)
+            .apply(owner, desired)
+            .await
+    }
+
+    /// Publishes an Event about `object`. Failing to publish is logged and
+    /// otherwise ignored: Events are best effort, reconciling is not.
+    pub async fn publish_event<K>(
+        &self,
+        object: &K,
+        event_type: EventType,
+        reason: &str,
+        action: &str,
+        note: String,
+    ) where
+        K: Resource<DynamicType = ()>,
+    {
+        let event = Event {
+            type_: event_type,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: action.to_owned(),
+            secondary: None,
+        };
+        if let Err(error) = self.recorder.publish(&event, &object.object_ref(&())).await {
+            tracing::warn!(%error, reason, "could not publish an Event");
+        }
+    }
+
+    fn record_failure(&self, key: &str) -> u32 {
+        let mut failures = lock(&self.failures);
+        let count = failures.entry(key.to_owned()).or_insert(0);
+        *count = count.saturating_add(1);
+        *count
+    }
+
+    fn record_success(&self, key: &str) {
+        lock(&self.failures).remove(key);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// What a controller reconciles and which child kinds it owns.
+#[derive(Clone, Debug)]
+pub struct ControllerSpec {
+    /// Lower-case name of the reconciled kind, for metrics and logs.
+    pub name: &'static str,
+    /// Child kinds: watched, applied and pruned.
+    pub child_kinds: Vec<ChildKind>,
+    /// Whether changes to the operator's pods trigger a reconcile of the
+    /// object named by their `app.kubernetes.io/instance` label. Status
+    /// depends on pod phases, so cluster controllers want this.
+    pub watch_pods: bool,
+}
+
+/// Runs one controller until the runtime's shutdown token is cancelled.
+///
+/// `configure` may add watches, e.g. a ZNode controller watching clusters.
+pub async fn run_controller<K, X, F, Fut, C>(
+    runtime: &OperatorRuntime,
+    spec: ControllerSpec,
+    extra: X,
+    configure: C,
+    reconcile: F,
+) where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static,
+    K::DynamicType: Eq + Hash + Clone,
+    X: Send + Sync + 'static,
+    F: Fn(Arc<K>, Arc<Context<X>>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Action, ReconcileError>> + Send + 'static,
+    C: FnOnce(Controller<K>) -> Controller<K>,
+{
+    let (caches, streams) = ChildCaches::watch(
+        &runtime.client,
+        &spec.child_kinds,
+        runtime.namespace.as_deref(),
+        &runtime.operator_name,
+    );
+    let reporter = Reporter {
+        controller: runtime.operator_name.clone(),
+        instance: std::env::var("POD_NAME").ok(),
+    };
+    let context = Arc::new(Context {
+        client: runtime.client.clone(),
+        caches: caches.clone(),
+        controller_name: spec.name.to_owned(),
+        field_manager: runtime.operator_name.clone(),
+        metrics: runtime.metrics.clone(),
+        extra,
+        recorder: Recorder::new(runtime.client.clone(), reporter),
+        backoff: runtime.backoff,
+        failures: Mutex::new(HashMap::new()),
+    });
+
+    runtime.readiness.register();
+    let readiness = runtime.readiness.clone();
+    tokio::spawn(async move {
+        if caches.wait_until_ready().await {
+            readiness.synced();
+        }
+    });
+
+    let mut controller = Controller::new(runtime.api::<K>(), watcher::Config::default());
+    for (resource, stream) in streams.children {
+        controller = controller.owns_stream_with(stream, resource);
+    }
+    if spec.watch_pods {
+        controller = controller.watches_stream(streams.pods, |pod: Pod| {
+            let namespace = pod.namespace()?;
+            let instance = pod.labels().get(INSTANCE_LABEL)?.clone();
+            Some(ObjectRef::<K>::new(&instance).within(&namespace))
+        });
+    } else {
+        tokio::spawn(streams.pods.for_each(|_| async {}));
+    }
+    let controller = configure(controller);
+
+    let reconcile = Arc::new(reconcile);
+    let shutdown = runtime.shutdown.clone();
+    controller
+        .graceful_shutdown_on(async move { shutdown.cancelled().await })
+        .run(
+            move |object, context| instrumented(object, context, reconcile.clone()),
+            error_policy,
+            context,
+        )
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "controller event");
+            }
+        })
+        .await;
+}
+
+async fn instrumented<K, X, F, Fut>(
+    object: Arc<K>,
+    context: Arc<Context<X>>,
+    reconcile: Arc<F>,
+) -> Result<Action, ReconcileError>
+where
+    K: Resource<DynamicType = ()>,
+    F: Fn(Arc<K>, Arc<Context<X>>) -> Fut,
+    Fut: Future<Output = Result<Action, ReconcileError>>,
+{
+    let started = Instant::now();
+    let key = object_key(object.as_ref());
+    let span =
+        tracing::info_span!("reconcile", controller = %context.controller_name, object = %key);
+    let result = reconcile(object.clone(), context.clone())
+        .instrument(span)
+        .await;
+    context
+        .metrics
+        .observe_reconcile(&context.controller_name, started.elapsed());
+    match &result {
+        Ok(_) => context.record_success(&key),
+        Err(error) => {
+            context.metrics.observe_failure(
+                &context.controller_name,
+                error.reason(),
+                error.kind().as_ref(),
+            );
+            tracing::warn!(object = %key, reason = error.reason(), kind = %error.kind(), "{error}");
+            context
+                .publish_event(
+                    object.as_ref(),
+                    EventType::Warning,
+                    error.reason(),
+                    "Reconcile",
+                    error.message().to_owned(),
+                )
+                .await;
+        }
+    }
+    result
+}
+
+fn error_policy<K, X>(object: Arc<K>, error: &ReconcileError, context: Arc<Context<X>>) -> Action
+where
+    K: Resource<DynamicType = ()>,
+{
+    let failures = context.record_failure(&object_key(object.as_ref()));
+    Action::requeue(context.backoff.delay(error.kind(), failures))
+}
+
+fn object_key<K: Resource<DynamicType = ()>>(object: &K) -> String {
+    format!(
+        "{}/{}",
+        object.meta().namespace.as_deref().unwrap_or_default(),
+        object.meta().name.as_deref().unwrap_or_default()
+    )
+}

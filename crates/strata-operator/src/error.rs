@@ -1,0 +1,196 @@
+//! The reconcile error: every failure says whether the operator will retry on
+//! its own or the user must change something.
+
+use std::time::Duration;
+
+/// Who has to act for a failed reconcile to succeed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::Display, strum::AsRefStr)]
+pub enum ErrorKind {
+    /// The API server or a product was unreachable or refused for now; the
+    /// operator retries with backoff.
+    Transient,
+    /// The custom resource (or something it references) is wrong; retrying
+    /// the same spec cannot succeed, a change by the user will.
+    InvalidSpec,
+}
+
+/// A failed reconcile, with a machine-readable reason and a human message.
+///
+/// The reason becomes the `reason` of the Degraded condition and of the
+/// Warning Event, so it is one CamelCase word. The message must never contain
+/// secret values.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ReconcileError {
+    kind: ErrorKind,
+    reason: String,
+    message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl ReconcileError {
+    /// A failure the operator retries.
+    pub fn transient(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::Transient,
+            reason: reason.into(),
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A failure only the user can fix.
+    pub fn invalid_spec(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::InvalidSpec,
+            reason: reason.into(),
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// Classifies a kube client error that happened while `doing` something.
+    ///
+    /// 4xx answers other than conflicts, throttling and timeouts mean the
+    /// request itself is wrong (for example an object the API server
+    /// rejects), which retrying does not fix; they need the user or a fixed
+    /// operator. Everything else is transient.
+    pub fn from_kube(
+        reason: impl Into<String>,
+        doing: impl Into<String>,
+        source: kube::Error,
+    ) -> Self {
+        let kind = match &source {
+            kube::Error::Api(status) if is_permanent_status(status.code) => ErrorKind::InvalidSpec,
+            _ => ErrorKind::Transient,
+        };
+        let message = format!("{} failed: {}", doing.into(), describe_kube_error(&source));
+        Self {
+            kind,
+            reason: reason.into(),
+            message,
+            source: Some(Box::new(source)),
+        }
+    }
+
+    /// Attaches the underlying error.
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Box::new(source));
+        self
+    }
+
+    /// Whether the operator retries or the user must act.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// Whether a retry may succeed without a change to the spec.
+    pub fn is_transient(&self) -> bool {
+        self.kind == ErrorKind::Transient
+    }
+
+    /// The CamelCase reason.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// The human message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+fn is_permanent_status(code: u16) -> bool {
+    matches!(code, 400..=499) && !matches!(code, 404 | 408 | 409 | 429)
+}
+
+fn describe_kube_error(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => format!(
+            "the API server answered {} {}: {}",
+            status.code, status.reason, status.message
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// Exponential backoff for retries of one object.
+///
+/// Transient failures start fast and slow down; invalid specs wait long,
+/// because the user's fix changes the object and triggers a reconcile anyway.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BackoffPolicy {
+    /// Delay after the first transient failure.
+    pub initial: Duration,
+    /// Upper bound for transient failures.
+    pub max: Duration,
+    /// Delay after an invalid-spec failure.
+    pub invalid_spec: Duration,
+}
+
+impl Default for BackoffPolicy {
+    fn default() -> Self {
+        Self {
+            initial: Duration::from_secs(2),
+            max: Duration::from_secs(300),
+            invalid_spec: Duration::from_secs(300),
+        }
+    }
+}
+
+impl BackoffPolicy {
+    /// The delay before retry number `consecutive_failures` (1 for the first).
+    pub fn delay(&self, kind: ErrorKind, consecutive_failures: u32) -> Duration {
+        match kind {
+            ErrorKind::InvalidSpec => self.invalid_spec,
+            ErrorKind::Transient => {
+                let exponent = consecutive_failures.saturating_sub(1).min(16);
+                self.initial.saturating_mul(1 << exponent).min(self.max)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    #[rstest]
+    #[case::first_transient_failure(ErrorKind::Transient, 1, 2)]
+    #[case::second_transient_failure_doubles(ErrorKind::Transient, 2, 4)]
+    #[case::fifth_transient_failure(ErrorKind::Transient, 5, 32)]
+    #[case::transient_is_capped(ErrorKind::Transient, 30, 300)]
+    #[case::invalid_spec_waits_for_the_user(ErrorKind::InvalidSpec, 1, 300)]
+    fn backoff(#[case] kind: ErrorKind, #[case] failures: u32, #[case] seconds: u64) {
+        assert_eq!(
+            BackoffPolicy::default().delay(kind, failures),
+            Duration::from_secs(seconds)
+        );
+    }
+
+    fn api_error(code: u16) -> kube::Error {
+        kube::Error::Api(Box::new(kube::core::Status {
+            code,
+            reason: "Reason".into(),
+            message: "message".into(),
+            ..Default::default()
+        }))
+    }
+
+    #[rstest]
+    #[case::server_error_is_transient(500, ErrorKind::Transient)]
+    #[case::conflict_is_transient(409, ErrorKind::Transient)]
+    #[case::throttling_is_transient(429, ErrorKind::Transient)]
+    #[case::not_found_is_transient(404, ErrorKind::Transient)]
+    #[case::rejected_object_needs_a_fix(422, ErrorKind::InvalidSpec)]
+    #[case::forbidden_needs_a_fix(403, ErrorKind::InvalidSpec)]
+    fn classification(#[case] code: u16, #[case] kind: ErrorKind) {
+        assert_eq!(
+            ReconcileError::from_kube("ApplyFailed", "applying", api_error(code)).kind(),
+            kind
+        );
+    }
+}
