@@ -323,7 +323,7 @@ where
             context.metrics.observe_failure(
                 &context.controller_name,
                 error.reason(),
-                error.kind().as_ref(),
+                &error.kind().to_string(),
             );
             tracing::warn!(object = %key, reason = error.reason(), kind = %error.kind(), "{error}");
             context

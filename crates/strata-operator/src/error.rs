@@ -3,16 +3,9 @@
 
 use std::time::Duration;
 
-/// Who has to act for a failed reconcile to succeed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::Display, strum::AsRefStr)]
-pub enum ErrorKind {
-    /// The API server or a product was unreachable or refused for now; the
-    /// operator retries with backoff.
-    Transient,
-    /// The custom resource (or something it references) is wrong; retrying
-    /// the same spec cannot succeed, a change by the user will.
-    InvalidSpec,
-}
+/// Who has to act for a failed reconcile to succeed: the operator retries
+/// `Transient` failures; `NeedsUser` failures wait for a change by the user.
+pub use strata_status::FailureKind as ErrorKind;
 
 /// A failed reconcile, with a machine-readable reason and a human message.
 ///
@@ -43,7 +36,7 @@ impl ReconcileError {
     /// A failure only the user can fix.
     pub fn invalid_spec(reason: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
-            kind: ErrorKind::InvalidSpec,
+            kind: ErrorKind::NeedsUser,
             reason: reason.into(),
             message: message.into(),
             source: None,
@@ -62,7 +55,7 @@ impl ReconcileError {
         source: kube::Error,
     ) -> Self {
         let kind = match &source {
-            kube::Error::Api(status) if is_permanent_status(status.code) => ErrorKind::InvalidSpec,
+            kube::Error::Api(status) if is_permanent_status(status.code) => ErrorKind::NeedsUser,
             _ => ErrorKind::Transient,
         };
         let message = format!("{} failed: {}", doing.into(), describe_kube_error(&source));
@@ -83,6 +76,27 @@ impl ReconcileError {
     /// Whether the operator retries or the user must act.
     pub fn kind(&self) -> ErrorKind {
         self.kind
+    }
+
+    /// The failure as strata-status sees it, for the Degraded condition.
+    ///
+    /// A reason that is not a valid CamelCase word (a bug in the operator)
+    /// falls back to the generic reason of its kind instead of failing.
+    pub fn to_failure(&self) -> strata_status::ReconcileFailure {
+        let fallback = match self.kind {
+            ErrorKind::Transient => {
+                strata_status::ReconcileFailure::transient(self.message.clone())
+            }
+            ErrorKind::NeedsUser => {
+                strata_status::ReconcileFailure::invalid_spec(self.message.clone())
+            }
+        };
+        match strata_status::Reason::new(self.reason.clone()) {
+            Ok(reason) => {
+                strata_status::ReconcileFailure::new(self.kind, reason, self.message.clone())
+            }
+            Err(_) => fallback,
+        }
     }
 
     /// Whether a retry may succeed without a change to the spec.
@@ -143,7 +157,7 @@ impl BackoffPolicy {
     /// The delay before retry number `consecutive_failures` (1 for the first).
     pub fn delay(&self, kind: ErrorKind, consecutive_failures: u32) -> Duration {
         match kind {
-            ErrorKind::InvalidSpec => self.invalid_spec,
+            ErrorKind::NeedsUser => self.invalid_spec,
             ErrorKind::Transient => {
                 let exponent = consecutive_failures.saturating_sub(1).min(16);
                 self.initial.saturating_mul(1 << exponent).min(self.max)
@@ -163,7 +177,7 @@ mod tests {
     #[case::second_transient_failure_doubles(ErrorKind::Transient, 2, 4)]
     #[case::fifth_transient_failure(ErrorKind::Transient, 5, 32)]
     #[case::transient_is_capped(ErrorKind::Transient, 30, 300)]
-    #[case::invalid_spec_waits_for_the_user(ErrorKind::InvalidSpec, 1, 300)]
+    #[case::invalid_spec_waits_for_the_user(ErrorKind::NeedsUser, 1, 300)]
     fn backoff(#[case] kind: ErrorKind, #[case] failures: u32, #[case] seconds: u64) {
         assert_eq!(
             BackoffPolicy::default().delay(kind, failures),
@@ -185,8 +199,8 @@ mod tests {
     #[case::conflict_is_transient(409, ErrorKind::Transient)]
     #[case::throttling_is_transient(429, ErrorKind::Transient)]
     #[case::not_found_is_transient(404, ErrorKind::Transient)]
-    #[case::rejected_object_needs_a_fix(422, ErrorKind::InvalidSpec)]
-    #[case::forbidden_needs_a_fix(403, ErrorKind::InvalidSpec)]
+    #[case::rejected_object_needs_a_fix(422, ErrorKind::NeedsUser)]
+    #[case::forbidden_needs_a_fix(403, ErrorKind::NeedsUser)]
     fn classification(#[case] code: u16, #[case] kind: ErrorKind) {
         assert_eq!(
             ReconcileError::from_kube("ApplyFailed", "applying", api_error(code)).kind(),

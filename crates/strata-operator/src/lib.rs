@@ -22,3 +22,4 @@ pub mod metrics;
 pub mod names;
 pub mod render;
 pub mod role;
+pub mod status;

@@ -1,0 +1,323 @@
+//! Step 5 of the pipeline: observe the workloads, compute the status, write
+//! it only when it changed, and tell people about transitions.
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference, Time};
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::events::EventType;
+use kube::{Resource, ResourceExt};
+use serde::Serialize;
+use strata_status::{
+    ClusterCondition, ClusterInputs, ClusterStatus, ConditionStatus, ConditionType, OperationState,
+    WorkloadObservation, cluster_conditions, needs_write, next_deployed_version,
+};
+
+use crate::apply::DesiredObjects;
+use crate::cache::ChildCaches;
+use crate::controller::Context;
+use crate::error::ReconcileError;
+use crate::metrics::ConditionLabels;
+
+/// How long a healthy object waits for its next periodic reconcile. Watches
+/// trigger reconciles on every change; this only bounds how long a missed
+/// event can go unnoticed, and costs nothing in steady state.
+pub const RESYNC_PERIOD: Duration = Duration::from_secs(600);
+
+/// The workloads `owner_ref` controls, each with the pods its selector picks,
+/// read from the watch caches.
+pub fn observe_workloads(
+    caches: &ChildCaches,
+    owner_ref: &OwnerReference,
+    namespace: &str,
+) -> Vec<WorkloadObservation> {
+    let mut observations = Vec::new();
+    for (kind, object) in caches.controlled_by(owner_ref, namespace) {
+        let object = object.as_ref().clone();
+        let observation = match kind.resource.kind.as_str() {
+            "StatefulSet" => object.try_parse::<StatefulSet>().ok().map(|workload| {
+                let pods = selected_pods(
+                    caches,
+                    namespace,
+                    workload.spec.as_ref().map(|spec| &spec.selector),
+                );
+                WorkloadObservation::from_stateful_set(&workload, &pods)
+            }),
+            "Deployment" => object.try_parse::<Deployment>().ok().map(|workload| {
+                let pods = selected_pods(
+                    caches,
+                    namespace,
+                    workload.spec.as_ref().map(|spec| &spec.selector),
+                );
+                WorkloadObservation::from_deployment(&workload, &pods)
+            }),
+            "DaemonSet" => object.try_parse::<DaemonSet>().ok().map(|workload| {
+                let pods = selected_pods(
+                    caches,
+                    namespace,
+                    workload.spec.as_ref().map(|spec| &spec.selector),
+                );
+                WorkloadObservation::from_daemon_set(&workload, &pods)
+            }),
+            _ => None,
+        };
+        observations.extend(observation);
+    }
+    observations
+}
+
+fn selected_pods(
+    caches: &ChildCaches,
+    namespace: &str,
+    selector: Option<&LabelSelector>,
+) -> Vec<k8s_openapi::api::core::v1::Pod> {
+    match selector.and_then(|selector| selector.match_labels.as_ref()) {
+        Some(labels) if !labels.is_empty() => caches.pods_matching(namespace, labels),
+        _ => Vec::new(),
+    }
+}
+
+/// What a cluster reconcile learned before the status step.
+#[derive(Clone, Copy, Debug)]
+pub struct ReconcileOutcome<'a> {
+    /// Paused and Stopped.
+    pub operation: &'a OperationState,
+    /// The product version the spec asks for, when the spec was valid.
+    pub desired_version: Option<&'a str>,
+    /// Why the reconcile failed, if it did.
+    pub failure: Option<&'a ReconcileError>,
+}
+
+/// The next status of a cluster: all six conditions, the observed generation
+/// and the deployed product version.
+pub fn next_cluster_status(
+    stored: Option<&ClusterStatus>,
+    generation: Option<i64>,
+    workloads: &[WorkloadObservation],
+    outcome: ReconcileOutcome<'_>,
+    now: Time,
+) -> ClusterStatus {
+    let failure = outcome
+        .failure
+        .map(ReconcileError::to_failure)
+        .or_else(|| outcome.operation.unknown_command_failure());
+    let updates = cluster_conditions(&ClusterInputs {
+        workloads,
+        operation: outcome.operation,
+        failure: failure.as_ref(),
+    });
+    let previous_version = stored.and_then(|status| status.deployed_product_version.as_deref());
+    let deployed_version = match outcome.desired_version {
+        Some(desired) if !outcome.operation.is_stopped() => {
+            next_deployed_version(previous_version, desired, workloads)
+        }
+        _ => previous_version.map(str::to_owned),
+    };
+    ClusterStatus::next(stored, updates, now, generation, deployed_version)
+}
+
+/// An Event worth publishing because a condition changed its status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransitionEvent {
+    /// Warning when the change is bad news.
+    pub event_type: EventType,
+    /// The new condition's reason.
+    pub reason: String,
+    /// "Available is now False: ..." and the condition's message.
+    pub note: String,
+}
+
+/// Events for the conditions whose status changed between two statuses.
+///
+/// Upgradable follows the others and is left out to keep `kubectl describe`
+/// readable.
+pub fn transition_events(
+    previous: &[ClusterCondition],
+    next: &[ClusterCondition],
+) -> Vec<TransitionEvent> {
+    next.iter()
+        .filter(|condition| condition.type_ != ConditionType::Upgradable)
+        .filter(|condition| {
+            let before = previous.iter().find(|old| old.type_ == condition.type_);
+            before.is_none_or(|old| old.status != condition.status)
+        })
+        .filter(|condition| {
+            // A first appearance in the quiet state is not news.
+            previous.iter().any(|old| old.type_ == condition.type_) || !is_quiet(condition)
+        })
+        .map(|condition| TransitionEvent {
+            event_type: if is_bad_news(condition) {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
+            reason: condition.reason.clone(),
+            note: format!(
+                "{} is now {}: {}",
+                condition.type_, condition.status, condition.message
+            ),
+        })
+        .collect()
+}
+
+fn is_bad_news(condition: &ClusterCondition) -> bool {
+    match condition.type_ {
+        ConditionType::Available => condition.status != ConditionStatus::True,
+        ConditionType::Degraded => condition.status == ConditionStatus::True,
+        _ => false,
+    }
+}
+
+fn is_quiet(condition: &ClusterCondition) -> bool {
+    condition.status == ConditionStatus::False
+        && matches!(
+            condition.type_,
+            ConditionType::Degraded
+                | ConditionType::Paused
+                | ConditionType::Stopped
+                | ConditionType::Progressing
+        )
+}
+
+fn condition_value(status: ConditionStatus) -> i64 {
+    match status {
+        ConditionStatus::True => 1,
+        ConditionStatus::False => 0,
+        ConditionStatus::Unknown => -1,
+    }
+}
+
+impl<X> Context<X> {
+    /// Writes `computed` to the status subresource with server-side apply,
+    /// but only when it differs from `stored`. Returns whether it wrote.
+    pub async fn write_status<K, S>(
+        &self,
+        object: &K,
+        stored: Option<&S>,
+        computed: &S,
+    ) -> Result<bool, ReconcileError>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+        S: Serialize + PartialEq,
+    {
+        if !needs_write(stored, computed) {
+            return Ok(false);
+        }
+        let api: Api<K> =
+            Api::namespaced(self.client.clone(), &object.namespace().unwrap_or_default());
+        let body = serde_json::json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "status": computed,
+        });
+        api.patch_status(
+            &object.name_any(),
+            &PatchParams::apply(&self.field_manager).force(),
+            &Patch::Apply(&body),
+        )
+        .await
+        .map_err(|source| {
+            ReconcileError::from_kube("StatusUpdateFailed", "writing the status", source)
+        })?;
+        Ok(true)
+    }
+
+    /// Publishes Events for condition transitions and updates the condition
+    /// gauges.
+    pub async fn report_conditions<K>(
+        &self,
+        object: &K,
+        previous: &[ClusterCondition],
+        next: &[ClusterCondition],
+    ) where
+        K: Resource<DynamicType = ()>,
+    {
+        for condition in next {
+            self.metrics.set_condition(
+                ConditionLabels {
+                    controller: self.controller_name.clone(),
+                    namespace: object.meta().namespace.clone().unwrap_or_default(),
+                    name: object.meta().name.clone().unwrap_or_default(),
+                    condition: condition.type_.to_string(),
+                },
+                condition_value(condition.status),
+            );
+        }
+        for event in transition_events(previous, next) {
+            self.publish_event(
+                object,
+                event.event_type,
+                &event.reason,
+                "StatusChange",
+                event.note,
+            )
+            .await;
+        }
+    }
+
+    /// Steps 4 and 5 for a cluster resource: apply what was built (unless
+    /// paused), then compute and write the status. A failed build or apply
+    /// still gets its status written, with Degraded saying why, and is then
+    /// returned so the error policy backs off.
+    pub async fn apply_and_report_cluster<K>(
+        &self,
+        cluster: &K,
+        stored: Option<&ClusterStatus>,
+        operation: &OperationState,
+        built: Result<(DesiredObjects, String), ReconcileError>,
+    ) -> Result<Action, ReconcileError>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+    {
+        let (desired_version, failure) = match built {
+            Ok((desired, version)) => {
+                let applied = if operation.is_paused() {
+                    Ok(())
+                } else {
+                    self.apply(cluster, desired).await.map(|report| {
+                        if report.wrote_anything() {
+                            tracing::info!(applied = ?report.applied, pruned = ?report.pruned, "applied changes");
+                        }
+                    })
+                };
+                (Some(version), applied.err())
+            }
+            Err(error) => (None, Some(error)),
+        };
+        let owner_ref = cluster.controller_owner_ref(&()).ok_or_else(|| {
+            ReconcileError::transient("OwnerNotPersisted", "the cluster has no name or uid yet")
+        })?;
+        let namespace = cluster.namespace().unwrap_or_default();
+        let workloads = observe_workloads(&self.caches, &owner_ref, &namespace);
+        let status = next_cluster_status(
+            stored,
+            cluster.meta().generation,
+            &workloads,
+            ReconcileOutcome {
+                operation,
+                desired_version: desired_version.as_deref(),
+                failure: failure.as_ref(),
+            },
+            Time(jiff::Timestamp::now()),
+        );
+        let previous_conditions = stored
+            .map(|status| status.conditions.as_slice())
+            .unwrap_or_default();
+        if self.write_status(cluster, stored, &status).await? {
+            self.report_conditions(cluster, previous_conditions, &status.conditions)
+                .await;
+        }
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(Action::requeue(RESYNC_PERIOD)),
+        }
+    }
+}
