@@ -321,3 +321,73 @@ impl<X> Context<X> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    fn condition(type_: ConditionType, status: ConditionStatus) -> ClusterCondition {
+        ClusterCondition {
+            type_,
+            status,
+            reason: "AsExpected".into(),
+            message: "msg".into(),
+            last_transition_time: None,
+            observed_generation: Some(1),
+        }
+    }
+
+    #[rstest]
+    #[case::available_appears_true(vec![], ConditionType::Available, ConditionStatus::True, Some(EventType::Normal))]
+    #[case::available_appears_false(vec![], ConditionType::Available, ConditionStatus::False, Some(EventType::Warning))]
+    #[case::available_lost(
+        vec![condition(ConditionType::Available, ConditionStatus::True)],
+        ConditionType::Available, ConditionStatus::False, Some(EventType::Warning)
+    )]
+    #[case::available_unchanged_is_quiet(
+        vec![condition(ConditionType::Available, ConditionStatus::True)],
+        ConditionType::Available, ConditionStatus::True, None
+    )]
+    #[case::degraded_appears_false_is_quiet(vec![], ConditionType::Degraded, ConditionStatus::False, None)]
+    #[case::degraded_becomes_true(
+        vec![condition(ConditionType::Degraded, ConditionStatus::False)],
+        ConditionType::Degraded, ConditionStatus::True, Some(EventType::Warning)
+    )]
+    #[case::degraded_recovers(
+        vec![condition(ConditionType::Degraded, ConditionStatus::True)],
+        ConditionType::Degraded, ConditionStatus::False, Some(EventType::Normal)
+    )]
+    #[case::paused_becomes_true(
+        vec![condition(ConditionType::Paused, ConditionStatus::False)],
+        ConditionType::Paused, ConditionStatus::True, Some(EventType::Normal)
+    )]
+    #[case::upgradable_never_announced(
+        vec![condition(ConditionType::Upgradable, ConditionStatus::False)],
+        ConditionType::Upgradable, ConditionStatus::True, None
+    )]
+    fn transitions(
+        #[case] previous: Vec<ClusterCondition>,
+        #[case] type_: ConditionType,
+        #[case] status: ConditionStatus,
+        #[case] expected: Option<EventType>,
+    ) {
+        let events = transition_events(&previous, &[condition(type_, status)]);
+        assert_eq!(
+            events.first().map(|event| event.event_type),
+            expected,
+            "{events:?}"
+        );
+        assert!(events.len() <= 1);
+    }
+
+    #[test]
+    fn event_note_names_the_condition_and_status() {
+        let events = transition_events(
+            &[],
+            &[condition(ConditionType::Available, ConditionStatus::True)],
+        );
+        assert_eq!(events[0].note, "Available is now True: msg");
+    }
+}
