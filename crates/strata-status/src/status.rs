@@ -1,0 +1,105 @@
+//! Status structs that custom resources embed, and the steady-state check.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    condition::{ClusterCondition, ConditionType, ConditionUpdate},
+    transition::apply_updates,
+};
+
+/// The status of a cluster resource (`ZookeeperCluster`, `TrinoCluster`, ...).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterStatus {
+    /// The ADR027 conditions, sorted by type.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<ClusterCondition>,
+    /// The `metadata.generation` this status was computed for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// The product version that runs on every pod (ADR027 must-have), see
+    /// [`next_deployed_version`](crate::next_deployed_version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployed_product_version: Option<String>,
+}
+
+/// The status of a sub-resource (`ZookeeperZnode`, `TrinoCatalog`, ...):
+/// conditions without a product version.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceStatus {
+    /// The conditions that apply to the sub-resource, sorted by type.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<ClusterCondition>,
+    /// The `metadata.generation` this status was computed for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// Finds a condition by type in a stored list.
+#[must_use]
+pub fn find_condition(
+    conditions: &[ClusterCondition],
+    condition_type: ConditionType,
+) -> Option<&ClusterCondition> {
+    conditions.iter().find(|c| c.type_ == condition_type)
+}
+
+impl ClusterStatus {
+    /// The next status: `updates` applied on top of the stored conditions,
+    /// stamped with `generation`, and the given deployed version.
+    #[must_use]
+    pub fn next(
+        stored: Option<&Self>,
+        updates: impl IntoIterator<Item = ConditionUpdate>,
+        now: Time,
+        generation: Option<i64>,
+        deployed_product_version: Option<String>,
+    ) -> Self {
+        let previous = stored.map_or(&[][..], |s| s.conditions.as_slice());
+        Self {
+            conditions: apply_updates(previous, updates, now, generation),
+            observed_generation: generation,
+            deployed_product_version,
+        }
+    }
+
+    /// The stored condition of a type.
+    #[must_use]
+    pub fn condition(&self, condition_type: ConditionType) -> Option<&ClusterCondition> {
+        find_condition(&self.conditions, condition_type)
+    }
+}
+
+impl ResourceStatus {
+    /// The next status: `updates` applied on top of the stored conditions.
+    #[must_use]
+    pub fn next(
+        stored: Option<&Self>,
+        updates: impl IntoIterator<Item = ConditionUpdate>,
+        now: Time,
+        generation: Option<i64>,
+    ) -> Self {
+        let previous = stored.map_or(&[][..], |s| s.conditions.as_slice());
+        Self {
+            conditions: apply_updates(previous, updates, now, generation),
+            observed_generation: generation,
+        }
+    }
+
+    /// The stored condition of a type.
+    #[must_use]
+    pub fn condition(&self, condition_type: ConditionType) -> Option<&ClusterCondition> {
+        find_condition(&self.conditions, condition_type)
+    }
+}
+
+/// Whether a status write is needed: only when the computed value differs
+/// from the stored one (or nothing is stored). In steady state this is
+/// false, so a reconcile that changes nothing writes nothing.
+#[must_use]
+pub fn needs_write<T: PartialEq>(stored: Option<&T>, computed: &T) -> bool {
+    stored != Some(computed)
+}

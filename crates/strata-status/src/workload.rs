@@ -1,0 +1,283 @@
+//! One generic observation of a workload (StatefulSet, Deployment or
+//! DaemonSet) and its pods.
+//!
+//! The three kinds report the same facts under different field names. They
+//! are read once here into [`WorkloadObservation`], and every rule
+//! ([`assess`](crate::assess), [`next_deployed_version`](crate::next_deployed_version))
+//! works on that, instead of one condition builder per kind.
+
+use k8s_openapi::api::{
+    apps::v1::{DaemonSet, Deployment, StatefulSet},
+    core::v1::{ContainerStatus, Pod},
+};
+
+/// The label that carries the product version on every pod (recommended
+/// Kubernetes labels); the deployed-version rule reads it.
+pub const VERSION_LABEL: &str = "app.kubernetes.io/version";
+
+/// Container waiting reasons that mean the pod will not become ready without
+/// a change: the image cannot be pulled, the container keeps crashing, or its
+/// configuration (a missing Secret or ConfigMap key) is broken.
+pub const FAILING_WAITING_REASONS: &[&str] = &[
+    "CrashLoopBackOff",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "InvalidImageName",
+];
+
+/// The workload kinds an operator deploys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, strum::Display)]
+pub enum WorkloadKind {
+    /// An `apps/v1` StatefulSet.
+    StatefulSet,
+    /// An `apps/v1` Deployment.
+    Deployment,
+    /// An `apps/v1` DaemonSet.
+    DaemonSet,
+}
+
+/// The phase of a pod, parsed from `status.phase`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, strum::Display)]
+pub enum PodPhase {
+    /// Accepted but not all containers run yet. Also used when the pod has no
+    /// status yet, which is what a freshly created pod looks like.
+    Pending,
+    /// Bound to a node, containers started.
+    Running,
+    /// All containers terminated successfully.
+    Succeeded,
+    /// All containers terminated, at least one in failure.
+    Failed,
+    /// The node stopped reporting. Also used for a phase this crate does not
+    /// know, so an unexpected value is never mistaken for a healthy one.
+    Unknown,
+}
+
+impl PodPhase {
+    fn parse(phase: Option<&str>) -> Self {
+        match phase {
+            None | Some("Pending") => Self::Pending,
+            Some("Running") => Self::Running,
+            Some("Succeeded") => Self::Succeeded,
+            Some("Failed") => Self::Failed,
+            Some(_) => Self::Unknown,
+        }
+    }
+}
+
+/// A container that waits in one of the [`FAILING_WAITING_REASONS`].
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FailingContainer {
+    /// The container name.
+    pub name: String,
+    /// Whether it is an init container (a crash-looping init container keeps
+    /// the pod Pending forever).
+    pub init: bool,
+    /// The waiting reason, e.g. `CrashLoopBackOff`.
+    pub reason: String,
+}
+
+/// What the status rules need to know about one pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodObservation {
+    /// `metadata.name`.
+    pub name: String,
+    /// The parsed `status.phase`.
+    pub phase: PodPhase,
+    /// Containers (init containers included) waiting in a failure state,
+    /// sorted by init-first, then name.
+    pub failing_containers: Vec<FailingContainer>,
+    /// The value of [`VERSION_LABEL`], if set.
+    pub version: Option<String>,
+}
+
+impl PodObservation {
+    /// Reads a pod.
+    #[must_use]
+    pub fn from_pod(pod: &Pod) -> Self {
+        let status = pod.status.as_ref();
+        let init = status.and_then(|s| s.init_container_statuses.as_deref());
+        let main = status.and_then(|s| s.container_statuses.as_deref());
+        let mut failing_containers: Vec<FailingContainer> =
+            failing(init, true).chain(failing(main, false)).collect();
+        failing_containers.sort_by(|a, b| b.init.cmp(&a.init).then_with(|| a.name.cmp(&b.name)));
+        Self {
+            name: pod.metadata.name.clone().unwrap_or_default(),
+            phase: PodPhase::parse(status.and_then(|s| s.phase.as_deref())),
+            failing_containers,
+            version: pod
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|labels| labels.get(VERSION_LABEL))
+                .cloned(),
+        }
+    }
+
+    /// A pod counts as failing when its phase is Failed or a container waits
+    /// in a failure state, whatever its phase.
+    #[must_use]
+    pub fn is_failing(&self) -> bool {
+        self.phase == PodPhase::Failed || !self.failing_containers.is_empty()
+    }
+}
+
+fn failing(
+    statuses: Option<&[ContainerStatus]>,
+    init: bool,
+) -> impl Iterator<Item = FailingContainer> + '_ {
+    statuses
+        .unwrap_or_default()
+        .iter()
+        .filter_map(move |status| {
+            let reason = status.state.as_ref()?.waiting.as_ref()?.reason.as_deref()?;
+            FAILING_WAITING_REASONS
+                .contains(&reason)
+                .then(|| FailingContainer {
+                    name: status.name.clone(),
+                    init,
+                    reason: reason.to_owned(),
+                })
+        })
+}
+
+/// The facts about one workload and its pods that status rules use.
+///
+/// Fields are public so operators with other kinds of workloads (for
+/// example a Job-based one) can fill it in themselves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadObservation {
+    /// The workload kind, used in messages.
+    pub kind: WorkloadKind,
+    /// `metadata.name`.
+    pub name: String,
+    /// Desired replicas: `spec.replicas` (default 1), or for a DaemonSet
+    /// `status.desiredNumberScheduled`.
+    pub desired_replicas: i32,
+    /// Available replicas as reported by the workload controller.
+    pub available_replicas: i32,
+    /// Replicas already at the newest pod template.
+    pub updated_replicas: i32,
+    /// `metadata.generation`.
+    pub generation: Option<i64>,
+    /// `status.observedGeneration`.
+    pub observed_generation: Option<i64>,
+    /// For a StatefulSet with the RollingUpdate strategy: the current and the
+    /// update revision differ. Always false for other kinds and for
+    /// `OnDelete`, where Kubernetes never advances `currentRevision`
+    /// (kubernetes/kubernetes#73492), so it would report a rollout forever.
+    pub revision_changing: bool,
+    /// The workload's pods, sorted by name.
+    pub pods: Vec<PodObservation>,
+}
+
+impl WorkloadObservation {
+    /// Observes a StatefulSet; `pods` are the pods matching its selector.
+    #[must_use]
+    pub fn from_stateful_set(stateful_set: &StatefulSet, pods: &[Pod]) -> Self {
+        let spec = stateful_set.spec.as_ref();
+        let status = stateful_set.status.as_ref();
+        let rolling_update = spec
+            .and_then(|s| s.update_strategy.as_ref())
+            .and_then(|s| s.type_.as_deref())
+            .is_none_or(|strategy| strategy == "RollingUpdate");
+        let revision_changing = rolling_update
+            && status.is_some_and(|s| {
+                matches!(
+                    (&s.current_revision, &s.update_revision),
+                    (Some(current), Some(update)) if current != update
+                )
+            });
+        Self {
+            kind: WorkloadKind::StatefulSet,
+            name: stateful_set.metadata.name.clone().unwrap_or_default(),
+            desired_replicas: spec.and_then(|s| s.replicas).unwrap_or(1),
+            available_replicas: status.and_then(|s| s.available_replicas).unwrap_or(0),
+            updated_replicas: status.and_then(|s| s.updated_replicas).unwrap_or(0),
+            generation: stateful_set.metadata.generation,
+            observed_generation: status.and_then(|s| s.observed_generation),
+            revision_changing,
+            pods: observe_pods(pods),
+        }
+    }
+
+    /// Observes a Deployment; `pods` are the pods matching its selector.
+    #[must_use]
+    pub fn from_deployment(deployment: &Deployment, pods: &[Pod]) -> Self {
+        let status = deployment.status.as_ref();
+        Self {
+            kind: WorkloadKind::Deployment,
+            name: deployment.metadata.name.clone().unwrap_or_default(),
+            desired_replicas: deployment
+                .spec
+                .as_ref()
+                .and_then(|s| s.replicas)
+                .unwrap_or(1),
+            available_replicas: status.and_then(|s| s.available_replicas).unwrap_or(0),
+            updated_replicas: status.and_then(|s| s.updated_replicas).unwrap_or(0),
+            generation: deployment.metadata.generation,
+            observed_generation: status.and_then(|s| s.observed_generation),
+            revision_changing: false,
+            pods: observe_pods(pods),
+        }
+    }
+
+    /// Observes a DaemonSet; `pods` are the pods matching its selector. The
+    /// desired count comes from the status because it depends on the nodes.
+    #[must_use]
+    pub fn from_daemon_set(daemon_set: &DaemonSet, pods: &[Pod]) -> Self {
+        let status = daemon_set.status.as_ref();
+        Self {
+            kind: WorkloadKind::DaemonSet,
+            name: daemon_set.metadata.name.clone().unwrap_or_default(),
+            desired_replicas: status.map_or(0, |s| s.desired_number_scheduled),
+            available_replicas: status.and_then(|s| s.number_available).unwrap_or(0),
+            updated_replicas: status.and_then(|s| s.updated_number_scheduled).unwrap_or(0),
+            generation: daemon_set.metadata.generation,
+            observed_generation: status.and_then(|s| s.observed_generation),
+            revision_changing: false,
+            pods: observe_pods(pods),
+        }
+    }
+
+    /// `Kind name`, the way the workload is named in messages.
+    #[must_use]
+    pub fn display_name(&self) -> String {
+        format!("{} {}", self.kind, self.name)
+    }
+
+    /// Why a rollout is in progress, or `None` when none is. The three
+    /// signals: the workload controller has not seen the latest spec yet,
+    /// fewer replicas than desired run the newest template, or (StatefulSet)
+    /// the update revision differs from the current one.
+    #[must_use]
+    pub fn rollout_in_progress(&self) -> Option<String> {
+        let mut causes = Vec::new();
+        if self.generation.is_some() && self.observed_generation < self.generation {
+            causes.push(format!(
+                "the workload controller has observed generation {} of {}",
+                self.observed_generation
+                    .map_or_else(|| "none".to_owned(), |g| g.to_string()),
+                self.generation.unwrap_or_default()
+            ));
+        }
+        if self.updated_replicas < self.desired_replicas {
+            causes.push(format!(
+                "{} of {} replicas run the newest pod template",
+                self.updated_replicas, self.desired_replicas
+            ));
+        }
+        if self.revision_changing {
+            causes.push("the update revision differs from the current revision".to_owned());
+        }
+        (!causes.is_empty()).then(|| causes.join(", "))
+    }
+}
+
+fn observe_pods(pods: &[Pod]) -> Vec<PodObservation> {
+    let mut observed: Vec<PodObservation> = pods.iter().map(PodObservation::from_pod).collect();
+    observed.sort_by(|a, b| a.name.cmp(&b.name));
+    observed
+}

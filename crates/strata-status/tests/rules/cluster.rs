@@ -1,0 +1,259 @@
+//! `cluster_conditions`: all six conditions from workloads, operations and
+//! failures.
+
+use std::collections::BTreeMap;
+
+use rstest::rstest;
+use strata_status::{
+    ClusterInputs,
+    ConditionStatus::{self, False, True},
+    ConditionType::{self, Available, Degraded, Paused, Progressing, Stopped, Upgradable},
+    ConditionUpdate, FailureKind, OperationState, Reason, ReconcileFailure, WorkloadObservation,
+    cluster_conditions,
+};
+use strum::IntoEnumIterator;
+
+use crate::fixtures::{Kind, plus, running, waiting_pod, workload};
+
+fn operation(paused: bool, stopped: bool, command: Option<&str>) -> OperationState {
+    let annotations = command
+        .map(|c| BTreeMap::from([("operator-command".to_owned(), c.to_owned())]))
+        .unwrap_or_default();
+    OperationState::resolve(paused, stopped, &annotations)
+}
+
+fn healthy() -> Vec<WorkloadObservation> {
+    vec![
+        workload(Kind::StatefulSet, 3, 3)
+            .named("server")
+            .observe(&running(3)),
+        workload(Kind::Deployment, 1, 1)
+            .named("web")
+            .observe(&running(1)),
+    ]
+}
+
+fn conditions(
+    workloads: &[WorkloadObservation],
+    operation: &OperationState,
+    failure: Option<&ReconcileFailure>,
+) -> Vec<ConditionUpdate> {
+    cluster_conditions(&ClusterInputs {
+        workloads,
+        operation,
+        failure,
+    })
+}
+
+fn get(conditions: &[ConditionUpdate], condition_type: ConditionType) -> &ConditionUpdate {
+    conditions
+        .iter()
+        .find(|c| c.type_ == condition_type)
+        .unwrap()
+}
+
+fn summary(conditions: &[ConditionUpdate]) -> Vec<(ConditionType, ConditionStatus, String)> {
+    conditions
+        .iter()
+        .map(|c| (c.type_, c.status, c.reason.to_string()))
+        .collect()
+}
+
+#[test]
+fn all_six_in_display_order() {
+    let result = conditions(&healthy(), &operation(false, false, None), None);
+    let types: Vec<_> = result.iter().map(|c| c.type_).collect();
+    assert_eq!(types, ConditionType::iter().collect::<Vec<_>>());
+}
+
+#[test]
+fn healthy_cluster() {
+    let result = conditions(&healthy(), &operation(false, false, None), None);
+    assert_eq!(
+        summary(&result),
+        [
+            (Available, True, "AsExpected".to_owned()),
+            (Progressing, False, "AsExpected".to_owned()),
+            (Degraded, False, "AsExpected".to_owned()),
+            (Upgradable, True, "AsExpected".to_owned()),
+            (Paused, False, "AsExpected".to_owned()),
+            (Stopped, False, "AsExpected".to_owned()),
+        ]
+    );
+}
+
+#[rstest]
+#[case::stopped_by_spec(operation(false, true, None))]
+#[case::stopped_by_annotation(operation(false, false, Some("Stopped")))]
+fn stopped_cluster_is_not_available_by_request(#[case] operation: OperationState) {
+    // Replicas are 0 and the pods are gone: per workload that is "0 of 0 available".
+    let workloads = [workload(Kind::StatefulSet, 0, 0).observe(&[])];
+    let result = conditions(&workloads, &operation, None);
+    assert_eq!(
+        summary(&result),
+        [
+            (Available, False, "ClusterStopped".to_owned()),
+            (Progressing, False, "ClusterStopped".to_owned()),
+            (Degraded, False, "ClusterStopped".to_owned()),
+            (Upgradable, False, "NotAvailable".to_owned()),
+            (Paused, False, "AsExpected".to_owned()),
+            (Stopped, True, "ClusterStopped".to_owned()),
+        ]
+    );
+    assert!(
+        get(&result, Available)
+            .message
+            .contains("no pods are running by request"),
+        "{}",
+        get(&result, Available).message
+    );
+}
+
+#[test]
+fn stopped_cluster_with_failure_is_degraded() {
+    let failure = ReconcileFailure::transient("Applying the StatefulSet failed: connection reset.");
+    let result = conditions(&healthy(), &operation(false, true, None), Some(&failure));
+    let degraded = get(&result, Degraded);
+    assert_eq!(
+        (degraded.status, &degraded.reason),
+        (True, &Reason::RECONCILE_ERROR_RETRYING)
+    );
+    assert_eq!(get(&result, Available).reason, Reason::CLUSTER_STOPPED);
+}
+
+#[test]
+fn paused_cluster_still_reports_observed_state() {
+    let workloads = [workload(Kind::StatefulSet, 3, 2)
+        .named("server")
+        .observe(&plus(
+            running(2),
+            waiting_pod("server-2", "Running", "CrashLoopBackOff"),
+        ))];
+    let result = conditions(&workloads, &operation(true, false, None), None);
+    assert_eq!(
+        summary(&result),
+        [
+            (Available, False, "ReplicasUnavailable".to_owned()),
+            (Progressing, False, "PodsFailing".to_owned()),
+            (Degraded, True, "PodsFailing".to_owned()),
+            (Upgradable, False, "ReconciliationPaused".to_owned()),
+            (Paused, True, "ReconciliationPaused".to_owned()),
+            (Stopped, False, "AsExpected".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn paused_and_stopped_together() {
+    let result = conditions(&healthy(), &operation(true, true, None), None);
+    assert_eq!(get(&result, Paused).status, True);
+    assert_eq!(get(&result, Stopped).status, True);
+    assert_eq!(get(&result, Available).reason, Reason::CLUSTER_STOPPED);
+    assert_eq!(
+        get(&result, Upgradable).reason,
+        Reason::RECONCILIATION_PAUSED
+    );
+}
+
+#[rstest]
+#[case::transient_error_retries(
+    ReconcileFailure::transient("Applying the ConfigMap failed: timeout"),
+    Reason::RECONCILE_ERROR_RETRYING,
+    "The operator retries automatically."
+)]
+#[case::invalid_spec_needs_user(
+    ReconcileFailure::invalid_spec("spec.servers has no role groups"),
+    Reason::INVALID_SPEC,
+    "The operator cannot continue until this is fixed."
+)]
+#[case::needs_user_action(
+    ReconcileFailure::needs_user("Secret superset-credentials does not exist"),
+    Reason::NEEDS_USER_ACTION,
+    "The operator cannot continue until this is fixed."
+)]
+#[case::custom_needs_user_reason(
+    ReconcileFailure::new(FailureKind::NeedsUser, strata_status::reason!("ZnodeMissing"), "ZNode simple-znode does not exist."),
+    strata_status::reason!("ZnodeMissing"), "The operator cannot continue until this is fixed.")]
+fn failure_makes_degraded_true(
+    #[case] failure: ReconcileFailure,
+    #[case] reason: Reason,
+    #[case] follow_up: &str,
+) {
+    let result = conditions(&healthy(), &operation(false, false, None), Some(&failure));
+    let degraded = get(&result, Degraded);
+    assert_eq!((degraded.status, &degraded.reason), (True, &reason));
+    let expected_start = format!("{}. {follow_up}", failure.message.trim_end_matches('.'));
+    assert!(
+        degraded.message.starts_with(&expected_start),
+        "{}",
+        degraded.message
+    );
+    // Observed state stays visible next to the failure.
+    assert_eq!(get(&result, Available).status, True);
+    assert_eq!(get(&result, Upgradable).reason, Reason::DEGRADED);
+}
+
+#[test]
+fn unknown_operator_command_makes_degraded_true() {
+    let result = conditions(&healthy(), &operation(false, false, Some("Pause")), None);
+    let degraded = get(&result, Degraded);
+    assert_eq!(
+        (degraded.status, &degraded.reason),
+        (True, &Reason::UNKNOWN_OPERATOR_COMMAND)
+    );
+    assert_eq!(get(&result, Paused).status, False);
+}
+
+#[test]
+fn reconcile_failure_reason_wins_over_unknown_command_but_both_are_told() {
+    let failure = ReconcileFailure::invalid_spec("spec.servers has no role groups");
+    let result = conditions(
+        &healthy(),
+        &operation(false, false, Some("Pause")),
+        Some(&failure),
+    );
+    let degraded = get(&result, Degraded);
+    assert_eq!(degraded.reason, Reason::INVALID_SPEC);
+    assert!(
+        degraded.message.contains("spec.servers"),
+        "{}",
+        degraded.message
+    );
+    assert!(
+        degraded.message.contains("operator-command"),
+        "{}",
+        degraded.message
+    );
+}
+
+#[test]
+fn no_workloads_is_not_available() {
+    let result = conditions(&[], &operation(false, false, None), None);
+    assert_eq!(
+        (
+            get(&result, Available).status,
+            &get(&result, Available).reason
+        ),
+        (False, &Reason::NO_WORKLOADS)
+    );
+    assert_eq!(get(&result, Upgradable).reason, Reason::NOT_AVAILABLE);
+}
+
+#[test]
+fn rollout_blocks_upgrades() {
+    let workloads = [workload(Kind::DaemonSet, 3, 3)
+        .updated(1)
+        .observe(&running(3))];
+    let result = conditions(&workloads, &operation(false, false, None), None);
+    assert_eq!(
+        get(&result, Progressing).reason,
+        Reason::ROLLOUT_IN_PROGRESS
+    );
+    assert_eq!(
+        (
+            get(&result, Upgradable).status,
+            &get(&result, Upgradable).reason
+        ),
+        (False, &Reason::PROGRESSING)
+    );
+}

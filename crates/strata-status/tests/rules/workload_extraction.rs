@@ -1,0 +1,125 @@
+//! How the three kinds are read into one observation.
+
+use k8s_openapi::{
+    api::apps::v1::{DaemonSet, Deployment, StatefulSet},
+    apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
+use rstest::rstest;
+use strata_status::{
+    FailingContainer, PodObservation, PodPhase, WorkloadKind, WorkloadObservation,
+};
+
+use crate::fixtures::{Kind, VERSION, pod, waiting_init_pod, waiting_pod, with_version, workload};
+
+fn meta(name: &str) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.to_owned()),
+        ..ObjectMeta::default()
+    }
+}
+
+#[rstest]
+#[case::stateful_set_without_spec_defaults_to_one_replica(
+    WorkloadObservation::from_stateful_set(&StatefulSet { metadata: meta("s"), ..StatefulSet::default() }, &[]),
+    WorkloadKind::StatefulSet, 1)]
+#[case::deployment_without_spec_defaults_to_one_replica(
+    WorkloadObservation::from_deployment(&Deployment { metadata: meta("d"), ..Deployment::default() }, &[]),
+    WorkloadKind::Deployment, 1)]
+#[case::daemon_set_without_status_desires_nothing_yet(
+    WorkloadObservation::from_daemon_set(&DaemonSet { metadata: meta("ds"), ..DaemonSet::default() }, &[]),
+    WorkloadKind::DaemonSet, 0)]
+fn missing_fields_use_kubernetes_defaults(
+    #[case] observation: WorkloadObservation,
+    #[case] kind: WorkloadKind,
+    #[case] desired: i32,
+) {
+    assert_eq!(observation.kind, kind);
+    assert_eq!(observation.desired_replicas, desired);
+    assert_eq!(observation.available_replicas, 0);
+    assert_eq!(observation.updated_replicas, 0);
+    assert!(!observation.revision_changing);
+}
+
+#[rstest]
+#[case::stateful_set(Kind::StatefulSet, WorkloadKind::StatefulSet)]
+#[case::deployment(Kind::Deployment, WorkloadKind::Deployment)]
+#[case::daemon_set(Kind::DaemonSet, WorkloadKind::DaemonSet)]
+fn counts_come_from_the_kind_specific_fields(#[case] kind: Kind, #[case] expected: WorkloadKind) {
+    let observation = workload(kind, 5, 4)
+        .updated(3)
+        .observed_generation(Some(1))
+        .observe(&[]);
+    assert_eq!(observation.kind, expected);
+    assert_eq!(
+        (
+            observation.desired_replicas,
+            observation.available_replicas,
+            observation.updated_replicas
+        ),
+        (5, 4, 3)
+    );
+    assert_eq!(
+        (observation.generation, observation.observed_generation),
+        (Some(2), Some(1))
+    );
+}
+
+#[test]
+fn pods_are_sorted_by_name() {
+    let observation = workload(Kind::Deployment, 3, 3).observe(&[
+        pod("c", "Running"),
+        pod("a", "Running"),
+        pod("b", "Running"),
+    ]);
+    let names: Vec<&str> = observation.pods.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c"]);
+}
+
+#[rstest]
+#[case::crash_loop_back_off("CrashLoopBackOff", true)]
+#[case::image_pull_back_off("ImagePullBackOff", true)]
+#[case::err_image_pull("ErrImagePull", true)]
+#[case::create_container_config_error("CreateContainerConfigError", true)]
+#[case::create_container_error("CreateContainerError", true)]
+#[case::invalid_image_name("InvalidImageName", true)]
+#[case::container_creating("ContainerCreating", false)]
+#[case::pod_initializing("PodInitializing", false)]
+fn waiting_reason_classification(#[case] reason: &str, #[case] failing: bool) {
+    let main = PodObservation::from_pod(&waiting_pod("p", "Pending", reason));
+    let init = PodObservation::from_pod(&waiting_init_pod("p", reason));
+    assert_eq!(main.is_failing(), failing, "container {reason}");
+    assert_eq!(init.is_failing(), failing, "init container {reason}");
+}
+
+#[test]
+fn init_container_failure_is_recorded_as_init() {
+    let observed = PodObservation::from_pod(&waiting_init_pod("p", "CrashLoopBackOff"));
+    assert_eq!(
+        observed.failing_containers,
+        [FailingContainer {
+            name: "init".to_owned(),
+            init: true,
+            reason: "CrashLoopBackOff".to_owned(),
+        }]
+    );
+    assert_eq!(observed.phase, PodPhase::Pending);
+}
+
+#[rstest]
+#[case::failed("Failed", PodPhase::Failed, true)]
+#[case::running("Running", PodPhase::Running, false)]
+#[case::succeeded("Succeeded", PodPhase::Succeeded, false)]
+#[case::unknown("Unknown", PodPhase::Unknown, false)]
+fn pod_phase_parsing(#[case] phase: &str, #[case] expected: PodPhase, #[case] failing: bool) {
+    let observed = PodObservation::from_pod(&pod("p", phase));
+    assert_eq!(observed.phase, expected);
+    assert_eq!(observed.is_failing(), failing);
+}
+
+#[rstest]
+#[case::labelled(Some(VERSION))]
+#[case::unlabelled(None)]
+fn version_label_is_read(#[case] version: Option<&str>) {
+    let observed = PodObservation::from_pod(&with_version(pod("p", "Running"), version));
+    assert_eq!(observed.version.as_deref(), version);
+}
