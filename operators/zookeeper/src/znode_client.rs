@@ -128,6 +128,9 @@ impl ZnodeClient {
     /// Connects to `connection_string` (`host:port[,host:port...][/chroot]`). Both the
     /// connection and every later call on the client are bounded by `timeout`.
     pub async fn connect(connection_string: &str, timeout: Duration) -> Result<Self, ZnodeError> {
+        // The session timeout also sets how fast the client notices a dead connection (2/5
+        // of it); tying it to the call timeout keeps that detection inside our bound. The
+        // server clamps it to at least 2 ticks anyway.
         let connecting = Client::connector()
             .with_session_timeout(timeout.max(Duration::from_secs(2)))
             .connect(connection_string);
@@ -152,8 +155,12 @@ impl ZnodeClient {
             return Ok(());
         }
         let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
-        self.bounded(Operation::EnsurePath, path, self.client.mkdir(path, &options))
-            .await
+        self.bounded(
+            Operation::EnsurePath,
+            path,
+            self.client.mkdir(path, &options),
+        )
+        .await
     }
 
     /// Deletes `path` and everything below it, children first. A path that does not exist

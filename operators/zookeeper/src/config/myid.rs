@@ -89,7 +89,10 @@ mod tests {
         #[case] expected: &str,
     ) -> TestResult {
         let dir = tempfile::tempdir()?;
-        let output = run(&myid_script(offset, &dir.path().to_string_lossy()), hostname)?;
+        let output = run(
+            &myid_script(offset, &dir.path().to_string_lossy()),
+            hostname,
+        )?;
         assert!(output.status.success(), "{output:?}");
         assert_eq!(read_myid(dir.path())?, expected);
         assert!(!dir.path().join("myid.tmp").exists());
@@ -131,7 +134,10 @@ mod tests {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{stderr}");
         assert!(
-            stderr.contains(&format!("holds '{}' but pod zk-0 is server 1", existing.trim())),
+            stderr.contains(&format!(
+                "holds '{}' but pod zk-0 is server 1",
+                existing.trim()
+            )),
             "{stderr}"
         );
         assert_eq!(read_myid(dir.path())?, existing);
@@ -147,7 +153,10 @@ mod tests {
         let output = run(&myid_script(1, &dir.path().to_string_lossy()), hostname)?;
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{stderr}");
-        assert!(stderr.contains("cannot derive a StatefulSet ordinal"), "{stderr}");
+        assert!(
+            stderr.contains("cannot derive a StatefulSet ordinal"),
+            "{stderr}"
+        );
         assert!(!dir.path().join("myid").exists());
         Ok(())
     }

@@ -161,7 +161,11 @@ impl ZooCfg {
             "# Rendered by the Strata ZooKeeper operator; edit the ZookeeperCluster instead.\n",
         );
         for key in keys {
-            let value = self.entries.get(key).map(String::as_str).unwrap_or_default();
+            let value = self
+                .entries
+                .get(key)
+                .map(String::as_str)
+                .unwrap_or_default();
             out.push_str(key);
             out.push('=');
             out.push_str(&escape_value(value));
