@@ -122,6 +122,26 @@ pub(crate) fn strip_nulls(value: &mut Value) {
     }
 }
 
+/// Drops empty `labels`, `annotations`, `finalizers` and `ownerReferences`, as Go's
+/// `omitempty` does when the real server stores metadata.
+pub(crate) fn prune_empty_metadata(object: &mut Value) {
+    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    meta.retain(|key, value| {
+        let collection = matches!(
+            key.as_str(),
+            "labels" | "annotations" | "finalizers" | "ownerReferences"
+        );
+        let empty = match value {
+            Value::Object(map) => map.is_empty(),
+            Value::Array(items) => items.is_empty(),
+            _ => false,
+        };
+        !(collection && empty)
+    });
+}
+
 /// Reduces an object to the `PartialObjectMetadata` form metadata-only clients ask for.
 pub(crate) fn partial_metadata(object: &Value) -> Value {
     serde_json::json!({
@@ -143,6 +163,16 @@ mod tests {
         let b = json!({"metadata": {"name": "b"}, "spec": {"x": 1}, "status": {"y": 2}});
         assert_eq!(spec_part(&a), spec_part(&b));
         assert_ne!(spec_part(&a), spec_part(&json!({"spec": {"x": 2}})));
+    }
+
+    #[test]
+    fn empty_metadata_collections_are_pruned() {
+        let mut v = json!({"metadata": {"name": "a", "labels": {}, "finalizers": [], "annotations": {"k": "v"}}});
+        prune_empty_metadata(&mut v);
+        assert_eq!(
+            v,
+            json!({"metadata": {"name": "a", "annotations": {"k": "v"}}})
+        );
     }
 
     #[test]

@@ -97,7 +97,7 @@ fn verb_of(method: &Method, path: &ResourcePath, query: &Query) -> Result<Verb, 
     })
 }
 
-fn header_str<'a>(headers: &'a HeaderMap, name: header::HeaderName) -> Option<&'a str> {
+fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 

@@ -10,7 +10,7 @@ use crate::{
     apply::{Ownership, Part, scoped_config},
     gc::{self, Propagation},
     kinds::ResourceInfo,
-    object::{meta_str, now_timestamp, set_meta, strip_nulls},
+    object::{meta_str, now_timestamp, prune_empty_metadata, set_meta, strip_nulls},
     patch::{json_patch, merge_patch},
     status::{ApiError, deleted_status},
     store::State,
@@ -222,6 +222,7 @@ pub(crate) fn create_object(
     if part == Part::Main && info.status_subresource {
         set_root(&mut body, "status", None);
     }
+    prune_empty_metadata(&mut body);
     if let (Some(manager), Some(uid)) = (manager, uid.as_str()) {
         state
             .ownership_mut(uid)
@@ -266,6 +267,7 @@ pub(crate) fn store_update(
         Some(json!(address.info.api_version())),
     );
     set_root(&mut new, "kind", Some(json!(address.info.kind)));
+    prune_empty_metadata(&mut new);
 
     if let (Some(manager), Some(uid)) = (manager, meta_str(&old, "uid").map(str::to_owned)) {
         state.ownership_mut(&uid).record_update(manager, &old, &new);
