@@ -24,6 +24,22 @@ pub struct ClusterOperation {
     pub stopped: bool,
 }
 
+impl ClusterOperation {
+    /// The effective operation: these spec switches combined with the
+    /// ADR027 `operator-command` annotation (either one switches an operation
+    /// on), as the status layer documents.
+    pub fn state(
+        &self,
+        annotations: &std::collections::BTreeMap<String, String>,
+    ) -> strata_status::OperationState {
+        strata_status::OperationState::resolve(
+            self.reconciliation_paused,
+            self.stopped,
+            annotations,
+        )
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {

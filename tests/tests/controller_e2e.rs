@@ -1,0 +1,800 @@
+//! A real kube-runtime `Controller`, built from the shared crates, reconciling
+//! a small test resource against the in-memory API.
+//!
+//! This is the foundation's acceptance test: owner references and labels,
+//! apply economy, drift repair, pruning that spares PVCs, status conditions
+//! following the ADR027 cases, pause and stop.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, ContainerState, ContainerStateWaiting, ContainerStatus, PersistentVolumeClaim, Pod,
+    PodSpec, PodStatus, PodTemplateSpec, Service, ServicePort, ServiceSpec,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::runtime::controller::Action;
+use kube::{CustomResource, ResourceExt};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use strata_operator::apply::DesiredObjects;
+use strata_operator::cache::ChildKind;
+use strata_operator::cluster_operation::ClusterOperation;
+use strata_operator::controller::{Context, ControllerSpec};
+use strata_operator::error::ReconcileError;
+use strata_operator::labels::RecommendedLabels;
+use strata_status::{ClusterStatus, ConditionStatus, ConditionType};
+use strata_test_apiserver::{TestApiServer, Verb};
+use support::{Harness, TIMEOUT};
+
+/// The test resource: a StatefulSet with its config and Service, plus an
+/// optional extra ConfigMap and PVC to exercise pruning.
+#[derive(CustomResource, Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[kube(
+    group = "test.strata.dev",
+    version = "v1alpha1",
+    kind = "Widget",
+    namespaced,
+    status = "ClusterStatus"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetSpec {
+    replicas: i32,
+    version: String,
+    #[serde(default)]
+    cluster_operation: ClusterOperation,
+    #[serde(default)]
+    extra: bool,
+}
+
+const OPERATOR: &str = "widget-operator";
+
+fn labels(widget: &Widget) -> Result<RecommendedLabels, ReconcileError> {
+    RecommendedLabels::new("widget", &widget.name_any(), OPERATOR, &widget.spec.version)
+        .and_then(|labels| labels.for_role_group("server", "default"))
+        .map_err(|error| ReconcileError::invalid_spec("InvalidLabel", error.to_string()))
+}
+
+fn metadata(widget: &Widget, name: String, labels: &RecommendedLabels) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name),
+        namespace: widget.namespace(),
+        labels: Some(labels.labels()),
+        ..ObjectMeta::default()
+    }
+}
+
+/// The pure build step of the test operator.
+fn build(widget: &Widget, stopped: bool) -> Result<DesiredObjects, ReconcileError> {
+    let labels = labels(widget)?;
+    let name = widget.name_any();
+    let mut desired = DesiredObjects::new();
+    let push_error = |error: strata_operator::apply::DesiredObjectError| {
+        ReconcileError::transient("BuildFailed", error.to_string())
+    };
+    desired
+        .push(&ConfigMap {
+            metadata: metadata(widget, format!("{name}-config"), &labels),
+            data: Some(BTreeMap::from([(
+                "version".to_owned(),
+                widget.spec.version.clone(),
+            )])),
+            ..ConfigMap::default()
+        })
+        .map_err(push_error)?;
+    desired
+        .push(&Service {
+            metadata: metadata(widget, name.clone(), &labels),
+            spec: Some(ServiceSpec {
+                selector: Some(labels.selector()),
+                ports: Some(vec![ServicePort {
+                    name: Some("http".into()),
+                    port: 8080,
+                    ..ServicePort::default()
+                }]),
+                ..ServiceSpec::default()
+            }),
+            ..Service::default()
+        })
+        .map_err(push_error)?;
+    desired
+        .push(&StatefulSet {
+            metadata: metadata(widget, name.clone(), &labels),
+            spec: Some(StatefulSetSpec {
+                replicas: Some(if stopped { 0 } else { widget.spec.replicas }),
+                selector: LabelSelector {
+                    match_labels: Some(labels.selector()),
+                    ..LabelSelector::default()
+                },
+                service_name: Some(name.clone()),
+                template: PodTemplateSpec {
+                    metadata: Some(ObjectMeta {
+                        labels: Some(labels.labels()),
+                        ..ObjectMeta::default()
+                    }),
+                    spec: Some(PodSpec::default()),
+                },
+                ..StatefulSetSpec::default()
+            }),
+            ..StatefulSet::default()
+        })
+        .map_err(push_error)?;
+    if widget.spec.extra {
+        desired
+            .push(&ConfigMap {
+                metadata: metadata(widget, format!("{name}-extra"), &labels),
+                ..ConfigMap::default()
+            })
+            .map_err(push_error)?;
+        desired
+            .push(&PersistentVolumeClaim {
+                metadata: metadata(widget, format!("{name}-scratch"), &labels),
+                ..PersistentVolumeClaim::default()
+            })
+            .map_err(push_error)?;
+    }
+    Ok(desired)
+}
+
+/// The test operator's reconcile: the shared pipeline, step by step.
+async fn reconcile(
+    widget: Arc<Widget>,
+    context: Arc<Context<()>>,
+) -> Result<Action, ReconcileError> {
+    let operation = widget.spec.cluster_operation.state(widget.annotations());
+    let built = build(&widget, operation.is_stopped())
+        .map(|desired| (desired, widget.spec.version.clone()));
+    context
+        .apply_and_report_cluster(widget.as_ref(), widget.status.as_ref(), &operation, built)
+        .await
+}
+
+fn start() -> Harness {
+    Harness::start::<Widget, _, _>(
+        |server: &TestApiServer| {
+            server.register::<Widget>();
+        },
+        ControllerSpec {
+            name: "widget",
+            child_kinds: vec![
+                ChildKind::of::<ConfigMap>(),
+                ChildKind::of::<Service>(),
+                ChildKind::of::<StatefulSet>(),
+                ChildKind::of::<PersistentVolumeClaim>(),
+            ],
+            watch_pods: true,
+        },
+        reconcile,
+    )
+}
+
+fn widget(name: &str, replicas: i32) -> Widget {
+    let mut widget = Widget::new(
+        name,
+        WidgetSpec {
+            replicas,
+            version: "1.0.0".into(),
+            ..WidgetSpec::default()
+        },
+    );
+    widget.metadata.namespace = Some("default".into());
+    widget
+}
+
+async fn create(harness: &Harness, widget: &Widget) -> Widget {
+    let api: Api<Widget> = Api::namespaced(harness.server.client(), harness.namespace);
+    api.create(&PostParams::default(), widget)
+        .await
+        .expect("create widget")
+}
+
+async fn patch_spec(harness: &Harness, name: &str, spec: serde_json::Value) {
+    let api: Api<Widget> = Api::namespaced(harness.server.client(), harness.namespace);
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({ "spec": spec })),
+    )
+    .await
+    .expect("patch widget");
+}
+
+fn condition(
+    harness: &Harness,
+    name: &str,
+    type_: ConditionType,
+) -> Option<(ConditionStatus, String)> {
+    let widget = harness
+        .server
+        .get_typed::<Widget>(harness.namespace, name)?;
+    let condition = widget.status?.condition(type_)?.clone();
+    Some((condition.status, condition.reason))
+}
+
+async fn wait_for_condition(
+    harness: &Harness,
+    name: &str,
+    type_: ConditionType,
+    status: ConditionStatus,
+) -> String {
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        if let Some((actual, reason)) = condition(harness, name, type_)
+            && actual == status
+        {
+            return reason;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{type_} never became {status}; it is {:?}",
+            condition(harness, name, type_)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+async fn wait_for_reason(
+    harness: &Harness,
+    name: &str,
+    type_: ConditionType,
+    status: ConditionStatus,
+    reason: &str,
+) {
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    while condition(harness, name, type_) != Some((status, reason.to_owned())) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{type_} never became {status} with reason {reason}; it is {:?}",
+            condition(harness, name, type_)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Sets a StatefulSet's status as the StatefulSet controller would.
+fn set_workload_status(harness: &Harness, name: &str, replicas: i32, available: i32) {
+    let generation = harness
+        .server
+        .get_typed::<StatefulSet>(harness.namespace, name)
+        .and_then(|sts| sts.metadata.generation)
+        .unwrap_or(1);
+    harness
+        .server
+        .patch_status_direct::<StatefulSet>(
+            harness.namespace,
+            name,
+            serde_json::json!({
+                "observedGeneration": generation,
+                "replicas": replicas,
+                "availableReplicas": available,
+                "readyReplicas": available,
+                "updatedReplicas": replicas,
+                "currentRevision": "r1",
+                "updateRevision": "r1",
+            }),
+        )
+        .expect("workload status");
+}
+
+/// Creates or replaces a pod of the widget as the kubelet would report it.
+fn set_pod(harness: &Harness, widget: &Widget, ordinal: usize, phase: &str, waiting: Option<&str>) {
+    let labels = labels(widget).expect("labels").labels();
+    let container_statuses = waiting.map(|reason| {
+        vec![ContainerStatus {
+            name: "main".into(),
+            state: Some(ContainerState {
+                waiting: Some(ContainerStateWaiting {
+                    reason: Some(reason.into()),
+                    ..ContainerStateWaiting::default()
+                }),
+                ..ContainerState::default()
+            }),
+            ..ContainerStatus::default()
+        }]
+    });
+    harness
+        .server
+        .upsert(&Pod {
+            metadata: ObjectMeta {
+                name: Some(format!("{}-{ordinal}", widget.name_any())),
+                namespace: Some(harness.namespace.into()),
+                labels: Some(labels),
+                ..ObjectMeta::default()
+            },
+            spec: Some(PodSpec::default()),
+            status: Some(PodStatus {
+                phase: Some(phase.into()),
+                container_statuses,
+                ..PodStatus::default()
+            }),
+        })
+        .expect("pod");
+}
+
+#[tokio::test]
+async fn children_are_created_with_owner_references_and_labels() {
+    let harness = start();
+    let created = create(&harness, &widget("w", 3)).await;
+    let sts = harness
+        .server
+        .wait_for::<StatefulSet>("default", "w", |_| true, TIMEOUT)
+        .await
+        .expect("StatefulSet created");
+    harness
+        .server
+        .wait_for::<ConfigMap>("default", "w-config", |_| true, TIMEOUT)
+        .await
+        .expect("ConfigMap");
+    harness
+        .server
+        .wait_for::<Service>("default", "w", |_| true, TIMEOUT)
+        .await
+        .expect("Service");
+
+    let owner = &sts.owner_references()[0];
+    assert_eq!(owner.uid, created.uid().expect("uid"));
+    assert_eq!(owner.kind, "Widget");
+    assert_eq!(owner.controller, Some(true));
+    let labels = sts.labels();
+    assert_eq!(labels["app.kubernetes.io/managed-by"], OPERATOR);
+    assert_eq!(labels["app.kubernetes.io/instance"], "w");
+    assert_eq!(labels["app.kubernetes.io/name"], "widget");
+    assert_eq!(sts.spec.as_ref().and_then(|spec| spec.replicas), Some(3));
+    let managers = harness
+        .server
+        .field_owners("statefulsets.apps", "default", "w");
+    assert!(
+        managers
+            .get(".spec.replicas")
+            .is_some_and(|owners| owners.iter().any(|m| m == OPERATOR)),
+        "replicas must be owned by the operator's field manager: {managers:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_reconcile_with_nothing_changed_writes_nothing_and_lists_nothing() {
+    let harness = start();
+    create(&harness, &widget("w", 1)).await;
+    harness
+        .server
+        .wait_for::<StatefulSet>("default", "w", |_| true, TIMEOUT)
+        .await
+        .expect("created");
+    harness.settle().await;
+
+    harness.server.reset_requests();
+    let before = harness.reconciles();
+    harness
+        .server
+        .modify::<Widget>("default", "w", |widget| {
+            widget
+                .annotations_mut()
+                .insert("touched".into(), "by-test".into());
+        })
+        .expect("touch");
+    harness.wait_for_reconcile_after(before).await;
+    harness.settle().await;
+
+    assert!(harness.reconciles() > before);
+    assert_eq!(
+        harness.server.writes(),
+        vec![],
+        "steady state must not write"
+    );
+    assert_eq!(
+        harness.server.lists(),
+        vec![],
+        "steady state must read from caches"
+    );
+    assert_eq!(harness.server.count(Verb::Get, "statefulsets"), 0);
+}
+
+#[tokio::test]
+async fn an_edited_child_is_restored() {
+    let harness = start();
+    create(&harness, &widget("w", 3)).await;
+    harness
+        .server
+        .wait_for::<StatefulSet>("default", "w", |_| true, TIMEOUT)
+        .await
+        .expect("created");
+    harness.settle().await;
+
+    harness
+        .server
+        .modify::<StatefulSet>("default", "w", |sts| {
+            if let Some(spec) = sts.spec.as_mut() {
+                spec.replicas = Some(7);
+            }
+        })
+        .expect("drift");
+    harness
+        .server
+        .wait_for::<StatefulSet>(
+            "default",
+            "w",
+            |sts| sts.spec.as_ref().and_then(|s| s.replicas) == Some(3),
+            TIMEOUT,
+        )
+        .await
+        .expect("replicas restored");
+
+    harness
+        .server
+        .modify::<ConfigMap>("default", "w-config", |cm| {
+            cm.data = Some(BTreeMap::from([(
+                "version".to_owned(),
+                "edited".to_owned(),
+            )]));
+        })
+        .expect("drift");
+    harness
+        .server
+        .wait_for::<ConfigMap>(
+            "default",
+            "w-config",
+            |cm| {
+                cm.data
+                    .as_ref()
+                    .is_some_and(|data| data["version"] == "1.0.0")
+            },
+            TIMEOUT,
+        )
+        .await
+        .expect("config restored");
+}
+
+#[tokio::test]
+async fn children_no_longer_desired_are_pruned_but_never_pvcs() {
+    let harness = start();
+    let mut with_extra = widget("w", 1);
+    with_extra.spec.extra = true;
+    create(&harness, &with_extra).await;
+    harness
+        .server
+        .wait_for::<ConfigMap>("default", "w-extra", |_| true, TIMEOUT)
+        .await
+        .expect("extra");
+    harness
+        .server
+        .wait_for::<PersistentVolumeClaim>("default", "w-scratch", |_| true, TIMEOUT)
+        .await
+        .expect("pvc");
+    harness.settle().await;
+
+    patch_spec(&harness, "w", serde_json::json!({"extra": false})).await;
+    harness
+        .server
+        .wait_for_deletion::<ConfigMap>("default", "w-extra", TIMEOUT)
+        .await
+        .expect("extra ConfigMap pruned");
+    harness.settle().await;
+
+    assert!(
+        harness
+            .server
+            .get_typed::<PersistentVolumeClaim>("default", "w-scratch")
+            .is_some(),
+        "a PVC must never be pruned"
+    );
+    assert_eq!(
+        harness.server.count(Verb::Delete, "persistentvolumeclaims"),
+        0
+    );
+    assert!(
+        harness
+            .server
+            .get_typed::<StatefulSet>("default", "w")
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn conditions_follow_the_workload_and_its_pods() {
+    let harness = start();
+    let created = create(&harness, &widget("w", 2)).await;
+    harness
+        .server
+        .wait_for::<StatefulSet>("default", "w", |_| true, TIMEOUT)
+        .await
+        .expect("created");
+
+    // No pods yet: replicas missing, nothing failed.
+    set_workload_status(&harness, "w", 0, 0);
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Available,
+        ConditionStatus::False,
+    )
+    .await;
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Progressing,
+        ConditionStatus::True,
+    )
+    .await;
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Degraded,
+        ConditionStatus::False,
+    )
+    .await;
+
+    // All replicas available.
+    set_pod(&harness, &created, 0, "Running", None);
+    set_pod(&harness, &created, 1, "Running", None);
+    set_workload_status(&harness, "w", 2, 2);
+    let reason = wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Available,
+        ConditionStatus::True,
+    )
+    .await;
+    assert_eq!(reason, "AsExpected");
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Progressing,
+        ConditionStatus::False,
+    )
+    .await;
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Degraded,
+        ConditionStatus::False,
+    )
+    .await;
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Upgradable,
+        ConditionStatus::True,
+    )
+    .await;
+    harness
+        .server
+        .wait_for::<Widget>(
+            "default",
+            "w",
+            |w| {
+                w.status
+                    .as_ref()
+                    .and_then(|s| s.deployed_product_version.as_deref())
+                    == Some("1.0.0")
+            },
+            TIMEOUT,
+        )
+        .await
+        .expect("deployed version reported once all pods run it");
+
+    // One pod failed: Degraded, not Progressing.
+    set_pod(&harness, &created, 1, "Failed", None);
+    set_workload_status(&harness, "w", 2, 1);
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Degraded,
+        ConditionStatus::True,
+    )
+    .await;
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Progressing,
+        ConditionStatus::False,
+    )
+    .await;
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Available,
+        ConditionStatus::False,
+    )
+    .await;
+
+    // One pod in phase Unknown: Available is Unknown.
+    set_pod(&harness, &created, 1, "Unknown", None);
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Available,
+        ConditionStatus::Unknown,
+    )
+    .await;
+
+    // A crash-looping container in a Running pod counts as failing.
+    set_pod(&harness, &created, 1, "Running", Some("CrashLoopBackOff"));
+    wait_for_reason(
+        &harness,
+        "w",
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "PodsFailing",
+    )
+    .await;
+
+    // Recovery.
+    set_pod(&harness, &created, 1, "Running", None);
+    set_workload_status(&harness, "w", 2, 2);
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Available,
+        ConditionStatus::True,
+    )
+    .await;
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Degraded,
+        ConditionStatus::False,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn pause_stops_writes_to_children_and_stop_scales_to_zero() {
+    let harness = start();
+    let mut with_extra = widget("w", 3);
+    with_extra.spec.extra = true;
+    create(&harness, &with_extra).await;
+    harness
+        .server
+        .wait_for::<StatefulSet>("default", "w", |_| true, TIMEOUT)
+        .await
+        .expect("created");
+    harness.settle().await;
+
+    patch_spec(
+        &harness,
+        "w",
+        serde_json::json!({"clusterOperation": {"reconciliationPaused": true}}),
+    )
+    .await;
+    wait_for_condition(&harness, "w", ConditionType::Paused, ConditionStatus::True).await;
+    harness.settle().await;
+    harness.server.reset_requests();
+
+    // While paused, drift is left alone and nothing but status is written.
+    harness
+        .server
+        .modify::<StatefulSet>("default", "w", |sts| {
+            if let Some(spec) = sts.spec.as_mut() {
+                spec.replicas = Some(9);
+            }
+        })
+        .expect("drift");
+    let before = harness.reconciles();
+    patch_spec(
+        &harness,
+        "w",
+        serde_json::json!({"replicas": 4, "extra": false}),
+    )
+    .await;
+    harness.wait_for_reconcile_after(before).await;
+    harness.settle().await;
+    let child_writes: Vec<_> = harness
+        .server
+        .writes()
+        .into_iter()
+        .filter(|request| request.resource != "widgets" && request.resource != "events")
+        .collect();
+    assert_eq!(
+        child_writes,
+        vec![],
+        "a paused cluster's children must not be written"
+    );
+    let sts = harness
+        .server
+        .get_typed::<StatefulSet>("default", "w")
+        .expect("sts");
+    assert_eq!(sts.spec.and_then(|spec| spec.replicas), Some(9));
+    assert!(
+        harness
+            .server
+            .get_typed::<ConfigMap>("default", "w-extra")
+            .is_some(),
+        "no pruning while paused"
+    );
+
+    // Stopping scales to zero and keeps the PVCs.
+    patch_spec(
+        &harness,
+        "w",
+        serde_json::json!({"clusterOperation": {"reconciliationPaused": false, "stopped": true}}),
+    )
+    .await;
+    harness
+        .server
+        .wait_for::<StatefulSet>(
+            "default",
+            "w",
+            |sts| sts.spec.as_ref().and_then(|s| s.replicas) == Some(0),
+            TIMEOUT,
+        )
+        .await
+        .expect("scaled to zero");
+    wait_for_condition(&harness, "w", ConditionType::Stopped, ConditionStatus::True).await;
+    wait_for_condition(&harness, "w", ConditionType::Paused, ConditionStatus::False).await;
+    let reason = wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Available,
+        ConditionStatus::False,
+    )
+    .await;
+    assert_eq!(reason, "ClusterStopped");
+    assert!(
+        harness
+            .server
+            .get_typed::<PersistentVolumeClaim>("default", "w-scratch")
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn the_operator_command_annotation_pauses_too() {
+    let harness = start();
+    let mut annotated = widget("w", 1);
+    annotated
+        .annotations_mut()
+        .insert("operator-command".into(), "Paused".into());
+    create(&harness, &annotated).await;
+    wait_for_condition(&harness, "w", ConditionType::Paused, ConditionStatus::True).await;
+    harness.settle().await;
+    assert!(
+        harness
+            .server
+            .get_typed::<StatefulSet>("default", "w")
+            .is_none(),
+        "a cluster paused from the start gets no children"
+    );
+}
+
+#[tokio::test]
+async fn a_transient_api_failure_is_reported_and_retried() {
+    let harness = start();
+    harness.server.inject(
+        strata_test_apiserver::Fault::status(500)
+            .verb(Verb::Patch)
+            .resource("statefulsets")
+            .times(2),
+    );
+    create(&harness, &widget("w", 1)).await;
+    let reason = wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Degraded,
+        ConditionStatus::True,
+    )
+    .await;
+    assert_eq!(reason, "ApplyFailed");
+    harness
+        .server
+        .wait_for::<StatefulSet>("default", "w", |_| true, TIMEOUT)
+        .await
+        .expect("retried");
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Degraded,
+        ConditionStatus::False,
+    )
+    .await;
+    let events = harness.server.objects("events.events.k8s.io");
+    assert!(
+        events
+            .iter()
+            .any(|event| event["reason"] == "ApplyFailed" && event["type"] == "Warning"),
+        "a Warning Event names the failure: {events:#?}"
+    );
+}
