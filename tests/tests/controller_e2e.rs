@@ -5,6 +5,8 @@
 //! apply economy, drift repair, pruning that spares PVCs, status conditions
 //! following the ADR027 cases, pause and stop.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 mod support;
 
 use std::collections::BTreeMap;
