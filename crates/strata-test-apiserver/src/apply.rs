@@ -32,6 +32,7 @@ const USER_METADATA: [&str; 4] = ["labels", "annotations", "finalizers", "ownerR
 fn tracked(path: &FieldPath) -> bool {
     use crate::fields::Segment;
     match path.0.as_slice() {
+        [] => false,
         [Segment::Field(root), ..] if root == "apiVersion" || root == "kind" => false,
         [Segment::Field(root), Segment::Field(field), ..] if root == "metadata" => {
             USER_METADATA.contains(&field.as_str())

@@ -56,21 +56,20 @@ pub(crate) fn delete(
     (removed, true)
 }
 
-/// Removes an object that is terminating and has no finalizers left; returns it if removed.
-pub(crate) fn finish_if_released(
-    state: &mut State,
-    key: &ResourceKey,
-    stored: &Value,
-) -> Option<Value> {
-    if !is_terminating(stored) || has_finalizers(stored) {
-        return None;
-    }
-    let (namespace, name) = object_id(stored);
-    let removed = state.remove(key, &namespace, &name)?;
+/// Whether a write leaves the object terminating with no finalizers, so it must go.
+pub(crate) fn is_released(object: &Value) -> bool {
+    is_terminating(object) && !has_finalizers(object)
+}
+
+/// Removes a released object in its final written state and collects its dependents.
+pub(crate) fn remove_released(state: &mut State, key: &ResourceKey, final_state: Value) -> Value {
+    let removed = state
+        .remove_as(key, final_state.clone())
+        .unwrap_or(final_state);
     if let Some(uid) = object::meta_str(&removed, "uid") {
         collect(state, uid.to_owned(), Propagation::Cascade);
     }
-    Some(removed)
+    removed
 }
 
 /// Handles every dependent of the removed owner `owner_uid`.
@@ -194,11 +193,18 @@ mod tests {
         let held = state.put(&key, obj("held", "u1", &[], &["f"]), None);
         let (marked, removed) = delete(&mut state, &key, held, Propagation::Cascade);
         assert!(!removed && is_terminating(&marked));
-        assert_eq!(finish_if_released(&mut state, &key, &marked), None);
+        assert!(!is_released(&marked));
         let mut released = marked.clone();
         set_meta(&mut released, "finalizers", None);
-        let released = state.put(&key, released, Some(marked));
-        assert!(finish_if_released(&mut state, &key, &released).is_some());
+        assert!(is_released(&released));
+        let gone = remove_released(&mut state, &key, released);
+        assert_eq!(object::meta_str(&gone, "finalizers"), None);
+        let history: Vec<crate::store::Change> = state
+            .store(&key)
+            .map(|s| s.history.iter().map(|e| e.change).collect())
+            .unwrap_or_default();
+        use crate::store::Change::{Added, Deleted, Modified};
+        assert_eq!(history, vec![Added, Modified, Deleted]);
         assert!(names(&state, &key).is_empty());
     }
 }

@@ -87,6 +87,9 @@ pub struct ResourceInfo {
     pub namespaced: bool,
     /// Whether `.status` is only writable through the `/status` subresource.
     pub status_subresource: bool,
+    /// Whether PUT without `metadata.resourceVersion` is accepted. True for most built-ins,
+    /// false for custom resources, as in the real server.
+    pub allow_unconditional_update: bool,
 }
 
 impl ResourceInfo {
@@ -104,6 +107,7 @@ impl ResourceInfo {
             plural: plural.into(),
             namespaced: true,
             status_subresource: false,
+            allow_unconditional_update: true,
         }
     }
 
@@ -122,6 +126,7 @@ impl ResourceInfo {
             plural: K::plural(&()).into_owned(),
             namespaced: <K::Scope as ScopeKind>::NAMESPACED,
             status_subresource: false,
+            allow_unconditional_update: true,
         }
     }
 
@@ -136,6 +141,13 @@ impl ResourceInfo {
     #[must_use]
     pub fn with_status(mut self) -> Self {
         self.status_subresource = true;
+        self
+    }
+
+    /// Requires `metadata.resourceVersion` on PUT, like custom resources do.
+    #[must_use]
+    pub fn requiring_resource_version_on_update(mut self) -> Self {
+        self.allow_unconditional_update = false;
         self
     }
 

@@ -53,7 +53,8 @@ impl TestApiServer {
         }
     }
 
-    /// Serves a typed resource (usually a custom resource) with a status subresource.
+    /// Serves a custom resource with a status subresource; like for real custom resources,
+    /// PUT requires `metadata.resourceVersion`.
     ///
     /// Use [`TestApiServer::register_resource`] with [`ResourceInfo::of`] for a kind
     /// without status subresource.
@@ -62,7 +63,11 @@ impl TestApiServer {
         K: Resource<DynamicType = ()>,
         K::Scope: ScopeKind,
     {
-        self.register_resource(ResourceInfo::of::<K>().with_status())
+        self.register_resource(
+            ResourceInfo::of::<K>()
+                .with_status()
+                .requiring_resource_version_on_update(),
+        )
     }
 
     /// Serves a resource described explicitly; replaces an earlier definition of the same
@@ -78,6 +83,8 @@ impl TestApiServer {
     }
 
     /// A `kube::Client` talking to this server, defaulting to namespace `default`.
+    ///
+    /// Must be called inside a tokio runtime: the client spawns its request buffer task.
     pub fn client(&self) -> kube::Client {
         self.client_in("default")
     }

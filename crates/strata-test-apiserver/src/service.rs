@@ -258,6 +258,17 @@ fn dispatch(server: &TestApiServer, request: Incoming) -> Result<Reply, ApiError
                 ));
             }
             let object = write::parse_object(&body)?;
+            if object
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .is_some_and(|rv| !rv.is_empty())
+            {
+                return Err(ApiError::new(
+                    500,
+                    "InternalError",
+                    "resourceVersion should not be set on objects to be created",
+                ));
+            }
             let created = write::create_object(
                 &mut state,
                 &info,

@@ -185,27 +185,32 @@ impl State {
         namespace: &str,
         name: &str,
     ) -> Option<Value> {
+        let stored = self.object(key, namespace, name)?.clone();
+        self.remove_as(key, stored)
+    }
+
+    /// Deletes the object identified by `final_state` and reports `final_state` to watchers,
+    /// so a write that releases the last finalizer shows up as one DELETED event.
+    pub(crate) fn remove_as(&mut self, key: &ResourceKey, mut final_state: Value) -> Option<Value> {
         let store = self.stores.get_mut(key)?;
-        let mut gone = store
-            .objects
-            .remove(&(namespace.to_owned(), name.to_owned()))?;
+        store.objects.remove(&object_id(&final_state))?;
         self.rv += 1;
         set_meta(
-            &mut gone,
+            &mut final_state,
             "resourceVersion",
             Some(json!(self.rv.to_string())),
         );
         store.history.push(HistoryEvent {
             rv: self.rv,
             change: Change::Deleted,
-            object: gone.clone(),
+            object: final_state.clone(),
             previous: None,
         });
-        if let Some(uid) = object::meta_str(&gone, "uid") {
+        if let Some(uid) = object::meta_str(&final_state, "uid") {
             self.ownership.remove(uid);
         }
         self.notify.send_replace(self.rv);
-        Some(gone)
+        Some(final_state)
     }
 
     /// Forgets all watch history, so that watches from older versions get 410 Gone.

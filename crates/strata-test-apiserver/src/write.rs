@@ -273,8 +273,10 @@ pub(crate) fn store_update(
         state.ownership_mut(&uid).record_update(manager, &old, &new);
     }
     let key = address.info.key();
-    let stored = state.put(&key, new, Some(old));
-    gc::finish_if_released(state, &key, &stored).unwrap_or(stored)
+    if gc::is_released(&new) {
+        return gc::remove_released(state, &key, new);
+    }
+    state.put(&key, new, Some(old))
 }
 
 fn existing(state: &State, address: Address<'_>) -> Result<Value, ApiError> {
@@ -326,6 +328,14 @@ pub(crate) fn update(
     check_name(address, &body)?;
     check_namespace(&body, address.namespace)?;
     let old = existing(state, address)?;
+    let has_version = meta_str(&body, "resourceVersion").is_some_and(|rv| !rv.is_empty());
+    if !has_version && !address.info.allow_unconditional_update {
+        return Err(ApiError::invalid(
+            address.info,
+            address.name,
+            "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update",
+        ));
+    }
     check_resource_version(address, &body, &old)?;
     Ok(store_update(
         state,

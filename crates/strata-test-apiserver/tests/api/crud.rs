@@ -223,3 +223,80 @@ async fn cluster_scoped_and_all_namespaces_requests() -> anyhow::Result<()> {
     assert_eq!(found, vec![Some("team-a".into()), Some("team-b".into())]);
     Ok(())
 }
+
+#[tokio::test]
+async fn custom_resources_require_resource_version_on_put() -> anyhow::Result<()> {
+    let server = server();
+    let widgets: Api<Widget> = Api::namespaced(server.client(), "default");
+    let mut created = widgets
+        .create(&PostParams::default(), &widget("w", 1))
+        .await?;
+    created.metadata.resource_version = None;
+    let result = widgets.replace("w", &PostParams::default(), &created).await;
+    assert_eq!(api_error(result), Some((422, "Invalid".into())));
+
+    let config_maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let mut cm = config_maps
+        .create(&PostParams::default(), &config_map("cm", &[], &[]))
+        .await?;
+    cm.metadata.resource_version = None;
+    assert!(
+        config_maps
+            .replace("cm", &PostParams::default(), &cm)
+            .await
+            .is_ok(),
+        "built-ins allow unconditional updates"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn create_with_resource_version_is_rejected() -> anyhow::Result<()> {
+    let server = server();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let mut cm = config_map("cm", &[], &[]);
+    cm.metadata.resource_version = Some("5".into());
+    assert_eq!(
+        api_error(api.create(&PostParams::default(), &cm).await),
+        Some((500, "InternalError".into()))
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn metadata_only_requests_get_partial_object_metadata() -> anyhow::Result<()> {
+    let server = server();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    api.create(
+        &PostParams::default(),
+        &config_map("cm", &[("secret", "x")], &[("app", "web")]),
+    )
+    .await?;
+    let meta = api.get_metadata("cm").await?;
+    assert_eq!(
+        meta.metadata
+            .labels
+            .unwrap_or_default()
+            .get("app")
+            .map(String::as_str),
+        Some("web")
+    );
+    let list = api.list_metadata(&ListParams::default()).await?;
+    assert_eq!(list.items.len(), 1);
+    let raw = server
+        .client()
+        .request_text(
+            http::Request::get("/api/v1/namespaces/default/configmaps/cm")
+                .header(
+                    http::header::ACCEPT,
+                    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+                )
+                .body(Vec::new())?,
+        )
+        .await?;
+    assert!(
+        !raw.contains("secret"),
+        "metadata responses carry no data: {raw}"
+    );
+    Ok(())
+}
