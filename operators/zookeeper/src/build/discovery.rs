@@ -1,0 +1,215 @@
+//! Discovery ConfigMaps: how client applications find an ensemble (named after the
+//! cluster) or their own znode in it (named after the ZNode).
+//!
+//! Both carry the same four keys, so a client such as the HDFS operator reads either
+//! without knowing which one it got:
+//!
+//! | key | cluster ConfigMap | ZNode ConfigMap |
+//! | --- | --- | --- |
+//! | `ZOOKEEPER` | `<hosts>` | `<hosts><chroot>` |
+//! | `ZOOKEEPER_HOSTS` | `<hosts>` | `<hosts>` |
+//! | `ZOOKEEPER_CHROOT` | `/` | `<chroot>` |
+//! | `ZOOKEEPER_CLIENT_PORT` | `2181` | the client port |
+//!
+//! `<hosts>` is the client Service's FQDN with port, `<cluster>.<ns>.svc.<domain>:2181`.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::ResourceExt;
+use strata_operator::error::ReconcileError;
+use strata_operator::labels::{COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL};
+
+use super::metadata;
+use crate::config::zoo_cfg::CLIENT_PORT;
+use crate::crd::{APP_NAME, OPERATOR_NAME, ZookeeperZnode};
+use crate::validate::ValidatedCluster;
+
+/// Connection string, chroot included.
+pub const ZOOKEEPER_KEY: &str = "ZOOKEEPER";
+/// `host:port` list without chroot.
+pub const ZOOKEEPER_HOSTS_KEY: &str = "ZOOKEEPER_HOSTS";
+/// The chroot path, `/` for the whole ensemble.
+pub const ZOOKEEPER_CHROOT_KEY: &str = "ZOOKEEPER_CHROOT";
+/// The client port alone.
+pub const ZOOKEEPER_CLIENT_PORT_KEY: &str = "ZOOKEEPER_CLIENT_PORT";
+/// `app.kubernetes.io/component` of ZNode discovery ConfigMaps.
+pub const ZNODE_COMPONENT: &str = "znode";
+
+/// `<cluster>`: the discovery ConfigMap of the whole ensemble.
+pub fn cluster_discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
+    let hosts = cluster.connection_hosts();
+    ConfigMap {
+        metadata: metadata(
+            cluster.name.as_str(),
+            &cluster.namespace,
+            cluster.cluster_labels.labels(),
+        ),
+        data: Some(discovery_data(hosts.clone(), hosts, "/", CLIENT_PORT)),
+        ..ConfigMap::default()
+    }
+}
+
+/// The discovery ConfigMap of a ZNode: named after it, in its namespace, pointing at
+/// `hosts` (see [`crate::validate::connection_hosts`]) with `chroot` appended.
+///
+/// Its labels are the recommended ones without `app.kubernetes.io/version`: the ZNode
+/// does not know the product version of its cluster, which may live in another
+/// namespace. `app.kubernetes.io/instance` is the ZNode's name.
+pub fn znode_discovery_config_map(
+    znode: &ZookeeperZnode,
+    hosts: &str,
+    chroot: &str,
+    client_port: u16,
+) -> Result<ConfigMap, ReconcileError> {
+    let name = znode.name_any();
+    let namespace = znode.namespace().ok_or_else(|| {
+        ReconcileError::invalid_spec(
+            "MissingNamespace",
+            format!("ZookeeperZnode {name} has no namespace"),
+        )
+    })?;
+    if !chroot.starts_with('/') || chroot.len() < 2 || chroot.ends_with('/') {
+        return Err(ReconcileError::invalid_spec(
+            "InvalidZnodePath",
+            format!(
+                "znode path {chroot:?} of ZookeeperZnode {name} must start with '/', not end with '/' and not be the root"
+            ),
+        ));
+    }
+    let labels = BTreeMap::from(
+        [
+            (NAME_LABEL, APP_NAME),
+            (INSTANCE_LABEL, name.as_str()),
+            (COMPONENT_LABEL, ZNODE_COMPONENT),
+            (MANAGED_BY_LABEL, OPERATOR_NAME),
+        ]
+        .map(|(key, value)| (key.to_owned(), value.to_owned())),
+    );
+    Ok(ConfigMap {
+        metadata: metadata(&name, &namespace, labels),
+        data: Some(discovery_data(
+            format!("{hosts}{chroot}"),
+            hosts.to_owned(),
+            chroot,
+            client_port,
+        )),
+        ..ConfigMap::default()
+    })
+}
+
+/// The znode path of a ZNode, for `render` and the controller's first reconcile: the
+/// path recorded in the status wins (it is what exists in ZooKeeper); otherwise
+/// `/znode-<uid>`, unique even when a ZNode is deleted and created again with the same
+/// name; without a uid (an object that was never stored, as in `render`)
+/// `/znode-<namespace>-<name>`.
+pub fn znode_path(znode: &ZookeeperZnode) -> String {
+    if let Some(path) = znode
+        .status
+        .as_ref()
+        .and_then(|status| status.znode_path.clone())
+    {
+        return path;
+    }
+    match &znode.metadata.uid {
+        Some(uid) => format!("/znode-{uid}"),
+        None => format!(
+            "/znode-{}-{}",
+            znode.namespace().unwrap_or_default(),
+            znode.name_any()
+        ),
+    }
+}
+
+fn discovery_data(
+    connection: String,
+    hosts: String,
+    chroot: &str,
+    client_port: u16,
+) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (ZOOKEEPER_KEY.to_owned(), connection),
+        (ZOOKEEPER_HOSTS_KEY.to_owned(), hosts),
+        (ZOOKEEPER_CHROOT_KEY.to_owned(), chroot.to_owned()),
+        (
+            ZOOKEEPER_CLIENT_PORT_KEY.to_owned(),
+            client_port.to_string(),
+        ),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use rstest::rstest;
+    use serde_json::json;
+
+    use super::*;
+    use crate::crd::ZnodeStatus;
+
+    fn znode(
+        uid: Option<&str>,
+        recorded: Option<&str>,
+    ) -> Result<ZookeeperZnode, serde_json::Error> {
+        let mut znode: ZookeeperZnode = serde_json::from_value(json!({
+            "apiVersion": "zookeeper.strata.dev/v1alpha1",
+            "kind": "ZookeeperZnode",
+            "metadata": {"name": "hdfs-znode", "namespace": "apps"},
+            "spec": {"clusterRef": {"name": "simple-zk", "namespace": "zk"}}
+        }))?;
+        znode.metadata.uid = uid.map(str::to_owned);
+        znode.status = recorded.map(|path| ZnodeStatus {
+            znode_path: Some(path.to_owned()),
+            ..ZnodeStatus::default()
+        });
+        Ok(znode)
+    }
+
+    #[rstest]
+    #[case::recorded_path_wins(Some("u-1"), Some("/custom"), "/custom")]
+    #[case::uid_when_nothing_recorded(Some("u-1"), None, "/znode-u-1")]
+    #[case::namespace_and_name_without_uid(None, None, "/znode-apps-hdfs-znode")]
+    fn path(
+        #[case] uid: Option<&str>,
+        #[case] recorded: Option<&str>,
+        #[case] expected: &str,
+    ) -> Result<(), serde_json::Error> {
+        assert_eq!(znode_path(&znode(uid, recorded)?), expected);
+        Ok(())
+    }
+
+    #[test]
+    fn znode_config_map_has_all_keys() -> Result<(), Box<dyn std::error::Error>> {
+        let hosts = "simple-zk.zk.svc.cluster.local:2181";
+        let config_map = znode_discovery_config_map(&znode(None, None)?, hosts, "/znode-x", 2181)?;
+        assert_eq!(config_map.metadata.name.as_deref(), Some("hdfs-znode"));
+        assert_eq!(config_map.metadata.namespace.as_deref(), Some("apps"));
+        assert_eq!(
+            serde_json::to_value(&config_map.data)?,
+            json!({
+                "ZOOKEEPER": "simple-zk.zk.svc.cluster.local:2181/znode-x",
+                "ZOOKEEPER_CHROOT": "/znode-x",
+                "ZOOKEEPER_CLIENT_PORT": "2181",
+                "ZOOKEEPER_HOSTS": "simple-zk.zk.svc.cluster.local:2181"
+            })
+        );
+        let labels = config_map.metadata.labels.unwrap_or_default();
+        assert_eq!(
+            labels.get(MANAGED_BY_LABEL).map(String::as_str),
+            Some(OPERATOR_NAME)
+        );
+        Ok(())
+    }
+
+    #[rstest]
+    #[case::relative("znode-x")]
+    #[case::root("/")]
+    #[case::trailing_slash("/a/")]
+    fn invalid_chroot_is_rejected(#[case] chroot: &str) -> Result<(), serde_json::Error> {
+        let error = znode_discovery_config_map(&znode(None, None)?, "h:2181", chroot, 2181)
+            .err()
+            .map(|error| error.reason().to_owned());
+        assert_eq!(error.as_deref(), Some("InvalidZnodePath"));
+        Ok(())
+    }
+}

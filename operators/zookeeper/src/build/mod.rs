@@ -1,0 +1,150 @@
+//! Build: pure functions from a [`ValidatedCluster`] to the objects the operator wants.
+//!
+//! No client is involved, so the controller, `render` and the tests produce exactly the
+//! same objects. Every object carries the recommended labels and the cluster's namespace
+//! but no owner reference: the apply step adds it, because only it knows the owner's uid.
+//!
+//! | object | name | per |
+//! | --- | --- | --- |
+//! | ConfigMap (`zoo.cfg`, `logback.xml`) | `<zk>-server-<rg>` | role group |
+//! | headless Service | `<zk>-server-<rg>` | role group |
+//! | metrics Service | `<zk>-server-<rg>-metrics` | role group |
+//! | StatefulSet | `<zk>-server-<rg>` | role group |
+//! | PodDisruptionBudget (unless disabled) | `<zk>-server` | role |
+//! | client Service | `<zk>` | cluster |
+//! | discovery ConfigMap | `<zk>` | cluster |
+
+pub mod config_map;
+pub mod container;
+pub mod discovery;
+pub mod pdb;
+pub mod service;
+pub mod statefulset;
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use strata_operator::apply::{DesiredObjectError, DesiredObjects};
+use strata_operator::error::ReconcileError;
+
+pub use self::discovery::{znode_discovery_config_map, znode_path};
+use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
+
+/// The objects of one role group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoleGroupObjects {
+    /// `zoo.cfg` and `logback.xml`.
+    pub config_map: ConfigMap,
+    /// Stable Pod DNS names for the `server.N` lines.
+    pub headless_service: Service,
+    /// Prometheus scrape target.
+    pub metrics_service: Service,
+    /// The servers.
+    pub stateful_set: StatefulSet,
+}
+
+/// Every object of a cluster, typed, for callers that need to look inside (tests, the
+/// status step reading StatefulSet names).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterObjects {
+    /// Per role group, sorted by role group name.
+    pub role_groups: Vec<RoleGroupObjects>,
+    /// The role's budget; `None` when disabled, so the apply step prunes it.
+    pub server_pdb: Option<PodDisruptionBudget>,
+    /// `<zk>`: where clients connect.
+    pub client_service: Service,
+    /// `<zk>`: the connection string for clients.
+    pub discovery_config_map: ConfigMap,
+}
+
+/// Metadata every built object starts from.
+pub(crate) fn metadata(
+    name: &str,
+    namespace: &str,
+    labels: BTreeMap<String, String>,
+) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.to_owned()),
+        namespace: Some(namespace.to_owned()),
+        labels: Some(labels),
+        ..ObjectMeta::default()
+    }
+}
+
+/// Builds the objects of one role group; the StatefulSet's Pod template carries the hash
+/// of the ConfigMap built alongside it.
+pub fn role_group_objects(
+    cluster: &ValidatedCluster,
+    group: &ValidatedRoleGroup,
+) -> RoleGroupObjects {
+    let config_map = config_map::role_group_config_map(cluster, group);
+    let hash = config_map
+        .data
+        .as_ref()
+        .map(config_map::config_hash)
+        .unwrap_or_default();
+    RoleGroupObjects {
+        stateful_set: statefulset::stateful_set(cluster, group, &hash),
+        headless_service: service::headless_service(cluster, group),
+        metrics_service: service::metrics_service(cluster, group),
+        config_map,
+    }
+}
+
+/// Builds every object of the cluster.
+pub fn build_cluster(cluster: &ValidatedCluster) -> ClusterObjects {
+    ClusterObjects {
+        role_groups: cluster
+            .role_groups
+            .iter()
+            .map(|group| role_group_objects(cluster, group))
+            .collect(),
+        server_pdb: pdb::server_pdb(cluster),
+        client_service: service::client_service(cluster),
+        discovery_config_map: discovery::cluster_discovery_config_map(cluster),
+    }
+}
+
+/// Every object of the cluster in the apply step's form.
+///
+/// The typed objects are destructured field by field, so adding an object kind to
+/// [`ClusterObjects`] without handing it to the apply step does not compile.
+pub fn cluster_objects(cluster: &ValidatedCluster) -> Result<DesiredObjects, ReconcileError> {
+    let ClusterObjects {
+        role_groups,
+        server_pdb,
+        client_service,
+        discovery_config_map,
+    } = build_cluster(cluster);
+    let mut desired = DesiredObjects::new();
+    for RoleGroupObjects {
+        config_map,
+        headless_service,
+        metrics_service,
+        stateful_set,
+    } in &role_groups
+    {
+        desired.push(config_map).map_err(desired_error)?;
+        desired.push(headless_service).map_err(desired_error)?;
+        desired.push(metrics_service).map_err(desired_error)?;
+        desired.push(stateful_set).map_err(desired_error)?;
+    }
+    if let Some(pdb) = &server_pdb {
+        desired.push(pdb).map_err(desired_error)?;
+    }
+    desired.push(&client_service).map_err(desired_error)?;
+    desired.push(&discovery_config_map).map_err(desired_error)?;
+    Ok(desired)
+}
+
+/// Serialising built objects does not fail in practice; if it ever does, it is an
+/// operator bug, which retrying will not fix either, but it is not the user's fault.
+fn desired_error(error: DesiredObjectError) -> ReconcileError {
+    ReconcileError::transient("BuildFailed", error.to_string()).with_source(error)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,437 @@
+//! Objects of a built cluster: names, labels, ports, security, config and determinism.
+
+use std::collections::BTreeSet;
+
+use pretty_assertions::assert_eq;
+use rstest::rstest;
+use serde_json::{Value, json};
+use strata_status::OperationState;
+
+use super::*;
+use crate::validate::DEFAULT_CLUSTER_DOMAIN;
+use crate::validate::tests::{cluster, three_servers, validated};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Every object of a cluster as the apply step would send it, keyed by `Kind/name`.
+fn objects(spec: Value) -> Result<BTreeMap<String, Value>, Box<dyn std::error::Error>> {
+    Ok(cluster_objects(&validated(spec)?)?
+        .into_objects()
+        .into_iter()
+        .map(|object| (object.display_name(), object.into_value()))
+        .collect())
+}
+
+fn object<'a>(objects: &'a BTreeMap<String, Value>, key: &str) -> Result<&'a Value, String> {
+    objects.get(key).ok_or_else(|| format!("{key} missing"))
+}
+
+#[test]
+fn simple_cluster_has_exactly_the_expected_objects() -> TestResult {
+    let objects = objects(three_servers())?;
+    let names: Vec<&str> = objects.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "ConfigMap/simple-zk",
+            "ConfigMap/simple-zk-server-default",
+            "PodDisruptionBudget/simple-zk-server",
+            "Service/simple-zk",
+            "Service/simple-zk-server-default",
+            "Service/simple-zk-server-default-metrics",
+            "StatefulSet/simple-zk-server-default",
+        ]
+    );
+    for (key, value) in &objects {
+        let metadata = &value["metadata"];
+        assert_eq!(metadata["namespace"], "data", "{key}");
+        assert!(metadata.get("ownerReferences").is_none(), "{key}");
+        let labels = &metadata["labels"];
+        assert_eq!(
+            labels["app.kubernetes.io/managed-by"], "zookeeper-operator",
+            "{key}"
+        );
+        assert_eq!(labels["app.kubernetes.io/name"], "zookeeper", "{key}");
+        assert_eq!(labels["app.kubernetes.io/instance"], "simple-zk", "{key}");
+        assert_eq!(labels["app.kubernetes.io/version"], "3.9.5", "{key}");
+    }
+    Ok(())
+}
+
+#[rstest]
+#[case::headless("Service/simple-zk-server-default", json!({"clusterIP": "None", "publishNotReadyAddresses": true}), &[("client", 2181), ("quorum", 2888), ("leader-election", 3888)])]
+#[case::metrics("Service/simple-zk-server-default-metrics", json!({"clusterIP": "None", "publishNotReadyAddresses": true}), &[("metrics", 7000)])]
+#[case::client("Service/simple-zk", json!({"type": "ClusterIP"}), &[("client", 2181)])]
+fn services_expose_the_right_ports(
+    #[case] key: &str,
+    #[case] expected_spec: Value,
+    #[case] ports: &[(&str, u16)],
+) -> TestResult {
+    let objects = objects(three_servers())?;
+    let spec = &object(&objects, key)?["spec"];
+    for (field, value) in expected_spec.as_object().into_iter().flatten() {
+        assert_eq!(&spec[field], value, "{key} {field}");
+    }
+    let actual: Vec<(String, u64)> = spec["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|port| {
+            (
+                port["name"].as_str().unwrap_or_default().to_owned(),
+                port["port"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, u64)> = ports
+        .iter()
+        .map(|(name, port)| ((*name).to_owned(), u64::from(*port)))
+        .collect();
+    assert_eq!(actual, expected);
+    Ok(())
+}
+
+#[test]
+fn client_service_selects_every_server_and_metrics_are_annotated() -> TestResult {
+    let objects = objects(three_servers())?;
+    assert_eq!(
+        object(&objects, "Service/simple-zk")?["spec"]["selector"],
+        json!({"app.kubernetes.io/component": "server", "app.kubernetes.io/instance": "simple-zk", "app.kubernetes.io/name": "zookeeper"})
+    );
+    let annotations =
+        &object(&objects, "Service/simple-zk-server-default-metrics")?["metadata"]["annotations"];
+    assert_eq!(annotations["prometheus.io/scrape"], "true");
+    assert_eq!(annotations["prometheus.io/port"], "7000");
+    Ok(())
+}
+
+#[test]
+fn discovery_config_map_points_at_the_client_service() -> TestResult {
+    let objects = objects(three_servers())?;
+    let data = &object(&objects, "ConfigMap/simple-zk")?["data"];
+    assert_eq!(data["ZOOKEEPER"], "simple-zk.data.svc.cluster.local:2181");
+    assert_eq!(data["ZOOKEEPER_CHROOT"], "/");
+    Ok(())
+}
+
+#[test]
+fn stateful_set_runs_zookeeper_with_least_privilege() -> TestResult {
+    let objects = objects(three_servers())?;
+    let spec = &object(&objects, "StatefulSet/simple-zk-server-default")?["spec"];
+    assert_eq!(spec["replicas"], 3);
+    assert_eq!(spec["serviceName"], "simple-zk-server-default");
+    assert_eq!(spec["podManagementPolicy"], "Parallel");
+    assert_eq!(
+        spec["selector"]["matchLabels"]["app.kubernetes.io/role-group"],
+        "default"
+    );
+    assert!(
+        spec["selector"]["matchLabels"]
+            .get("app.kubernetes.io/version")
+            .is_none()
+    );
+    let claim = &spec["volumeClaimTemplates"][0];
+    assert_eq!(claim["metadata"]["name"], "data");
+    assert_eq!(claim["spec"]["accessModes"], json!(["ReadWriteOnce"]));
+    assert_eq!(claim["spec"]["resources"]["requests"]["storage"], "1Gi");
+
+    let pod = &spec["template"]["spec"];
+    assert_eq!(pod["terminationGracePeriodSeconds"], 120);
+    assert_eq!(
+        pod["securityContext"],
+        json!({"fsGroup": 1000, "fsGroupChangePolicy": "OnRootMismatch", "runAsGroup": 1000, "runAsNonRoot": true, "runAsUser": 1000, "seccompProfile": {"type": "RuntimeDefault"}})
+    );
+    let container_security = json!({"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": true, "runAsNonRoot": true});
+    let init = &pod["initContainers"][0];
+    assert_eq!(init["securityContext"], container_security);
+    assert_eq!(
+        init["volumeMounts"],
+        json!([{"mountPath": "/data", "name": "data"}])
+    );
+    assert!(
+        init["command"][2]
+            .as_str()
+            .unwrap_or_default()
+            .contains("myid_offset=1")
+    );
+
+    let main = &pod["containers"][0];
+    assert_eq!(main["name"], "zookeeper");
+    assert_eq!(main["image"], "zookeeper:3.9.5");
+    assert_eq!(main["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(main["command"], json!(["zkServer.sh", "start-foreground"]));
+    assert_eq!(main["securityContext"], container_security);
+    assert_eq!(
+        main["env"],
+        json!([{"name": "ZK_SERVER_HEAP", "value": "768"}, {"name": "ZOOCFGDIR", "value": "/conf"}, {"name": "ZOO_LOG_DIR", "value": "/logs"}])
+    );
+    let ports: Vec<u64> = main["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["containerPort"].as_u64())
+        .collect();
+    assert_eq!(ports, [2181, 2888, 3888, 7000]);
+    assert_eq!(
+        main["resources"]["limits"],
+        json!({"cpu": "1", "memory": "1Gi"})
+    );
+    assert_eq!(
+        main["resources"]["requests"],
+        json!({"cpu": "250m", "memory": "1Gi"})
+    );
+    let readiness = main["readinessProbe"]["exec"]["command"][2]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        readiness.contains("printf srvr")
+            && readiness.contains("Mode: (leader|follower|standalone)"),
+        "{readiness}"
+    );
+    let liveness = main["livenessProbe"]["exec"]["command"][2]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        liveness.contains("printf ruok") && liveness.contains("imok"),
+        "{liveness}"
+    );
+    let mounts: Vec<(&str, &str, bool)> = main["volumeMounts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap_or_default(),
+                m["mountPath"].as_str().unwrap_or_default(),
+                m["readOnly"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        mounts,
+        [
+            ("config", "/conf", true),
+            ("data", "/data", false),
+            ("tmp", "/tmp", false),
+            ("logs", "/logs", false)
+        ]
+    );
+    assert_eq!(
+        pod["volumes"][0]["configMap"]["name"],
+        "simple-zk-server-default"
+    );
+    assert!(pod["volumes"][1]["emptyDir"].is_object() && pod["volumes"][2]["emptyDir"].is_object());
+    Ok(())
+}
+
+fn server_lines(config_map: &ConfigMap) -> Vec<String> {
+    config_map
+        .data
+        .as_ref()
+        .and_then(|data| data.get(config_map::ZOO_CFG))
+        .map(|zoo_cfg| {
+            zoo_cfg
+                .lines()
+                .filter(|line| line.starts_with("server."))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn every_zoo_cfg_lists_every_replica_of_every_group_with_unique_ids() -> TestResult {
+    let built = build_cluster(&validated(json!({"servers": {"roleGroups": {
+        "primary": {"replicas": 3, "config": {"myidOffset": 1}},
+        "secondary": {"replicas": 2, "config": {"myidOffset": 10}}
+    }}}))?);
+    let all: Vec<Vec<String>> = built
+        .role_groups
+        .iter()
+        .map(|group| server_lines(&group.config_map))
+        .collect();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0], all[1]);
+    let line = |id: u32, group: &str, ordinal: u32| {
+        format!(
+            "server.{id}=simple-zk-server-{group}-{ordinal}.simple-zk-server-{group}.data.svc.cluster.local:2888:3888;2181"
+        )
+    };
+    assert_eq!(
+        all[0],
+        [
+            line(1, "primary", 0),
+            line(2, "primary", 1),
+            line(3, "primary", 2),
+            line(10, "secondary", 0),
+            line(11, "secondary", 1),
+        ]
+    );
+    let ids: BTreeSet<&str> = all[0]
+        .iter()
+        .filter_map(|line| line.split('=').next())
+        .collect();
+    assert_eq!(ids.len(), 5);
+    let offsets: Vec<String> = built
+        .role_groups
+        .iter()
+        .filter_map(|group| group.stateful_set.spec.as_ref())
+        .filter_map(|spec| spec.template.spec.as_ref())
+        .filter_map(|pod| {
+            pod.init_containers
+                .as_ref()?
+                .first()?
+                .command
+                .as_ref()?
+                .get(2)
+                .cloned()
+        })
+        .filter_map(|script| {
+            script
+                .lines()
+                .find(|line| line.starts_with("myid_offset="))
+                .map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(offsets, ["myid_offset=1", "myid_offset=10"]);
+    Ok(())
+}
+
+#[test]
+fn stopped_cluster_keeps_claims_services_and_config() -> TestResult {
+    let cluster = cluster(
+        json!({"clusterOperation": {"stopped": true}, "servers": {"roleGroups": {"default": {"replicas": 3}}}}),
+    )?;
+    let operation = OperationState::resolve(false, true, &BTreeMap::new());
+    let stopped = build_cluster(&ValidatedCluster::new(
+        &cluster,
+        &operation,
+        DEFAULT_CLUSTER_DOMAIN,
+    )?);
+    let running = build_cluster(&validated(three_servers())?);
+    let (stopped_group, running_group) = (
+        stopped.role_groups.first().ok_or("none")?,
+        running.role_groups.first().ok_or("none")?,
+    );
+    let spec = stopped_group.stateful_set.spec.as_ref().ok_or("no spec")?;
+    assert_eq!(spec.replicas, Some(0));
+    assert_eq!(spec.volume_claim_templates.as_ref().map(Vec::len), Some(1));
+    assert_eq!(
+        spec.persistent_volume_claim_retention_policy
+            .as_ref()
+            .and_then(|p| p.when_scaled.as_deref()),
+        Some("Retain")
+    );
+    assert_eq!(stopped_group.config_map, running_group.config_map);
+    assert_eq!(
+        stopped_group.headless_service,
+        running_group.headless_service
+    );
+    assert_eq!(stopped.client_service, running.client_service);
+    Ok(())
+}
+
+#[rstest]
+#[case::default_budget(json!({}), Some(1))]
+#[case::custom_max_unavailable(json!({"podDisruptionBudget": {"maxUnavailable": 2}}), Some(2))]
+#[case::disabled(json!({"podDisruptionBudget": {"enabled": false}}), None)]
+fn pdb_follows_the_role_config(
+    #[case] role_config: Value,
+    #[case] max_unavailable: Option<i64>,
+) -> TestResult {
+    let objects = objects(
+        json!({"servers": {"roleConfig": role_config, "roleGroups": {"default": {"replicas": 3}}}}),
+    )?;
+    let pdb = objects.get("PodDisruptionBudget/simple-zk-server");
+    assert_eq!(
+        pdb.and_then(|pdb| pdb["spec"]["maxUnavailable"].as_i64()),
+        max_unavailable
+    );
+    if let Some(pdb) = pdb {
+        assert_eq!(
+            pdb["spec"]["selector"]["matchLabels"],
+            json!({"app.kubernetes.io/component": "server", "app.kubernetes.io/instance": "simple-zk", "app.kubernetes.io/name": "zookeeper"})
+        );
+    }
+    Ok(())
+}
+
+fn config_hash_of(spec: Value) -> Result<Value, Box<dyn std::error::Error>> {
+    let objects = objects(spec)?;
+    Ok(object(&objects, "StatefulSet/simple-zk-server-default")?["spec"]["template"]["metadata"]["annotations"]
+        [statefulset::CONFIG_HASH_ANNOTATION]
+        .clone())
+}
+
+#[rstest]
+#[case::tick_time(json!({"config": {"tickTime": 3000}}))]
+#[case::zoo_cfg_override(json!({"configOverrides": {"zoo.cfg": {"maxClientCnxns": "10"}}}))]
+#[case::log_level(json!({"configOverrides": {"logback.xml": {"ROOT": "DEBUG"}}}))]
+#[case::replicas(json!({"replicas": 5}))]
+fn config_changes_change_the_config_hash(#[case] change: Value) -> TestResult {
+    let mut group = json!({"replicas": 3});
+    for (key, value) in change.as_object().into_iter().flatten() {
+        group[key] = value.clone();
+    }
+    let changed = config_hash_of(json!({"servers": {"roleGroups": {"default": group}}}))?;
+    let original = config_hash_of(three_servers())?;
+    assert!(
+        original.as_str().is_some_and(|hash| hash.len() == 64),
+        "{original}"
+    );
+    assert_ne!(changed, original);
+    Ok(())
+}
+
+#[test]
+fn resources_and_timeout_changes_keep_the_config_hash() -> TestResult {
+    let changed = config_hash_of(
+        json!({"servers": {"roleGroups": {"default": {"replicas": 3, "config": {"resources": {"cpu": {"max": "2"}}, "gracefulShutdownTimeout": "5m"}}}}}),
+    )?;
+    assert_eq!(changed, config_hash_of(three_servers())?);
+    Ok(())
+}
+
+#[test]
+fn same_input_gives_identical_output() -> TestResult {
+    let spec = json!({"servers": {
+        "configOverrides": {"zoo.cfg": {"b": "1", "a": "2"}},
+        "envOverrides": {"Z": "1", "A": "2"},
+        "roleGroups": {"b": {"replicas": 2, "config": {"myidOffset": 5}}, "a": {"replicas": 3}}
+    }});
+    let first = serde_json::to_string(&objects(spec.clone())?)?;
+    let second = serde_json::to_string(&objects(spec)?)?;
+    assert_eq!(first, second);
+    Ok(())
+}
+
+#[test]
+fn overrides_are_applied_last() -> TestResult {
+    let objects = objects(json!({"servers": {
+        "envOverrides": {"ZK_SERVER_HEAP": "2000", "EXTRA": "1"},
+        "podOverrides": {"spec": {
+            "nodeSelector": {"disk": "ssd"},
+            "terminationGracePeriodSeconds": 7,
+            "containers": [{"name": "zookeeper", "resources": {"limits": {"cpu": "3"}}}]
+        }},
+        "roleGroups": {"default": {"replicas": 3, "envOverrides": {"EXTRA": "2"}}}
+    }}))?;
+    let pod =
+        &object(&objects, "StatefulSet/simple-zk-server-default")?["spec"]["template"]["spec"];
+    assert_eq!(pod["nodeSelector"], json!({"disk": "ssd"}));
+    assert_eq!(pod["terminationGracePeriodSeconds"], 7);
+    let main = &pod["containers"][0];
+    assert_eq!(main["resources"]["limits"]["cpu"], "3");
+    assert_eq!(main["resources"]["limits"]["memory"], "1Gi");
+    assert_eq!(main["command"], json!(["zkServer.sh", "start-foreground"]));
+    let env: BTreeMap<&str, &str> = main["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|var| Some((var["name"].as_str()?, var["value"].as_str()?)))
+        .collect();
+    assert_eq!(env.get("ZK_SERVER_HEAP"), Some(&"2000"));
+    assert_eq!(env.get("EXTRA"), Some(&"2"));
+    assert_eq!(env.get("ZOOCFGDIR"), Some(&"/conf"));
+    Ok(())
+}

@@ -1,0 +1,280 @@
+//! `spec.servers.config`: the per-role-group ZooKeeper settings users may set at role or
+//! role group level, and the product defaults that fill whatever neither level sets.
+//!
+//! Every field is optional so that [`Merge`](strata_operator::merge::Merge) can resolve
+//! product default < role < role group field by field. Nested groups (`resources`, `cpu`,
+//! ...) are plain structs rather than `Option`s, so a role group setting only
+//! `resources.cpu.max` keeps the role's `resources.memory.limit`.
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Serialize};
+use strata_operator::merge_struct;
+
+/// Default `myidOffset`: ZooKeeper server ids start at 1.
+pub const DEFAULT_MYID_OFFSET: u32 = 1;
+/// Default CPU request: enough for an idle ensemble member.
+pub const DEFAULT_CPU_MIN: &str = "250m";
+/// Default CPU limit: one core covers request processing and snapshotting bursts.
+pub const DEFAULT_CPU_MAX: &str = "1";
+/// Default memory request and limit; the heap is derived from it.
+pub const DEFAULT_MEMORY_LIMIT: &str = "1Gi";
+/// Default size of the data volume holding snapshots and transaction logs.
+pub const DEFAULT_STORAGE_CAPACITY: &str = "1Gi";
+/// Default `tickTime` in milliseconds (ZooKeeper's own default).
+pub const DEFAULT_TICK_TIME_MS: u32 = 2000;
+/// Default `initLimit` in ticks: 10 s for a follower to connect and sync.
+pub const DEFAULT_INIT_LIMIT: u32 = 5;
+/// Default `syncLimit` in ticks: a follower may lag 4 s behind the leader.
+pub const DEFAULT_SYNC_LIMIT: u32 = 2;
+/// Default time ZooKeeper gets between SIGTERM and SIGKILL.
+pub const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT: &str = "2m";
+
+/// Settings of the ZooKeeper servers of a role or role group.
+///
+/// Product defaults (see [`ZookeeperConfig::product_defaults`]): CPU 250m to 1, memory
+/// 1Gi, storage 1Gi, `tickTime` 2000, `initLimit` 5, `syncLimit` 2, `myidOffset` 1,
+/// `gracefulShutdownTimeout` 2m.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ZookeeperConfig {
+    /// CPU, memory and storage of each server.
+    #[serde(default, skip_serializing_if = "ZookeeperResources::is_empty")]
+    pub resources: ZookeeperResources,
+
+    /// ZooKeeper's basic time unit in milliseconds (`tickTime`). Defaults to 2000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_time: Option<u32>,
+
+    /// Ticks a follower may take to connect and sync to the leader (`initLimit`).
+    /// Defaults to 5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_limit: Option<u32>,
+
+    /// Ticks a follower may fall behind the leader before it is dropped (`syncLimit`).
+    /// Defaults to 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_limit: Option<u32>,
+
+    /// Server id (`myid`) of the role group's first Pod; Pod `n` gets `myidOffset + n`.
+    /// Role groups must use non-overlapping ranges. Defaults to 1. Changing it for
+    /// existing Pods makes them refuse to start, because their volumes hold the old id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub myid_offset: Option<u32>,
+
+    /// Time ZooKeeper gets to shut down before it is killed, such as `2m`, `90s` or
+    /// `1h30m`; it becomes the Pod's `terminationGracePeriodSeconds`. Defaults to `2m`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graceful_shutdown_timeout: Option<String>,
+}
+
+merge_struct!(ZookeeperConfig {
+    resources,
+    tick_time,
+    init_limit,
+    sync_limit,
+    myid_offset,
+    graceful_shutdown_timeout,
+});
+
+impl ZookeeperConfig {
+    /// The lowest layer of the merge: what a server gets when neither the role nor the
+    /// role group sets a field. After merging on top of it, every field is `Some`.
+    pub fn product_defaults() -> Self {
+        let quantity = |value: &str| Some(Quantity(value.to_owned()));
+        Self {
+            resources: ZookeeperResources {
+                cpu: CpuResources {
+                    min: quantity(DEFAULT_CPU_MIN),
+                    max: quantity(DEFAULT_CPU_MAX),
+                },
+                memory: MemoryResources {
+                    limit: quantity(DEFAULT_MEMORY_LIMIT),
+                },
+                storage: StorageResources {
+                    data: PvcResources {
+                        capacity: quantity(DEFAULT_STORAGE_CAPACITY),
+                        storage_class: None,
+                    },
+                },
+            },
+            tick_time: Some(DEFAULT_TICK_TIME_MS),
+            init_limit: Some(DEFAULT_INIT_LIMIT),
+            sync_limit: Some(DEFAULT_SYNC_LIMIT),
+            myid_offset: Some(DEFAULT_MYID_OFFSET),
+            graceful_shutdown_timeout: Some(DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT.to_owned()),
+        }
+    }
+}
+
+/// Resources of one ZooKeeper server.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ZookeeperResources {
+    /// CPU request (`min`) and limit (`max`).
+    #[serde(default, skip_serializing_if = "CpuResources::is_empty")]
+    pub cpu: CpuResources,
+    /// Memory request and limit; the JVM heap is derived from it.
+    #[serde(default, skip_serializing_if = "MemoryResources::is_empty")]
+    pub memory: MemoryResources,
+    /// Persistent volumes of each server.
+    #[serde(default, skip_serializing_if = "StorageResources::is_empty")]
+    pub storage: StorageResources,
+}
+
+merge_struct!(ZookeeperResources {
+    cpu,
+    memory,
+    storage
+});
+
+impl ZookeeperResources {
+    /// Whether nothing is set, so an empty object is left out of serialised specs.
+    pub fn is_empty(&self) -> bool {
+        self.cpu.is_empty() && self.memory.is_empty() && self.storage.is_empty()
+    }
+}
+
+/// CPU of one server.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CpuResources {
+    /// CPU the scheduler reserves (the request), such as `250m`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "quantity_schema")]
+    pub min: Option<Quantity>,
+    /// CPU the server may use at most (the limit), such as `1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "quantity_schema")]
+    pub max: Option<Quantity>,
+}
+
+merge_struct!(CpuResources { min, max });
+
+impl CpuResources {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.min.is_none() && self.max.is_none()
+    }
+}
+
+/// Memory of one server.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryResources {
+    /// Memory request and limit, such as `1Gi`. Three quarters of it become the JVM heap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "quantity_schema")]
+    pub limit: Option<Quantity>,
+}
+
+merge_struct!(MemoryResources { limit });
+
+impl MemoryResources {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.limit.is_none()
+    }
+}
+
+/// Persistent volumes of one server.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct StorageResources {
+    /// The `data` volume, mounted at `/data`, holding snapshots, transaction logs and
+    /// `myid`.
+    #[serde(default, skip_serializing_if = "PvcResources::is_empty")]
+    pub data: PvcResources,
+}
+
+merge_struct!(StorageResources { data });
+
+impl StorageResources {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
+/// One PersistentVolumeClaim template.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PvcResources {
+    /// Requested size, such as `1Gi`. Kubernetes cannot change it for existing Pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "quantity_schema")]
+    pub capacity: Option<Quantity>,
+    /// StorageClass of the claim; the cluster's default class when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_class: Option<String>,
+}
+
+merge_struct!(PvcResources {
+    capacity,
+    storage_class
+});
+
+impl PvcResources {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.capacity.is_none() && self.storage_class.is_none()
+    }
+}
+
+/// Schema of a Kubernetes quantity (`250m`, `1Gi`, `2`): a number or a string, as
+/// Kubernetes' own resource fields accept. Shorter than k8s-openapi's schema, whose
+/// multi-kilobyte description would be repeated for every field.
+fn quantity_schema(_generator: &mut SchemaGenerator) -> Schema {
+    schemars::json_schema!({ "x-kubernetes-int-or-string": true })
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+    use strata_operator::merge::Merge;
+
+    use super::*;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    #[test]
+    fn role_group_keeps_role_settings_it_does_not_override() -> TestResult {
+        let role: ZookeeperConfig = serde_json::from_value(json!({
+            "resources": {"memory": {"limit": "2Gi"}, "cpu": {"max": "2"}},
+            "tickTime": 3000
+        }))?;
+        let mut group: ZookeeperConfig = serde_json::from_value(json!({
+            "resources": {"cpu": {"max": 4}}
+        }))?;
+        group.merge_from(&role);
+        group.merge_from(&ZookeeperConfig::product_defaults());
+        assert_eq!(group.resources.cpu.max, Some(Quantity("4".to_owned())));
+        assert_eq!(group.resources.cpu.min, Some(Quantity("250m".to_owned())));
+        assert_eq!(
+            group.resources.memory.limit,
+            Some(Quantity("2Gi".to_owned()))
+        );
+        assert_eq!(group.tick_time, Some(3000));
+        assert_eq!(group.sync_limit, Some(DEFAULT_SYNC_LIMIT));
+        Ok(())
+    }
+
+    #[test]
+    fn empty_config_serialises_as_an_empty_object() -> TestResult {
+        assert_eq!(serde_json::to_value(ZookeeperConfig::default())?, json!({}));
+        Ok(())
+    }
+
+    #[test]
+    fn camel_case_round_trip() -> TestResult {
+        let value = json!({
+            "resources": {"storage": {"data": {"capacity": "5Gi", "storageClass": "fast"}}},
+            "myidOffset": 10,
+            "gracefulShutdownTimeout": "30s"
+        });
+        let config: ZookeeperConfig = serde_json::from_value(value.clone())?;
+        assert_eq!(serde_json::to_value(&config)?, value);
+        Ok(())
+    }
+}

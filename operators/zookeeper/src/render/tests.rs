@@ -1,0 +1,134 @@
+//! `render` of the shipped examples and of files mixing clusters and ZNodes.
+
+use pretty_assertions::assert_eq;
+use rstest::rstest;
+use strata_operator::render::parse_documents;
+
+use super::*;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const SIMPLE: &str = include_str!("../../../../examples/zookeeper/simple-cluster.yaml");
+const TWO_GROUPS: &str = include_str!("../../../../examples/zookeeper/two-role-groups.yaml");
+const ZNODE: &str = include_str!("../../../../examples/zookeeper/znode.yaml");
+
+fn rendered(yaml: &str) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+    Ok(render(&parse_documents(yaml)?)?)
+}
+
+fn names(objects: &[Value]) -> Vec<String> {
+    let mut names: Vec<String> = objects
+        .iter()
+        .map(|object| {
+            format!(
+                "{}/{}",
+                object["kind"].as_str().unwrap_or_default(),
+                object["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+#[rstest]
+#[case::simple_cluster(SIMPLE, 7, "StatefulSet/simple-zk-server-default")]
+#[case::two_role_groups(TWO_GROUPS, 11, "StatefulSet/split-zk-server-secondary")]
+#[case::cluster_and_znode(ZNODE, 8, "ConfigMap/hdfs-znode")]
+fn examples_render(#[case] yaml: &str, #[case] count: usize, #[case] expected: &str) -> TestResult {
+    let objects = rendered(yaml)?;
+    let names = names(&objects);
+    assert_eq!(names.len(), count, "{names:?}");
+    assert!(names.iter().any(|name| name == expected), "{names:?}");
+    for object in &objects {
+        assert!(
+            object["apiVersion"].is_string() && object["kind"].is_string(),
+            "{object}"
+        );
+        assert_eq!(object["metadata"]["namespace"], "default", "{object}");
+    }
+    Ok(())
+}
+
+#[test]
+fn znode_config_map_points_at_its_cluster_with_a_chroot() -> TestResult {
+    let objects = rendered(ZNODE)?;
+    let config_map = objects
+        .iter()
+        .find(|object| object["kind"] == "ConfigMap" && object["metadata"]["name"] == "hdfs-znode")
+        .ok_or("no znode ConfigMap")?;
+    assert_eq!(
+        config_map["data"]["ZOOKEEPER"],
+        "simple-zk.default.svc.cluster.local:2181/znode-default-hdfs-znode"
+    );
+    assert_eq!(config_map["data"]["ZOOKEEPER_CLIENT_PORT"], "2181");
+    Ok(())
+}
+
+#[rstest]
+#[case::cluster_in_another_namespace(
+    "spec:\n  clusterRef:\n    name: simple-zk\n    namespace: other\n"
+)]
+#[case::unknown_cluster("spec:\n  clusterRef:\n    name: missing-zk\n")]
+fn znodes_without_their_cluster_in_the_file_are_skipped(#[case] znode_spec: &str) -> TestResult {
+    let yaml = format!(
+        "{SIMPLE}---\napiVersion: zookeeper.strata.dev/v1alpha1\nkind: ZookeeperZnode\nmetadata:\n  name: orphan\n{znode_spec}"
+    );
+    let names = names(&rendered(&yaml)?);
+    assert_eq!(names.len(), 7, "{names:?}");
+    assert!(
+        !names.iter().any(|name| name.ends_with("/orphan")),
+        "{names:?}"
+    );
+    Ok(())
+}
+
+#[test]
+fn rendering_is_deterministic() -> TestResult {
+    assert_eq!(rendered(TWO_GROUPS)?, rendered(TWO_GROUPS)?);
+    Ok(())
+}
+
+#[test]
+fn stop_annotation_renders_zero_replicas() -> TestResult {
+    let yaml = SIMPLE.replace(
+        "  namespace: default\n",
+        "  namespace: default\n  annotations:\n    operator-command: Stopped\n",
+    );
+    let objects = rendered(&yaml)?;
+    let stateful_set = objects
+        .iter()
+        .find(|object| object["kind"] == "StatefulSet")
+        .ok_or("no StatefulSet")?;
+    assert_eq!(stateful_set["spec"]["replicas"], 0);
+    Ok(())
+}
+
+#[test]
+fn invalid_cluster_names_the_cluster_and_the_reason() -> TestResult {
+    let yaml = SIMPLE.replace(
+        "replicas: 3",
+        "replicas: 3\n        config:\n          myidOffset: 0",
+    );
+    let error = render(&parse_documents(&yaml)?)
+        .err()
+        .map(|error| error.to_string());
+    assert_eq!(
+        error.as_deref(),
+        Some(
+            "ZookeeperCluster simple-zk: InvalidMyidOffset: spec.servers: role group \"default\" has myidOffset 0, but ZooKeeper server ids start at 1"
+        )
+    );
+    Ok(())
+}
+
+#[test]
+fn missing_namespace_defaults_to_default() -> TestResult {
+    let objects = rendered(&SIMPLE.replace("  namespace: default\n", ""))?;
+    assert!(
+        objects
+            .iter()
+            .all(|object| object["metadata"]["namespace"] == "default")
+    );
+    Ok(())
+}

@@ -1,0 +1,262 @@
+//! Validation rules, one named case per rule, plus the fixtures the build and render
+//! tests share.
+
+use std::collections::BTreeMap;
+
+use pretty_assertions::assert_eq;
+use rstest::rstest;
+use serde_json::{Value, json};
+use strata_operator::error::ReconcileError;
+use strata_status::OperationState;
+
+use super::*;
+
+/// A `ZookeeperCluster` named `simple-zk` in namespace `data` with the given spec.
+pub(crate) fn cluster(spec: Value) -> Result<ZookeeperCluster, serde_json::Error> {
+    serde_json::from_value(json!({
+        "apiVersion": "zookeeper.strata.dev/v1alpha1",
+        "kind": "ZookeeperCluster",
+        "metadata": {"name": "simple-zk", "namespace": "data"},
+        "spec": spec
+    }))
+}
+
+/// The spec of three servers in one role group `default`.
+pub(crate) fn three_servers() -> Value {
+    json!({"servers": {"roleGroups": {"default": {"replicas": 3}}}})
+}
+
+/// Validates a running cluster in `cluster.local`.
+pub(crate) fn validated(spec: Value) -> Result<ValidatedCluster, Box<dyn std::error::Error>> {
+    Ok(ValidatedCluster::new(
+        &cluster(spec)?,
+        &OperationState::default(),
+        DEFAULT_CLUSTER_DOMAIN,
+    )?)
+}
+
+/// The reason and message of a validation failure, or `None` if the spec is valid.
+fn failure(spec: Value) -> Result<Option<(String, String)>, serde_json::Error> {
+    let result = ValidatedCluster::new(
+        &cluster(spec)?,
+        &OperationState::default(),
+        DEFAULT_CLUSTER_DOMAIN,
+    );
+    Ok(result
+        .err()
+        .map(|error: ReconcileError| (error.reason().to_owned(), error.message().to_owned())))
+}
+
+fn group_config(config: Value) -> Value {
+    json!({"servers": {"roleGroups": {"default": {"replicas": 3, "config": config}}}})
+}
+
+#[rstest]
+#[case::no_role_groups(json!({"servers": {"roleGroups": {}}}), "NoRoleGroups", "spec.servers.roleGroups is empty")]
+#[case::role_group_name_with_capitals(
+    json!({"servers": {"roleGroups": {"Default": {}}}}),
+    "InvalidRoleGroupName",
+    "role group name \"Default\" is invalid"
+)]
+#[case::role_group_name_too_long(
+    json!({"servers": {"roleGroups": {"a-very-long-role-group-name-for-zookeeper-x": {}}}}),
+    "NameTooLong",
+    "name \"simple-zk-server-a-very-long-role-group-name-for-zookeeper-x\" is 60 characters; StatefulSet names may have at most 52"
+)]
+#[case::invalid_product_version(
+    json!({"image": {"productVersion": "3.9 5"}, "servers": {"roleGroups": {"default": {}}}}),
+    "InvalidImage",
+    "spec.image: productVersion \"3.9 5\" is not a valid image tag"
+)]
+#[case::unparseable_cpu(group_config(json!({"resources": {"cpu": {"max": "lots"}}})), "InvalidQuantity", "role group \"default\": resources.cpu.max: quantity \"lots\" is invalid")]
+#[case::cpu_min_above_max(group_config(json!({"resources": {"cpu": {"min": "2", "max": "500m"}}})), "InvalidCpuRange", "resources.cpu.min (2) exceeds resources.cpu.max (500m)")]
+#[case::memory_too_low(group_config(json!({"resources": {"memory": {"limit": "100Mi"}}})), "MemoryLimitTooLow", "resources.memory.limit (100Mi) is below the minimum of 128Mi")]
+#[case::zero_storage(group_config(json!({"resources": {"storage": {"data": {"capacity": "0"}}}})), "InvalidStorageCapacity", "must be larger than zero")]
+#[case::zero_tick_time(group_config(json!({"tickTime": 0})), "InvalidTimingSetting", "tickTime must be at least 1")]
+#[case::bad_shutdown_timeout(group_config(json!({"gracefulShutdownTimeout": "soon"})), "InvalidGracefulShutdownTimeout", "gracefulShutdownTimeout: duration \"soon\" is invalid")]
+#[case::myid_offset_zero(group_config(json!({"myidOffset": 0})), "InvalidMyidOffset", "role group \"default\" has myidOffset 0")]
+#[case::ids_above_255(group_config(json!({"myidOffset": 254})), "ServerIdOutOfRange", "would use server ids up to 256")]
+#[case::unknown_config_file(
+    json!({"servers": {"configOverrides": {"log4j.properties": {}}, "roleGroups": {"default": {}}}}),
+    "UnsupportedConfigFile",
+    "configOverrides has \"log4j.properties\"; only logback.xml and zoo.cfg can be overridden"
+)]
+#[case::bad_log_level(
+    json!({"servers": {"configOverrides": {"logback.xml": {"ROOT": "LOUD"}}, "roleGroups": {"default": {}}}}),
+    "InvalidConfigOverride",
+    "logback.xml: logger \"ROOT\" has level \"LOUD\""
+)]
+#[case::zoo_cfg_key_injection(
+    json!({"servers": {"roleGroups": {"default": {"configOverrides": {"zoo.cfg": {"a=b": "c"}}}}}}),
+    "InvalidConfigOverride",
+    "role group \"default\": zoo.cfg: config override key \"a=b\" is invalid"
+)]
+#[case::data_dir_outside_the_volume(
+    json!({"servers": {"configOverrides": {"zoo.cfg": {"dataDir": "/var/lib/zookeeper"}}, "roleGroups": {"default": {}}}}),
+    "InvalidDataDir",
+    "configOverrides sets dataDir=/var/lib/zookeeper"
+)]
+fn invalid_specs_are_rejected_with_a_reason(
+    #[case] spec: Value,
+    #[case] reason: &str,
+    #[case] message_part: &str,
+) -> Result<(), serde_json::Error> {
+    let failure = failure(spec)?;
+    assert_eq!(
+        failure.as_ref().map(|(r, _)| r.as_str()),
+        Some(reason),
+        "{failure:?}"
+    );
+    let message = failure.map(|(_, message)| message).unwrap_or_default();
+    assert!(message.contains(message_part), "{message}");
+    Ok(())
+}
+
+#[test]
+fn overlapping_ranges_name_both_groups_and_the_shared_ids() -> Result<(), serde_json::Error> {
+    let spec = json!({"servers": {"roleGroups": {
+        "primary": {"replicas": 3, "config": {"myidOffset": 1}},
+        "secondary": {"replicas": 2, "config": {"myidOffset": 3}}
+    }}});
+    let (reason, message) = failure(spec)?.unwrap_or_default();
+    assert_eq!(reason, "OverlappingServerIds");
+    assert!(
+        message.contains("\"primary\" and \"secondary\""),
+        "{message}"
+    );
+    assert!(message.contains("server ids 3;"), "{message}");
+    Ok(())
+}
+
+#[rstest]
+#[case::cluster_name_too_long_for_the_statefulset(&"z".repeat(45), "NameTooLong")]
+#[case::cluster_name_too_long_for_a_label(&"z".repeat(64), "InvalidName")]
+#[case::cluster_name_with_underscore("simple_zk", "InvalidName")]
+fn invalid_cluster_names_are_rejected(
+    #[case] name: &str,
+    #[case] reason: &str,
+) -> Result<(), serde_json::Error> {
+    let mut cluster = cluster(three_servers())?;
+    cluster.metadata.name = Some(name.to_owned());
+    let error = ValidatedCluster::new(&cluster, &OperationState::default(), DEFAULT_CLUSTER_DOMAIN)
+        .err()
+        .map(|error| error.reason().to_owned());
+    assert_eq!(error.as_deref(), Some(reason));
+    Ok(())
+}
+
+#[rstest]
+#[case::missing_namespace(None, DEFAULT_CLUSTER_DOMAIN, "MissingNamespace")]
+#[case::domain_with_capitals(Some("data"), "Cluster.Local", "InvalidClusterDomain")]
+#[case::domain_with_empty_label(Some("data"), "cluster..local", "InvalidClusterDomain")]
+fn environment_problems_are_rejected(
+    #[case] namespace: Option<&str>,
+    #[case] domain: &str,
+    #[case] reason: &str,
+) -> Result<(), serde_json::Error> {
+    let mut cluster = cluster(three_servers())?;
+    cluster.metadata.namespace = namespace.map(str::to_owned);
+    let error = ValidatedCluster::new(&cluster, &OperationState::default(), domain)
+        .err()
+        .map(|error| error.reason().to_owned());
+    assert_eq!(error.as_deref(), Some(reason));
+    Ok(())
+}
+
+#[rstest]
+#[case::default_one_gibibyte(None, 768)]
+#[case::two_gibibytes(Some("2Gi"), 1536)]
+#[case::half_a_gibibyte(Some("512Mi"), 384)]
+#[case::fractional(Some("1.5Gi"), 1152)]
+#[case::decimal_gigabyte(Some("1G"), 715)]
+#[case::minimum(Some("128Mi"), 96)]
+fn heap_is_three_quarters_of_the_memory_limit(
+    #[case] limit: Option<&str>,
+    #[case] heap_mib: u64,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let config = limit.map_or(
+        json!({}),
+        |limit| json!({"resources": {"memory": {"limit": limit}}}),
+    );
+    let cluster = validated(group_config(config))?;
+    let heaps: Vec<u64> = cluster
+        .role_groups
+        .iter()
+        .map(|g| g.resources.heap_mib)
+        .collect();
+    assert_eq!(heaps, [heap_mib]);
+    Ok(())
+}
+
+#[rstest]
+#[case::running(false, BTreeMap::new(), 3)]
+#[case::stopped_by_spec(true, BTreeMap::new(), 0)]
+#[case::stopped_by_annotation(false, BTreeMap::from([("operator-command".to_owned(), "Stopped".to_owned())]), 0)]
+#[case::paused_keeps_replicas(false, BTreeMap::from([("operator-command".to_owned(), "Paused".to_owned())]), 3)]
+fn stopping_sets_replicas_to_zero_but_keeps_the_ensemble(
+    #[case] spec_stopped: bool,
+    #[case] annotations: BTreeMap<String, String>,
+    #[case] replicas: u16,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let operation = OperationState::resolve(false, spec_stopped, &annotations);
+    let validated = ValidatedCluster::new(
+        &cluster(three_servers())?,
+        &operation,
+        DEFAULT_CLUSTER_DOMAIN,
+    )?;
+    let group = validated.role_groups.first().ok_or("no role group")?;
+    assert_eq!((group.replicas, group.ensemble_replicas), (replicas, 3));
+    assert_eq!(group.zoo_cfg.ensemble().servers().len(), 3);
+    Ok(())
+}
+
+#[test]
+fn defaults_are_applied() -> Result<(), Box<dyn std::error::Error>> {
+    let cluster = validated(three_servers())?;
+    assert_eq!(cluster.image.image, "zookeeper:3.9.5");
+    let group = cluster.role_groups.first().ok_or("no role group")?;
+    assert_eq!(group.myid_offset, 1);
+    assert_eq!(group.termination_grace_period_seconds, 120);
+    assert_eq!(
+        [
+            group.resources.cpu_min.0.as_str(),
+            &group.resources.cpu_max.0,
+            &group.resources.memory_limit.0,
+            &group.resources.storage_capacity.0
+        ],
+        ["250m", "1", "1Gi", "1Gi"]
+    );
+    assert_eq!(
+        [
+            group.zoo_cfg.get("tickTime"),
+            group.zoo_cfg.get("initLimit"),
+            group.zoo_cfg.get("syncLimit")
+        ],
+        [Some("2000"), Some("5"), Some("2")]
+    );
+    Ok(())
+}
+
+#[test]
+fn role_group_settings_win_over_role_settings() -> Result<(), Box<dyn std::error::Error>> {
+    let cluster = validated(json!({"servers": {
+        "config": {"tickTime": 3000, "gracefulShutdownTimeout": "30s"},
+        "configOverrides": {"zoo.cfg": {"maxClientCnxns": "10", "globalOutstandingLimit": "500"},
+                            "logback.xml": {"ROOT": "warn", "org.apache.zookeeper": "DEBUG"}},
+        "roleGroups": {"default": {
+            "config": {"tickTime": 4000},
+            "configOverrides": {"zoo.cfg": {"maxClientCnxns": "20"}}
+        }}
+    }}))?;
+    let group = cluster.role_groups.first().ok_or("no role group")?;
+    assert_eq!(group.zoo_cfg.get("tickTime"), Some("4000"));
+    assert_eq!(group.zoo_cfg.get("maxClientCnxns"), Some("20"));
+    assert_eq!(group.zoo_cfg.get("globalOutstandingLimit"), Some("500"));
+    assert_eq!(group.termination_grace_period_seconds, 30);
+    assert_eq!(group.logback.root_level, crate::config::LogLevel::Warn);
+    assert_eq!(
+        group.logback.loggers.get("org.apache.zookeeper"),
+        Some(&crate::config::LogLevel::Debug)
+    );
+    Ok(())
+}
