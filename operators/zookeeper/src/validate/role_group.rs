@@ -59,8 +59,9 @@ pub struct ServerResources {
     pub storage_class: Option<String>,
 }
 
-/// One role group, checked and with every layer merged.
+/// One role group, checked and with every layer merged; only validation creates one.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ValidatedRoleGroup {
     /// Names of the StatefulSet, its ConfigMap and headless Service.
     pub name: RoleGroupRef,
