@@ -24,7 +24,11 @@ pub struct Operator {
 ///
 /// Add one line per operator, for example:
 /// `Operator { name: "zookeeper-operator", crate_dir: "operators/zookeeper", crds: zookeeper_operator::crds },`
-pub const OPERATORS: &[Operator] = &[];
+pub const OPERATORS: &[Operator] = &[Operator {
+    name: "zookeeper-operator",
+    crate_dir: "operators/zookeeper",
+    crds: zookeeper_operator::crds,
+}];
 
 /// The registered operators; generators take a slice so tests can pass fixtures instead.
 pub fn registered() -> &'static [Operator] {

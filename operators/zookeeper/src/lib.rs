@@ -1,8 +1,14 @@
-//! The Strata ZooKeeper operator: product-specific pieces that render ZooKeeper's
-//! configuration and talk to a running ensemble.
+//! The Strata ZooKeeper operator: `ZookeeperCluster` ensembles and
+//! `ZookeeperZnode` paths in them.
+//!
+//! The crate has the shape every Strata operator shares: `crd` (spec and
+//! status types), `validate` (spec to checked model), `build` (pure objects),
+//! `config` (product config files), `controller` (the reconcile pipelines)
+//! and `render`.
 
 pub mod build;
 pub mod config;
+pub mod controller;
 pub mod crd;
 pub mod render;
 pub mod validate;
@@ -10,6 +16,33 @@ pub mod znode_client;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
+use strata_operator::cli::Operator;
+use strata_operator::controller::OperatorRuntime;
+
+/// The operator's name: field manager, `managed-by` label value, Event reporter.
+pub const OPERATOR_NAME: &str = crd::OPERATOR_NAME;
+
+/// The ZooKeeper operator, as the shared command line sees it.
+#[derive(Debug)]
+pub struct ZookeeperOperator;
+
+impl Operator for ZookeeperOperator {
+    const NAME: &'static str = OPERATOR_NAME;
+
+    fn crds() -> Vec<CustomResourceDefinition> {
+        crds()
+    }
+
+    fn render(
+        documents: &[serde_json::Value],
+    ) -> Result<Vec<serde_json::Value>, strata_operator::render::RenderError> {
+        render::render(documents)
+    }
+
+    async fn run(runtime: OperatorRuntime) {
+        controller::run(runtime, controller::RunOptions::from_environment()).await;
+    }
+}
 
 /// Every CRD this operator owns, derived from the Rust types, for `crd`, the Helm chart
 /// and `cargo xtask gen-crds`.

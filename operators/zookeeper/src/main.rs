@@ -1,13 +1,9 @@
-//! Command line of the Strata ZooKeeper operator.
+//! `zookeeper-operator run | crd | render -f FILE`.
 
-use clap::Parser;
+use std::process::ExitCode;
 
-/// Runs the Strata ZooKeeper operator. The controller subcommands (`run`, `crd`, `render`)
-/// arrive with the `ZookeeperCluster` types; until then the binary only reports its version.
-#[derive(Debug, Parser)]
-#[command(name = "zookeeper-operator", version, about)]
-struct Cli {}
+use zookeeper_operator::ZookeeperOperator;
 
-fn main() {
-    let Cli {} = Cli::parse();
+fn main() -> ExitCode {
+    strata_operator::cli::main::<ZookeeperOperator>()
 }

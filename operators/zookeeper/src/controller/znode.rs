@@ -1,0 +1,305 @@
+//! The ZNode controller: reserve a path in the referenced ensemble, publish
+//! its discovery ConfigMap, and remove the path only when the ZNode object is
+//! deleted.
+//!
+//! Pipeline: dereference the cluster (from the cluster watch cache), record
+//! the path in status before using it, create the path over the network,
+//! apply the discovery ConfigMap, write the status.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::Api;
+use kube::runtime::controller::Action;
+use kube::runtime::events::EventType;
+use kube::runtime::finalizer::{self, Event as FinalizerEvent};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Resource, ResourceExt};
+use strata_operator::apply::DesiredObjects;
+use strata_operator::controller::Context;
+use strata_operator::error::ReconcileError;
+use strata_operator::status::RESYNC_PERIOD;
+use strata_status::{ConditionStatus, ConditionType, ConditionUpdate, Reason, apply_updates};
+
+use crate::build::{znode_discovery_config_map, znode_path};
+use crate::config::zoo_cfg::CLIENT_PORT;
+use crate::crd::{ZnodeStatus, ZookeeperCluster, ZookeeperZnode};
+use crate::znode_client::{ZnodeClient, ZnodeError};
+
+/// The finalizer that keeps a ZNode object until its path is removed.
+pub const FINALIZER: &str = "zookeeper.strata.dev/znode-path";
+
+/// How the controller reaches an ensemble. In a cluster this is the client
+/// Service; tests point it at a local server.
+pub trait EnsembleAddress: Send + Sync {
+    /// The `host:port[,host:port]` connection string of a cluster.
+    fn hosts(&self, cluster: &ZookeeperCluster) -> String;
+}
+
+/// The client Service `<cluster>.<namespace>.svc.<domain>:2181`.
+#[derive(Clone, Debug)]
+pub struct ClientServiceAddress {
+    /// The cluster's DNS domain, usually `cluster.local`.
+    pub cluster_domain: String,
+}
+
+impl EnsembleAddress for ClientServiceAddress {
+    fn hosts(&self, cluster: &ZookeeperCluster) -> String {
+        format!(
+            "{}.{}.svc.{}:{CLIENT_PORT}",
+            cluster.name_any(),
+            cluster.namespace().unwrap_or_default(),
+            self.cluster_domain
+        )
+    }
+}
+
+/// What the ZNode controller needs beyond the shared context.
+pub struct ZnodeContext {
+    /// The cluster watch cache; clusters are read from here, never fetched.
+    pub clusters: Store<ZookeeperCluster>,
+    /// How to reach an ensemble.
+    pub address: Arc<dyn EnsembleAddress>,
+    /// Bound on every ZooKeeper operation, connect included.
+    pub timeout: Duration,
+}
+
+impl std::fmt::Debug for ZnodeContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZnodeContext")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reconciles one ZNode.
+pub async fn reconcile(
+    znode: Arc<ZookeeperZnode>,
+    context: Arc<Context<ZnodeContext>>,
+) -> Result<Action, ReconcileError> {
+    let api: Api<ZookeeperZnode> = Api::namespaced(
+        context.client.clone(),
+        &znode.namespace().unwrap_or_default(),
+    );
+    finalizer::finalizer(&api, FINALIZER, znode, |event| async {
+        match event {
+            FinalizerEvent::Apply(znode) => apply(&znode, &context).await,
+            FinalizerEvent::Cleanup(znode) => cleanup(&znode, &context).await,
+        }
+    })
+    .await
+    .map_err(|error| match error {
+        finalizer::Error::ApplyFailed(error) | finalizer::Error::CleanupFailed(error) => error,
+        finalizer::Error::AddFinalizer(source) | finalizer::Error::RemoveFinalizer(source) => {
+            ReconcileError::from_kube(
+                "FinalizerUpdateFailed",
+                "updating the ZNode's finalizer",
+                source,
+            )
+        }
+        other => ReconcileError::invalid_spec("InvalidZnode", other.to_string()),
+    })
+}
+
+fn referenced_cluster(
+    znode: &ZookeeperZnode,
+    clusters: &Store<ZookeeperCluster>,
+) -> Result<Arc<ZookeeperCluster>, ReconcileError> {
+    let own_namespace = znode.namespace().unwrap_or_default();
+    let reference = &znode.spec.cluster_ref;
+    let namespace = reference.namespace_or(&own_namespace);
+    clusters
+        .get(&ObjectRef::new(&reference.name).within(namespace))
+        .ok_or_else(|| {
+            ReconcileError::transient(
+                "ClusterNotFound",
+                format!(
+                    "ZookeeperCluster {namespace}/{} does not exist",
+                    reference.name
+                ),
+            )
+        })
+}
+
+fn ensemble_error(error: ZnodeError, doing: &str) -> ReconcileError {
+    let message = format!("{doing} failed: {error}");
+    if error.is_transient() {
+        ReconcileError::transient("EnsembleUnreachable", message)
+    } else {
+        ReconcileError::invalid_spec("ZnodeOperationFailed", message)
+    }
+}
+
+async fn apply(
+    znode: &ZookeeperZnode,
+    context: &Context<ZnodeContext>,
+) -> Result<Action, ReconcileError> {
+    let mut stored = znode.status.clone();
+    let result = apply_steps(znode, context, &mut stored).await;
+    let status = next_status(znode, stored.as_ref(), result.as_ref().err());
+    context
+        .write_status(znode, stored.as_ref(), &status)
+        .await?;
+    result.map(|()| Action::requeue(RESYNC_PERIOD))
+}
+
+/// Dereference, record the path, create it, publish discovery. `stored`
+/// follows every status write so the final status write compares against
+/// what the API server really holds.
+async fn apply_steps(
+    znode: &ZookeeperZnode,
+    context: &Context<ZnodeContext>,
+    stored: &mut Option<ZnodeStatus>,
+) -> Result<(), ReconcileError> {
+    let cluster = referenced_cluster(znode, &context.extra.clusters)?;
+    if znode.uid().is_none() {
+        return Err(ReconcileError::transient(
+            "ZnodeNotPersisted",
+            "the ZNode has no uid yet",
+        ));
+    }
+    let path = znode_path(znode);
+    record_path(znode, &path, context, stored).await?;
+
+    let hosts = context.extra.address.hosts(&cluster);
+    let client = ZnodeClient::connect(&hosts, context.extra.timeout)
+        .await
+        .map_err(|error| ensemble_error(error, &format!("connecting to {hosts}")))?;
+    client
+        .ensure_path(&path)
+        .await
+        .map_err(|error| ensemble_error(error, &format!("creating {path}")))?;
+
+    let mut desired = DesiredObjects::new();
+    desired
+        .push(&znode_discovery_config_map(
+            znode,
+            &hosts,
+            &path,
+            CLIENT_PORT,
+        )?)
+        .map_err(|error| ReconcileError::transient("BuildFailed", error.to_string()))?;
+    context.apply(znode, desired).await?;
+    Ok(())
+}
+
+/// Writes the path to status before it is used, so a crash between creating
+/// the path and recording it can never leave an untracked path behind.
+async fn record_path(
+    znode: &ZookeeperZnode,
+    path: &str,
+    context: &Context<ZnodeContext>,
+    stored: &mut Option<ZnodeStatus>,
+) -> Result<(), ReconcileError> {
+    if stored
+        .as_ref()
+        .and_then(|status| status.znode_path.as_deref())
+        == Some(path)
+    {
+        return Ok(());
+    }
+    let mut recorded = stored.clone().unwrap_or_default();
+    recorded.znode_path = Some(path.to_owned());
+    context
+        .write_status(znode, stored.as_ref(), &recorded)
+        .await?;
+    *stored = Some(recorded);
+    Ok(())
+}
+
+async fn cleanup(
+    znode: &ZookeeperZnode,
+    context: &Context<ZnodeContext>,
+) -> Result<Action, ReconcileError> {
+    let Some(path) = znode
+        .status
+        .as_ref()
+        .and_then(|status| status.znode_path.clone())
+    else {
+        return Ok(Action::await_change());
+    };
+    let cluster = match referenced_cluster(znode, &context.extra.clusters) {
+        Ok(cluster) => cluster,
+        Err(_) => {
+            let note = format!(
+                "ZookeeperCluster {} is gone, so {path} could not be removed; its data stays on the cluster's volumes",
+                znode.spec.cluster_ref.name
+            );
+            tracing::warn!(znode = %znode.name_any(), "{note}");
+            context
+                .publish_event(znode, EventType::Warning, "ClusterGone", "RemovePath", note)
+                .await;
+            return Ok(Action::await_change());
+        }
+    };
+    let hosts = context.extra.address.hosts(&cluster);
+    let client = ZnodeClient::connect(&hosts, context.extra.timeout)
+        .await
+        .map_err(|error| ensemble_error(error, &format!("connecting to {hosts}")))?;
+    client
+        .delete_recursive(&path)
+        .await
+        .map_err(|error| ensemble_error(error, &format!("removing {path}")))?;
+    tracing::info!(znode = %znode.name_any(), path, "removed the znode path");
+    Ok(Action::await_change())
+}
+
+/// The ZNode's status: Available when the path exists and the discovery
+/// ConfigMap is applied; Degraded with the failure's reason otherwise.
+pub fn next_status(
+    znode: &ZookeeperZnode,
+    stored: Option<&ZnodeStatus>,
+    failure: Option<&ReconcileError>,
+) -> ZnodeStatus {
+    let reason = |failure: &ReconcileError| {
+        Reason::new(failure.reason().to_owned()).unwrap_or(Reason::RECONCILE_ERROR_RETRYING)
+    };
+    let updates = match failure {
+        None => vec![
+            ConditionUpdate::new(
+                ConditionType::Available,
+                ConditionStatus::True,
+                Reason::AS_EXPECTED,
+                "The znode exists and its discovery ConfigMap is published.",
+            ),
+            ConditionUpdate::new(
+                ConditionType::Degraded,
+                ConditionStatus::False,
+                Reason::AS_EXPECTED,
+                "Nothing is wrong.",
+            ),
+        ],
+        Some(failure) => {
+            let failure_reason = reason(failure);
+            let follow_up = if failure.is_transient() {
+                "The operator retries automatically."
+            } else {
+                "The operator cannot continue until this is fixed."
+            };
+            vec![
+                ConditionUpdate::new(
+                    ConditionType::Available,
+                    ConditionStatus::False,
+                    failure_reason.clone(),
+                    format!("{} {follow_up}", failure.message()),
+                ),
+                ConditionUpdate::new(
+                    ConditionType::Degraded,
+                    ConditionStatus::True,
+                    failure_reason,
+                    format!("{} {follow_up}", failure.message()),
+                ),
+            ]
+        }
+    };
+    let previous = stored
+        .map(|status| status.conditions.as_slice())
+        .unwrap_or_default();
+    let generation = znode.meta().generation;
+    ZnodeStatus {
+        znode_path: stored.and_then(|status| status.znode_path.clone()),
+        conditions: apply_updates(previous, updates, Time(jiff::Timestamp::now()), generation),
+        observed_generation: generation,
+    }
+}
