@@ -156,7 +156,7 @@ async fn reconcile(
 }
 
 fn start() -> Harness {
-    Harness::start::<Widget, _, _>(
+    support::start_controller::<Widget, _, _>(
         |server: &TestApiServer| {
             server.register::<Widget>();
         },
@@ -378,7 +378,10 @@ async fn a_reconcile_with_nothing_changed_writes_nothing_and_lists_nothing() {
                 .insert("touched".into(), "by-test".into());
         })
         .expect("touch");
-    harness.wait_for_reconcile_after(before).await;
+    assert!(
+        harness.wait_for_reconcile_after(before).await,
+        "no reconcile happened"
+    );
     harness.settle().await;
 
     assert!(harness.reconciles() > before);
@@ -682,7 +685,10 @@ async fn pause_stops_writes_to_children_and_stop_scales_to_zero() {
         serde_json::json!({"replicas": 4, "extra": false}),
     )
     .await;
-    harness.wait_for_reconcile_after(before).await;
+    assert!(
+        harness.wait_for_reconcile_after(before).await,
+        "no reconcile happened"
+    );
     harness.settle().await;
     let child_writes: Vec<_> = harness
         .server

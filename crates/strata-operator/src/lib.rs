@@ -23,3 +23,5 @@ pub mod names;
 pub mod render;
 pub mod role;
 pub mod status;
+#[cfg(feature = "testing")]
+pub mod testing;
