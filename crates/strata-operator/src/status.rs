@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference, Time};
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
@@ -33,50 +34,56 @@ pub fn observe_workloads(
     owner_ref: &OwnerReference,
     namespace: &str,
 ) -> Vec<WorkloadObservation> {
-    let mut observations = Vec::new();
-    for (kind, object) in caches.controlled_by(owner_ref, namespace) {
-        let object = object.as_ref().clone();
-        let observation = match kind.resource.kind.as_str() {
-            "StatefulSet" => object.try_parse::<StatefulSet>().ok().map(|workload| {
-                let pods = selected_pods(
+    caches
+        .controlled_by(owner_ref, namespace)
+        .into_iter()
+        .filter_map(|(kind, object)| {
+            let object = object.as_ref().clone();
+            match kind.resource.kind.as_str() {
+                "StatefulSet" => observe(
                     caches,
                     namespace,
-                    workload.spec.as_ref().map(|spec| &spec.selector),
-                );
-                WorkloadObservation::from_stateful_set(&workload, &pods)
-            }),
-            "Deployment" => object.try_parse::<Deployment>().ok().map(|workload| {
-                let pods = selected_pods(
+                    object,
+                    |w: &StatefulSet| w.spec.as_ref().map(|s| &s.selector),
+                    WorkloadObservation::from_stateful_set,
+                ),
+                "Deployment" => observe(
                     caches,
                     namespace,
-                    workload.spec.as_ref().map(|spec| &spec.selector),
-                );
-                WorkloadObservation::from_deployment(&workload, &pods)
-            }),
-            "DaemonSet" => object.try_parse::<DaemonSet>().ok().map(|workload| {
-                let pods = selected_pods(
+                    object,
+                    |w: &Deployment| w.spec.as_ref().map(|s| &s.selector),
+                    WorkloadObservation::from_deployment,
+                ),
+                "DaemonSet" => observe(
                     caches,
                     namespace,
-                    workload.spec.as_ref().map(|spec| &spec.selector),
-                );
-                WorkloadObservation::from_daemon_set(&workload, &pods)
-            }),
-            _ => None,
-        };
-        observations.extend(observation);
-    }
-    observations
+                    object,
+                    |w: &DaemonSet| w.spec.as_ref().map(|s| &s.selector),
+                    WorkloadObservation::from_daemon_set,
+                ),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
-fn selected_pods(
+/// Parses a cached workload and observes it with the pods its selector picks.
+fn observe<W>(
     caches: &ChildCaches,
     namespace: &str,
-    selector: Option<&LabelSelector>,
-) -> Vec<k8s_openapi::api::core::v1::Pod> {
-    match selector.and_then(|selector| selector.match_labels.as_ref()) {
+    object: kube::api::DynamicObject,
+    selector: fn(&W) -> Option<&LabelSelector>,
+    observation: fn(&W, &[Pod]) -> WorkloadObservation,
+) -> Option<WorkloadObservation>
+where
+    W: Resource<DynamicType = ()> + serde::de::DeserializeOwned,
+{
+    let workload = object.try_parse::<W>().ok()?;
+    let pods = match selector(&workload).and_then(|selector| selector.match_labels.as_ref()) {
         Some(labels) if !labels.is_empty() => caches.pods_matching(namespace, labels),
         _ => Vec::new(),
-    }
+    };
+    Some(observation(&workload, &pods))
 }
 
 /// What a cluster reconcile learned before the status step.
