@@ -1,0 +1,227 @@
+//! Least-privilege RBAC rules, derived from the same registration the
+//! controllers run with.
+//!
+//! An operator describes its controllers once, as an [`OperatorRegistration`].
+//! Its `run` starts the controllers from that value, and the Helm chart's
+//! ClusterRole (or Role) is [`rules`] of that same value, so the permissions
+//! cannot drift from what the code does. The rules grant exactly the requests
+//! the shared machinery makes:
+//!
+//! | kind | verbs | why |
+//! | --- | --- | --- |
+//! | primary | list, watch | the controller's watch |
+//! | primary | patch | adding and removing a finalizer, when used |
+//! | primary `/status` | patch | server-side apply of the status |
+//! | child | list, watch | the watch caches of owned objects |
+//! | child | create, patch | server-side apply; an apply that creates needs `create` too |
+//! | child | delete | pruning, never for PersistentVolumeClaims |
+//! | pods | list, watch | the pod cache every controller keeps for status |
+//! | extra watched kind | list, watch | e.g. clusters watched by a ZNode controller |
+//! | `events.k8s.io` events | create, patch | kube's `Recorder` creates, then patches a series |
+//!
+//! There are no wildcards and no `get`: every read goes through a watch
+//! cache, which needs only list and watch.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use kube::Resource;
+use kube::api::ApiResource;
+
+use crate::controller::ControllerSpec;
+
+/// One controller of an operator, with everything its permissions depend on.
+#[derive(Clone, Debug)]
+pub struct ControllerRegistration {
+    /// The reconciled kind.
+    pub primary: ApiResource,
+    /// Name, child kinds and pod watching, as `run_controller` takes them.
+    pub spec: ControllerSpec,
+    /// Kinds watched beyond the children and pods, e.g. the clusters a ZNode
+    /// controller follows.
+    pub watched: Vec<ApiResource>,
+    /// Whether the controller adds and removes a finalizer on its primary
+    /// objects (a patch of the primary itself).
+    pub uses_finalizer: bool,
+}
+
+impl ControllerRegistration {
+    /// A controller for the typed kind `K`, watching nothing extra and using
+    /// no finalizer.
+    pub fn of<K: Resource<DynamicType = ()>>(spec: ControllerSpec) -> Self {
+        Self {
+            primary: ApiResource::erase::<K>(&()),
+            spec,
+            watched: Vec::new(),
+            uses_finalizer: false,
+        }
+    }
+
+    /// Adds `W` to the extra watched kinds.
+    #[must_use]
+    pub fn watching<W: Resource<DynamicType = ()>>(mut self) -> Self {
+        self.watched.push(ApiResource::erase::<W>(&()));
+        self
+    }
+
+    /// Marks the controller as one that keeps a finalizer on its primaries.
+    #[must_use]
+    pub fn with_finalizer(mut self) -> Self {
+        self.uses_finalizer = true;
+        self
+    }
+}
+
+/// Every controller one operator process runs; the single source of its
+/// watches and of its Helm chart's RBAC rules.
+#[derive(Clone, Debug, Default)]
+pub struct OperatorRegistration {
+    /// The controllers, in the order the operator starts them.
+    pub controllers: Vec<ControllerRegistration>,
+}
+
+/// An RBAC verb the rules may grant, in the order `kubectl` lists them.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, strum::Display, strum::EnumString,
+)]
+#[strum(serialize_all = "lowercase")]
+pub enum Verb {
+    /// Read one object.
+    Get,
+    /// Read a collection.
+    List,
+    /// Follow a collection.
+    Watch,
+    /// Create an object (also needed by an apply that creates).
+    Create,
+    /// Replace an object.
+    Update,
+    /// Patch an object, including server-side apply.
+    Patch,
+    /// Delete one object.
+    Delete,
+}
+
+/// An API group and resource, with the subresource joined as RBAC spells it
+/// (`zookeeperclusters/status`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GroupResource {
+    /// API group, `""` for the core group.
+    pub group: String,
+    /// Plural resource name, optionally followed by `/subresource`.
+    pub resource: String,
+}
+
+impl GroupResource {
+    /// A resource in `group`.
+    pub fn new(group: impl Into<String>, resource: impl Into<String>) -> Self {
+        Self {
+            group: group.into(),
+            resource: resource.into(),
+        }
+    }
+
+    fn of(resource: &ApiResource) -> Self {
+        Self::new(resource.group.clone(), resource.plural.clone())
+    }
+
+    fn status_of(resource: &ApiResource) -> Self {
+        Self::new(
+            resource.group.clone(),
+            format!("{}/status", resource.plural),
+        )
+    }
+}
+
+/// Every permission an operator needs, as resource to verbs; the expanded form
+/// of [`rules`], convenient for comparisons in tests.
+pub fn permissions(registration: &OperatorRegistration) -> BTreeMap<GroupResource, BTreeSet<Verb>> {
+    let mut granted: BTreeMap<GroupResource, BTreeSet<Verb>> = BTreeMap::new();
+    let mut grant = |resource: GroupResource, verbs: &[Verb]| {
+        granted.entry(resource).or_default().extend(verbs);
+    };
+    for controller in &registration.controllers {
+        grant(
+            GroupResource::of(&controller.primary),
+            &[Verb::List, Verb::Watch],
+        );
+        if controller.uses_finalizer {
+            grant(GroupResource::of(&controller.primary), &[Verb::Patch]);
+        }
+        grant(
+            GroupResource::status_of(&controller.primary),
+            &[Verb::Patch],
+        );
+        for child in &controller.spec.child_kinds {
+            let resource = GroupResource::of(&child.resource);
+            grant(
+                resource.clone(),
+                &[Verb::List, Verb::Watch, Verb::Create, Verb::Patch],
+            );
+            if child.prunable() {
+                grant(resource, &[Verb::Delete]);
+            }
+        }
+        // ChildCaches::watch follows the operator's pods for every controller;
+        // `watch_pods` only decides whether pod changes trigger reconciles.
+        grant(
+            GroupResource::of(&ApiResource::erase::<Pod>(&())),
+            &[Verb::List, Verb::Watch],
+        );
+        for watched in &controller.watched {
+            grant(GroupResource::of(watched), &[Verb::List, Verb::Watch]);
+        }
+        grant(
+            GroupResource::of(&ApiResource::erase::<Event>(&())),
+            &[Verb::Create, Verb::Patch],
+        );
+    }
+    granted
+}
+
+/// The RBAC rules of an operator: one rule per API group and set of verbs,
+/// listing the resources that need exactly those verbs.
+///
+/// Pure and deterministic (sorted by group, then resources), so the generated
+/// chart diffs cleanly.
+pub fn rules(registration: &OperatorRegistration) -> Vec<PolicyRule> {
+    let mut merged: BTreeMap<(String, Vec<Verb>), BTreeSet<String>> = BTreeMap::new();
+    for (resource, verbs) in permissions(registration) {
+        merged
+            .entry((resource.group, verbs.into_iter().collect()))
+            .or_default()
+            .insert(resource.resource);
+    }
+    let mut rules: Vec<PolicyRule> = merged
+        .into_iter()
+        .map(|((group, verbs), resources)| PolicyRule {
+            api_groups: Some(vec![group]),
+            resources: Some(resources.into_iter().collect()),
+            verbs: verbs.iter().map(ToString::to_string).collect(),
+            ..PolicyRule::default()
+        })
+        .collect();
+    rules.sort_by(|a, b| (&a.api_groups, &a.resources).cmp(&(&b.api_groups, &b.resources)));
+    rules
+}
+
+/// Whether `rules` allow `verb` on `resource` (with `/subresource`) in `group`,
+/// by the RBAC matching rules: exact names, `*` matches anything.
+///
+/// Tests use it to check every request an operator made against a chart.
+pub fn allows(rules: &[PolicyRule], group: &str, resource: &str, verb: &str) -> bool {
+    let matches = |values: Option<&Vec<String>>, wanted: &str| {
+        values.is_some_and(|values| values.iter().any(|value| value == wanted || value == "*"))
+    };
+    rules.iter().any(|rule| {
+        matches(rule.api_groups.as_ref(), group)
+            && matches(rule.resources.as_ref(), resource)
+            && matches(Some(&rule.verbs), verb)
+            && rule.resource_names.as_ref().is_none_or(Vec::is_empty)
+    })
+}
+
+#[cfg(test)]
+mod tests;
