@@ -44,6 +44,12 @@ impl Operator for ZookeeperOperator {
     }
 }
 
+/// The operator's controllers, for `run` and for the Helm chart's RBAC rules
+/// (`cargo xtask gen-helm`).
+pub fn registration() -> strata_operator::rbac::OperatorRegistration {
+    controller::registration()
+}
+
 /// Every CRD this operator owns, derived from the Rust types, for `crd`, the Helm chart
 /// and `cargo xtask gen-crds`.
 pub fn crds() -> Vec<CustomResourceDefinition> {

@@ -15,6 +15,7 @@ use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, watcher};
 use strata_operator::cache::ChildKind;
 use strata_operator::controller::{ControllerSpec, OperatorRuntime, run_controller};
+use strata_operator::rbac::{ControllerRegistration, OperatorRegistration};
 
 use self::cluster::ClusterContext;
 use self::znode::{ClientServiceAddress, EnsembleAddress, ZnodeContext};
@@ -51,6 +52,28 @@ pub fn znode_controller_spec() -> ControllerSpec {
         name: "zookeeperznode",
         child_kinds: znode_child_kinds(),
         watch_pods: false,
+    }
+}
+
+/// The cluster controller as [`run`] starts it: ZookeeperClusters with their
+/// children and pods.
+pub fn cluster_registration() -> ControllerRegistration {
+    ControllerRegistration::of::<ZookeeperCluster>(cluster_controller_spec())
+}
+
+/// The ZNode controller as [`run`] starts it: it also follows clusters, and
+/// keeps a finalizer until the znode path is removed.
+pub fn znode_registration() -> ControllerRegistration {
+    ControllerRegistration::of::<ZookeeperZnode>(znode_controller_spec())
+        .watching::<ZookeeperCluster>()
+        .with_finalizer()
+}
+
+/// Both controllers: what [`run`] starts and what the Helm chart's RBAC rules
+/// are derived from, so the two cannot drift apart.
+pub fn registration() -> OperatorRegistration {
+    OperatorRegistration {
+        controllers: vec![cluster_registration(), znode_registration()],
     }
 }
 
@@ -92,8 +115,10 @@ impl RunOptions {
     }
 }
 
-/// Runs both controllers until the runtime shuts down.
+/// Runs both controllers of [`registration`] until the runtime shuts down.
 pub async fn run(runtime: OperatorRuntime, options: RunOptions) {
+    let cluster = cluster_registration();
+    let znode = znode_registration();
     let (clusters, cluster_writer) = reflector::store::<ZookeeperCluster>();
     let cluster_changes = reflector::reflector(
         cluster_writer,
@@ -108,7 +133,7 @@ pub async fn run(runtime: OperatorRuntime, options: RunOptions) {
 
     let cluster_controller = run_controller::<ZookeeperCluster, _, _, _, _>(
         &runtime,
-        cluster_controller_spec(),
+        cluster.spec,
         ClusterContext {
             cluster_domain: options.cluster_domain.clone(),
         },
@@ -117,7 +142,7 @@ pub async fn run(runtime: OperatorRuntime, options: RunOptions) {
     );
     let znode_controller = run_controller::<ZookeeperZnode, _, _, _, _>(
         &runtime,
-        znode_controller_spec(),
+        znode.spec,
         ZnodeContext {
             clusters,
             address: options.ensemble_address.clone(),
