@@ -257,6 +257,30 @@ async fn wait_for_reason(
     }
 }
 
+/// Waits until an object exists and returns it.
+async fn exists<K>(harness: &Harness, name: &str) -> K
+where
+    K: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
+{
+    harness
+        .server
+        .wait_for::<K>(harness.namespace, name, |_| true, TIMEOUT)
+        .await
+        .unwrap_or_else(|error| panic!("{} {name} was never created: {error}", K::kind(&())))
+}
+
+/// Changes the StatefulSet's replicas as another actor (a user) would.
+fn edit_replicas(harness: &Harness, replicas: i32) {
+    harness
+        .server
+        .modify::<StatefulSet>(harness.namespace, "w", |sts| {
+            if let Some(spec) = sts.spec.as_mut() {
+                spec.replicas = Some(replicas);
+            }
+        })
+        .expect("drift");
+}
+
 /// Sets a StatefulSet's status as the StatefulSet controller would.
 fn set_workload_status(harness: &Harness, name: &str, replicas: i32, available: i32) {
     let generation = harness
@@ -321,21 +345,9 @@ fn set_pod(harness: &Harness, widget: &Widget, ordinal: usize, phase: &str, wait
 async fn children_are_created_with_owner_references_and_labels() {
     let harness = start();
     let created = create(&harness, &widget("w", 3)).await;
-    let sts = harness
-        .server
-        .wait_for::<StatefulSet>("default", "w", |_| true, TIMEOUT)
-        .await
-        .expect("StatefulSet created");
-    harness
-        .server
-        .wait_for::<ConfigMap>("default", "w-config", |_| true, TIMEOUT)
-        .await
-        .expect("ConfigMap");
-    harness
-        .server
-        .wait_for::<Service>("default", "w", |_| true, TIMEOUT)
-        .await
-        .expect("Service");
+    let sts = exists::<StatefulSet>(&harness, "w").await;
+    exists::<ConfigMap>(&harness, "w-config").await;
+    exists::<Service>(&harness, "w").await;
 
     let owner = &sts.owner_references()[0];
     assert_eq!(owner.uid, created.uid().expect("uid"));
@@ -361,11 +373,7 @@ async fn children_are_created_with_owner_references_and_labels() {
 async fn a_reconcile_with_nothing_changed_writes_nothing_and_lists_nothing() {
     let harness = start();
     create(&harness, &widget("w", 1)).await;
-    harness
-        .server
-        .wait_for::<StatefulSet>("default", "w", |_| true, TIMEOUT)
-        .await
-        .expect("created");
+    exists::<StatefulSet>(&harness, "w").await;
     harness.settle().await;
 
     harness.server.reset_requests();
@@ -402,21 +410,10 @@ async fn a_reconcile_with_nothing_changed_writes_nothing_and_lists_nothing() {
 async fn an_edited_child_is_restored() {
     let harness = start();
     create(&harness, &widget("w", 3)).await;
-    harness
-        .server
-        .wait_for::<StatefulSet>("default", "w", |_| true, TIMEOUT)
-        .await
-        .expect("created");
+    exists::<StatefulSet>(&harness, "w").await;
     harness.settle().await;
 
-    harness
-        .server
-        .modify::<StatefulSet>("default", "w", |sts| {
-            if let Some(spec) = sts.spec.as_mut() {
-                spec.replicas = Some(7);
-            }
-        })
-        .expect("drift");
+    edit_replicas(&harness, 7);
     harness
         .server
         .wait_for::<StatefulSet>(
@@ -459,16 +456,8 @@ async fn children_no_longer_desired_are_pruned_but_never_pvcs() {
     let mut with_extra = widget("w", 1);
     with_extra.spec.extra = true;
     create(&harness, &with_extra).await;
-    harness
-        .server
-        .wait_for::<ConfigMap>("default", "w-extra", |_| true, TIMEOUT)
-        .await
-        .expect("extra");
-    harness
-        .server
-        .wait_for::<PersistentVolumeClaim>("default", "w-scratch", |_| true, TIMEOUT)
-        .await
-        .expect("pvc");
+    exists::<ConfigMap>(&harness, "w-extra").await;
+    exists::<PersistentVolumeClaim>(&harness, "w-scratch").await;
     harness.settle().await;
 
     patch_spec(&harness, "w", serde_json::json!({"extra": false})).await;
@@ -502,11 +491,7 @@ async fn children_no_longer_desired_are_pruned_but_never_pvcs() {
 async fn conditions_follow_the_workload_and_its_pods() {
     let harness = start();
     let created = create(&harness, &widget("w", 2)).await;
-    harness
-        .server
-        .wait_for::<StatefulSet>("default", "w", |_| true, TIMEOUT)
-        .await
-        .expect("created");
+    exists::<StatefulSet>(&harness, "w").await;
 
     // No pods yet: replicas missing, nothing failed.
     set_workload_status(&harness, "w", 0, 0);
@@ -652,11 +637,7 @@ async fn pause_stops_writes_to_children_and_stop_scales_to_zero() {
     let mut with_extra = widget("w", 3);
     with_extra.spec.extra = true;
     create(&harness, &with_extra).await;
-    harness
-        .server
-        .wait_for::<StatefulSet>("default", "w", |_| true, TIMEOUT)
-        .await
-        .expect("created");
+    exists::<StatefulSet>(&harness, "w").await;
     harness.settle().await;
 
     patch_spec(
@@ -670,14 +651,7 @@ async fn pause_stops_writes_to_children_and_stop_scales_to_zero() {
     harness.server.reset_requests();
 
     // While paused, drift is left alone and nothing but status is written.
-    harness
-        .server
-        .modify::<StatefulSet>("default", "w", |sts| {
-            if let Some(spec) = sts.spec.as_mut() {
-                spec.replicas = Some(9);
-            }
-        })
-        .expect("drift");
+    edit_replicas(&harness, 9);
     let before = harness.reconciles();
     patch_spec(
         &harness,
@@ -786,11 +760,7 @@ async fn a_transient_api_failure_is_reported_and_retried() {
     )
     .await;
     assert_eq!(reason, "ApplyFailed");
-    harness
-        .server
-        .wait_for::<StatefulSet>("default", "w", |_| true, TIMEOUT)
-        .await
-        .expect("retried");
+    exists::<StatefulSet>(&harness, "w").await;
     wait_for_condition(
         &harness,
         "w",
