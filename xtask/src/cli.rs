@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::commands;
+use crate::{commands, helm, images};
 
 /// Workspace automation for Strata: generated files, tool provisioning, the full test suite.
 #[derive(Debug, Parser)]
@@ -22,7 +22,28 @@ pub enum Task {
         #[arg(long)]
         check: bool,
     },
-    /// Provision the external tools and run the full suite (fmt, clippy, all tests, generated files).
+    /// Write helm/<operator>/ (a chart) for every registered operator and remove stale files.
+    GenHelm {
+        /// Change nothing; fail and name every stale, missing or extra file.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Build the container image of every registered operator with Docker.
+    ///
+    /// Fails, building nothing, when no Docker engine answers.
+    Images {
+        /// Push each image after building it.
+        #[arg(long)]
+        push: bool,
+        /// Tag of the images.
+        #[arg(long, default_value = helm::VERSION)]
+        tag: String,
+        /// Registry prefix of the images; the charts' default image.repository uses the default.
+        #[arg(long, default_value = images::DEFAULT_REGISTRY)]
+        registry: String,
+    },
+    /// Provision the external tools and run the full suite (fmt, clippy, hadolint, all tests,
+    /// generated files).
     Test,
     /// Provision the external tools and print their STRATA_* variables as shell exports.
     Tools,
@@ -33,6 +54,19 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let workspace = commands::workspace_root();
     match cli.command {
         Task::GenCrds { check } => commands::gen_crds(&workspace, check),
+        Task::GenHelm { check } => commands::gen_helm(&workspace, check),
+        Task::Images {
+            push,
+            tag,
+            registry,
+        } => commands::images(
+            &workspace,
+            &images::ImageOptions {
+                registry,
+                tag,
+                push,
+            },
+        ),
         Task::Test => commands::test(&workspace),
         Task::Tools => commands::tools(&workspace),
     }
@@ -54,5 +88,37 @@ mod tests {
     fn gen_crds_check_flag_parses() {
         let cli = Cli::try_parse_from(["xtask", "gen-crds", "--check"]).expect("parses");
         assert!(matches!(cli.command, Task::GenCrds { check: true }));
+    }
+
+    #[test]
+    fn gen_helm_check_flag_parses() {
+        let cli = Cli::try_parse_from(["xtask", "gen-helm", "--check"]).expect("parses");
+        assert!(matches!(cli.command, Task::GenHelm { check: true }));
+    }
+
+    #[test]
+    fn images_default_to_the_workspace_version_and_default_registry_without_push() {
+        let cli = Cli::try_parse_from(["xtask", "images"]).expect("parses");
+        let Task::Images {
+            push,
+            tag,
+            registry,
+        } = cli.command
+        else {
+            panic!("not images: {:?}", cli.command);
+        };
+        assert!(!push);
+        assert_eq!(tag, env!("CARGO_PKG_VERSION"));
+        assert_eq!(registry, images::DEFAULT_REGISTRY);
+    }
+
+    #[test]
+    fn images_take_push_and_tag() {
+        let cli =
+            Cli::try_parse_from(["xtask", "images", "--push", "--tag", "dev"]).expect("parses");
+        assert!(matches!(
+            cli.command,
+            Task::Images { push: true, ref tag, .. } if tag == "dev"
+        ));
     }
 }

@@ -4,7 +4,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 
-use crate::{crds, generated::GeneratedTree, operators, pipeline, tools};
+use crate::{
+    crds,
+    generated::GeneratedTree,
+    helm,
+    images::{self, ImageOptions},
+    operators, pipeline, tools,
+};
 
 /// The workspace root: the parent of this crate's directory.
 pub fn workspace_root() -> PathBuf {
@@ -17,6 +23,35 @@ pub fn workspace_root() -> PathBuf {
 pub fn gen_crds(workspace: &Path, check: bool) -> anyhow::Result<()> {
     let tree = crds::desired_tree(operators::registered())?;
     apply(workspace, &tree, check, "cargo xtask gen-crds")
+}
+
+/// `gen-helm`: write `helm/`, or with `check` fail naming every stale, missing or extra file.
+pub fn gen_helm(workspace: &Path, check: bool) -> anyhow::Result<()> {
+    let tree = helm::desired_tree(operators::registered(), workspace)?;
+    apply(workspace, &tree, check, "cargo xtask gen-helm")
+}
+
+/// `images`: build (and push) every operator's image; fails plainly without a Docker engine.
+pub fn images(workspace: &Path, options: &ImageOptions) -> anyhow::Result<()> {
+    let docker = images::docker_program()?;
+    let steps = images::plan(
+        operators::registered(),
+        options,
+        helm::VERSION,
+        &images::revision(workspace),
+    );
+    images::run(workspace, &docker, &steps)
+}
+
+/// hadolint on every Dockerfile of the workspace, with the given hadolint binary.
+pub fn hadolint(workspace: &Path, program: &Path) -> anyhow::Result<()> {
+    let files = images::dockerfiles(workspace)?;
+    images::hadolint(program, &files)?;
+    for file in &files {
+        let shown = file.strip_prefix(workspace).unwrap_or(file);
+        eprintln!("{}: no findings", shown.display());
+    }
+    Ok(())
 }
 
 /// `test`: provision the tools and run the full suite.

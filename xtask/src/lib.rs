@@ -3,12 +3,16 @@
 //! - [`operators`]: the single registry of operators every generator iterates.
 //! - [`generated`]: write-or-check of generator-owned directories.
 //! - [`crds`]: `gen-crds`, built on both, refusing non-[`structural`] schemas.
+//! - [`helm`]: `gen-helm`, a chart per operator with RBAC derived from its registration.
+//! - [`images`]: `images`, a container image per operator, and hadolint on the Dockerfiles.
 //! - [`tools`] and [`pipeline`]: `cargo xtask test`, the full suite with real tools.
 
 pub mod cli;
 pub mod commands;
 pub mod crds;
 pub mod generated;
+pub mod helm;
+pub mod images;
 pub mod operators;
 pub mod pipeline;
 pub mod structural;

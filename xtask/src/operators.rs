@@ -1,33 +1,42 @@
 //! The one list of operators in this workspace.
 //!
 //! Every generator (CRDs, Helm charts, images) iterates this list, so adding an operator
-//! is one line in [`OPERATORS`] plus one dependency in `xtask/Cargo.toml`. Nothing else
+//! is one entry in [`OPERATORS`] plus one dependency in `xtask/Cargo.toml`. Nothing else
 //! keeps a hand-written list of operators or kinds: the CRDs come from the Rust types via
-//! each operator library's `crds()` function.
+//! each operator library's `crds()` function, and the chart's RBAC rules from the same
+//! controller registration the operator's `run` starts its controllers from.
 
 use std::{collections::BTreeSet, path::Path};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use strata_operator::rbac::OperatorRegistration;
 
-/// One operator: its name, where its crate lives, and how to get its CRDs.
+/// One operator: its name, where its crate lives, its CRDs and its controllers.
 #[derive(Debug, Clone, Copy)]
 pub struct Operator {
-    /// Binary, image and chart name, e.g. `zookeeper-operator`.
+    /// Package, binary, image and chart name, e.g. `zookeeper-operator`.
     pub name: &'static str,
     /// Directory of the operator crate, relative to the workspace root.
     pub crate_dir: &'static str,
     /// The operator library's `crds()`: every CRD the operator owns, derived from its types.
     pub crds: fn() -> Vec<CustomResourceDefinition>,
+    /// The operator library's `registration()`: the controllers `run` starts, from which
+    /// the chart's RBAC rules are derived.
+    pub registration: fn() -> OperatorRegistration,
+    /// Example manifest, relative to the workspace root, whose first document the chart's
+    /// `NOTES.txt` shows as the first cluster to create.
+    pub example: &'static str,
 }
 
 /// Every operator of the workspace, in the order generators report them.
 ///
-/// Add one line per operator, for example:
-/// `Operator { name: "zookeeper-operator", crate_dir: "operators/zookeeper", crds: zookeeper_operator::crds },`
+/// Add one entry per operator, like the ZooKeeper one below.
 pub const OPERATORS: &[Operator] = &[Operator {
     name: "zookeeper-operator",
     crate_dir: "operators/zookeeper",
     crds: zookeeper_operator::crds,
+    registration: zookeeper_operator::registration,
+    example: "examples/zookeeper/simple-cluster.yaml",
 }];
 
 /// The registered operators; generators take a slice so tests can pass fixtures instead.
@@ -35,7 +44,8 @@ pub fn registered() -> &'static [Operator] {
     OPERATORS
 }
 
-/// Mistakes a new registry line can make: a name used twice, or a crate dir without a crate.
+/// Mistakes a new registry entry can make: a name used twice, a crate dir without a crate,
+/// or an example file that does not exist.
 ///
 /// Returned as sentences (empty when fine) so a test can show all of them at once.
 pub fn registry_problems(operators: &[Operator], workspace: &Path) -> Vec<String> {
@@ -51,6 +61,12 @@ pub fn registry_problems(operators: &[Operator], workspace: &Path) -> Vec<String
                 "{}: {} does not exist",
                 operator.name,
                 manifest.display()
+            ));
+        }
+        if !workspace.join(operator.example).is_file() {
+            problems.push(format!(
+                "{}: example {} does not exist",
+                operator.name, operator.example
             ));
         }
     }

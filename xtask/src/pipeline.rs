@@ -17,6 +17,10 @@ pub enum Action {
     Cargo(Vec<&'static str>),
     /// Check that the committed `crds/` match the registered operators.
     CheckCrds,
+    /// Check that the committed `helm/` charts match the registered operators.
+    CheckHelm,
+    /// Lint every Dockerfile with the provisioned hadolint.
+    Hadolint,
 }
 
 /// One named step of the suite.
@@ -47,12 +51,20 @@ pub fn steps() -> Vec<Step> {
             ]),
         },
         Step {
+            name: "hadolint on the Dockerfiles",
+            action: Action::Hadolint,
+        },
+        Step {
             name: "tests, including those that need external tools",
             action: Action::Cargo(vec!["test", "--workspace", "--", "--include-ignored"]),
         },
         Step {
             name: "generated CRDs are up to date",
             action: Action::CheckCrds,
+        },
+        Step {
+            name: "generated Helm charts are up to date",
+            action: Action::CheckHelm,
         },
     ]
 }
@@ -108,6 +120,13 @@ fn execute(
             Ok(())
         }
         Action::CheckCrds => commands::gen_crds(workspace, true),
+        Action::CheckHelm => commands::gen_helm(workspace, true),
+        Action::Hadolint => {
+            let program = env
+                .get(tools::env::HADOLINT)
+                .with_context(|| format!("{} was not provisioned", tools::env::HADOLINT))?;
+            commands::hadolint(workspace, Path::new(program))
+        }
     }
 }
 
@@ -123,7 +142,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn suite_runs_checks_then_every_test_then_generated_files() {
+    fn suite_runs_static_checks_then_every_test_then_generated_files() {
         let actions: Vec<Action> = steps().into_iter().map(|step| step.action).collect();
         assert_eq!(
             actions,
@@ -137,8 +156,10 @@ mod tests {
                     "-D",
                     "warnings"
                 ]),
+                Action::Hadolint,
                 Action::Cargo(vec!["test", "--workspace", "--", "--include-ignored"]),
                 Action::CheckCrds,
+                Action::CheckHelm,
             ]
         );
     }

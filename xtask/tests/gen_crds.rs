@@ -53,15 +53,16 @@ fn registry_has_no_problems() {
 #[test]
 fn registry_problems_name_duplicates_and_missing_crates() {
     let missing = Operator {
-        name: "fixture-operator",
         crate_dir: "operators/does-not-exist",
-        crds: fixture::crds,
+        example: "examples/does-not-exist.yaml",
+        ..FIXTURE_OPERATOR
     };
     assert_eq!(
         operators::registry_problems(&[FIXTURE_OPERATOR, missing], &workspace_root()),
         vec![
             "fixture-operator is registered twice".to_owned(),
             "fixture-operator: operators/does-not-exist/Cargo.toml does not exist".to_owned(),
+            "fixture-operator: example examples/does-not-exist.yaml does not exist".to_owned(),
         ]
     );
 }
@@ -192,8 +193,8 @@ fn untyped_crds() -> Vec<CustomResourceDefinition> {
 fn a_non_structural_crd_is_refused_with_its_violations() {
     let broken = Operator {
         name: "broken-operator",
-        crate_dir: "xtask",
         crds: untyped_crds,
+        ..FIXTURE_OPERATOR
     };
     let error = crds::desired_tree(&[broken]).unwrap_err();
     let message = error.to_string();
