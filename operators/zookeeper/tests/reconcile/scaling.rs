@@ -1,0 +1,120 @@
+//! Scaling down and removing a role group: the operator prunes what it no longer wants,
+//! but the data volumes of the servers that went away stay.
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use strata_test_apiserver::Verb;
+
+use crate::support::inspect::{expected_server_lines, server_lines, zoo_cfg};
+use crate::support::workload::{create_claims, stored_claims};
+use crate::support::{
+    ExpectedObjects, cluster, create, patch_spec, start, stored_objects, two_group_spec, wait_for,
+    wait_for_objects,
+};
+
+#[tokio::test]
+async fn scaling_down_rewrites_the_ensemble_and_keeps_every_claim() {
+    let harness = start();
+    create(&harness, &cluster("zk", two_group_spec())).await;
+    wait_for_objects(
+        &harness,
+        &ExpectedObjects::new("zk", &["primary", "secondary"]),
+    )
+    .await;
+    let claims = create_claims(&harness, "zk-server-primary", 3);
+    harness.settle().await;
+    harness.server.reset_requests();
+
+    patch_spec(
+        &harness,
+        "zk",
+        json!({"servers": {"roleGroups": {"primary": {"replicas": 1}}}}),
+    )
+    .await;
+    wait_for::<StatefulSet>(&harness, "zk-server-primary", "scaled down", |sts| {
+        sts.spec.as_ref().and_then(|spec| spec.replicas) == Some(1)
+    })
+    .await;
+    harness.settle().await;
+
+    let servers = expected_server_lines("zk", &[("primary", 1, 1), ("secondary", 2, 10)]);
+    for config_map in ["zk-server-primary", "zk-server-secondary"] {
+        assert_eq!(
+            server_lines(&zoo_cfg(&harness, config_map)),
+            servers,
+            "{config_map} lists only the remaining servers"
+        );
+    }
+    assert_eq!(
+        stored_claims(&harness),
+        claims,
+        "scaling down keeps the claims"
+    );
+    assert_eq!(
+        harness.server.count(Verb::Delete, "persistentvolumeclaims"),
+        0
+    );
+}
+
+#[tokio::test]
+async fn removing_a_role_group_prunes_its_objects_but_keeps_its_claims() {
+    let harness = start();
+    create(&harness, &cluster("zk", two_group_spec())).await;
+    wait_for_objects(
+        &harness,
+        &ExpectedObjects::new("zk", &["primary", "secondary"]),
+    )
+    .await;
+    let mut claims = create_claims(&harness, "zk-server-primary", 3);
+    claims.extend(create_claims(&harness, "zk-server-secondary", 2));
+    claims.sort();
+    harness.settle().await;
+    harness.server.reset_requests();
+
+    patch_spec(
+        &harness,
+        "zk",
+        json!({"servers": {"roleGroups": {"secondary": null}}}),
+    )
+    .await;
+    let remaining = ExpectedObjects::new("zk", &["primary"]);
+    wait_for_objects(&harness, &remaining).await;
+    harness.settle().await;
+
+    assert_eq!(stored_objects(&harness), remaining.all());
+    let mut deleted: Vec<String> = harness
+        .server
+        .requests()
+        .into_iter()
+        .filter(|request| request.verb == Verb::Delete)
+        .map(|request| {
+            format!(
+                "{}/{}",
+                request.qualified_resource(),
+                request.name.unwrap_or_default()
+            )
+        })
+        .collect();
+    deleted.sort();
+    assert_eq!(
+        deleted,
+        vec![
+            "configmaps/zk-server-secondary".to_owned(),
+            "services/zk-server-secondary".to_owned(),
+            "services/zk-server-secondary-metrics".to_owned(),
+            "statefulsets.apps/zk-server-secondary".to_owned(),
+        ],
+        "exactly the removed group's objects are pruned"
+    );
+    assert_eq!(
+        stored_claims(&harness),
+        claims,
+        "the removed group's claims stay"
+    );
+    assert_eq!(
+        server_lines(&zoo_cfg(&harness, "zk-server-primary")),
+        expected_server_lines("zk", &[("primary", 3, 1)]),
+        "the ensemble shrinks to the remaining group"
+    );
+}

@@ -1,0 +1,317 @@
+//! The running operator, cluster manifests and the names of the objects the operator
+//! builds for them.
+
+pub mod conditions;
+pub mod inspect;
+pub mod workload;
+
+use std::collections::BTreeSet;
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::{Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+pub use strata_operator::testing::{Harness, TIMEOUT};
+use strata_test_apiserver::TestApiServer;
+use zookeeper_operator::OPERATOR_NAME;
+use zookeeper_operator::controller::znode::{ClientServiceAddress, EnsembleAddress};
+use zookeeper_operator::controller::{self, RunOptions};
+use zookeeper_operator::crd::{ZookeeperCluster, ZookeeperZnode};
+
+/// The namespace the harness's operator watches; every test object lives here.
+pub const NAMESPACE: &str = "default";
+/// The cluster DNS domain the operator is started with.
+pub const CLUSTER_DOMAIN: &str = "cluster.local";
+/// How often the polling waits look again.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Starts both controllers of the operator on a fresh in-memory API server; ensembles
+/// are reached through their client Services, as in a real cluster.
+pub fn start() -> Harness {
+    start_with(Arc::new(ClientServiceAddress {
+        cluster_domain: CLUSTER_DOMAIN.to_owned(),
+    }))
+}
+
+/// Starts the operator with the ZNode controller reaching ensembles at `ensemble_address`.
+pub fn start_with(ensemble_address: Arc<dyn EnsembleAddress>) -> Harness {
+    let server = TestApiServer::new();
+    server.register::<ZookeeperCluster>();
+    server.register::<ZookeeperZnode>();
+    let options = RunOptions {
+        cluster_domain: CLUSTER_DOMAIN.to_owned(),
+        ensemble_address,
+        zookeeper_timeout: Duration::from_secs(1),
+    };
+    Harness::start(server, OPERATOR_NAME, move |runtime| {
+        controller::run(runtime, options)
+    })
+}
+
+/// A cluster manifest in the test namespace; `spec` is the JSON users would write.
+pub fn cluster(name: &str, spec: Value) -> ZookeeperCluster {
+    let spec = serde_json::from_value(spec).expect("the test spec deserialises");
+    let mut cluster = ZookeeperCluster::new(name, spec);
+    cluster.metadata.namespace = Some(NAMESPACE.to_owned());
+    cluster
+}
+
+/// The spec of one role group `default` with `replicas` servers.
+pub fn single_group_spec(replicas: u16) -> Value {
+    json!({"servers": {"roleGroups": {"default": {"replicas": replicas}}}})
+}
+
+/// The spec of two role groups: `primary` (3 servers, ids 1-3) and `secondary`
+/// (2 servers, ids 10-11).
+pub fn two_group_spec() -> Value {
+    json!({"servers": {"roleGroups": {
+        "primary": {"replicas": 3},
+        "secondary": {"replicas": 2, "config": {"myidOffset": 10}}
+    }}})
+}
+
+fn clusters(harness: &Harness) -> Api<ZookeeperCluster> {
+    Api::namespaced(harness.server.client(), harness.namespace)
+}
+
+/// Creates a cluster through the API, as `kubectl apply` would.
+pub async fn create(harness: &Harness, cluster: &ZookeeperCluster) -> ZookeeperCluster {
+    clusters(harness)
+        .create(&PostParams::default(), cluster)
+        .await
+        .expect("the cluster is created")
+}
+
+/// Merges `spec` into a cluster's spec through the API (a JSON merge patch).
+pub async fn patch_spec(harness: &Harness, name: &str, spec: Value) {
+    clusters(harness)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "spec": spec })),
+        )
+        .await
+        .expect("the cluster spec is patched");
+}
+
+/// Deletes a cluster through the API, as `kubectl delete` would.
+pub async fn delete_cluster(harness: &Harness, name: &str) {
+    clusters(harness)
+        .delete(name, &DeleteParams::background())
+        .await
+        .expect("the cluster is deleted");
+}
+
+/// Polls `probe` until it returns `Some`, failing after [`TIMEOUT`] with `what` and the
+/// last thing `describe` reports.
+pub async fn eventually<T, D: Debug>(
+    what: &str,
+    mut probe: impl FnMut() -> Option<T>,
+    describe: impl Fn() -> D,
+) -> T {
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} did not happen within {TIMEOUT:?}; last seen: {:#?}",
+            describe()
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Reads a stored object that the test expects to exist.
+pub fn stored<K>(harness: &Harness, name: &str) -> K
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned,
+{
+    harness
+        .server
+        .get_typed::<K>(harness.namespace, name)
+        .unwrap_or_else(|| panic!("{} {name} exists", K::kind(&())))
+}
+
+/// Waits until an object exists and satisfies `predicate`.
+pub async fn wait_for<K>(
+    harness: &Harness,
+    name: &str,
+    what: &str,
+    predicate: impl Fn(&K) -> bool,
+) -> K
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned,
+{
+    harness
+        .server
+        .wait_for::<K>(harness.namespace, name, predicate, TIMEOUT)
+        .await
+        .unwrap_or_else(|error| panic!("{} {name}: {what}: {error}", K::kind(&())))
+}
+
+/// Names of every stored object of a kind, in the test namespace.
+pub fn stored_names<K>(harness: &Harness) -> BTreeSet<String>
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned,
+{
+    harness
+        .server
+        .list_typed::<K>()
+        .iter()
+        .filter(|object| object.namespace().as_deref() == Some(harness.namespace))
+        .map(ResourceExt::name_any)
+        .collect()
+}
+
+/// The names of the objects the operator builds for a cluster, by kind.
+#[derive(Clone, Debug)]
+pub struct ExpectedObjects {
+    /// The cluster's name.
+    pub cluster: String,
+    /// Its role groups.
+    pub groups: Vec<String>,
+    /// Whether the role's PodDisruptionBudget is expected.
+    pub pdb: bool,
+}
+
+impl ExpectedObjects {
+    /// The objects of `cluster` with `groups` and the default (enabled) PDB.
+    pub fn new(cluster: &str, groups: &[&str]) -> Self {
+        Self {
+            cluster: cluster.to_owned(),
+            groups: groups.iter().map(|&group| group.to_owned()).collect(),
+            pdb: true,
+        }
+    }
+
+    /// `<cluster>-server-<group>` for every group.
+    pub fn group_objects(&self) -> BTreeSet<String> {
+        self.groups
+            .iter()
+            .map(|group| format!("{}-server-{group}", self.cluster))
+            .collect()
+    }
+
+    /// The StatefulSets.
+    pub fn stateful_sets(&self) -> BTreeSet<String> {
+        self.group_objects()
+    }
+
+    /// Role group ConfigMaps and the discovery ConfigMap.
+    pub fn config_maps(&self) -> BTreeSet<String> {
+        let mut names = self.group_objects();
+        names.insert(self.cluster.clone());
+        names
+    }
+
+    /// Headless and metrics Services per group, and the client Service.
+    pub fn services(&self) -> BTreeSet<String> {
+        let mut names = self.group_objects();
+        names.extend(
+            self.group_objects()
+                .iter()
+                .map(|name| format!("{name}-metrics")),
+        );
+        names.insert(self.cluster.clone());
+        names
+    }
+
+    /// The role's PodDisruptionBudget, unless disabled.
+    pub fn pdbs(&self) -> BTreeSet<String> {
+        if self.pdb {
+            BTreeSet::from([format!("{}-server", self.cluster)])
+        } else {
+            BTreeSet::new()
+        }
+    }
+
+    /// Every expected object as `Kind/name`.
+    pub fn all(&self) -> BTreeSet<String> {
+        let tagged = |kind: &str, names: BTreeSet<String>| {
+            names
+                .into_iter()
+                .map(|name| format!("{kind}/{name}"))
+                .collect::<Vec<_>>()
+        };
+        [
+            tagged("ConfigMap", self.config_maps()),
+            tagged("Service", self.services()),
+            tagged("StatefulSet", self.stateful_sets()),
+            tagged("PodDisruptionBudget", self.pdbs()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// Every ConfigMap, Service, StatefulSet and PodDisruptionBudget in the test namespace,
+/// as `Kind/name`.
+pub fn stored_objects(harness: &Harness) -> BTreeSet<String> {
+    let tagged = |kind: &str, names: BTreeSet<String>| {
+        names
+            .into_iter()
+            .map(|name| format!("{kind}/{name}"))
+            .collect::<Vec<_>>()
+    };
+    [
+        tagged("ConfigMap", stored_names::<ConfigMap>(harness)),
+        tagged("Service", stored_names::<Service>(harness)),
+        tagged("StatefulSet", stored_names::<StatefulSet>(harness)),
+        tagged(
+            "PodDisruptionBudget",
+            stored_names::<PodDisruptionBudget>(harness),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Waits until exactly the expected objects exist (nothing missing, nothing extra).
+pub async fn wait_for_objects(harness: &Harness, expected: &ExpectedObjects) {
+    let want = expected.all();
+    eventually(
+        &format!("the objects {want:?}"),
+        || (stored_objects(harness) == want).then_some(()),
+        || stored_objects(harness),
+    )
+    .await;
+}
+
+/// Events published about the object `name`, as stored JSON.
+pub fn events_about(harness: &Harness, name: &str) -> Vec<Value> {
+    harness
+        .server
+        .objects("events.events.k8s.io")
+        .into_iter()
+        .filter(|event| event["regarding"]["name"] == name)
+        .collect()
+}
+
+/// Waits for an Event of `event_type` with `reason` about the object `name`.
+pub async fn wait_for_event(
+    harness: &Harness,
+    name: &str,
+    event_type: &str,
+    reason: &str,
+) -> Value {
+    eventually(
+        &format!("a {event_type} Event {reason} about {name}"),
+        || {
+            events_about(harness, name)
+                .into_iter()
+                .find(|event| event["type"] == event_type && event["reason"] == reason)
+        },
+        || events_about(harness, name),
+    )
+    .await
+}
