@@ -86,7 +86,12 @@ fn apply_op(target: &mut Value, op: &Value) -> Result<(), JsonPatchError> {
             add(target, path, copied)
         }
         "test" => {
-            if target.pointer(path) == Some(&value()?) {
+            // Like the real API server (evanphx/json-patch), a missing field
+            // tests equal to `null`; kube-runtime's finalizer helper relies
+            // on this when it adds the first finalizer.
+            let expected = value()?;
+            let actual = target.pointer(path).unwrap_or(&Value::Null);
+            if *actual == expected {
                 Ok(())
             } else {
                 Err(JsonPatchError::TestFailed(path.to_owned()))
@@ -178,6 +183,7 @@ mod tests {
     #[case::remove_item(json!([{"op": "remove", "path": "/l/0"}]), json!({"a": 1, "l": [2], "x/y": 0}))]
     #[case::escaped_key(json!([{"op": "remove", "path": "/x~1y"}]), json!({"a": 1, "l": [1, 2]}))]
     #[case::test_then_replace(json!([{"op": "test", "path": "/a", "value": 1}, {"op": "replace", "path": "/a", "value": 2}]), json!({"a": 2, "l": [1, 2], "x/y": 0}))]
+    #[case::test_null_matches_a_missing_field(json!([{"op": "test", "path": "/f", "value": null}, {"op": "add", "path": "/f", "value": ["x"]}]), json!({"a": 1, "f": ["x"], "l": [1, 2], "x/y": 0}))]
     #[case::move_field(json!([{"op": "move", "from": "/a", "path": "/b"}]), json!({"b": 1, "l": [1, 2], "x/y": 0}))]
     #[case::copy_field(json!([{"op": "copy", "from": "/a", "path": "/b"}]), json!({"a": 1, "b": 1, "l": [1, 2], "x/y": 0}))]
     fn json_patch_follows_rfc_6902(#[case] patch: Value, #[case] expected: Value) {
@@ -188,6 +194,7 @@ mod tests {
 
     #[rstest]
     #[case::failed_test(json!([{"op": "test", "path": "/a", "value": 2}]), JsonPatchError::TestFailed("/a".into()))]
+    #[case::missing_field_is_not_a_value(json!([{"op": "test", "path": "/zz", "value": 1}]), JsonPatchError::TestFailed("/zz".into()))]
     #[case::replace_missing(json!([{"op": "replace", "path": "/zz", "value": 2}]), JsonPatchError::MissingPath("/zz".into()))]
     #[case::unknown_op(json!([{"op": "frobnicate", "path": "/a"}]), JsonPatchError::UnknownOp("frobnicate".into()))]
     fn json_patch_reports_errors(#[case] patch: Value, #[case] expected: JsonPatchError) {
