@@ -79,9 +79,8 @@ async fn a_znode_reports_what_blocks_it_and_is_released_when_its_cluster_is_gone
         },
     );
     znode.metadata.namespace = Some(harness.namespace.to_owned());
-    // Another controller's finalizer, as backup tools add. It also keeps the in-memory
-    // API's JSON patch `test` of an absent `/metadata/finalizers` out of the way: that
-    // server fails it, where Kubernetes lets a `null` test pass on a missing field.
+    // Another controller's finalizer, as backup tools add: ours must sit next to it and
+    // be released without touching it.
     znode.metadata.finalizers = Some(vec![OTHER_FINALIZER.to_owned()]);
     let created = znodes
         .create(&PostParams::default(), &znode)
