@@ -106,10 +106,8 @@ pub fn next_cluster_status(
     outcome: ReconcileOutcome<'_>,
     now: Time,
 ) -> ClusterStatus {
-    let failure = outcome
-        .failure
-        .map(ReconcileError::to_failure)
-        .or_else(|| outcome.operation.unknown_command_failure());
+    // An unknown operator-command annotation is added by `cluster_conditions` itself.
+    let failure = outcome.failure.map(ReconcileError::to_failure);
     let updates = cluster_conditions(&ClusterInputs {
         workloads,
         operation: outcome.operation,

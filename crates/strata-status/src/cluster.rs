@@ -90,8 +90,9 @@ pub fn cluster_conditions(inputs: &ClusterInputs<'_>) -> Vec<ConditionUpdate> {
     ]
 }
 
-/// Degraded True from the failures (first one's reason), keeping the
-/// observed message after them; the observed condition when there are none.
+/// Degraded True from the failures (first one's reason), followed by the
+/// observed message when the workloads are degraded too; the observed
+/// condition when there are no failures.
 fn degraded_with_failures(
     observed: ConditionUpdate,
     failures: &[ReconcileFailure],
@@ -103,7 +104,7 @@ fn degraded_with_failures(
         .iter()
         .map(|failure| failure.degraded_condition().message)
         .collect();
-    if !observed.message.is_empty() {
+    if observed.status == ConditionStatus::True && !observed.message.is_empty() {
         parts.push(sentence(&observed.message));
     }
     ConditionUpdate::new(

@@ -194,6 +194,20 @@ fn failure_makes_degraded_true(
 }
 
 #[test]
+fn failure_message_does_not_carry_a_healthy_observation() {
+    let failure = ReconcileFailure::invalid_spec("spec.servers has no role groups");
+    for workloads in [healthy(), Vec::new()] {
+        let result = conditions(&workloads, &operation(false, false, None), Some(&failure));
+        let message = &get(&result, Degraded).message;
+        assert_eq!(
+            message,
+            "spec.servers has no role groups. The operator cannot continue until this is fixed.",
+            "only degraded workloads add their observation to a failure"
+        );
+    }
+}
+
+#[test]
 fn unknown_operator_command_makes_degraded_true() {
     let result = conditions(&healthy(), &operation(false, false, Some("Pause")), None);
     let degraded = get(&result, Degraded);
