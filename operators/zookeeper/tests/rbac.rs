@@ -88,19 +88,11 @@ fn cluster(spec: Value) -> ZookeeperCluster {
     .expect("a valid ZookeeperCluster")
 }
 
-/// Another controller's finalizer that the ZNode carries from the start.
-///
-/// kube adds the first finalizer with a JSON patch `test /metadata/finalizers
-/// == null`, which the real API server accepts for a missing field but the
-/// in-memory one rejects (422); with a finalizer already present, kube appends
-/// instead, which both accept. The requests are the same: a patch of the ZNode.
-const FOREIGN_FINALIZER: &str = "example.com/keep";
-
 fn znode() -> ZookeeperZnode {
     serde_json::from_value(json!({
         "apiVersion": "zookeeper.strata.dev/v1alpha1",
         "kind": "ZookeeperZnode",
-        "metadata": {"name": "app", "namespace": "default", "finalizers": [FOREIGN_FINALIZER]},
+        "metadata": {"name": "app", "namespace": "default"},
         "spec": {"clusterRef": {"name": "zk"}},
     }))
     .expect("a valid ZookeeperZnode")
@@ -157,8 +149,7 @@ async fn scenario() -> Vec<RequestRecord> {
         server
             .get_typed::<ZookeeperZnode>("default", "app")
             .is_some_and(|znode| {
-                znode.metadata.finalizers
-                    == Some(vec![FOREIGN_FINALIZER.to_owned(), FINALIZER.to_owned()])
+                znode.metadata.finalizers == Some(vec![FINALIZER.to_owned()])
                     && znode
                         .status
                         .is_some_and(|status| !status.conditions.is_empty())
@@ -172,12 +163,10 @@ async fn scenario() -> Vec<RequestRecord> {
     server
         .delete_direct::<ZookeeperZnode>("default", "app")
         .expect("delete ZNode");
-    wait_until("the operator released its finalizer", || {
+    wait_until("the finalizer is released and the ZNode gone", || {
         server
             .get_typed::<ZookeeperZnode>("default", "app")
-            .is_some_and(|znode| {
-                znode.metadata.finalizers == Some(vec![FOREIGN_FINALIZER.to_owned()])
-            })
+            .is_none()
     })
     .await;
     harness.settle().await;
