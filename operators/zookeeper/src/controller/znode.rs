@@ -252,9 +252,6 @@ pub fn next_status(
     stored: Option<&ZnodeStatus>,
     failure: Option<&ReconcileError>,
 ) -> ZnodeStatus {
-    let reason = |failure: &ReconcileError| {
-        Reason::new(failure.reason().to_owned()).unwrap_or(Reason::RECONCILE_ERROR_RETRYING)
-    };
     let updates = match failure {
         None => vec![
             ConditionUpdate::new(
@@ -271,25 +268,17 @@ pub fn next_status(
             ),
         ],
         Some(failure) => {
-            let failure_reason = reason(failure);
-            let follow_up = if failure.is_transient() {
-                "The operator retries automatically."
-            } else {
-                "The operator cannot continue until this is fixed."
-            };
+            // The shared rule turns the message into a sentence before naming who acts
+            // next, exactly as on clusters.
+            let degraded = failure.to_failure().degraded_condition();
             vec![
                 ConditionUpdate::new(
                     ConditionType::Available,
                     ConditionStatus::False,
-                    failure_reason.clone(),
-                    format!("{} {follow_up}", failure.message()),
+                    degraded.reason.clone(),
+                    degraded.message.clone(),
                 ),
-                ConditionUpdate::new(
-                    ConditionType::Degraded,
-                    ConditionStatus::True,
-                    failure_reason,
-                    format!("{} {follow_up}", failure.message()),
-                ),
+                degraded,
             ]
         }
     };
@@ -301,5 +290,72 @@ pub fn next_status(
         znode_path: stored.and_then(|status| status.znode_path.clone()),
         conditions: apply_updates(previous, updates, Time(jiff::Timestamp::now()), generation),
         observed_generation: generation,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use rstest::rstest;
+
+    use super::*;
+    use crate::crd::{ClusterRef, ZookeeperZnodeSpec};
+
+    fn condition(
+        status: &ZnodeStatus,
+        type_: ConditionType,
+    ) -> Option<(ConditionStatus, &str, &str)> {
+        status
+            .conditions
+            .iter()
+            .find(|condition| condition.type_ == type_)
+            .map(|condition| {
+                (
+                    condition.status,
+                    condition.reason.as_str(),
+                    condition.message.as_str(),
+                )
+            })
+    }
+
+    #[rstest]
+    #[case::cluster_missing_retries(
+        ReconcileError::transient("ClusterNotFound", "ZookeeperCluster default/zk does not exist"),
+        "ClusterNotFound",
+        "ZookeeperCluster default/zk does not exist. The operator retries automatically."
+    )]
+    #[case::message_already_a_sentence(
+        ReconcileError::transient("EnsembleUnreachable", "Connecting failed."),
+        "EnsembleUnreachable",
+        "Connecting failed. The operator retries automatically."
+    )]
+    #[case::user_must_act(
+        ReconcileError::invalid_spec("InvalidZnodePath", "the path is the root"),
+        "InvalidZnodePath",
+        "the path is the root. The operator cannot continue until this is fixed."
+    )]
+    fn failure_sets_available_false_and_degraded_true_with_a_sentence(
+        #[case] failure: ReconcileError,
+        #[case] reason: &str,
+        #[case] message: &str,
+    ) {
+        let znode = ZookeeperZnode::new(
+            "app",
+            ZookeeperZnodeSpec {
+                cluster_ref: ClusterRef {
+                    name: "zk".to_owned(),
+                    namespace: None,
+                },
+            },
+        );
+        let status = next_status(&znode, None, Some(&failure));
+        assert_eq!(
+            condition(&status, ConditionType::Available),
+            Some((ConditionStatus::False, reason, message))
+        );
+        assert_eq!(
+            condition(&status, ConditionType::Degraded),
+            Some((ConditionStatus::True, reason, message))
+        );
     }
 }

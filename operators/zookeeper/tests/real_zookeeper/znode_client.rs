@@ -4,48 +4,29 @@
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
-use zookeeper_operator::config::{PodDns, RoleGroupServers};
 use zookeeper_operator::znode_client::{ZnodeClient, ZnodeError};
 
 use crate::support::loopback::LoopbackGroup;
+use crate::support::server::HarnessError;
+use crate::support::start_standalone;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// One server in standalone mode, rendered like a one-replica role group.
-fn single_server(last_octet: u8) -> Result<LoopbackGroup, Box<dyn std::error::Error>> {
-    let group = RoleGroupServers {
-        role_group: "single".to_owned(),
-        replicas: 1,
-        myid_offset: 1,
-        pod_dns: PodDns {
-            statefulset: format!("znode-test-{last_octet}"),
-            service: format!("znode-test-{last_octet}"),
-            namespace: "default".to_owned(),
-            cluster_domain: "cluster.local".to_owned(),
-        },
-    };
-    let mut started = LoopbackGroup::start(&group, &[Ipv4Addr::new(127, 0, 0, last_octet)])?;
-    let modes = started.wait_until_serving(Duration::from_secs(30))?;
-    assert_eq!(modes, vec!["standalone"]);
-    Ok(started)
-}
-
-fn connection_string(group: &LoopbackGroup) -> String {
-    group
-        .servers
-        .iter()
-        .map(|server| server.client_address().to_string())
-        .collect::<Vec<_>>()
-        .join(",")
+/// One rendered one-replica cluster, serving in standalone mode on 127.0.0.<last_octet>.
+fn single_server(last_octet: u8) -> Result<LoopbackGroup, HarnessError> {
+    start_standalone(
+        &format!("znode-client-{last_octet}"),
+        Ipv4Addr::new(127, 0, 0, last_octet),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the Debian zookeeper package; run by cargo xtask test"]
+#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
 async fn ensure_path_creates_parents_and_is_idempotent() -> TestResult {
     let server = single_server(10)?;
-    let client = ZnodeClient::connect(&connection_string(&server), TIMEOUT).await?;
+    let client = ZnodeClient::connect(&server.connection_string(), TIMEOUT).await?;
 
     assert!(!client.exists("/strata").await?);
     client.ensure_path("/strata/znodes/default/simple").await?;
@@ -66,10 +47,10 @@ async fn ensure_path_creates_parents_and_is_idempotent() -> TestResult {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the Debian zookeeper package; run by cargo xtask test"]
+#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
 async fn delete_recursive_removes_a_tree_and_tolerates_missing_paths() -> TestResult {
     let server = single_server(11)?;
-    let client = ZnodeClient::connect(&connection_string(&server), TIMEOUT).await?;
+    let client = ZnodeClient::connect(&server.connection_string(), TIMEOUT).await?;
     for path in [
         "/tree/a/b/c",
         "/tree/a/d",
@@ -99,17 +80,17 @@ async fn delete_recursive_removes_a_tree_and_tolerates_missing_paths() -> TestRe
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the Debian zookeeper package; run by cargo xtask test"]
+#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
 async fn stopped_server_fails_fast_with_transient_errors() -> TestResult {
     let timeout = Duration::from_secs(2);
     let slack = Duration::from_millis(500);
     let mut server = single_server(12)?;
-    let address = connection_string(&server);
+    let address = server.connection_string();
     let client = ZnodeClient::connect(&address, timeout).await?;
     client.ensure_path("/before-stop").await?;
 
-    // Dropping the guard kills the process by PID.
-    server.servers.clear();
+    // Dropping the guards kills the process by PID.
+    server.stop();
 
     let started = Instant::now();
     let exists = client.exists("/before-stop").await;

@@ -9,23 +9,24 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// Environment variable that overrides the server classpath.
+/// The server's Java classpath, exported by `cargo xtask test` (`cargo xtask tools` prints it).
 pub const CLASSPATH_ENV: &str = "STRATA_ZOOKEEPER_CLASSPATH";
-/// The server jar of Debian's `zookeeper` package; its manifest lists the dependencies.
-const DEBIAN_ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
-/// Debian's slf4j binding that logs to stderr; without a binding the server logs nothing.
-const DEBIAN_SLF4J_SIMPLE_JAR: &str = "/usr/share/java/slf4j-simple.jar";
+/// The `java` binary that runs the server, exported alongside the classpath.
+pub const JAVA_ENV: &str = "STRATA_JAVA";
 
 /// Why a test server could not be provided.
 #[derive(thiserror::Error)]
 pub enum HarnessError {
-    /// Neither the environment variable nor Debian's package provides a classpath.
+    /// A tool variable is not set. Tests fail instead of skipping, so a forgotten variable
+    /// can never pass as a green run.
     #[error(
-        "no ZooKeeper found: {DEBIAN_ZOOKEEPER_JAR} is missing and {CLASSPATH_ENV} is not set; \
-         install the Debian package `zookeeper` (apt-get install -y zookeeper) or set \
-         {CLASSPATH_ENV} to the server's Java classpath"
+        "{var} is not set: this test needs Java and ZooKeeper; run it through `cargo xtask test`, \
+         or export the variables printed by `cargo xtask tools`"
     )]
-    NotInstalled,
+    MissingTool {
+        /// The missing (or empty) variable.
+        var: &'static str,
+    },
     /// A file or process operation failed.
     #[error("{context}")]
     Io {
@@ -66,9 +67,31 @@ pub enum HarnessError {
         /// The end of its log.
         log_tail: String,
     },
-    /// The operator could not render the configuration.
-    #[error("rendering zoo.cfg failed")]
-    Render(#[from] zookeeper_operator::config::ZooCfgError),
+    /// `zookeeper-operator render` failed.
+    #[error("rendering {manifest} failed with {status}: {stderr}")]
+    Render {
+        /// The manifest given to `render -f`.
+        manifest: PathBuf,
+        /// How the command ended.
+        status: ExitStatus,
+        /// What it printed to stderr.
+        stderr: String,
+    },
+    /// The rendered YAML could not be parsed.
+    #[error("render printed YAML that does not parse")]
+    Yaml(#[from] serde_yaml_ng::Error),
+    /// A rendered document does not deserialise into its Kubernetes type.
+    #[error("the rendered {kind} does not deserialise")]
+    Typed {
+        /// The kind being read.
+        kind: &'static str,
+        /// The serde error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The rendered objects lack something a pod would need to start.
+    #[error("rendered objects: {0}")]
+    Rendered(String),
     /// The myid init script failed.
     #[error("myid script for {hostname} failed with {status}: {stderr}")]
     MyidScript {
@@ -78,6 +101,19 @@ pub enum HarnessError {
         status: ExitStatus,
         /// What it printed to stderr.
         stderr: String,
+    },
+    /// The myid written for a pod does not belong to that pod's `server.N` line in
+    /// `zoo.cfg`: the server would claim another server's identity.
+    #[error("pod {pod} got myid {myid:?}, but zoo.cfg names {fqdn} in {line:?}")]
+    MyidMismatch {
+        /// The simulated pod name.
+        pod: String,
+        /// What the script wrote.
+        myid: String,
+        /// The pod's DNS name.
+        fqdn: String,
+        /// The `server.<myid>` line, or `None` if there is none.
+        line: Option<String>,
     },
 }
 
@@ -101,21 +137,12 @@ pub fn io_context(context: impl Into<String>) -> impl FnOnce(io::Error) -> Harne
     move |source| HarnessError::Io { context, source }
 }
 
-/// The Java classpath of the server: `STRATA_ZOOKEEPER_CLASSPATH` if set, else Debian's jar
-/// (plus its stderr logging binding when installed).
-pub fn classpath() -> Result<String, HarnessError> {
-    if let Some(classpath) = std::env::var(CLASSPATH_ENV).ok().filter(|c| !c.is_empty()) {
-        return Ok(classpath);
-    }
-    if !Path::new(DEBIAN_ZOOKEEPER_JAR).is_file() {
-        return Err(HarnessError::NotInstalled);
-    }
-    let mut classpath = DEBIAN_ZOOKEEPER_JAR.to_owned();
-    if Path::new(DEBIAN_SLF4J_SIMPLE_JAR).is_file() {
-        classpath.push(':');
-        classpath.push_str(DEBIAN_SLF4J_SIMPLE_JAR);
-    }
-    Ok(classpath)
+/// Reads a tool variable that `cargo xtask test` exports; empty counts as missing.
+pub fn required_tool(var: &'static str) -> Result<String, HarnessError> {
+    std::env::var(var)
+        .ok()
+        .filter(|value| !value.is_empty())
+        .ok_or(HarnessError::MissingTool { var })
 }
 
 /// Sends a four-letter word and returns the whole answer.
@@ -167,7 +194,8 @@ impl ZkServer {
         client_address: SocketAddr,
         hosts_file: Option<&Path>,
     ) -> Result<Self, HarnessError> {
-        let classpath = classpath()?;
+        let java = required_tool(JAVA_ENV)?;
+        let classpath = required_tool(CLASSPATH_ENV)?;
         let dir = config_file.parent().unwrap_or(Path::new("."));
         let log_path = dir.join("server.log");
         let log = File::create(&log_path).map_err(io_context(format!(
@@ -177,7 +205,7 @@ impl ZkServer {
         let log_err = log
             .try_clone()
             .map_err(io_context("duplicating the log file handle"))?;
-        let mut command = Command::new("java");
+        let mut command = Command::new(java);
         command
             .args(["-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"])
             .arg("-Dorg.slf4j.simpleLogger.showDateTime=true");

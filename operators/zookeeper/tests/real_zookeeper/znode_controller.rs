@@ -1,0 +1,402 @@
+//! The ZNode controller against a real ZooKeeper server: Kubernetes objects live in the
+//! in-memory API (`strata_test_apiserver`), znodes in a standalone server started from the
+//! render of the same `ZookeeperCluster` manifest the test creates.
+//!
+//! The operator reaches the server through a test [`EnsembleAddress`] (the client Service
+//! of a real cluster does not exist here). Pods do not exist either; where a test needs
+//! the cluster to notice an outage, it reports the StatefulSet's availability as the
+//! StatefulSet controller would, which is how a real cluster learns it.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, PostParams};
+use pretty_assertions::assert_eq;
+use strata_operator::error::BackoffPolicy;
+use strata_operator::testing::Harness;
+use strata_status::{ConditionStatus, ConditionType};
+use strata_test_apiserver::TestApiServer;
+use zookeeper_operator::OPERATOR_NAME;
+use zookeeper_operator::build::discovery::{
+    ZOOKEEPER_CHROOT_KEY, ZOOKEEPER_CLIENT_PORT_KEY, ZOOKEEPER_HOSTS_KEY, ZOOKEEPER_KEY,
+};
+use zookeeper_operator::controller::RunOptions;
+use zookeeper_operator::controller::znode::{EnsembleAddress, FINALIZER};
+use zookeeper_operator::crd::{ClusterRef, ZookeeperCluster, ZookeeperZnode, ZookeeperZnodeSpec};
+use zookeeper_operator::validate::DEFAULT_CLUSTER_DOMAIN;
+use zookeeper_operator::znode_client::ZnodeClient;
+
+use crate::support::loopback::LoopbackGroup;
+use crate::support::{standalone_manifest, start_standalone};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const NAMESPACE: &str = "default";
+/// Bound on every ZooKeeper call of the operator, connect included.
+const ZOOKEEPER_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a test waits for the operator to reach a state; covers a connect timeout and
+/// a few retries.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// Every cluster is reachable at the one test server.
+struct FixedEnsemble(String);
+
+impl EnsembleAddress for FixedEnsemble {
+    fn hosts(&self, _cluster: &ZookeeperCluster) -> String {
+        self.0.clone()
+    }
+}
+
+/// Starts both controllers against a fresh in-memory API with both CRDs registered.
+/// `backoff` replaces the harness's short retry delays when a test must rule out retries.
+fn start_operator(hosts: String, backoff: Option<BackoffPolicy>) -> Harness {
+    let server = TestApiServer::new();
+    server.register::<ZookeeperCluster>();
+    server.register::<ZookeeperZnode>();
+    Harness::start(server, OPERATOR_NAME, move |mut runtime| {
+        if let Some(backoff) = backoff {
+            runtime.backoff = backoff;
+        }
+        zookeeper_operator::controller::run(
+            runtime,
+            RunOptions {
+                cluster_domain: DEFAULT_CLUSTER_DOMAIN.into(),
+                ensemble_address: Arc::new(FixedEnsemble(hosts)),
+                zookeeper_timeout: ZOOKEEPER_TIMEOUT,
+            },
+        )
+    })
+}
+
+async fn create_cluster(harness: &Harness, name: &str) -> TestResult {
+    let cluster: ZookeeperCluster = serde_yaml_ng::from_str(&standalone_manifest(name))?;
+    Api::<ZookeeperCluster>::namespaced(harness.server.client(), NAMESPACE)
+        .create(&PostParams::default(), &cluster)
+        .await?;
+    Ok(())
+}
+
+/// Creates a ZNode whose `clusterRef` names no namespace: the cluster is looked up, and
+/// watched, in the ZNode's own namespace.
+async fn create_znode(harness: &Harness, name: &str, cluster: &str) -> TestResult {
+    let mut znode = ZookeeperZnode::new(
+        name,
+        ZookeeperZnodeSpec {
+            cluster_ref: ClusterRef {
+                name: cluster.to_owned(),
+                namespace: None,
+            },
+        },
+    );
+    znode.metadata.namespace = Some(NAMESPACE.to_owned());
+    Api::<ZookeeperZnode>::namespaced(harness.server.client(), NAMESPACE)
+        .create(&PostParams::default(), &znode)
+        .await?;
+    Ok(())
+}
+
+fn condition(znode: &ZookeeperZnode, type_: ConditionType) -> Option<(ConditionStatus, &str)> {
+    znode
+        .status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|condition| condition.type_ == type_)
+        .map(|condition| (condition.status, condition.reason.as_str()))
+}
+
+/// Waits until the ZNode's Available condition has `status` and `reason`; the error shows
+/// the status it had instead.
+async fn wait_for_available(
+    harness: &Harness,
+    name: &str,
+    status: ConditionStatus,
+    reason: &str,
+) -> Result<ZookeeperZnode, Box<dyn std::error::Error>> {
+    let wanted = Some((status, reason));
+    let reached = harness
+        .server
+        .wait_for::<ZookeeperZnode>(
+            NAMESPACE,
+            name,
+            |znode| condition(znode, ConditionType::Available) == wanted,
+            WAIT,
+        )
+        .await;
+    reached.map_err(|error| {
+        let current = harness
+            .server
+            .get_typed::<ZookeeperZnode>(NAMESPACE, name)
+            .map(|znode| format!("{:#?}", znode.status));
+        format!(
+            "ZNode {name} never became Available={status} ({reason}): {error}; status: {current:?}"
+        )
+        .into()
+    })
+}
+
+fn recorded_path(znode: &ZookeeperZnode) -> Result<String, String> {
+    znode
+        .status
+        .as_ref()
+        .and_then(|status| status.znode_path.clone())
+        .ok_or_else(|| format!("ZNode {} has no status.znodePath", znode.name_any()))
+}
+
+fn discovery_data(harness: &Harness, name: &str) -> Option<BTreeMap<String, String>> {
+    harness
+        .server
+        .get_typed::<ConfigMap>(NAMESPACE, name)
+        .and_then(|config_map| config_map.data)
+}
+
+/// Reports the cluster's StatefulSet as the StatefulSet controller would, with
+/// `available` of its one replica ready, and waits for the cluster's Available condition
+/// to follow.
+async fn report_server_available(harness: &Harness, cluster: &str, available: bool) -> TestResult {
+    let statefulset = format!("{cluster}-server-default");
+    let stored = harness
+        .server
+        .wait_for::<StatefulSet>(NAMESPACE, &statefulset, |_| true, WAIT)
+        .await?;
+    let ready = i32::from(available);
+    harness.server.patch_status_direct::<StatefulSet>(
+        NAMESPACE,
+        &statefulset,
+        serde_json::json!({
+            "observedGeneration": stored.metadata.generation,
+            "replicas": 1,
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "updatedReplicas": 1,
+            "currentRevision": "r1",
+            "updateRevision": "r1",
+        }),
+    )?;
+    let expected = if available {
+        ConditionStatus::True
+    } else {
+        ConditionStatus::False
+    };
+    harness
+        .server
+        .wait_for::<ZookeeperCluster>(
+            NAMESPACE,
+            cluster,
+            |zk| {
+                zk.status
+                    .as_ref()
+                    .and_then(|status| status.condition(ConditionType::Available))
+                    .is_some_and(|condition| condition.status == expected)
+            },
+            WAIT,
+        )
+        .await?;
+    Ok(())
+}
+
+async fn path_exists(zk: &LoopbackGroup, path: &str) -> Result<bool, Box<dyn std::error::Error>> {
+    let client = ZnodeClient::connect(&zk.connection_string(), ZOOKEEPER_TIMEOUT).await?;
+    Ok(client.exists(path).await?)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+async fn znode_path_is_created_published_and_removed_with_its_object() -> TestResult {
+    let started = Instant::now();
+    let zk = start_standalone("lifecycle-zk", Ipv4Addr::new(127, 0, 0, 20))?;
+    let hosts = zk.connection_string();
+    let harness = start_operator(hosts.clone(), None);
+    create_cluster(&harness, "lifecycle-zk").await?;
+    create_znode(&harness, "app-znode", "lifecycle-zk").await?;
+    create_znode(&harness, "other-znode", "lifecycle-zk").await?;
+
+    let znode =
+        wait_for_available(&harness, "app-znode", ConditionStatus::True, "AsExpected").await?;
+    let available_after = started.elapsed();
+    let path = recorded_path(&znode)?;
+    assert_eq!(path, format!("/znode-{}", znode.uid().unwrap_or_default()));
+    assert!(
+        path_exists(&zk, &path).await?,
+        "{path} missing in ZooKeeper"
+    );
+    assert!(
+        znode.finalizers().iter().any(|f| f == FINALIZER),
+        "{znode:?}"
+    );
+    assert_eq!(
+        condition(&znode, ConditionType::Degraded),
+        Some((ConditionStatus::False, "AsExpected"))
+    );
+
+    let expected = BTreeMap::from(
+        [
+            (ZOOKEEPER_KEY, format!("{hosts}{path}")),
+            (ZOOKEEPER_HOSTS_KEY, hosts.clone()),
+            (ZOOKEEPER_CHROOT_KEY, path.clone()),
+            (ZOOKEEPER_CLIENT_PORT_KEY, "2181".to_owned()),
+        ]
+        .map(|(key, value)| (key.to_owned(), value)),
+    );
+    assert_eq!(discovery_data(&harness, "app-znode"), Some(expected));
+    let config_map = harness
+        .server
+        .get_typed::<ConfigMap>(NAMESPACE, "app-znode")
+        .ok_or("discovery ConfigMap missing")?;
+    assert!(
+        config_map
+            .owner_references()
+            .iter()
+            .any(|owner| Some(&owner.uid) == znode.uid().as_ref() && owner.controller == Some(true)),
+        "{config_map:?}"
+    );
+
+    let other =
+        wait_for_available(&harness, "other-znode", ConditionStatus::True, "AsExpected").await?;
+    let other_path = recorded_path(&other)?;
+    assert_ne!(other_path, path);
+
+    Api::<ZookeeperZnode>::namespaced(harness.server.client(), NAMESPACE)
+        .delete("app-znode", &DeleteParams::default())
+        .await?;
+    harness
+        .server
+        .wait_for_deletion::<ZookeeperZnode>(NAMESPACE, "app-znode", WAIT)
+        .await?;
+    assert!(!path_exists(&zk, &path).await?, "{path} survived its ZNode");
+    assert!(
+        path_exists(&zk, &other_path).await?,
+        "{other_path} of another ZNode was removed too"
+    );
+    harness
+        .server
+        .wait_for_deletion::<ConfigMap>(NAMESPACE, "app-znode", WAIT)
+        .await?;
+    assert!(discovery_data(&harness, "other-znode").is_some());
+
+    eprintln!(
+        "znode lifecycle: Available after {available_after:?}, test body took {:?}",
+        started.elapsed()
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+async fn ensemble_outage_degrades_the_znode_and_keeps_its_path() -> TestResult {
+    let mut zk = start_standalone("outage-zk", Ipv4Addr::new(127, 0, 0, 21))?;
+    let harness = start_operator(zk.connection_string(), None);
+    create_cluster(&harness, "outage-zk").await?;
+    create_znode(&harness, "outage-znode", "outage-zk").await?;
+    let before = wait_for_available(
+        &harness,
+        "outage-znode",
+        ConditionStatus::True,
+        "AsExpected",
+    )
+    .await?;
+    let path = recorded_path(&before)?;
+    let published = discovery_data(&harness, "outage-znode");
+    report_server_available(&harness, "outage-zk", true).await?;
+
+    // The server dies; its pod turns unready, so the cluster's status changes, which
+    // requeues the cluster's ZNodes.
+    zk.stop();
+    let stopped = Instant::now();
+    report_server_available(&harness, "outage-zk", false).await?;
+    let during = wait_for_available(
+        &harness,
+        "outage-znode",
+        ConditionStatus::False,
+        "EnsembleUnreachable",
+    )
+    .await?;
+    let noticed_after = stopped.elapsed();
+    assert_eq!(
+        condition(&during, ConditionType::Degraded),
+        Some((ConditionStatus::True, "EnsembleUnreachable"))
+    );
+    assert_eq!(recorded_path(&during)?, path);
+    assert!(during.finalizers().iter().any(|f| f == FINALIZER));
+    assert!(during.metadata.deletion_timestamp.is_none());
+    assert_eq!(discovery_data(&harness, "outage-znode"), published);
+
+    // Same address, config and data directory: the path must still be there.
+    zk.restart()?;
+    let restarted = Instant::now();
+    report_server_available(&harness, "outage-zk", true).await?;
+    let after = wait_for_available(
+        &harness,
+        "outage-znode",
+        ConditionStatus::True,
+        "AsExpected",
+    )
+    .await?;
+    let recovered_after = restarted.elapsed();
+    assert_eq!(recorded_path(&after)?, path);
+    assert!(
+        path_exists(&zk, &path).await?,
+        "{path} was lost in the outage"
+    );
+    assert_eq!(discovery_data(&harness, "outage-znode"), published);
+
+    eprintln!(
+        "znode outage: EnsembleUnreachable {noticed_after:?} after the stop, \
+         Available {recovered_after:?} after the restart"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+async fn znode_waits_for_its_cluster_and_follows_its_creation() -> TestResult {
+    let zk = start_standalone("late-zk", Ipv4Addr::new(127, 0, 0, 22))?;
+    // Retries wait two minutes, far beyond this test's waits: the ZNode can only become
+    // Available in time because the cluster watch requeues it.
+    let patient = BackoffPolicy {
+        initial: Duration::from_secs(120),
+        max: Duration::from_secs(120),
+        invalid_spec: Duration::from_secs(120),
+    };
+    let harness = start_operator(zk.connection_string(), Some(patient));
+    create_znode(&harness, "early-znode", "late-zk").await?;
+
+    let waiting = wait_for_available(
+        &harness,
+        "early-znode",
+        ConditionStatus::False,
+        "ClusterNotFound",
+    )
+    .await?;
+    assert!(
+        waiting
+            .status
+            .as_ref()
+            .is_some_and(|status| status.znode_path.is_none()),
+        "no path is reserved before the cluster exists: {:?}",
+        waiting.status
+    );
+    let path = format!("/znode-{}", waiting.uid().unwrap_or_default());
+    assert!(!path_exists(&zk, &path).await?);
+    assert!(discovery_data(&harness, "early-znode").is_none());
+
+    let created = Instant::now();
+    create_cluster(&harness, "late-zk").await?;
+    let ready =
+        wait_for_available(&harness, "early-znode", ConditionStatus::True, "AsExpected").await?;
+    let followed_after = created.elapsed();
+    assert_eq!(recorded_path(&ready)?, path);
+    assert!(
+        path_exists(&zk, &path).await?,
+        "{path} missing in ZooKeeper"
+    );
+    assert!(discovery_data(&harness, "early-znode").is_some());
+
+    eprintln!("znode waiting for its cluster: Available {followed_after:?} after the cluster");
+    Ok(())
+}
