@@ -150,15 +150,29 @@ impl ChildCaches {
         owner_ref: &OwnerReference,
         namespace: &str,
     ) -> Vec<(ChildKind, Arc<DynamicObject>)> {
+        self.controlled_by_of_kinds(owner_ref, namespace, |_| true)
+    }
+
+    /// Like [`ChildCaches::controlled_by`], but only among the child kinds
+    /// `include` accepts: the status step needs only workloads, and scanning
+    /// the other kinds' caches would cost it a pass over every ConfigMap and
+    /// Service of every owner.
+    pub fn controlled_by_of_kinds(
+        &self,
+        owner_ref: &OwnerReference,
+        namespace: &str,
+        include: impl Fn(&ChildKind) -> bool,
+    ) -> Vec<(ChildKind, Arc<DynamicObject>)> {
+        // The caches hold the children of all owners and every reconcile
+        // scans them, so filter under the read lock without cloning or
+        // allocating per object, and compare the uid (rarely equal) first.
         let mut owned = Vec::new();
-        for (kind, store) in self.children.values() {
-            for object in store.state() {
-                if object.namespace().as_deref() == Some(namespace)
-                    && is_controlled_by(object.owner_references(), owner_ref)
-                {
-                    owned.push((kind.clone(), object));
-                }
-            }
+        for (kind, store) in self.children.values().filter(|(kind, _)| include(kind)) {
+            let matching = store.state_filter(|object| {
+                is_controlled_by(object.owner_references(), owner_ref)
+                    && object.metadata.namespace.as_deref() == Some(namespace)
+            });
+            owned.extend(matching.into_iter().map(|object| (kind.clone(), object)));
         }
         owned.sort_by_key(|(kind, object)| (kind.key(), object.name_any()));
         owned
@@ -168,15 +182,14 @@ impl ChildCaches {
     pub fn pods_matching(&self, namespace: &str, selector: &BTreeMap<String, String>) -> Vec<Pod> {
         let mut pods: Vec<Pod> = self
             .pods
-            .state()
-            .iter()
-            .filter(|pod| pod.namespace().as_deref() == Some(namespace))
-            .filter(|pod| {
+            .state_filter(|pod| {
                 let labels = pod.labels();
-                selector
-                    .iter()
-                    .all(|(key, value)| labels.get(key) == Some(value))
+                pod.metadata.namespace.as_deref() == Some(namespace)
+                    && selector
+                        .iter()
+                        .all(|(key, value)| labels.get(key) == Some(value))
             })
+            .iter()
             .map(|pod| pod.as_ref().clone())
             .collect();
         pods.sort_by_key(ResourceExt::name_any);
@@ -215,5 +228,94 @@ mod tests {
     #[case::persistent_volume_claims_never(ChildKind::of::<PersistentVolumeClaim>(), false)]
     fn prunable(#[case] kind: ChildKind, #[case] expected: bool) {
         assert_eq!(kind.prunable(), expected);
+    }
+
+    fn owner(uid: &str) -> OwnerReference {
+        OwnerReference {
+            api_version: "example.dev/v1".into(),
+            kind: "Widget".into(),
+            name: uid.into(),
+            uid: uid.into(),
+            controller: Some(true),
+            block_owner_deletion: None,
+        }
+    }
+
+    fn child(
+        kind: &ChildKind,
+        namespace: &str,
+        name: &str,
+        owner: OwnerReference,
+    ) -> (ChildKind, DynamicObject) {
+        let mut object = DynamicObject::new(name, &kind.resource).within(namespace);
+        object.metadata.owner_references = Some(vec![owner]);
+        (kind.clone(), object)
+    }
+
+    /// Caches of ConfigMaps and StatefulSets filled with the given children.
+    fn caches_with(children: &[(ChildKind, DynamicObject)]) -> ChildCaches {
+        let mut stores = BTreeMap::new();
+        for kind in [ChildKind::of::<ConfigMap>(), ChildKind::of::<StatefulSet>()] {
+            let mut writer = reflector::store::Writer::new(kind.resource.clone());
+            for (_, object) in children.iter().filter(|(of, _)| *of == kind) {
+                writer.apply_watcher_event(&watcher::Event::Apply(object.clone()));
+            }
+            stores.insert(kind.key(), (kind, writer.as_reader()));
+        }
+        ChildCaches {
+            children: stores,
+            pods: reflector::store::<Pod>().0,
+        }
+    }
+
+    fn names(owned: &[(ChildKind, Arc<DynamicObject>)]) -> Vec<String> {
+        owned
+            .iter()
+            .map(|(kind, object)| format!("{}/{}", kind.resource.kind, object.name_any()))
+            .collect()
+    }
+
+    #[test]
+    fn controlled_by_finds_only_the_owners_children_in_its_namespace() {
+        let config_map = ChildKind::of::<ConfigMap>();
+        let mut referenced_only = owner("a");
+        referenced_only.controller = Some(false);
+        let caches = caches_with(&[
+            child(&config_map, "ns", "a-config", owner("a")),
+            child(
+                &ChildKind::of::<StatefulSet>(),
+                "ns",
+                "a-server",
+                owner("a"),
+            ),
+            child(&config_map, "other", "a-elsewhere", owner("a")),
+            child(&config_map, "ns", "b-config", owner("b")),
+            child(&config_map, "ns", "a-referenced", referenced_only),
+        ]);
+
+        let owned = caches.controlled_by(&owner("a"), "ns");
+
+        // Sorted by API version and kind, then by name.
+        let expected = ["StatefulSet/a-server", "ConfigMap/a-config"];
+        assert_eq!(names(&owned), expected);
+    }
+
+    #[test]
+    fn controlled_by_of_kinds_skips_the_other_kinds() {
+        let caches = caches_with(&[
+            child(&ChildKind::of::<ConfigMap>(), "ns", "a-config", owner("a")),
+            child(
+                &ChildKind::of::<StatefulSet>(),
+                "ns",
+                "a-server",
+                owner("a"),
+            ),
+        ]);
+
+        let owned = caches.controlled_by_of_kinds(&owner("a"), "ns", |kind| {
+            kind.resource.kind == "StatefulSet"
+        });
+
+        assert_eq!(names(&owned), ["StatefulSet/a-server"]);
     }
 }

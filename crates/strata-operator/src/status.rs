@@ -27,6 +27,10 @@ use crate::metrics::ConditionLabels;
 /// event can go unnoticed, and costs nothing in steady state.
 pub const RESYNC_PERIOD: Duration = Duration::from_secs(600);
 
+/// The kinds [`observe_workloads`] turns into observations; the others are
+/// not even scanned.
+const WORKLOAD_KINDS: [&str; 3] = ["StatefulSet", "Deployment", "DaemonSet"];
+
 /// The workloads `owner_ref` controls, each with the pods its selector picks,
 /// read from the watch caches.
 pub fn observe_workloads(
@@ -35,7 +39,9 @@ pub fn observe_workloads(
     namespace: &str,
 ) -> Vec<WorkloadObservation> {
     caches
-        .controlled_by(owner_ref, namespace)
+        .controlled_by_of_kinds(owner_ref, namespace, |kind| {
+            WORKLOAD_KINDS.contains(&kind.resource.kind.as_str())
+        })
         .into_iter()
         .filter_map(|(kind, object)| {
             let object = object.as_ref().clone();
