@@ -52,7 +52,8 @@ impl ChildKind {
 #[derive(Clone, Debug)]
 pub struct ChildCaches {
     children: BTreeMap<String, (ChildKind, Store<DynamicObject>)>,
-    pods: Store<Pod>,
+    /// Absent for controllers that do not watch pods.
+    pods: Option<Store<Pod>>,
 }
 
 /// A reflector's stream of changed objects; polling it keeps the cache filled.
@@ -62,8 +63,8 @@ pub type TriggerStream<K> = std::pin::Pin<Box<dyn Stream<Item = Result<K, watche
 pub struct CacheStreams {
     /// One stream per child kind, with the kind's API coordinates.
     pub children: Vec<(ApiResource, TriggerStream<DynamicObject>)>,
-    /// Pods managed by this operator.
-    pub pods: TriggerStream<Pod>,
+    /// Pods managed by this operator, when the controller watches them.
+    pub pods: Option<TriggerStream<Pod>>,
 }
 
 impl std::fmt::Debug for CacheStreams {
@@ -75,9 +76,9 @@ impl std::fmt::Debug for CacheStreams {
 }
 
 impl ChildCaches {
-    /// Starts one reflector per child kind and one for pods, all filtered to
-    /// objects labelled as managed by `operator_name`, in `namespace` or in
-    /// every namespace.
+    /// Starts one reflector per child kind, and one for pods when
+    /// `watch_pods` is set, all filtered to objects labelled as managed by
+    /// `operator_name`, in `namespace` or in every namespace.
     ///
     /// Objects someone strips of the managed-by label drop out of the cache;
     /// the next reconcile then applies them again, which restores the label.
@@ -86,6 +87,7 @@ impl ChildCaches {
         kinds: &[ChildKind],
         namespace: Option<&str>,
         operator_name: &str,
+        watch_pods: bool,
     ) -> (Self, CacheStreams) {
         let config =
             watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={operator_name}"));
@@ -105,15 +107,20 @@ impl ChildCaches {
             children.insert(kind.key(), (kind.clone(), store));
             streams.push((kind.resource.clone(), stream));
         }
-        let pod_api: Api<Pod> = match namespace {
-            Some(namespace) => Api::namespaced(client.clone(), namespace),
-            None => Api::all(client.clone()),
+        let (pods, pod_stream) = if watch_pods {
+            let pod_api: Api<Pod> = match namespace {
+                Some(namespace) => Api::namespaced(client.clone(), namespace),
+                None => Api::all(client.clone()),
+            };
+            let (pods, pod_writer) = reflector::store();
+            let pod_stream =
+                reflector::reflector(pod_writer, watcher(pod_api, config).default_backoff())
+                    .applied_objects()
+                    .boxed();
+            (Some(pods), Some(pod_stream))
+        } else {
+            (None, None)
         };
-        let (pods, pod_writer) = reflector::store();
-        let pod_stream =
-            reflector::reflector(pod_writer, watcher(pod_api, config).default_backoff())
-                .applied_objects()
-                .boxed();
         (
             Self { children, pods },
             CacheStreams {
@@ -178,10 +185,13 @@ impl ChildCaches {
         owned
     }
 
-    /// Cached pods in `namespace` that carry every label in `selector`.
+    /// Cached pods in `namespace` that carry every label in `selector`; none
+    /// when the controller does not watch pods.
     pub fn pods_matching(&self, namespace: &str, selector: &BTreeMap<String, String>) -> Vec<Pod> {
-        let mut pods: Vec<Pod> = self
-            .pods
+        let Some(pod_store) = &self.pods else {
+            return Vec::new();
+        };
+        let mut pods: Vec<Pod> = pod_store
             .state_filter(|pod| {
                 let labels = pod.labels();
                 pod.metadata.namespace.as_deref() == Some(namespace)
@@ -205,7 +215,10 @@ impl ChildCaches {
                 return false;
             }
         }
-        self.pods.wait_until_ready().await.is_ok()
+        match &self.pods {
+            Some(pods) => pods.wait_until_ready().await.is_ok(),
+            None => true,
+        }
     }
 
     /// The registered child kinds.
@@ -264,7 +277,7 @@ mod tests {
         }
         ChildCaches {
             children: stores,
-            pods: reflector::store::<Pod>().0,
+            pods: None,
         }
     }
 

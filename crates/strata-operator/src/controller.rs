@@ -206,9 +206,10 @@ pub struct ControllerSpec {
     pub name: &'static str,
     /// Child kinds: watched, applied and pruned.
     pub child_kinds: Vec<ChildKind>,
-    /// Whether changes to the operator's pods trigger a reconcile of the
-    /// object named by their `app.kubernetes.io/instance` label. Status
-    /// depends on pod phases, so cluster controllers want this.
+    /// Whether the controller caches the operator's pods and reconciles the
+    /// object named by a pod's `app.kubernetes.io/instance` label when the
+    /// pod changes. Cluster status depends on pod phases, so cluster
+    /// controllers want this; others save the watch and its RBAC grant.
     pub watch_pods: bool,
 }
 
@@ -240,6 +241,7 @@ pub async fn run_controller<K, X, F, Fut, C>(
         &spec.child_kinds,
         runtime.namespace.as_deref(),
         &runtime.operator_name,
+        spec.watch_pods,
     );
     let reporter = Reporter {
         controller: runtime.operator_name.clone(),
@@ -269,14 +271,12 @@ pub async fn run_controller<K, X, F, Fut, C>(
     for (resource, stream) in streams.children {
         controller = controller.owns_stream_with(stream, resource);
     }
-    if spec.watch_pods {
-        controller = controller.watches_stream(streams.pods, |pod: Pod| {
+    if let Some(pods) = streams.pods {
+        controller = controller.watches_stream(pods, |pod: Pod| {
             let namespace = pod.namespace()?;
             let instance = pod.labels().get(INSTANCE_LABEL)?.clone();
             Some(ObjectRef::<K>::new(&instance).within(&namespace))
         });
-    } else {
-        tokio::spawn(streams.pods.for_each(|_| async {}));
     }
     let controller = configure(controller);
 

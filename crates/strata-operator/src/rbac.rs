@@ -15,7 +15,7 @@
 //! | child | list, watch | the watch caches of owned objects |
 //! | child | create, patch | server-side apply; an apply that creates needs `create` too |
 //! | child | delete | pruning, never for PersistentVolumeClaims |
-//! | pods | list, watch | the pod cache every controller keeps for status |
+//! | pods | list, watch | the pod cache of controllers with `watch_pods` |
 //! | extra watched kind | list, watch | e.g. clusters watched by a ZNode controller |
 //! | `events.k8s.io` events | create, patch | kube's `Recorder` creates, then patches a series |
 //!
@@ -164,12 +164,12 @@ pub fn permissions(registration: &OperatorRegistration) -> BTreeMap<GroupResourc
                 grant(resource, &[Verb::Delete]);
             }
         }
-        // ChildCaches::watch follows the operator's pods for every controller;
-        // `watch_pods` only decides whether pod changes trigger reconciles.
-        grant(
-            GroupResource::of(&ApiResource::erase::<Pod>(&())),
-            &[Verb::List, Verb::Watch],
-        );
+        if controller.spec.watch_pods {
+            grant(
+                GroupResource::of(&ApiResource::erase::<Pod>(&())),
+                &[Verb::List, Verb::Watch],
+            );
+        }
         for watched in &controller.watched {
             grant(GroupResource::of(watched), &[Verb::List, Verb::Watch]);
         }

@@ -59,8 +59,8 @@ fn verbs(list: &[Verb]) -> BTreeSet<Verb> {
     GroupResource::new("", "pods"),
     verbs(&[Verb::List, Verb::Watch]),
 )]
-#[case::pods_are_cached_even_when_they_do_not_trigger(
-    registration(vec![controller(vec![], false)]),
+#[case::pods_are_watched_for_status(
+    registration(vec![controller(vec![], true)]),
     GroupResource::new("", "pods"),
     verbs(&[Verb::List, Verb::Watch]),
 )]
@@ -96,6 +96,16 @@ fn permissions_follow_the_registration(
     assert_eq!(
         permissions.get(&resource),
         Some(&expected),
+        "{permissions:?}"
+    );
+}
+
+#[test]
+fn pods_are_not_granted_to_controllers_that_do_not_watch_them() {
+    let permissions = permissions(&registration(vec![controller(vec![], false)]));
+    assert_eq!(
+        permissions.get(&GroupResource::new("", "pods")),
+        None,
         "{permissions:?}"
     );
 }
