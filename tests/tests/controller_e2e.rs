@@ -776,3 +776,33 @@ async fn a_transient_api_failure_is_reported_and_retried() {
         "a Warning Event names the failure: {events:#?}"
     );
 }
+
+#[tokio::test]
+async fn a_new_cluster_is_never_reported_without_workloads() {
+    let harness = start();
+    create(&harness, &widget("w", 2)).await;
+    exists::<StatefulSet>(&harness, "w").await;
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Progressing,
+        ConditionStatus::True,
+    )
+    .await;
+    harness.settle().await;
+
+    let events = harness.server.objects("events.events.k8s.io");
+    assert!(
+        events.iter().all(|event| event["reason"] != "NoWorkloads"),
+        "the first status must observe the workload the same reconcile created: {events:#?}"
+    );
+    assert!(
+        events.iter().all(|event| event["type"] != "Warning"),
+        "starting up is not a warning: {events:#?}"
+    );
+    let status_writes = harness.server.count(Verb::Patch, "widgets/status");
+    assert_eq!(
+        status_writes, 1,
+        "one status write for a cluster whose pods have not started"
+    );
+}

@@ -1,12 +1,13 @@
 //! Step 5 of the pipeline: observe the workloads, compute the status, write
 //! it only when it changed, and tell people about transitions.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference, Time};
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
@@ -16,7 +17,7 @@ use strata_status::{
     WorkloadObservation, cluster_conditions, needs_write, next_deployed_version,
 };
 
-use crate::apply::DesiredObjects;
+use crate::apply::{ApplyReport, DesiredObjects};
 use crate::cache::ChildCaches;
 use crate::controller::Context;
 use crate::error::ReconcileError;
@@ -31,44 +32,69 @@ pub const RESYNC_PERIOD: Duration = Duration::from_secs(600);
 /// not even scanned.
 const WORKLOAD_KINDS: [&str; 3] = ["StatefulSet", "Deployment", "DaemonSet"];
 
-/// The workloads `owner_ref` controls, each with the pods its selector picks,
-/// read from the watch caches.
+/// The workloads `owner_ref` controls, each with the pods its selector picks.
+///
+/// Workloads come from the watch caches, corrected by what this reconcile's
+/// apply step just did (`applied`): objects it applied are observed as the
+/// API server returned them, and objects it pruned are left out. Without
+/// that, the first status of a new cluster would say it has no workloads,
+/// because the caches see the new objects a moment later.
 pub fn observe_workloads(
     caches: &ChildCaches,
     owner_ref: &OwnerReference,
     namespace: &str,
+    applied: Option<&ApplyReport>,
 ) -> Vec<WorkloadObservation> {
-    caches
+    let mut workloads: BTreeMap<(String, String), DynamicObject> = caches
         .controlled_by_of_kinds(owner_ref, namespace, |kind| {
             WORKLOAD_KINDS.contains(&kind.resource.kind.as_str())
         })
         .into_iter()
-        .filter_map(|(kind, object)| {
-            let object = object.as_ref().clone();
-            match kind.resource.kind.as_str() {
-                "StatefulSet" => observe(
-                    caches,
-                    namespace,
-                    object,
-                    |w: &StatefulSet| w.spec.as_ref().map(|s| &s.selector),
-                    WorkloadObservation::from_stateful_set,
-                ),
-                "Deployment" => observe(
-                    caches,
-                    namespace,
-                    object,
-                    |w: &Deployment| w.spec.as_ref().map(|s| &s.selector),
-                    WorkloadObservation::from_deployment,
-                ),
-                "DaemonSet" => observe(
-                    caches,
-                    namespace,
-                    object,
-                    |w: &DaemonSet| w.spec.as_ref().map(|s| &s.selector),
-                    WorkloadObservation::from_daemon_set,
-                ),
-                _ => None,
+        .map(|(kind, object)| {
+            (
+                (kind.resource.kind, object.name_any()),
+                object.as_ref().clone(),
+            )
+        })
+        .collect();
+    if let Some(report) = applied {
+        for response in &report.responses {
+            let kind = response
+                .types
+                .as_ref()
+                .map(|types| types.kind.clone())
+                .unwrap_or_default();
+            if WORKLOAD_KINDS.contains(&kind.as_str()) {
+                workloads.insert((kind, response.name_any()), response.clone());
             }
+        }
+        workloads.retain(|(kind, name), _| !report.pruned.contains(&format!("{kind}/{name}")));
+    }
+    workloads
+        .into_iter()
+        .filter_map(|((kind, _), object)| match kind.as_str() {
+            "StatefulSet" => observe(
+                caches,
+                namespace,
+                object,
+                |w: &StatefulSet| w.spec.as_ref().map(|s| &s.selector),
+                WorkloadObservation::from_stateful_set,
+            ),
+            "Deployment" => observe(
+                caches,
+                namespace,
+                object,
+                |w: &Deployment| w.spec.as_ref().map(|s| &s.selector),
+                WorkloadObservation::from_deployment,
+            ),
+            "DaemonSet" => observe(
+                caches,
+                namespace,
+                object,
+                |w: &DaemonSet| w.spec.as_ref().map(|s| &s.selector),
+                WorkloadObservation::from_daemon_set,
+            ),
+            _ => None,
         })
         .collect()
 }
@@ -150,32 +176,32 @@ pub fn transition_events(
 ) -> Vec<TransitionEvent> {
     next.iter()
         .filter(|condition| condition.type_ != ConditionType::Upgradable)
-        .filter(|condition| {
+        .filter_map(|condition| {
             let before = previous.iter().find(|old| old.type_ == condition.type_);
-            before.is_none_or(|old| old.status != condition.status)
-        })
-        .filter(|condition| {
+            let changed = before.is_none_or(|old| old.status != condition.status);
             // A first appearance in the quiet state is not news.
-            previous.iter().any(|old| old.type_ == condition.type_) || !is_quiet(condition)
-        })
-        .map(|condition| TransitionEvent {
-            event_type: if is_bad_news(condition) {
-                EventType::Warning
-            } else {
-                EventType::Normal
-            },
-            reason: condition.reason.clone(),
-            note: format!(
-                "{} is now {}: {}",
-                condition.type_, condition.status, condition.message
-            ),
+            let news = before.is_some() || !is_quiet(condition);
+            (changed && news).then(|| TransitionEvent {
+                event_type: if is_bad_news(before, condition) {
+                    EventType::Warning
+                } else {
+                    EventType::Normal
+                },
+                reason: condition.reason.clone(),
+                note: format!(
+                    "{} is now {}: {}",
+                    condition.type_, condition.status, condition.message
+                ),
+            })
         })
         .collect()
 }
 
-fn is_bad_news(condition: &ClusterCondition) -> bool {
+/// Losing availability and becoming degraded are warnings. A new cluster
+/// that is not available yet is starting up, which is normal.
+fn is_bad_news(before: Option<&ClusterCondition>, condition: &ClusterCondition) -> bool {
     match condition.type_ {
-        ConditionType::Available => condition.status != ConditionStatus::True,
+        ConditionType::Available => before.is_some() && condition.status != ConditionStatus::True,
         ConditionType::Degraded => condition.status == ConditionStatus::True,
         _ => false,
     }
@@ -288,26 +314,24 @@ impl<X> Context<X> {
             + serde::de::DeserializeOwned
             + std::fmt::Debug,
     {
-        let (desired_version, failure) = match built {
-            Ok((desired, version)) => {
-                let applied = if operation.is_paused() {
-                    Ok(())
-                } else {
-                    self.apply(cluster, desired).await.map(|report| {
-                        if report.wrote_anything() {
-                            tracing::info!(applied = ?report.applied, pruned = ?report.pruned, "applied changes");
-                        }
-                    })
-                };
-                (Some(version), applied.err())
-            }
-            Err(error) => (None, Some(error)),
+        let (desired_version, report, failure) = match built {
+            Ok((_, version)) if operation.is_paused() => (Some(version), None, None),
+            Ok((desired, version)) => match self.apply(cluster, desired).await {
+                Ok(report) => {
+                    if report.wrote_anything() {
+                        tracing::info!(applied = ?report.applied, pruned = ?report.pruned, "applied changes");
+                    }
+                    (Some(version), Some(report), None)
+                }
+                Err(error) => (Some(version), None, Some(error)),
+            },
+            Err(error) => (None, None, Some(error)),
         };
         let owner_ref = cluster.controller_owner_ref(&()).ok_or_else(|| {
             ReconcileError::transient("OwnerNotPersisted", "the cluster has no name or uid yet")
         })?;
         let namespace = cluster.namespace().unwrap_or_default();
-        let workloads = observe_workloads(&self.caches, &owner_ref, &namespace);
+        let workloads = observe_workloads(&self.caches, &owner_ref, &namespace, report.as_ref());
         let status = next_cluster_status(
             stored,
             cluster.meta().generation,
@@ -352,7 +376,7 @@ mod tests {
 
     #[rstest]
     #[case::available_appears_true(vec![], ConditionType::Available, ConditionStatus::True, Some(EventType::Normal))]
-    #[case::available_appears_false(vec![], ConditionType::Available, ConditionStatus::False, Some(EventType::Warning))]
+    #[case::available_appears_false_while_starting(vec![], ConditionType::Available, ConditionStatus::False, Some(EventType::Normal))]
     #[case::available_lost(
         vec![condition(ConditionType::Available, ConditionStatus::True)],
         ConditionType::Available, ConditionStatus::False, Some(EventType::Warning)

@@ -25,8 +25,8 @@ pub use self::desired::{DesiredObject, DesiredObjectError, DesiredObjects};
 use crate::cache::{ChildCaches, ChildKind};
 use crate::error::ReconcileError;
 
-/// What one apply step did, for logs, Events and tests.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What one apply step did, for logs, Events, the status step and tests.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ApplyReport {
     /// Objects that were sent because they were missing or differed, as `Kind/name`.
     pub applied: Vec<String>,
@@ -34,6 +34,10 @@ pub struct ApplyReport {
     pub unchanged: usize,
     /// Objects deleted because they are no longer desired, as `Kind/name`.
     pub pruned: Vec<String>,
+    /// The applied objects as the API server returned them. The watch caches
+    /// see them a moment later; the status step observes these instead, so a
+    /// workload created in this reconcile is not reported as missing.
+    pub responses: Vec<DynamicObject>,
 }
 
 impl ApplyReport {
@@ -100,8 +104,9 @@ impl<'a> Applier<'a> {
                 report.unchanged += 1;
                 continue;
             }
-            self.server_side_apply(&namespace, &object).await?;
+            let response = self.server_side_apply(&namespace, &object).await?;
             report.applied.push(object.display_name());
+            report.responses.push(response);
         }
 
         for stale in self.caches.controlled_by(&owner_ref, &namespace) {
@@ -123,11 +128,12 @@ impl<'a> Applier<'a> {
         &self,
         namespace: &str,
         object: &DesiredObject,
-    ) -> Result<(), ReconcileError> {
+    ) -> Result<DynamicObject, ReconcileError> {
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.client.clone(), namespace, object.resource());
         let params = PatchParams::apply(self.field_manager).force();
-        api.patch(object.name(), &params, &Patch::Apply(object.value()))
+        let mut response = api
+            .patch(object.name(), &params, &Patch::Apply(object.value()))
             .await
             .map_err(|source| {
                 ReconcileError::from_kube(
@@ -136,7 +142,12 @@ impl<'a> Applier<'a> {
                     source,
                 )
             })?;
-        Ok(())
+        // The response's `types` may be absent; the status step needs the kind.
+        response.types = Some(kube::api::TypeMeta {
+            api_version: object.resource().api_version.clone(),
+            kind: object.resource().kind.clone(),
+        });
+        Ok(response)
     }
 
     async fn delete(
