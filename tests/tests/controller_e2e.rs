@@ -14,8 +14,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
 use k8s_openapi::api::core::v1::{
-    ConfigMap, ContainerState, ContainerStateWaiting, ContainerStatus, PersistentVolumeClaim, Pod,
-    PodSpec, PodStatus, PodTemplateSpec, Service, ServicePort, ServiceSpec,
+    ConfigMap, PersistentVolumeClaim, PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
@@ -29,6 +28,7 @@ use strata_operator::cluster_operation::ClusterOperation;
 use strata_operator::controller::{Context, ControllerSpec};
 use strata_operator::error::ReconcileError;
 use strata_operator::labels::RecommendedLabels;
+use strata_operator::testing::workloads::{PodState, set_pod, set_stateful_set_status};
 use strata_status::{ClusterStatus, ConditionStatus, ConditionType};
 use strata_test_apiserver::{TestApiServer, Verb};
 use support::{Harness, TIMEOUT};
@@ -239,6 +239,15 @@ async fn wait_for_condition(
     }
 }
 
+/// A Pod as the kubelet reports it, from the current template.
+fn pod<'a>(phase: &'a str, waiting: Option<&'a str>) -> PodState<'a> {
+    PodState {
+        phase,
+        waiting,
+        version: None,
+    }
+}
+
 async fn wait_for_reason(
     harness: &Harness,
     name: &str,
@@ -279,66 +288,6 @@ fn edit_replicas(harness: &Harness, replicas: i32) {
             }
         })
         .expect("drift");
-}
-
-/// Sets a StatefulSet's status as the StatefulSet controller would.
-fn set_workload_status(harness: &Harness, name: &str, replicas: i32, available: i32) {
-    let generation = harness
-        .server
-        .get_typed::<StatefulSet>(harness.namespace, name)
-        .and_then(|sts| sts.metadata.generation)
-        .unwrap_or(1);
-    harness
-        .server
-        .patch_status_direct::<StatefulSet>(
-            harness.namespace,
-            name,
-            serde_json::json!({
-                "observedGeneration": generation,
-                "replicas": replicas,
-                "availableReplicas": available,
-                "readyReplicas": available,
-                "updatedReplicas": replicas,
-                "currentRevision": "r1",
-                "updateRevision": "r1",
-            }),
-        )
-        .expect("workload status");
-}
-
-/// Creates or replaces a pod of the widget as the kubelet would report it.
-fn set_pod(harness: &Harness, widget: &Widget, ordinal: usize, phase: &str, waiting: Option<&str>) {
-    let labels = labels(widget).expect("labels").labels();
-    let container_statuses = waiting.map(|reason| {
-        vec![ContainerStatus {
-            name: "main".into(),
-            state: Some(ContainerState {
-                waiting: Some(ContainerStateWaiting {
-                    reason: Some(reason.into()),
-                    ..ContainerStateWaiting::default()
-                }),
-                ..ContainerState::default()
-            }),
-            ..ContainerStatus::default()
-        }]
-    });
-    harness
-        .server
-        .upsert(&Pod {
-            metadata: ObjectMeta {
-                name: Some(format!("{}-{ordinal}", widget.name_any())),
-                namespace: Some(harness.namespace.into()),
-                labels: Some(labels),
-                ..ObjectMeta::default()
-            },
-            spec: Some(PodSpec::default()),
-            status: Some(PodStatus {
-                phase: Some(phase.into()),
-                container_statuses,
-                ..PodStatus::default()
-            }),
-        })
-        .expect("pod");
 }
 
 #[tokio::test]
@@ -490,11 +439,11 @@ async fn children_no_longer_desired_are_pruned_but_never_pvcs() {
 #[tokio::test]
 async fn conditions_follow_the_workload_and_its_pods() {
     let harness = start();
-    let created = create(&harness, &widget("w", 2)).await;
+    create(&harness, &widget("w", 2)).await;
     exists::<StatefulSet>(&harness, "w").await;
 
     // No pods yet: replicas missing, nothing failed.
-    set_workload_status(&harness, "w", 0, 0);
+    set_stateful_set_status(&harness, "w", 0, 0);
     wait_for_condition(
         &harness,
         "w",
@@ -518,9 +467,9 @@ async fn conditions_follow_the_workload_and_its_pods() {
     .await;
 
     // All replicas available.
-    set_pod(&harness, &created, 0, "Running", None);
-    set_pod(&harness, &created, 1, "Running", None);
-    set_workload_status(&harness, "w", 2, 2);
+    set_pod(&harness, "w", 0, pod("Running", None));
+    set_pod(&harness, "w", 1, pod("Running", None));
+    set_stateful_set_status(&harness, "w", 2, 2);
     let reason = wait_for_condition(
         &harness,
         "w",
@@ -567,8 +516,8 @@ async fn conditions_follow_the_workload_and_its_pods() {
         .expect("deployed version reported once all pods run it");
 
     // One pod failed: Degraded, not Progressing.
-    set_pod(&harness, &created, 1, "Failed", None);
-    set_workload_status(&harness, "w", 2, 1);
+    set_pod(&harness, "w", 1, pod("Failed", None));
+    set_stateful_set_status(&harness, "w", 2, 1);
     wait_for_condition(
         &harness,
         "w",
@@ -592,7 +541,7 @@ async fn conditions_follow_the_workload_and_its_pods() {
     .await;
 
     // One pod in phase Unknown: Available is Unknown.
-    set_pod(&harness, &created, 1, "Unknown", None);
+    set_pod(&harness, "w", 1, pod("Unknown", None));
     wait_for_condition(
         &harness,
         "w",
@@ -602,7 +551,7 @@ async fn conditions_follow_the_workload_and_its_pods() {
     .await;
 
     // A crash-looping container in a Running pod counts as failing.
-    set_pod(&harness, &created, 1, "Running", Some("CrashLoopBackOff"));
+    set_pod(&harness, "w", 1, pod("Running", Some("CrashLoopBackOff")));
     wait_for_reason(
         &harness,
         "w",
@@ -613,8 +562,8 @@ async fn conditions_follow_the_workload_and_its_pods() {
     .await;
 
     // Recovery.
-    set_pod(&harness, &created, 1, "Running", None);
-    set_workload_status(&harness, "w", 2, 2);
+    set_pod(&harness, "w", 1, pod("Running", None));
+    set_stateful_set_status(&harness, "w", 2, 2);
     wait_for_condition(
         &harness,
         "w",

@@ -1,5 +1,10 @@
 //! A running operator against the in-memory API, for reconcile tests of every
-//! operator (enabled with the `testing` feature).
+//! operator (enabled with the `testing` feature), and [`workloads`]: what
+//! Kubernetes' own controllers would do, since the in-memory API runs none.
+// Test support: an unmet precondition fails the test like an assertion.
+#![allow(clippy::panic)]
+
+pub mod workloads;
 
 use std::future::Future;
 use std::time::Duration;
