@@ -755,3 +755,53 @@ async fn a_new_cluster_is_never_reported_without_workloads() {
         "one status write for a cluster whose pods have not started"
     );
 }
+
+#[tokio::test]
+async fn a_conflicting_status_write_is_retried() {
+    let harness = start();
+    harness.server.inject(
+        strata_test_apiserver::Fault::conflict()
+            .verb(Verb::Patch)
+            .resource("widgets/status")
+            .times(2),
+    );
+    create(&harness, &widget("w", 1)).await;
+    exists::<StatefulSet>(&harness, "w").await;
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Progressing,
+        ConditionStatus::True,
+    )
+    .await;
+    assert!(
+        harness.server.count(Verb::Patch, "widgets/status") >= 3,
+        "two conflicts, then a successful write"
+    );
+}
+
+#[tokio::test]
+async fn slow_api_responses_delay_but_do_not_break_reconciles() {
+    let harness = start();
+    harness.server.inject(
+        strata_test_apiserver::Fault::delay(std::time::Duration::from_millis(300))
+            .verb(Verb::Patch)
+            .always(),
+    );
+    create(&harness, &widget("w", 1)).await;
+    exists::<StatefulSet>(&harness, "w").await;
+    wait_for_condition(
+        &harness,
+        "w",
+        ConditionType::Progressing,
+        ConditionStatus::True,
+    )
+    .await;
+    harness.server.clear_faults();
+    harness.settle().await;
+    let events = harness.server.objects("events.events.k8s.io");
+    assert!(
+        events.iter().all(|event| event["type"] != "Warning"),
+        "a slow API is not a failure: {events:#?}"
+    );
+}
