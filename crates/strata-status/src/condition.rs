@@ -102,9 +102,10 @@ impl From<bool> for ConditionStatus {
 /// A condition as stored in a custom resource's status.
 ///
 /// The field names follow `metav1.Condition` so `kubectl wait
-/// --for=condition=Available` and generic tooling work. `reason` is a plain
-/// string here so that any stored value deserializes; new values are always
-/// produced from a validated [`Reason`].
+/// --for=condition=Available` and generic tooling work.
+// This doc comment becomes the CRD's description, so it holds no rustdoc
+// links. `reason` is a plain string so that any stored value deserializes;
+// new values are always produced from a validated `Reason`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterCondition {

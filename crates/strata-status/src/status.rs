@@ -19,8 +19,8 @@ pub struct ClusterStatus {
     /// The `metadata.generation` this status was computed for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// The product version that runs on every pod (ADR027 must-have), see
-    /// [`next_deployed_version`](crate::next_deployed_version).
+    /// The product version that runs on every pod (ADR027). It moves to a new
+    /// version only once every pod runs that version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deployed_product_version: Option<String>,
 }
