@@ -106,7 +106,7 @@ fn build(widget: &Widget, stopped: bool) -> Result<DesiredObjects, ReconcileErro
     desired
         .push(&StatefulSet {
             metadata: metadata(widget, name.clone(), &labels),
-            spec: Some(StatefulSetSpec {
+            spec: StatefulSetSpec {
                 replicas: Some(if stopped { 0 } else { widget.spec.replicas }),
                 selector: LabelSelector {
                     match_labels: Some(labels.selector()),
@@ -121,7 +121,7 @@ fn build(widget: &Widget, stopped: bool) -> Result<DesiredObjects, ReconcileErro
                     spec: Some(PodSpec::default()),
                 },
                 ..StatefulSetSpec::default()
-            }),
+            },
             ..StatefulSet::default()
         })
         .map_err(push_error)?;
@@ -283,9 +283,7 @@ fn edit_replicas(harness: &Harness, replicas: i32) {
     harness
         .server
         .modify::<StatefulSet>(harness.namespace, "w", |sts| {
-            if let Some(spec) = sts.spec.as_mut() {
-                spec.replicas = Some(replicas);
-            }
+            sts.spec.replicas = Some(replicas);
         })
         .expect("drift");
 }
@@ -306,7 +304,7 @@ async fn children_are_created_with_owner_references_and_labels() {
     assert_eq!(labels["app.kubernetes.io/managed-by"], OPERATOR);
     assert_eq!(labels["app.kubernetes.io/instance"], "w");
     assert_eq!(labels["app.kubernetes.io/name"], "widget");
-    assert_eq!(sts.spec.as_ref().and_then(|spec| spec.replicas), Some(3));
+    assert_eq!(sts.spec.replicas, Some(3));
     let managers = harness
         .server
         .field_owners("statefulsets.apps", "default", "w");
@@ -365,12 +363,7 @@ async fn an_edited_child_is_restored() {
     edit_replicas(&harness, 7);
     harness
         .server
-        .wait_for::<StatefulSet>(
-            "default",
-            "w",
-            |sts| sts.spec.as_ref().and_then(|s| s.replicas) == Some(3),
-            TIMEOUT,
-        )
+        .wait_for::<StatefulSet>("default", "w", |sts| sts.spec.replicas == Some(3), TIMEOUT)
         .await
         .expect("replicas restored");
 
@@ -628,7 +621,7 @@ async fn pause_stops_writes_to_children_and_stop_scales_to_zero() {
         .server
         .get_typed::<StatefulSet>("default", "w")
         .expect("sts");
-    assert_eq!(sts.spec.and_then(|spec| spec.replicas), Some(9));
+    assert_eq!(sts.spec.replicas, Some(9));
     assert!(
         harness
             .server
@@ -646,12 +639,7 @@ async fn pause_stops_writes_to_children_and_stop_scales_to_zero() {
     .await;
     harness
         .server
-        .wait_for::<StatefulSet>(
-            "default",
-            "w",
-            |sts| sts.spec.as_ref().and_then(|s| s.replicas) == Some(0),
-            TIMEOUT,
-        )
+        .wait_for::<StatefulSet>("default", "w", |sts| sts.spec.replicas == Some(0), TIMEOUT)
         .await
         .expect("scaled to zero");
     wait_for_condition(&harness, "w", ConditionType::Stopped, ConditionStatus::True).await;

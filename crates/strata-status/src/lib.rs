@@ -29,7 +29,7 @@
 //!
 //! let stateful_set = StatefulSet {
 //!     metadata: ObjectMeta { name: Some("zk-server-default".into()), generation: Some(1), ..Default::default() },
-//!     spec: Some(StatefulSetSpec { replicas: Some(3), ..Default::default() }),
+//!     spec: StatefulSetSpec { replicas: Some(3), ..Default::default() },
 //!     status: Some(StatefulSetStatus {
 //!         replicas: 3,
 //!         available_replicas: Some(3),

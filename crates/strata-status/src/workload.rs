@@ -177,10 +177,11 @@ impl WorkloadObservation {
     /// Observes a StatefulSet; `pods` are the pods matching its selector.
     #[must_use]
     pub fn from_stateful_set(stateful_set: &StatefulSet, pods: &[Pod]) -> Self {
-        let spec = stateful_set.spec.as_ref();
+        let spec = &stateful_set.spec;
         let status = stateful_set.status.as_ref();
         let rolling_update = spec
-            .and_then(|s| s.update_strategy.as_ref())
+            .update_strategy
+            .as_ref()
             .and_then(|s| s.type_.as_deref())
             .is_none_or(|strategy| strategy == "RollingUpdate");
         let revision_changing = rolling_update
@@ -193,7 +194,7 @@ impl WorkloadObservation {
         Self {
             kind: WorkloadKind::StatefulSet,
             name: stateful_set.metadata.name.clone().unwrap_or_default(),
-            desired_replicas: spec.and_then(|s| s.replicas).unwrap_or(1),
+            desired_replicas: spec.replicas.unwrap_or(1),
             available_replicas: status.and_then(|s| s.available_replicas).unwrap_or(0),
             updated_replicas: status.and_then(|s| s.updated_replicas).unwrap_or(0),
             generation: stateful_set.metadata.generation,
@@ -210,11 +211,7 @@ impl WorkloadObservation {
         Self {
             kind: WorkloadKind::Deployment,
             name: deployment.metadata.name.clone().unwrap_or_default(),
-            desired_replicas: deployment
-                .spec
-                .as_ref()
-                .and_then(|s| s.replicas)
-                .unwrap_or(1),
+            desired_replicas: deployment.spec.replicas.unwrap_or(1),
             available_replicas: status.and_then(|s| s.available_replicas).unwrap_or(0),
             updated_replicas: status.and_then(|s| s.updated_replicas).unwrap_or(0),
             generation: deployment.metadata.generation,

@@ -73,7 +73,8 @@ impl PodState<'static> {
 pub fn pod_template_labels(harness: &Harness, stateful_set: &str) -> BTreeMap<String, String> {
     stored_stateful_set(harness, stateful_set)
         .spec
-        .and_then(|spec| spec.template.metadata)
+        .template
+        .metadata
         .and_then(|metadata| metadata.labels)
         .unwrap_or_else(|| panic!("the Pod template of StatefulSet {stateful_set} has labels"))
 }
@@ -81,12 +82,10 @@ pub fn pod_template_labels(harness: &Harness, stateful_set: &str) -> BTreeMap<St
 /// Creates or replaces Pod `<stateful_set>-<ordinal>` with the template's
 /// labels, in `state`.
 pub fn set_pod(harness: &Harness, stateful_set: &str, ordinal: u16, state: PodState<'_>) {
-    let template = stored_stateful_set(harness, stateful_set)
-        .spec
-        .map(|spec| spec.template);
+    let template = stored_stateful_set(harness, stateful_set).spec.template;
     let container = template
+        .spec
         .as_ref()
-        .and_then(|template| template.spec.as_ref())
         .and_then(|spec| spec.containers.first())
         .map_or_else(|| "main".to_owned(), |container| container.name.clone());
     let mut labels = pod_template_labels(harness, stateful_set);
@@ -140,7 +139,7 @@ pub fn run_group(harness: &Harness, stateful_set: &str, replicas: u16) {
 pub fn create_claims(harness: &Harness, stateful_set: &str, replicas: u16) -> Vec<String> {
     let templates = stored_stateful_set(harness, stateful_set)
         .spec
-        .and_then(|spec| spec.volume_claim_templates)
+        .volume_claim_templates
         .unwrap_or_else(|| panic!("StatefulSet {stateful_set} has claim templates"));
     let mut names = Vec::new();
     for template in &templates {

@@ -99,7 +99,7 @@ impl Workload {
     pub fn stateful_set(&self) -> StatefulSet {
         StatefulSet {
             metadata: self.meta(),
-            spec: Some(StatefulSetSpec {
+            spec: StatefulSetSpec {
                 replicas: Some(self.desired),
                 update_strategy: self
                     .update_strategy
@@ -108,7 +108,7 @@ impl Workload {
                         ..StatefulSetUpdateStrategy::default()
                     }),
                 ..StatefulSetSpec::default()
-            }),
+            },
             status: Some(StatefulSetStatus {
                 replicas: self.desired,
                 available_replicas: Some(self.available),
@@ -125,10 +125,10 @@ impl Workload {
     pub fn deployment(&self) -> Deployment {
         Deployment {
             metadata: self.meta(),
-            spec: Some(DeploymentSpec {
+            spec: DeploymentSpec {
                 replicas: Some(self.desired),
                 ..DeploymentSpec::default()
-            }),
+            },
             status: Some(DeploymentStatus {
                 replicas: Some(self.desired),
                 available_replicas: Some(self.available),
@@ -142,7 +142,7 @@ impl Workload {
     pub fn daemon_set(&self) -> DaemonSet {
         DaemonSet {
             metadata: self.meta(),
-            spec: None,
+            spec: Default::default(),
             status: Some(DaemonSetStatus {
                 desired_number_scheduled: self.desired,
                 current_number_scheduled: self.desired,

@@ -192,8 +192,9 @@ fn statefulset(containers: Value) -> Value {
 
 fn container_names(sts: &StatefulSet) -> Vec<String> {
     sts.spec
+        .template
+        .spec
         .iter()
-        .flat_map(|s| s.template.spec.iter())
         .flat_map(|p| p.containers.iter().map(|c| c.name.clone()))
         .collect()
 }

@@ -46,7 +46,7 @@ pub fn stateful_set(
     let name = group.name.object_name();
     StatefulSet {
         metadata: metadata(name, &cluster.namespace, group.labels.labels()),
-        spec: Some(StatefulSetSpec {
+        spec: StatefulSetSpec {
             replicas: Some(i32::from(group.replicas)),
             selector: LabelSelector {
                 match_labels: Some(group.labels.selector()),
@@ -67,7 +67,7 @@ pub fn stateful_set(
             template: pod_template(cluster, group, config_hash),
             volume_claim_templates: Some(vec![data_claim(group)]),
             ..StatefulSetSpec::default()
-        }),
+        },
         status: None,
     }
 }
@@ -149,8 +149,8 @@ fn volumes(group: &ValidatedRoleGroup) -> Vec<Volume> {
     let scratch = |name: &str| Volume {
         name: name.to_owned(),
         empty_dir: Some(EmptyDirVolumeSource {
-            medium: None,
             size_limit: Some(Quantity(SCRATCH_SIZE_LIMIT.to_owned())),
+            ..EmptyDirVolumeSource::default()
         }),
         ..Volume::default()
     };

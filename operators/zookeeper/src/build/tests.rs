@@ -275,8 +275,7 @@ fn every_zoo_cfg_lists_every_replica_of_every_group_with_unique_ids() -> TestRes
     let offsets: Vec<String> = built
         .role_groups
         .iter()
-        .filter_map(|group| group.stateful_set.spec.as_ref())
-        .filter_map(|spec| spec.template.spec.as_ref())
+        .filter_map(|group| group.stateful_set.spec.template.spec.as_ref())
         .filter_map(|pod| {
             pod.init_containers
                 .as_ref()?
@@ -313,7 +312,7 @@ fn stopped_cluster_keeps_claims_services_and_config() -> TestResult {
         stopped.role_groups.first().ok_or("none")?,
         running.role_groups.first().ok_or("none")?,
     );
-    let spec = stopped_group.stateful_set.spec.as_ref().ok_or("no spec")?;
+    let spec = &stopped_group.stateful_set.spec;
     assert_eq!(spec.replicas, Some(0));
     assert_eq!(spec.volume_claim_templates.as_ref().map(Vec::len), Some(1));
     assert_eq!(

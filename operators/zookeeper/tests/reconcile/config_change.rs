@@ -74,8 +74,9 @@ async fn a_config_change_rolls_exactly_the_groups_whose_files_changed(
         let old = before[group].clone();
         wait_for::<StatefulSet>(&harness, &object_name(group), "a new config hash", |sts| {
             sts.spec
+                .template
+                .metadata
                 .as_ref()
-                .and_then(|spec| spec.template.metadata.as_ref())
                 .and_then(|meta| meta.annotations.as_ref())
                 .and_then(|annotations| annotations.get(CONFIG_HASH_ANNOTATION))
                 .is_some_and(|hash| *hash != old)

@@ -65,7 +65,7 @@ fn assert_least_privilege(container: &Container) {
 fn assert_stateful_set(harness: &Harness, expected: &GroupExpectation<'_>) {
     let name = expected.name();
     let sts = stored::<StatefulSet>(harness, &name);
-    let spec = sts.spec.expect("spec");
+    let spec = sts.spec;
     assert_eq!(spec.replicas, Some(expected.replicas), "{name} replicas");
     assert_eq!(spec.pod_management_policy.as_deref(), Some("Parallel"));
     assert_eq!(spec.service_name.as_deref(), Some(name.as_str()));

@@ -90,13 +90,11 @@ async fn drift_in_owned_objects_is_repaired() {
     harness
         .server
         .modify::<StatefulSet>(harness.namespace, "zk-server-default", |sts| {
-            if let Some(spec) = sts.spec.as_mut() {
-                spec.replicas = Some(1);
-            }
+            sts.spec.replicas = Some(1);
         })
         .expect("drift the StatefulSet");
     wait_for::<StatefulSet>(&harness, "zk-server-default", "replicas restored", |sts| {
-        sts.spec.as_ref().and_then(|spec| spec.replicas) == Some(3)
+        sts.spec.replicas == Some(3)
     })
     .await;
 

@@ -22,7 +22,7 @@ use crate::support::{
 const STS: &str = "zk-server-default";
 
 fn replicas(sts: &StatefulSet) -> Option<i32> {
-    sts.spec.as_ref().and_then(|spec| spec.replicas)
+    sts.spec.replicas
 }
 
 async fn annotate(harness: &Harness, name: &str, annotations: Value) {
@@ -82,9 +82,7 @@ async fn a_paused_cluster_keeps_its_children_but_its_status_moves_on() {
     harness
         .server
         .modify::<StatefulSet>(harness.namespace, STS, |sts| {
-            if let Some(spec) = sts.spec.as_mut() {
-                spec.replicas = Some(9);
-            }
+            sts.spec.replicas = Some(9);
         })
         .expect("drift");
     let before = harness.reconciles();
@@ -201,10 +199,7 @@ async fn a_stopped_cluster_scales_to_zero_and_deletes_nothing(#[case] stop: Stop
             replicas(sts) == Some(0)
         })
         .await;
-        let templates = stopped
-            .spec
-            .and_then(|spec| spec.volume_claim_templates)
-            .unwrap_or_default();
+        let templates = stopped.spec.volume_claim_templates.unwrap_or_default();
         assert_eq!(
             templates
                 .iter()

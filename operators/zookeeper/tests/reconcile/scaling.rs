@@ -33,7 +33,7 @@ async fn scaling_down_rewrites_the_ensemble_and_keeps_every_claim() {
     )
     .await;
     wait_for::<StatefulSet>(&harness, "zk-server-primary", "scaled down", |sts| {
-        sts.spec.as_ref().and_then(|spec| spec.replicas) == Some(1)
+        sts.spec.replicas == Some(1)
     })
     .await;
     harness.settle().await;

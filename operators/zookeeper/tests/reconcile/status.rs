@@ -361,8 +361,9 @@ async fn the_deployed_version_moves_only_once_every_pod_runs_it() {
         "the new version in the Pod template",
         |sts| {
             sts.spec
+                .template
+                .metadata
                 .as_ref()
-                .and_then(|spec| spec.template.metadata.as_ref())
                 .and_then(|meta| meta.labels.as_ref())
                 .is_some_and(|labels| labels["app.kubernetes.io/version"] == "3.9.6")
         },

@@ -91,7 +91,7 @@ impl RenderedRoleGroup {
             .namespace
             .clone()
             .ok_or_else(|| missing(&name, "a namespace"))?;
-        let spec = statefulset.spec.ok_or_else(|| missing(&name, "a spec"))?;
+        let spec = statefulset.spec;
         let service = spec
             .service_name
             .ok_or_else(|| missing(&name, "a serviceName"))?;

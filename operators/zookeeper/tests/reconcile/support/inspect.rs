@@ -78,7 +78,8 @@ pub fn expected_server_lines(cluster: &str, groups: &[(&str, u16, u32)]) -> BTre
 pub fn template_config_hash(harness: &Harness, stateful_set: &str) -> String {
     stored::<StatefulSet>(harness, stateful_set)
         .spec
-        .and_then(|spec| spec.template.metadata)
+        .template
+        .metadata
         .and_then(|metadata| metadata.annotations)
         .and_then(|mut annotations| annotations.remove(CONFIG_HASH_ANNOTATION))
         .unwrap_or_else(|| panic!("StatefulSet {stateful_set} has {CONFIG_HASH_ANNOTATION}"))
