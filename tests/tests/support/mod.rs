@@ -1,5 +1,8 @@
 //! The test operator's controller, run by the shared harness.
 
+pub mod wait;
+pub mod widget;
+
 use std::future::Future;
 use std::sync::Arc;
 
