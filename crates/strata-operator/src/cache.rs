@@ -4,6 +4,12 @@
 //! LIST once at start-up and then follow a WATCH, so a steady-state reconcile
 //! costs no request at all. The same streams trigger the controller when a
 //! child changes, which is how drift is noticed and repaired.
+//!
+//! Next to each store an [`index::Index`] files the cached objects by their
+//! controller's uid (pods: by namespace and instance label), so a reconcile
+//! reads the children of its own owner without scanning every owner's.
+
+mod index;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,7 +24,8 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 
 use crate::apply::is_controlled_by;
-use crate::labels::MANAGED_BY_LABEL;
+use crate::labels::{INSTANCE_LABEL, MANAGED_BY_LABEL};
+use index::Index;
 
 /// A kind the operator creates and therefore watches, applies and may prune.
 ///
@@ -51,9 +58,60 @@ impl ChildKind {
 /// Read access to the watch caches of one controller.
 #[derive(Clone, Debug)]
 pub struct ChildCaches {
-    children: BTreeMap<String, (ChildKind, Store<DynamicObject>)>,
+    children: BTreeMap<String, KindCache>,
     /// Absent for controllers that do not watch pods.
-    pods: Option<Store<Pod>>,
+    pods: Option<PodCache>,
+}
+
+/// The cache of one child kind, with its objects filed by controller uid.
+#[derive(Clone, Debug)]
+struct KindCache {
+    kind: ChildKind,
+    store: Store<DynamicObject>,
+    owners: Index<String>,
+}
+
+impl KindCache {
+    /// The cached objects in `namespace` whose controller is `owner_ref`.
+    ///
+    /// The index only says where to look: every object is read from the
+    /// store and checked again, so an index entry the store has not caught
+    /// up with yet is skipped rather than returned.
+    fn controlled_by(
+        &self,
+        owner_ref: &OwnerReference,
+        namespace: &str,
+    ) -> Vec<Arc<DynamicObject>> {
+        self.owners
+            .lookup(&owner_ref.uid)
+            .into_iter()
+            .filter(|(filed_in, _)| filed_in.as_deref() == Some(namespace))
+            .filter_map(|(_, name)| {
+                self.store
+                    .get(&ObjectRef::new_with(&name, self.kind.resource.clone()).within(namespace))
+            })
+            .filter(|object| {
+                is_controlled_by(object.owner_references(), owner_ref)
+                    && object.metadata.namespace.as_deref() == Some(namespace)
+            })
+            .collect()
+    }
+}
+
+/// The pod cache, with pods filed by namespace and instance label.
+#[derive(Clone, Debug)]
+struct PodCache {
+    store: Store<Pod>,
+    instances: Index<(String, String)>,
+}
+
+/// Whether `pod` is in `namespace` and carries every label in `selector`.
+fn pod_matches(pod: &Pod, namespace: &str, selector: &BTreeMap<String, String>) -> bool {
+    let labels = pod.labels();
+    pod.metadata.namespace.as_deref() == Some(namespace)
+        && selector
+            .iter()
+            .all(|(key, value)| labels.get(key) == Some(value))
 }
 
 /// A reflector's stream of changed objects; polling it keeps the cache filled.
@@ -100,11 +158,22 @@ impl ChildCaches {
             };
             let writer = reflector::store::Writer::new(kind.resource.clone());
             let store = writer.as_reader();
-            let stream =
-                reflector::reflector(writer, watcher(api, config.clone()).default_backoff())
-                    .applied_objects()
-                    .boxed();
-            children.insert(kind.key(), (kind.clone(), store));
+            let owners = Index::new(index::controller_uids);
+            let events = indexed(
+                watcher(api, config.clone()).default_backoff(),
+                owners.clone(),
+            );
+            let stream = reflector::reflector(writer, events)
+                .applied_objects()
+                .boxed();
+            children.insert(
+                kind.key(),
+                KindCache {
+                    kind: kind.clone(),
+                    store,
+                    owners,
+                },
+            );
             streams.push((kind.resource.clone(), stream));
         }
         let (pods, pod_stream) = if watch_pods {
@@ -112,12 +181,16 @@ impl ChildCaches {
                 Some(namespace) => Api::namespaced(client.clone(), namespace),
                 None => Api::all(client.clone()),
             };
-            let (pods, pod_writer) = reflector::store();
-            let pod_stream =
-                reflector::reflector(pod_writer, watcher(pod_api, config).default_backoff())
-                    .applied_objects()
-                    .boxed();
-            (Some(pods), Some(pod_stream))
+            let (store, pod_writer) = reflector::store();
+            let instances = Index::new(index::namespaced_instance);
+            let events = indexed(
+                watcher(pod_api, config).default_backoff(),
+                instances.clone(),
+            );
+            let pod_stream = reflector::reflector(pod_writer, events)
+                .applied_objects()
+                .boxed();
+            (Some(PodCache { store, instances }), Some(pod_stream))
         } else {
             (None, None)
         };
@@ -138,8 +211,10 @@ impl ChildCaches {
         name: &str,
     ) -> Option<Arc<DynamicObject>> {
         let key = format!("{}/{}", resource.api_version, resource.kind);
-        let (_, store) = self.children.get(&key)?;
-        store.get(&ObjectRef::new_with(name, resource.clone()).within(namespace))
+        let cache = self.children.get(&key)?;
+        cache
+            .store
+            .get(&ObjectRef::new_with(name, resource.clone()).within(namespace))
     }
 
     /// The cached object of a typed kind, converted back to its type.
@@ -170,16 +245,14 @@ impl ChildCaches {
         namespace: &str,
         include: impl Fn(&ChildKind) -> bool,
     ) -> Vec<(ChildKind, Arc<DynamicObject>)> {
-        // The caches hold the children of all owners and every reconcile
-        // scans them, so filter under the read lock without cloning or
-        // allocating per object, and compare the uid (rarely equal) first.
         let mut owned = Vec::new();
-        for (kind, store) in self.children.values().filter(|(kind, _)| include(kind)) {
-            let matching = store.state_filter(|object| {
-                is_controlled_by(object.owner_references(), owner_ref)
-                    && object.metadata.namespace.as_deref() == Some(namespace)
-            });
-            owned.extend(matching.into_iter().map(|object| (kind.clone(), object)));
+        for cache in self.children.values().filter(|cache| include(&cache.kind)) {
+            let matching = cache.controlled_by(owner_ref, namespace);
+            owned.extend(
+                matching
+                    .into_iter()
+                    .map(|object| (cache.kind.clone(), object)),
+            );
         }
         owned.sort_by_key(|(kind, object)| (kind.key(), object.name_any()));
         owned
@@ -187,21 +260,29 @@ impl ChildCaches {
 
     /// Cached pods in `namespace` that carry every label in `selector`; none
     /// when the controller does not watch pods.
+    ///
+    /// A selector with the instance label reads only that instance's pods
+    /// from the index; any other selector scans every cached pod.
     pub fn pods_matching(&self, namespace: &str, selector: &BTreeMap<String, String>) -> Vec<Pod> {
-        let Some(pod_store) = &self.pods else {
+        let Some(cache) = &self.pods else {
             return Vec::new();
         };
-        let mut pods: Vec<Pod> = pod_store
-            .state_filter(|pod| {
-                let labels = pod.labels();
-                pod.metadata.namespace.as_deref() == Some(namespace)
-                    && selector
-                        .iter()
-                        .all(|(key, value)| labels.get(key) == Some(value))
-            })
-            .iter()
-            .map(|pod| pod.as_ref().clone())
-            .collect();
+        let mut pods: Vec<Pod> = match selector.get(INSTANCE_LABEL) {
+            Some(instance) => cache
+                .instances
+                .lookup(&(namespace.to_owned(), instance.clone()))
+                .into_iter()
+                .filter_map(|(_, name)| cache.store.get(&ObjectRef::new(&name).within(namespace)))
+                .filter(|pod| pod_matches(pod, namespace, selector))
+                .map(|pod| pod.as_ref().clone())
+                .collect(),
+            None => cache
+                .store
+                .state_filter(|pod| pod_matches(pod, namespace, selector))
+                .iter()
+                .map(|pod| pod.as_ref().clone())
+                .collect(),
+        };
         pods.sort_by_key(ResourceExt::name_any);
         pods
     }
@@ -210,21 +291,38 @@ impl ChildCaches {
     /// for this, because a reconcile on an empty cache would re-apply
     /// everything.
     pub async fn wait_until_ready(&self) -> bool {
-        for (_, store) in self.children.values() {
-            if store.wait_until_ready().await.is_err() {
+        for cache in self.children.values() {
+            if cache.store.wait_until_ready().await.is_err() {
                 return false;
             }
         }
         match &self.pods {
-            Some(pods) => pods.wait_until_ready().await.is_ok(),
+            Some(pods) => pods.store.wait_until_ready().await.is_ok(),
             None => true,
         }
     }
 
     /// The registered child kinds.
     pub fn kinds(&self) -> impl Iterator<Item = &ChildKind> {
-        self.children.values().map(|(kind, _)| kind)
+        self.children.values().map(|cache| &cache.kind)
     }
+}
+
+/// The watch events of `events`, filed into `index` as they pass on to the
+/// reflector, so the index follows the same events (and re-lists) as the store.
+fn indexed<K, Key>(
+    events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send,
+    index: Index<Key>,
+) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send
+where
+    K: Resource + Send,
+    Key: std::hash::Hash + Eq + Clone + Send + Sync + 'static,
+{
+    events.inspect(move |event| {
+        if let Ok(event) = event {
+            index.apply(event);
+        }
+    })
 }
 
 #[cfg(test)]
@@ -265,19 +363,40 @@ mod tests {
         (kind.clone(), object)
     }
 
-    /// Caches of ConfigMaps and StatefulSets filled with the given children.
-    fn caches_with(children: &[(ChildKind, DynamicObject)]) -> ChildCaches {
+    /// Caches of ConfigMaps, StatefulSets and pods filled with the given objects.
+    fn caches_with(children: &[(ChildKind, DynamicObject)], pods: &[Pod]) -> ChildCaches {
         let mut stores = BTreeMap::new();
         for kind in [ChildKind::of::<ConfigMap>(), ChildKind::of::<StatefulSet>()] {
             let mut writer = reflector::store::Writer::new(kind.resource.clone());
+            let owners = Index::new(index::controller_uids);
             for (_, object) in children.iter().filter(|(of, _)| *of == kind) {
-                writer.apply_watcher_event(&watcher::Event::Apply(object.clone()));
+                let event = watcher::Event::Apply(object.clone());
+                owners.apply(&event);
+                writer.apply_watcher_event(&event);
             }
-            stores.insert(kind.key(), (kind, writer.as_reader()));
+            let store = writer.as_reader();
+            stores.insert(
+                kind.key(),
+                KindCache {
+                    kind,
+                    store,
+                    owners,
+                },
+            );
+        }
+        let mut pod_writer = reflector::store::Writer::default();
+        let instances = Index::new(index::namespaced_instance);
+        for pod in pods {
+            let event = watcher::Event::Apply(pod.clone());
+            instances.apply(&event);
+            pod_writer.apply_watcher_event(&event);
         }
         ChildCaches {
             children: stores,
-            pods: None,
+            pods: Some(PodCache {
+                store: pod_writer.as_reader(),
+                instances,
+            }),
         }
     }
 
@@ -293,18 +412,21 @@ mod tests {
         let config_map = ChildKind::of::<ConfigMap>();
         let mut referenced_only = owner("a");
         referenced_only.controller = Some(false);
-        let caches = caches_with(&[
-            child(&config_map, "ns", "a-config", owner("a")),
-            child(
-                &ChildKind::of::<StatefulSet>(),
-                "ns",
-                "a-server",
-                owner("a"),
-            ),
-            child(&config_map, "other", "a-elsewhere", owner("a")),
-            child(&config_map, "ns", "b-config", owner("b")),
-            child(&config_map, "ns", "a-referenced", referenced_only),
-        ]);
+        let caches = caches_with(
+            &[
+                child(&config_map, "ns", "a-config", owner("a")),
+                child(
+                    &ChildKind::of::<StatefulSet>(),
+                    "ns",
+                    "a-server",
+                    owner("a"),
+                ),
+                child(&config_map, "other", "a-elsewhere", owner("a")),
+                child(&config_map, "ns", "b-config", owner("b")),
+                child(&config_map, "ns", "a-referenced", referenced_only),
+            ],
+            &[],
+        );
 
         let owned = caches.controlled_by(&owner("a"), "ns");
 
@@ -315,20 +437,97 @@ mod tests {
 
     #[test]
     fn controlled_by_of_kinds_skips_the_other_kinds() {
-        let caches = caches_with(&[
-            child(&ChildKind::of::<ConfigMap>(), "ns", "a-config", owner("a")),
-            child(
-                &ChildKind::of::<StatefulSet>(),
-                "ns",
-                "a-server",
-                owner("a"),
-            ),
-        ]);
+        let caches = caches_with(
+            &[
+                child(&ChildKind::of::<ConfigMap>(), "ns", "a-config", owner("a")),
+                child(
+                    &ChildKind::of::<StatefulSet>(),
+                    "ns",
+                    "a-server",
+                    owner("a"),
+                ),
+            ],
+            &[],
+        );
 
         let owned = caches.controlled_by_of_kinds(&owner("a"), "ns", |kind| {
             kind.resource.kind == "StatefulSet"
         });
 
         assert_eq!(names(&owned), ["StatefulSet/a-server"]);
+    }
+
+    #[test]
+    fn an_index_entry_the_store_contradicts_is_not_returned() {
+        let config_map = ChildKind::of::<ConfigMap>();
+        let mut caches = caches_with(&[child(&config_map, "ns", "a-config", owner("a"))], &[]);
+        // The index runs ahead of the store: it already files the object
+        // under owner "b", while the store still holds the version owned by "a".
+        let (_, moved) = child(&config_map, "ns", "a-config", owner("b"));
+        if let Some(cache) = caches.children.get_mut(&config_map.key()) {
+            cache.owners.apply(&watcher::Event::Apply(moved));
+        }
+
+        assert!(caches.controlled_by(&owner("b"), "ns").is_empty());
+    }
+
+    fn pod(namespace: &str, name: &str, labels: &[(&str, &str)]) -> Pod {
+        let mut pod = Pod::default();
+        pod.metadata.name = Some(name.into());
+        pod.metadata.namespace = Some(namespace.into());
+        pod.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect(),
+        );
+        pod
+    }
+
+    #[rstest]
+    #[case::by_instance_from_the_index(
+        &[(INSTANCE_LABEL, "zk")],
+        &["zk-server-0", "zk-server-1", "zk-tool"],
+    )]
+    #[case::by_instance_and_another_label(
+        &[(INSTANCE_LABEL, "zk"), ("role", "server")],
+        &["zk-server-0", "zk-server-1"],
+    )]
+    #[case::without_instance_by_scanning(&[("role", "server")], &["other-server-0", "zk-server-0", "zk-server-1"])]
+    #[case::an_unknown_instance(&[(INSTANCE_LABEL, "missing")], &[])]
+    fn pods_matching(#[case] selector: &[(&str, &str)], #[case] expected: &[&str]) {
+        let server = |name, instance| {
+            pod(
+                "ns",
+                name,
+                &[(INSTANCE_LABEL, instance), ("role", "server")],
+            )
+        };
+        let caches = caches_with(
+            &[],
+            &[
+                server("zk-server-1", "zk"),
+                server("zk-server-0", "zk"),
+                pod("ns", "zk-tool", &[(INSTANCE_LABEL, "zk")]),
+                server("other-server-0", "other"),
+                pod(
+                    "elsewhere",
+                    "zk-server-0",
+                    &[(INSTANCE_LABEL, "zk"), ("role", "server")],
+                ),
+            ],
+        );
+        let selector = selector
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect();
+
+        let found: Vec<String> = caches
+            .pods_matching("ns", &selector)
+            .iter()
+            .map(ResourceExt::name_any)
+            .collect();
+
+        assert_eq!(found, expected);
     }
 }
