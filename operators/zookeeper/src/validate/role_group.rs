@@ -16,7 +16,6 @@ use strata_operator::role::MergedRoleGroup;
 
 use super::duration::parse_seconds;
 use super::name_error;
-use super::quantity::parse_milli;
 use crate::config::zoo_cfg::DATA_DIR;
 use crate::config::{
     LogLevel, LogbackInput, PodDns, RoleGroupServers, ServerIdError, ZooCfg, ZooCfgError,
@@ -28,6 +27,7 @@ use crate::crd::config::{
     DEFAULT_MEMORY_LIMIT, DEFAULT_MYID_OFFSET, DEFAULT_STORAGE_CAPACITY, DEFAULT_SYNC_LIMIT,
     DEFAULT_TICK_TIME_MS, ZookeeperConfig,
 };
+use strata_operator::quantity::{canonical, parse_milli};
 
 /// Share of the memory limit given to the JVM heap. The remaining quarter covers
 /// metaspace, thread stacks, NIO buffers and the JIT, which for ZooKeeper stay well below
@@ -309,15 +309,22 @@ fn resources(config: &ZookeeperConfig) -> Result<ServerResources, (&'static str,
             ),
         ));
     }
+    // The API server stores quantities in canonical form; applying any other
+    // spelling would rewrite the StatefulSet on every reconcile.
+    let in_canonical_form = |field: &str, quantity: Quantity| {
+        canonical(&quantity.0)
+            .map(Quantity)
+            .map_err(|error| ("InvalidQuantity", format!("resources.{field}: {error}")))
+    };
     Ok(ServerResources {
-        cpu_min,
-        cpu_max,
-        memory_limit,
+        cpu_min: in_canonical_form("cpu.min", cpu_min)?,
+        cpu_max: in_canonical_form("cpu.max", cpu_max)?,
+        memory_limit: in_canonical_form("memory.limit", memory_limit)?,
         heap_mib: u64::try_from(
             memory_bytes * u128::from(HEAP_PERCENT_OF_MEMORY) / 100 / u128::from(MIB),
         )
         .unwrap_or(u64::MAX),
-        storage_capacity,
+        storage_capacity: in_canonical_form("storage.data.capacity", storage_capacity)?,
         storage_class: resources.storage.data.storage_class.clone(),
     })
 }

@@ -238,6 +238,28 @@ fn defaults_are_applied() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 #[test]
+fn quantities_are_applied_in_the_form_the_api_server_stores()
+-> Result<(), Box<dyn std::error::Error>> {
+    let cluster = validated(group_config(json!({"resources": {
+        "cpu": {"min": "0.5", "max": "2000m"},
+        "memory": {"limit": "2048Mi"},
+        "storage": {"data": {"capacity": "10240Mi"}}
+    }})))?;
+    let group = cluster.role_groups.first().ok_or("no role group")?;
+    assert_eq!(
+        [
+            group.resources.cpu_min.0.as_str(),
+            &group.resources.cpu_max.0,
+            &group.resources.memory_limit.0,
+            &group.resources.storage_capacity.0
+        ],
+        ["500m", "2", "2Gi", "10Gi"],
+        "any other spelling would be re-applied on every reconcile"
+    );
+    Ok(())
+}
+
+#[test]
 fn role_group_settings_win_over_role_settings() -> Result<(), Box<dyn std::error::Error>> {
     let cluster = validated(json!({"servers": {
         "config": {"tickTime": 3000, "gracefulShutdownTimeout": "30s"},
