@@ -20,6 +20,7 @@ pub mod labels;
 pub mod merge;
 pub mod metrics;
 pub mod names;
+pub mod quantity;
 pub mod rbac;
 pub mod render;
 pub mod role;

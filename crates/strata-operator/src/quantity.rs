@@ -1,4 +1,10 @@
-//! Parsing of Kubernetes quantities (`250m`, `1.5Gi`, `2`, `1e3`) into exact integers.
+//! Kubernetes quantities (`250m`, `1.5Gi`, `2`, `1e3`): exact parsing, and the
+//! canonical form the API server stores.
+//!
+//! The canonical form matters for apply economy: the API server stores
+//! `1000m` as `1` and `1024Mi` as `1Gi`, so an operator that applied the
+//! user's spelling would find its cached copy different on every reconcile
+//! and write it again forever. Builders therefore emit [`canonical`] forms.
 //!
 //! The operator needs numbers from quantities to derive the JVM heap from the memory
 //! limit and to check that the CPU request does not exceed the limit. Checking the syntax
@@ -102,9 +108,62 @@ fn exponent(suffix: &str) -> Option<(u128, u128)> {
     Some(if negative { (1, factor) } else { (factor, 1) })
 }
 
+/// The form the API server stores a quantity in: the same format (binary
+/// `Ki`…`Ei`, decimal `m`, `k`…`E`, or exponent `e3`) as written, with the
+/// largest suffix that represents the value exactly. Binary quantities below
+/// 1024, and binary quantities with fractions of a unit, switch to the
+/// decimal format, as Kubernetes does.
+pub fn canonical(quantity: &str) -> Result<String, QuantityError> {
+    let milli = parse_milli(quantity)?;
+    let unsigned = quantity.strip_prefix('+').unwrap_or(quantity);
+    let suffix_start = unsigned
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(unsigned.len());
+    let suffix = &unsigned[suffix_start..];
+    let whole_bytes = milli.is_multiple_of(1000).then_some(milli / 1000);
+    Ok(match whole_bytes {
+        Some(bytes) if suffix.ends_with('i') && bytes >= 1024 => binary_form(bytes),
+        _ => decimal_form(milli, suffix.starts_with(['e', 'E'])),
+    })
+}
+
+fn binary_form(mut value: u128) -> String {
+    const SUFFIXES: [&str; 7] = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+    let mut power = 0;
+    while power < SUFFIXES.len() - 1 && value.is_multiple_of(1024) {
+        value /= 1024;
+        power += 1;
+    }
+    format!("{value}{}", SUFFIXES[power])
+}
+
+fn decimal_form(milli: u128, exponent_style: bool) -> String {
+    const SUFFIXES: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
+    if milli == 0 {
+        return "0".to_owned();
+    }
+    if !milli.is_multiple_of(1000) {
+        return if exponent_style {
+            format!("{milli}e-3")
+        } else {
+            format!("{milli}m")
+        };
+    }
+    let mut value = milli / 1000;
+    let mut power = 0;
+    while power < SUFFIXES.len() - 1 && value.is_multiple_of(1000) {
+        value /= 1000;
+        power += 1;
+    }
+    match (exponent_style, power) {
+        (true, 0) => value.to_string(),
+        (true, _) => format!("{value}e{}", 3 * power),
+        (false, _) => format!("{value}{}", SUFFIXES[power]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use pretty_assertions::assert_eq;
     use rstest::rstest;
 
     use super::*;
@@ -151,5 +210,26 @@ mod tests {
     #[case::too_large("999999999999999999999999Ei", "it is too large")]
     fn rejects(#[case] text: &str, #[case] reason: &str) {
         assert_eq!(parse_milli(text).map_err(|error| error.reason), Err(reason));
+    }
+
+    #[rstest]
+    #[case::millicores_stay("250m", "250m")]
+    #[case::thousand_millicores_are_one_core("1000m", "1")]
+    #[case::fractional_cores_become_millicores("1.5", "1500m")]
+    #[case::sub_milli_rounds_up("0.1m", "1m")]
+    #[case::whole_cores_stay("2", "2")]
+    #[case::thousand_is_one_k("1000", "1k")]
+    #[case::decimal_suffix_grows("2000M", "2G")]
+    #[case::gibibyte_stays("1Gi", "1Gi")]
+    #[case::mebibytes_become_gibibytes("1024Mi", "1Gi")]
+    #[case::uneven_mebibytes_stay("1536Mi", "1536Mi")]
+    #[case::half_gibibyte_is_mebibytes("0.5Gi", "512Mi")]
+    #[case::small_binary_becomes_decimal("0.5Ki", "512")]
+    #[case::exponent_stays_exponent("1e3", "1e3")]
+    #[case::exponent_grows("1000e3", "1e6")]
+    #[case::zero("0", "0")]
+    #[case::plus_sign_dropped("+1Gi", "1Gi")]
+    fn canonical_forms(#[case] text: &str, #[case] expected: &str) {
+        assert_eq!(canonical(text).as_deref(), Ok(expected));
     }
 }

@@ -8,7 +8,6 @@
 //! or role group, never a panic.
 
 mod duration;
-mod quantity;
 mod role_group;
 
 use std::collections::BTreeMap;
@@ -22,7 +21,6 @@ use strata_pdb::PdbConfig;
 use strata_status::OperationState;
 
 pub use self::duration::{DurationError, parse_seconds};
-pub use self::quantity::{QuantityError, parse_milli};
 pub use self::role_group::{
     HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ServerResources, ValidatedRoleGroup,
 };
@@ -30,6 +28,7 @@ use crate::crd::{
     APP_NAME, DEFAULT_PRODUCT_VERSION, OPERATOR_NAME, SERVER_ROLE, UPSTREAM_IMAGE_REPOSITORY,
     ZookeeperCluster, ZookeeperConfig,
 };
+pub use strata_operator::quantity::{QuantityError, canonical, parse_milli};
 
 /// Kubernetes' default cluster DNS domain, used when the operator is not told otherwise.
 pub const DEFAULT_CLUSTER_DOMAIN: &str = "cluster.local";
