@@ -13,6 +13,7 @@ use zookeeper_operator::crd::ZookeeperCluster;
 
 use crate::support::conditions::wait_for_condition;
 use crate::support::inspect::zoo_cfg;
+use crate::support::started;
 use crate::support::workload::run_group;
 use crate::support::{
     ExpectedObjects, TIMEOUT, cluster, create, start, two_group_spec, wait_for, wait_for_objects,
@@ -20,13 +21,7 @@ use crate::support::{
 
 #[tokio::test]
 async fn a_reconcile_with_nothing_changed_sends_no_write_and_no_list() {
-    let harness = start();
-    create(&harness, &cluster("zk", two_group_spec())).await;
-    wait_for_objects(
-        &harness,
-        &ExpectedObjects::new("zk", &["primary", "secondary"]),
-    )
-    .await;
+    let harness = started(two_group_spec(), &["primary", "secondary"]).await;
     run_group(&harness, "zk-server-primary", 3);
     run_group(&harness, "zk-server-secondary", 2);
     wait_for_condition(

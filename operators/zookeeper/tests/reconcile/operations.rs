@@ -13,6 +13,7 @@ use zookeeper_operator::crd::ZookeeperCluster;
 
 use crate::support::conditions::{wait_for_condition, wait_for_reason};
 use crate::support::inspect::{expected_server_lines, properties, server_lines, zoo_cfg};
+use crate::support::started;
 use crate::support::workload::{create_claims, run_group, stored_claims};
 use crate::support::{
     ExpectedObjects, Harness, cluster, create, patch_spec, single_group_spec, start, stored,
@@ -38,9 +39,7 @@ async fn annotate(harness: &Harness, name: &str, annotations: Value) {
 
 #[tokio::test]
 async fn a_paused_cluster_keeps_its_children_but_its_status_moves_on() {
-    let harness = start();
-    create(&harness, &cluster("zk", single_group_spec(3))).await;
-    wait_for_objects(&harness, &ExpectedObjects::new("zk", &["default"])).await;
+    let harness = started(single_group_spec(3), &["default"]).await;
     harness.settle().await;
 
     patch_spec(

@@ -7,21 +7,15 @@ use serde_json::json;
 use strata_test_apiserver::Verb;
 
 use crate::support::inspect::{expected_server_lines, server_lines, zoo_cfg};
+use crate::support::started;
 use crate::support::workload::{create_claims, stored_claims};
 use crate::support::{
-    ExpectedObjects, cluster, create, patch_spec, start, stored_objects, two_group_spec, wait_for,
-    wait_for_objects,
+    ExpectedObjects, patch_spec, stored_objects, two_group_spec, wait_for, wait_for_objects,
 };
 
 #[tokio::test]
 async fn scaling_down_rewrites_the_ensemble_and_keeps_every_claim() {
-    let harness = start();
-    create(&harness, &cluster("zk", two_group_spec())).await;
-    wait_for_objects(
-        &harness,
-        &ExpectedObjects::new("zk", &["primary", "secondary"]),
-    )
-    .await;
+    let harness = started(two_group_spec(), &["primary", "secondary"]).await;
     let claims = create_claims(&harness, "zk-server-primary", 3);
     harness.settle().await;
     harness.server.reset_requests();
@@ -59,13 +53,7 @@ async fn scaling_down_rewrites_the_ensemble_and_keeps_every_claim() {
 
 #[tokio::test]
 async fn removing_a_role_group_prunes_its_objects_but_keeps_its_claims() {
-    let harness = start();
-    create(&harness, &cluster("zk", two_group_spec())).await;
-    wait_for_objects(
-        &harness,
-        &ExpectedObjects::new("zk", &["primary", "secondary"]),
-    )
-    .await;
+    let harness = started(two_group_spec(), &["primary", "secondary"]).await;
     let mut claims = create_claims(&harness, "zk-server-primary", 3);
     claims.extend(create_claims(&harness, "zk-server-secondary", 2));
     claims.sort();

@@ -9,20 +9,13 @@ use zookeeper_operator::crd::ZookeeperCluster;
 use crate::support::conditions::{
     status, wait_for_condition, wait_for_deployed_version, wait_for_reason,
 };
+use crate::support::started;
 use crate::support::workload::{PodState, run_group, set_pod, set_stateful_set_status};
 use crate::support::{
-    ExpectedObjects, Harness, cluster, create, patch_spec, single_group_spec, start,
-    two_group_spec, wait_for, wait_for_event, wait_for_objects,
+    Harness, patch_spec, single_group_spec, two_group_spec, wait_for, wait_for_event,
 };
 
 const STS: &str = "zk-server-default";
-
-async fn start_single_group(replicas: u16) -> Harness {
-    let harness = start();
-    create(&harness, &cluster("zk", single_group_spec(replicas))).await;
-    wait_for_objects(&harness, &ExpectedObjects::new("zk", &["default"])).await;
-    harness
-}
 
 /// Changes what Pods report and waits until the operator has reconciled the change.
 async fn after_reconcile(harness: &Harness, change: impl FnOnce()) {
@@ -38,7 +31,7 @@ async fn after_reconcile(harness: &Harness, change: impl FnOnce()) {
 
 #[tokio::test]
 async fn conditions_follow_the_stateful_set_and_its_pods() {
-    let harness = start_single_group(3).await;
+    let harness = started(single_group_spec(3), &["default"]).await;
 
     // The StatefulSet exists but no Pod has started yet.
     set_stateful_set_status(&harness, STS, 0, 0);
@@ -198,7 +191,7 @@ async fn conditions_follow_the_stateful_set_and_its_pods() {
 
 #[tokio::test]
 async fn a_rollout_is_progressing_until_the_stateful_set_controller_catches_up() {
-    let harness = start_single_group(3).await;
+    let harness = started(single_group_spec(3), &["default"]).await;
     run_group(&harness, STS, 3);
     wait_for_condition(
         &harness,
@@ -254,13 +247,7 @@ async fn a_rollout_is_progressing_until_the_stateful_set_controller_catches_up()
 
 #[tokio::test]
 async fn available_needs_every_role_group() {
-    let harness = start();
-    create(&harness, &cluster("zk", two_group_spec())).await;
-    wait_for_objects(
-        &harness,
-        &ExpectedObjects::new("zk", &["primary", "secondary"]),
-    )
-    .await;
+    let harness = started(two_group_spec(), &["primary", "secondary"]).await;
 
     run_group(&harness, "zk-server-primary", 3);
     set_stateful_set_status(&harness, "zk-server-secondary", 0, 0);
@@ -304,7 +291,7 @@ async fn available_needs_every_role_group() {
 
 #[tokio::test]
 async fn the_deployed_version_moves_only_once_every_pod_runs_it() {
-    let harness = start_single_group(3).await;
+    let harness = started(single_group_spec(3), &["default"]).await;
 
     // Pods from an older template: available, but not the desired version.
     for ordinal in 0..3 {

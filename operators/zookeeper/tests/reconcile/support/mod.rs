@@ -287,6 +287,15 @@ pub async fn wait_for_objects(harness: &Harness, expected: &ExpectedObjects) {
     .await;
 }
 
+/// A running operator with cluster `zk` of `spec` created and the objects of its
+/// role groups `groups` applied.
+pub async fn started(spec: Value, groups: &[&str]) -> Harness {
+    let harness = start();
+    create(&harness, &cluster("zk", spec)).await;
+    wait_for_objects(&harness, &ExpectedObjects::new("zk", groups)).await;
+    harness
+}
+
 /// Events published about the object `name`, as stored JSON.
 pub fn events_about(harness: &Harness, name: &str) -> Vec<Value> {
     harness
