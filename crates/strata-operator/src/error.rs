@@ -83,20 +83,11 @@ impl ReconcileError {
     /// A reason that is not a valid CamelCase word (a bug in the operator)
     /// falls back to the generic reason of its kind instead of failing.
     pub fn to_failure(&self) -> strata_status::ReconcileFailure {
-        let fallback = match self.kind {
-            ErrorKind::Transient => {
-                strata_status::ReconcileFailure::transient(self.message.clone())
-            }
-            ErrorKind::NeedsUser => {
-                strata_status::ReconcileFailure::invalid_spec(self.message.clone())
-            }
-        };
-        match strata_status::Reason::new(self.reason.clone()) {
-            Ok(reason) => {
-                strata_status::ReconcileFailure::new(self.kind, reason, self.message.clone())
-            }
-            Err(_) => fallback,
-        }
+        let reason = strata_status::Reason::new(self.reason.clone()).unwrap_or(match self.kind {
+            ErrorKind::Transient => strata_status::Reason::RECONCILE_ERROR_RETRYING,
+            ErrorKind::NeedsUser => strata_status::Reason::INVALID_SPEC,
+        });
+        strata_status::ReconcileFailure::new(self.kind, reason, self.message.clone())
     }
 
     /// Whether a retry may succeed without a change to the spec.

@@ -122,6 +122,19 @@ fn referenced_cluster(
         })
 }
 
+/// Connects to the cluster's ensemble; returns the client and the connection
+/// string it used.
+async fn connect(
+    cluster: &ZookeeperCluster,
+    context: &Context<ZnodeContext>,
+) -> Result<(ZnodeClient, String), ReconcileError> {
+    let hosts = context.extra.address.hosts(cluster);
+    let client = ZnodeClient::connect(&hosts, context.extra.timeout)
+        .await
+        .map_err(|error| ensemble_error(error, &format!("connecting to {hosts}")))?;
+    Ok((client, hosts))
+}
+
 fn ensemble_error(error: ZnodeError, doing: &str) -> ReconcileError {
     let message = format!("{doing} failed: {error}");
     if error.is_transient() {
@@ -162,10 +175,7 @@ async fn apply_steps(
     let path = znode_path(znode);
     record_path(znode, &path, context, stored).await?;
 
-    let hosts = context.extra.address.hosts(&cluster);
-    let client = ZnodeClient::connect(&hosts, context.extra.timeout)
-        .await
-        .map_err(|error| ensemble_error(error, &format!("connecting to {hosts}")))?;
+    let (client, hosts) = connect(&cluster, context).await?;
     client
         .ensure_path(&path)
         .await
@@ -233,10 +243,7 @@ async fn cleanup(
             return Ok(Action::await_change());
         }
     };
-    let hosts = context.extra.address.hosts(&cluster);
-    let client = ZnodeClient::connect(&hosts, context.extra.timeout)
-        .await
-        .map_err(|error| ensemble_error(error, &format!("connecting to {hosts}")))?;
+    let (client, _) = connect(&cluster, context).await?;
     client
         .delete_recursive(&path)
         .await
