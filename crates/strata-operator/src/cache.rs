@@ -24,8 +24,8 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 
 use crate::apply::is_controlled_by;
-use crate::labels::{INSTANCE_LABEL, MANAGED_BY_LABEL};
 use index::Index;
+use strata_model::labels::{INSTANCE_LABEL, MANAGED_BY_LABEL};
 
 /// A kind the operator creates and therefore watches, applies and may prune.
 ///

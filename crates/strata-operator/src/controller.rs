@@ -25,8 +25,8 @@ use tracing::Instrument;
 use crate::apply::{Applier, ApplyReport, DesiredObjects};
 use crate::cache::{ChildCaches, ChildKind};
 use crate::error::{BackoffPolicy, ReconcileError};
-use crate::labels::INSTANCE_LABEL;
 use crate::metrics::Metrics;
+use strata_model::labels::INSTANCE_LABEL;
 
 /// What every controller of one operator process shares.
 #[derive(Clone)]

@@ -13,11 +13,11 @@ mod role_group;
 use std::collections::BTreeMap;
 
 use kube::ResourceExt;
+use strata_model::image::ResolvedImage;
+use strata_model::labels::RecommendedLabels;
+use strata_model::names::{ClusterName, NameError, RoleName, RoleRef};
+use strata_model::pdb::PdbConfig;
 use strata_operator::error::ReconcileError;
-use strata_operator::image::ResolvedImage;
-use strata_operator::labels::RecommendedLabels;
-use strata_operator::names::{ClusterName, NameError, RoleName, RoleRef};
-use strata_pdb::PdbConfig;
 use strata_status::OperationState;
 
 pub use self::duration::{DurationError, parse_seconds};
@@ -28,7 +28,7 @@ use crate::crd::{
     APP_NAME, DEFAULT_PRODUCT_VERSION, OPERATOR_NAME, SERVER_ROLE, UPSTREAM_IMAGE_REPOSITORY,
     ZookeeperCluster, ZookeeperConfig,
 };
-pub use strata_operator::quantity::{QuantityError, canonical, parse_milli};
+pub use strata_model::quantity::{QuantityError, canonical, parse_milli};
 
 /// Kubernetes' default cluster DNS domain, used when the operator is not told otherwise.
 pub const DEFAULT_CLUSTER_DOMAIN: &str = "cluster.local";
@@ -88,7 +88,7 @@ impl ValidatedCluster {
             .map_err(|error| {
                 ReconcileError::invalid_spec("InvalidImage", format!("spec.image: {error}"))
             })?;
-        let label_error = |error: strata_operator::labels::LabelError| {
+        let label_error = |error: strata_model::labels::LabelError| {
             ReconcileError::invalid_spec("InvalidLabelValue", error.to_string())
         };
         let cluster_labels = RecommendedLabels::new(

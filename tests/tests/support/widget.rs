@@ -15,12 +15,12 @@ use kube::runtime::controller::Action;
 use kube::{CustomResource, ResourceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use strata_model::cluster_operation::ClusterOperation;
+use strata_model::labels::RecommendedLabels;
 use strata_operator::apply::DesiredObjects;
 use strata_operator::cache::ChildKind;
-use strata_operator::cluster_operation::ClusterOperation;
 use strata_operator::controller::{Context, ControllerSpec};
 use strata_operator::error::ReconcileError;
-use strata_operator::labels::RecommendedLabels;
 use strata_status::ClusterStatus;
 use strata_test_apiserver::TestApiServer;
 

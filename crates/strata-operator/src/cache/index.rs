@@ -155,7 +155,7 @@ pub(crate) fn namespaced_instance(meta: &ObjectMeta) -> Vec<(String, String)> {
     let instance = meta
         .labels
         .as_ref()
-        .and_then(|labels| labels.get(crate::labels::INSTANCE_LABEL));
+        .and_then(|labels| labels.get(strata_model::labels::INSTANCE_LABEL));
     match (&meta.namespace, instance) {
         (Some(namespace), Some(instance)) => vec![(namespace.clone(), instance.clone())],
         _ => Vec::new(),
@@ -261,7 +261,7 @@ mod tests {
             namespace: namespace.map(str::to_owned),
             labels: instance.map(|instance| {
                 [(
-                    crate::labels::INSTANCE_LABEL.to_owned(),
+                    strata_model::labels::INSTANCE_LABEL.to_owned(),
                     instance.to_owned(),
                 )]
                 .into()

@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::{
 use kube::api::ObjectMeta;
 
 use super::Harness;
-use crate::labels::VERSION_LABEL;
+use strata_model::labels::VERSION_LABEL;
 
 fn stored_stateful_set(harness: &Harness, name: &str) -> StatefulSet {
     harness

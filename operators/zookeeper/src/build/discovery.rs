@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
+use strata_model::labels::{COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL};
 use strata_operator::error::ReconcileError;
-use strata_operator::labels::{COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL};
 
 use super::metadata;
 use crate::config::zoo_cfg::CLIENT_PORT;

@@ -2,7 +2,7 @@
 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use strata_pdb::RolePdb;
+use strata_model::pdb::RolePdb;
 
 use crate::crd::{APP_NAME, SERVER_ROLE};
 use crate::validate::ValidatedCluster;
@@ -18,7 +18,7 @@ pub fn server_pdb(cluster: &ValidatedCluster) -> Option<PodDisruptionBudget> {
         role: SERVER_ROLE.to_owned(),
         labels: cluster.role_labels.labels(),
         owner: OwnerReference::default(),
-        default_max_unavailable: strata_pdb::defaults::zookeeper_servers(),
+        default_max_unavailable: strata_model::pdb::defaults::zookeeper_servers(),
     };
     let mut pdb = role_pdb.build(&cluster.pdb)?;
     // The builder always sets the owner; build functions leave owner references to the

@@ -1,7 +1,7 @@
 //! `spec.servers.config`: the per-role-group ZooKeeper settings users may set at role or
 //! role group level, and the product defaults that fill whatever neither level sets.
 //!
-//! Every field is optional so that [`Merge`](strata_operator::merge::Merge) can resolve
+//! Every field is optional so that [`Merge`](strata_model::merge::Merge) can resolve
 //! product default < role < role group field by field. Nested groups (`resources`, `cpu`,
 //! ...) are plain structs rather than `Option`s, so a role group setting only
 //! `resources.cpu.max` keeps the role's `resources.memory.limit`.
@@ -9,7 +9,7 @@
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
-use strata_operator::merge_struct;
+use strata_model::merge_struct;
 
 /// Default `myidOffset`: ZooKeeper server ids start at 1.
 pub const DEFAULT_MYID_OFFSET: u32 = 1;
@@ -232,7 +232,7 @@ fn quantity_schema(_generator: &mut SchemaGenerator) -> Schema {
 mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::json;
-    use strata_operator::merge::Merge;
+    use strata_model::merge::Merge;
 
     use super::*;
 

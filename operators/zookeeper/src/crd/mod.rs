@@ -7,9 +7,9 @@ pub mod znode;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use strata_operator::cluster_operation::ClusterOperation;
-use strata_operator::image::ProductImage;
-use strata_operator::role::{GenericRoleConfig, Role};
+use strata_model::cluster_operation::ClusterOperation;
+use strata_model::image::ProductImage;
+use strata_model::role::{GenericRoleConfig, Role};
 use strata_status::ClusterStatus;
 
 pub use self::config::ZookeeperConfig;

@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use strata_model::labels::RecommendedLabels;
+use strata_model::names::{RoleGroupName, RoleGroupRef, RoleRef};
+use strata_model::role::MergedRoleGroup;
 use strata_operator::error::ReconcileError;
-use strata_operator::labels::RecommendedLabels;
-use strata_operator::names::{RoleGroupName, RoleGroupRef, RoleRef};
-use strata_operator::role::MergedRoleGroup;
 
 use super::duration::parse_seconds;
 use super::name_error;
@@ -27,7 +27,7 @@ use crate::crd::config::{
     DEFAULT_MEMORY_LIMIT, DEFAULT_MYID_OFFSET, DEFAULT_STORAGE_CAPACITY, DEFAULT_SYNC_LIMIT,
     DEFAULT_TICK_TIME_MS, ZookeeperConfig,
 };
-use strata_operator::quantity::{canonical, parse_milli};
+use strata_model::quantity::{canonical, parse_milli};
 
 /// Share of the memory limit given to the JVM heap. The remaining quarter covers
 /// metaspace, thread stacks, NIO buffers and the JIT, which for ZooKeeper stay well below

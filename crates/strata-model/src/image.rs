@@ -15,7 +15,7 @@ const MAX_TAG_LENGTH: usize = 128;
 /// `spec.image`: the product version and how to pull its image.
 ///
 /// ```
-/// use strata_operator::image::ProductImage;
+/// use strata_model::image::ProductImage;
 ///
 /// let image = ProductImage { product_version: Some("3.9.4".into()), ..Default::default() };
 /// let resolved = image.resolve("zookeeper", "3.9.3").unwrap();

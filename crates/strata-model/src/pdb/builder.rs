@@ -10,7 +10,7 @@ use k8s_openapi::{
     },
 };
 
-use crate::PdbConfig;
+use crate::pdb::PdbConfig;
 
 /// Label naming the product (`zookeeper`, `hdfs`, ...).
 const NAME_LABEL: &str = "app.kubernetes.io/name";
@@ -59,7 +59,7 @@ pub struct RolePdb {
     pub labels: BTreeMap<String, String>,
     /// Owner reference to the cluster object, so deleting the cluster deletes the budget.
     pub owner: OwnerReference,
-    /// The product's default `maxUnavailable` for this role, from [`crate::defaults`].
+    /// The product's default `maxUnavailable` for this role, from [`crate::pdb::defaults`].
     pub default_max_unavailable: u16,
 }
 
@@ -72,7 +72,7 @@ impl RolePdb {
     ///
     /// ```
     /// use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-    /// use strata_pdb::{PdbConfig, RolePdb};
+    /// use strata_model::pdb::{PdbConfig, RolePdb};
     ///
     /// let role_pdb = RolePdb {
     ///     cluster: "simple-zk".into(),
@@ -81,7 +81,7 @@ impl RolePdb {
     ///     role: "server".into(),
     ///     labels: Default::default(),
     ///     owner: OwnerReference::default(),
-    ///     default_max_unavailable: strata_pdb::defaults::zookeeper_servers(),
+    ///     default_max_unavailable: strata_model::pdb::defaults::zookeeper_servers(),
     /// };
     /// let pdb = role_pdb.build(&PdbConfig::default()).unwrap();
     /// assert_eq!(pdb.metadata.name.as_deref(), Some("simple-zk-server"));

@@ -151,7 +151,7 @@ fn role_selector_equals_pdb_selector() {
     let role = cluster_labels().for_role("server").unwrap();
     assert_eq!(
         role.selector(),
-        strata_pdb::selector_labels("zookeeper", "simple-zk", "server")
+        crate::pdb::selector_labels("zookeeper", "simple-zk", "server")
     );
 }
 

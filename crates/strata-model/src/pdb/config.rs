@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// want to write their own budgets (for example across roles) without overlapping ours.
 ///
 /// ```
-/// use strata_pdb::PdbConfig;
+/// use strata_model::pdb::PdbConfig;
 ///
 /// let config: PdbConfig = serde_json::from_str("{}").unwrap();
 /// assert_eq!(config, PdbConfig::default());

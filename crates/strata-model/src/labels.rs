@@ -102,7 +102,7 @@ pub fn sanitize_version(product_version: &str) -> String {
 /// [`labels`](Self::labels) and [`selector`](Self::selector) cannot fail.
 ///
 /// ```
-/// use strata_operator::labels::RecommendedLabels;
+/// use strata_model::labels::RecommendedLabels;
 ///
 /// let cluster = RecommendedLabels::new("zookeeper", "simple-zk", "zookeeper-operator", "3.9.4").unwrap();
 /// let group = cluster.for_role_group("server", "default").unwrap();

@@ -27,14 +27,14 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 /// an even lower layer extends the precedence chain:
 ///
 /// ```
-/// use strata_operator::merge::Merge;
+/// use strata_model::merge::Merge;
 ///
 /// #[derive(Clone, Debug, Default, PartialEq)]
 /// struct ServerConfig {
 ///     tick_time_ms: Option<u32>,
 ///     init_limit: Option<u32>,
 /// }
-/// strata_operator::merge_struct!(ServerConfig { tick_time_ms, init_limit });
+/// strata_model::merge_struct!(ServerConfig { tick_time_ms, init_limit });
 ///
 /// let product_default = ServerConfig { tick_time_ms: Some(3000), init_limit: Some(5) };
 /// let role = ServerConfig { tick_time_ms: None, init_limit: Some(10) };
@@ -100,15 +100,15 @@ atomic_merge!(String, bool, u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use strata_operator::merge::Merge;
+/// use strata_model::merge::Merge;
 ///
 /// #[derive(Clone, Debug, Default, PartialEq)]
 /// struct Resources { cpu: Option<String>, memory: Option<String> }
-/// strata_operator::merge_struct!(Resources { cpu, memory });
+/// strata_model::merge_struct!(Resources { cpu, memory });
 ///
 /// #[derive(Clone, Debug, Default, PartialEq)]
 /// struct Config { resources: Resources, jvm_args: Option<Vec<String>> }
-/// strata_operator::merge_struct!(Config { resources, jvm_args });
+/// strata_model::merge_struct!(Config { resources, jvm_args });
 ///
 /// let role = Config { resources: Resources { cpu: Some("1".into()), memory: Some("2Gi".into()) }, jvm_args: None };
 /// let mut group = Config { resources: Resources { cpu: Some("4".into()), memory: None }, jvm_args: None };

@@ -170,7 +170,7 @@ fn role_name_matches_pdb_name() {
     let role_ref = RoleRef::new(&cluster("simple-zk"), &role("server")).unwrap();
     assert_eq!(
         role_ref.object_name(),
-        strata_pdb::pdb_name("simple-zk", "server")
+        crate::pdb::pdb_name("simple-zk", "server")
     );
 }
 

@@ -29,8 +29,8 @@ pub const fn hdfs_journalnodes() -> u16 {
 /// saturates at 0, so a replication factor or datanode count of 0 or 1 yields 1.
 ///
 /// ```
-/// assert_eq!(strata_pdb::defaults::hdfs_datanodes(3, 10), 1);
-/// assert_eq!(strata_pdb::defaults::hdfs_datanodes(5, 10), 3);
+/// assert_eq!(strata_model::pdb::defaults::hdfs_datanodes(3, 10), 1);
+/// assert_eq!(strata_model::pdb::defaults::hdfs_datanodes(5, 10), 3);
 /// ```
 pub fn hdfs_datanodes(dfs_replication: u16, datanodes: u16) -> u16 {
     dfs_replication

@@ -235,7 +235,7 @@ impl RoleRef {
 /// One role group of one role of one cluster, for per-role-group objects.
 ///
 /// ```
-/// use strata_operator::names::{ClusterName, RoleGroupName, RoleGroupRef, RoleName};
+/// use strata_model::names::{ClusterName, RoleGroupName, RoleGroupRef, RoleName};
 ///
 /// let rg = RoleGroupRef::new(
 ///     &ClusterName::new("simple-zk").unwrap(),

@@ -22,10 +22,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::pdb::PdbConfig;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
-use strata_pdb::PdbConfig;
 
 use crate::merge::Merge;
 
@@ -148,11 +148,11 @@ impl<C: Merge + Clone, RC> Role<C, RC> {
     ///
     /// ```
     /// use std::collections::BTreeMap;
-    /// use strata_operator::role::{Role, RoleGroup};
+    /// use strata_model::role::{Role, RoleGroup};
     ///
     /// #[derive(Clone, Debug, Default, PartialEq)]
     /// struct Config { tick_time: Option<u32>, init_limit: Option<u32> }
-    /// strata_operator::merge_struct!(Config { tick_time, init_limit });
+    /// strata_model::merge_struct!(Config { tick_time, init_limit });
     ///
     /// let role: Role<Config> = Role {
     ///     config: Config { tick_time: Some(3000), init_limit: None },
