@@ -15,8 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
-use k8s_openapi::Resource as _;
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -24,30 +23,80 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 
 use crate::apply::is_controlled_by;
+use crate::child::{ApplyRank, ChildObject, PodLookup, is_workload, observe_dynamic};
 use index::Index;
 use strata_model::labels::{INSTANCE_LABEL, MANAGED_BY_LABEL};
+use strata_status::WorkloadObservation;
 
 /// A kind the operator creates and therefore watches, applies and may prune.
 ///
 /// The same list drives the controller's watches, the apply step and the Helm
 /// chart's RBAC rules, so they cannot drift apart.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct ChildKind {
-    /// The kind's API coordinates.
+    /// Group, version, kind and plural of the kind.
     pub resource: ApiResource,
+    rank: ApplyRank,
+    prunable: bool,
+    observe: Option<ObserveFn>,
+}
+
+/// Observes one object of a workload kind, parsed as its own type.
+type ObserveFn = fn(&DynamicObject, PodLookup<'_>) -> Option<WorkloadObservation>;
+
+impl PartialEq for ChildKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.resource == other.resource
+    }
+}
+
+impl Eq for ChildKind {}
+
+impl std::fmt::Debug for ChildKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChildKind")
+            .field("kind", &self.resource.kind)
+            .field("rank", &self.rank)
+            .field("workload", &self.observe.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ChildKind {
-    /// The child kind of a typed Kubernetes resource.
-    pub fn of<K: Resource<DynamicType = ()>>() -> Self {
+    /// The kind `K`, with the facts its [`ChildObject`] implementation states.
+    pub fn of<K: ChildObject + Default>() -> Self {
         Self {
             resource: ApiResource::erase::<K>(&()),
+            rank: K::RANK,
+            prunable: K::PRUNABLE,
+            observe: is_workload::<K>().then_some(observe_dynamic::<K> as ObserveFn),
         }
     }
 
-    /// PersistentVolumeClaims hold user data and are never pruned.
+    /// Whether owned objects of this kind are deleted when no longer desired.
+    /// PersistentVolumeClaims never are: they hold the product's data.
     pub fn prunable(&self) -> bool {
-        !(self.resource.group.is_empty() && self.resource.kind == PersistentVolumeClaim::KIND)
+        self.prunable
+    }
+
+    /// When objects of this kind are applied, relative to other kinds.
+    pub fn rank(&self) -> ApplyRank {
+        self.rank
+    }
+
+    /// Whether objects of this kind run pods and count for the status.
+    pub fn is_workload(&self) -> bool {
+        self.observe.is_some()
+    }
+
+    /// The status step's view of `object`, an object of this kind; `None` for kinds
+    /// that run no pods.
+    pub fn observe(
+        &self,
+        object: &DynamicObject,
+        pods: PodLookup<'_>,
+    ) -> Option<WorkloadObservation> {
+        self.observe.and_then(|observe| observe(object, pods))
     }
 
     fn key(&self) -> String {
@@ -328,7 +377,7 @@ where
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::apps::v1::StatefulSet;
-    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim};
     use rstest::rstest;
 
     use super::*;

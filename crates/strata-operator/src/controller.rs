@@ -142,17 +142,19 @@ pub struct Context<X> {
 }
 
 impl<X> Context<X> {
-    /// Applies `desired` for `owner` and prunes what is no longer desired.
+    /// Applies `desired` for `owner` and prunes what is no longer desired;
+    /// with `stopped`, every workload is applied scaled to nothing.
     pub async fn apply<K>(
         &self,
         owner: &K,
         desired: DesiredObjects,
+        stopped: bool,
     ) -> Result<ApplyReport, ReconcileError>
     where
         K: Resource<DynamicType = ()>,
     {
         Applier::new(&self.client, &self.caches, &self.field_manager)
-            .apply(owner, desired)
+            .apply(owner, desired, stopped)
             .await
     }
 

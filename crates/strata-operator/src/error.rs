@@ -43,6 +43,17 @@ impl ReconcileError {
         }
     }
 
+    /// A failure that is the operator's fault, not the user's: it is retried
+    /// with backoff like a transient one and says so in the condition.
+    pub fn operator_bug(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::OperatorBug,
+            reason: reason.into(),
+            message: message.into(),
+            source: None,
+        }
+    }
+
     /// Classifies a kube client error that happened while `doing` something.
     ///
     /// 4xx answers other than conflicts, throttling and timeouts mean the
@@ -84,7 +95,9 @@ impl ReconcileError {
     /// falls back to the generic reason of its kind instead of failing.
     pub fn to_failure(&self) -> strata_status::ReconcileFailure {
         let reason = strata_status::Reason::new(self.reason.clone()).unwrap_or(match self.kind {
-            ErrorKind::Transient => strata_status::Reason::RECONCILE_ERROR_RETRYING,
+            ErrorKind::Transient | ErrorKind::OperatorBug => {
+                strata_status::Reason::RECONCILE_ERROR_RETRYING
+            }
             ErrorKind::NeedsUser => strata_status::Reason::INVALID_SPEC,
         });
         strata_status::ReconcileFailure::new(self.kind, reason, self.message.clone())
@@ -92,7 +105,7 @@ impl ReconcileError {
 
     /// Whether a retry may succeed without a change to the spec.
     pub fn is_transient(&self) -> bool {
-        self.kind == ErrorKind::Transient
+        self.kind != ErrorKind::NeedsUser
     }
 
     /// The CamelCase reason.
@@ -149,7 +162,7 @@ impl BackoffPolicy {
     pub fn delay(&self, kind: ErrorKind, consecutive_failures: u32) -> Duration {
         match kind {
             ErrorKind::NeedsUser => self.invalid_spec,
-            ErrorKind::Transient => {
+            ErrorKind::Transient | ErrorKind::OperatorBug => {
                 let exponent = consecutive_failures.saturating_sub(1).min(16);
                 self.initial.saturating_mul(1 << exponent).min(self.max)
             }

@@ -8,11 +8,13 @@
 
 pub mod apply;
 pub mod cache;
+pub mod child;
 pub mod cli;
 pub mod controller;
 pub mod error;
 pub mod http;
 pub mod metrics;
+pub mod pipeline;
 pub mod rbac;
 pub mod render;
 pub mod status;

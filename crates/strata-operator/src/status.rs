@@ -4,11 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
-use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
-use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
@@ -17,8 +14,8 @@ use strata_status::{
     WorkloadObservation, cluster_conditions, needs_write, next_deployed_version,
 };
 
-use crate::apply::{ApplyReport, DesiredObjects};
-use crate::cache::ChildCaches;
+use crate::apply::ApplyReport;
+use crate::cache::{ChildCaches, ChildKind};
 use crate::controller::Context;
 use crate::error::ReconcileError;
 use crate::metrics::ConditionLabels;
@@ -28,94 +25,48 @@ use crate::metrics::ConditionLabels;
 /// event can go unnoticed, and costs nothing in steady state.
 pub const RESYNC_PERIOD: Duration = Duration::from_secs(600);
 
-/// The kinds [`observe_workloads`] turns into observations; the others are
-/// not even scanned.
-const WORKLOAD_KINDS: [&str; 3] = ["StatefulSet", "Deployment", "DaemonSet"];
-
-/// The workloads `owner_ref` controls, each with the pods its selector picks.
+/// The workloads `owner_ref` controls, each observed with the pods its
+/// selector picks.
 ///
 /// Workloads come from the watch caches, corrected by what this reconcile's
 /// apply step just did (`applied`): objects it applied are observed as the
 /// API server returned them, and objects it pruned are left out. Without
 /// that, the first status of a new cluster would say it has no workloads,
-/// because the caches see the new objects a moment later.
+/// because the caches see the new objects a moment later. Each object is
+/// observed through its kind's [`ChildObject`](crate::child::ChildObject)
+/// implementation, parsed as its own type.
 pub fn observe_workloads(
     caches: &ChildCaches,
     owner_ref: &OwnerReference,
     namespace: &str,
     applied: Option<&ApplyReport>,
 ) -> Vec<WorkloadObservation> {
-    let mut workloads: BTreeMap<(String, String), DynamicObject> = caches
-        .controlled_by_of_kinds(owner_ref, namespace, |kind| {
-            WORKLOAD_KINDS.contains(&kind.resource.kind.as_str())
-        })
+    let mut workloads: BTreeMap<(String, String), (ChildKind, DynamicObject)> = caches
+        .controlled_by_of_kinds(owner_ref, namespace, ChildKind::is_workload)
         .into_iter()
         .map(|(kind, object)| {
             (
-                (kind.resource.kind, object.name_any()),
-                object.as_ref().clone(),
+                (kind.resource.kind.clone(), object.name_any()),
+                (kind, object.as_ref().clone()),
             )
         })
         .collect();
     if let Some(report) = applied {
-        for response in &report.responses {
-            let kind = response
-                .types
-                .as_ref()
-                .map(|types| types.kind.clone())
-                .unwrap_or_default();
-            if WORKLOAD_KINDS.contains(&kind.as_str()) {
-                workloads.insert((kind, response.name_any()), response.clone());
+        for (kind, response) in &report.responses {
+            if kind.is_workload() {
+                workloads.insert(
+                    (kind.resource.kind.clone(), response.name_any()),
+                    (kind.clone(), response.clone()),
+                );
             }
         }
         workloads.retain(|(kind, name), _| !report.pruned.contains(&format!("{kind}/{name}")));
     }
+    let pods = |selector: &BTreeMap<String, String>| caches.pods_matching(namespace, selector);
     workloads
-        .into_iter()
-        .filter_map(|((kind, _), object)| match kind.as_str() {
-            "StatefulSet" => observe(
-                caches,
-                namespace,
-                object,
-                |w: &StatefulSet| Some(&w.spec.selector),
-                WorkloadObservation::from_stateful_set,
-            ),
-            "Deployment" => observe(
-                caches,
-                namespace,
-                object,
-                |w: &Deployment| Some(&w.spec.selector),
-                WorkloadObservation::from_deployment,
-            ),
-            "DaemonSet" => observe(
-                caches,
-                namespace,
-                object,
-                |w: &DaemonSet| Some(&w.spec.selector),
-                WorkloadObservation::from_daemon_set,
-            ),
-            _ => None,
-        })
+        .values()
+        .filter_map(|(kind, object)| kind.observe(object, &pods))
         .collect()
-}
-
-/// Parses a cached workload and observes it with the pods its selector picks.
-fn observe<W>(
-    caches: &ChildCaches,
-    namespace: &str,
-    object: kube::api::DynamicObject,
-    selector: fn(&W) -> Option<&LabelSelector>,
-    observation: fn(&W, &[Pod]) -> WorkloadObservation,
-) -> Option<WorkloadObservation>
-where
-    W: Resource<DynamicType = ()> + serde::de::DeserializeOwned,
-{
-    let workload = object.try_parse::<W>().ok()?;
-    let pods = match selector(&workload).and_then(|selector| selector.match_labels.as_ref()) {
-        Some(labels) if !labels.is_empty() => caches.pods_matching(namespace, labels),
-        _ => Vec::new(),
-    };
-    Some(observation(&workload, &pods))
 }
 
 /// What a cluster reconcile learned before the status step.
@@ -294,65 +245,6 @@ impl<X> Context<X> {
                 event.note,
             )
             .await;
-        }
-    }
-
-    /// Steps 4 and 5 for a cluster resource: apply what was built (unless
-    /// paused), then compute and write the status. A failed build or apply
-    /// still gets its status written, with Degraded saying why, and is then
-    /// returned so the error policy backs off.
-    pub async fn apply_and_report_cluster<K>(
-        &self,
-        cluster: &K,
-        stored: Option<&ClusterStatus>,
-        operation: &OperationState,
-        built: Result<(DesiredObjects, String), ReconcileError>,
-    ) -> Result<Action, ReconcileError>
-    where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
-    {
-        let (desired_version, report, failure) = match built {
-            Ok((_, version)) if operation.is_paused() => (Some(version), None, None),
-            Ok((desired, version)) => match self.apply(cluster, desired).await {
-                Ok(report) => {
-                    if report.wrote_anything() {
-                        tracing::info!(applied = ?report.applied, pruned = ?report.pruned, "applied changes");
-                    }
-                    (Some(version), Some(report), None)
-                }
-                Err(error) => (Some(version), None, Some(error)),
-            },
-            Err(error) => (None, None, Some(error)),
-        };
-        let owner_ref = cluster.controller_owner_ref(&()).ok_or_else(|| {
-            ReconcileError::transient("OwnerNotPersisted", "the cluster has no name or uid yet")
-        })?;
-        let namespace = cluster.namespace().unwrap_or_default();
-        let workloads = observe_workloads(&self.caches, &owner_ref, &namespace, report.as_ref());
-        let status = next_cluster_status(
-            stored,
-            cluster.meta().generation,
-            &workloads,
-            ReconcileOutcome {
-                operation,
-                desired_version: desired_version.as_deref(),
-                failure: failure.as_ref(),
-            },
-            Time(jiff::Timestamp::now()),
-        );
-        let previous_conditions = stored
-            .map(|status| status.conditions.as_slice())
-            .unwrap_or_default();
-        if self.write_status(cluster, stored, &status).await? {
-            self.report_conditions(cluster, previous_conditions, &status.conditions)
-                .await;
-        }
-        match failure {
-            Some(error) => Err(error),
-            None => Ok(Action::requeue(RESYNC_PERIOD)),
         }
     }
 }

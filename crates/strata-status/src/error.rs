@@ -18,6 +18,10 @@ pub enum FailureKind {
     /// Nothing changes until the user acts; e.g. an invalid spec or a
     /// missing Secret.
     NeedsUser,
+    /// The operator itself is wrong (it built an object the API server cannot
+    /// take, or lost track of a finalizer). Not the user's fault: the operator
+    /// retries with backoff, and the message asks for a bug report.
+    OperatorBug,
 }
 
 /// A failure of the last reconcile, reported as Degraded True.
@@ -71,6 +75,9 @@ impl ReconcileFailure {
         match self.kind {
             FailureKind::Transient => "The operator retries automatically.",
             FailureKind::NeedsUser => "The operator cannot continue until this is fixed.",
+            FailureKind::OperatorBug => {
+                "This is a bug in the operator; please report it. The operator retries automatically."
+            }
         }
     }
 

@@ -51,15 +51,15 @@ pub fn render(documents: &[Value]) -> Result<Vec<Value>, RenderError> {
         let invalid = |error: ReconcileError| {
             invalid_resource("ZookeeperCluster", &cluster.name_any(), &error)
         };
-        let cluster =
-            ValidatedCluster::new(cluster, &operation, DEFAULT_CLUSTER_DOMAIN).map_err(invalid)?;
-        let objects = cluster_objects(&cluster).map_err(invalid)?;
-        rendered.extend(
-            objects
-                .into_objects()
-                .into_iter()
-                .map(|object| object.into_value()),
-        );
+        let cluster = ValidatedCluster::new(cluster, DEFAULT_CLUSTER_DOMAIN).map_err(invalid)?;
+        let objects = cluster_objects(&cluster)
+            .into_objects(operation.is_stopped())
+            .map_err(|error| RenderError::InvalidResource {
+                kind: "ZookeeperCluster".to_owned(),
+                name: cluster.name.to_string(),
+                message: error.to_string(),
+            })?;
+        rendered.extend(objects.into_iter().map(|object| object.into_value()));
         validated.push(cluster);
     }
 

@@ -18,7 +18,6 @@ use strata_model::labels::RecommendedLabels;
 use strata_model::names::{ClusterName, NameError, RoleName, RoleRef};
 use strata_model::pdb::PdbConfig;
 use strata_operator::error::ReconcileError;
-use strata_status::OperationState;
 
 pub use self::duration::{DurationError, parse_seconds};
 pub use self::role_group::{
@@ -56,23 +55,17 @@ pub struct ValidatedCluster {
     pub role_labels: RecommendedLabels,
     /// The role's PodDisruptionBudget settings.
     pub pdb: PdbConfig,
-    /// Whether the cluster is stopped (every StatefulSet at 0 replicas).
-    pub stopped: bool,
     /// The role groups, sorted by name.
     pub role_groups: Vec<ValidatedRoleGroup>,
 }
 
 impl ValidatedCluster {
-    /// Validates `cluster` for the given operation state and cluster DNS domain.
+    /// Validates `cluster` for the given cluster DNS domain.
     ///
-    /// `operation` only contributes whether the cluster is stopped; pausing is the
-    /// controller's concern (it skips the apply step) and an unknown `operator-command`
-    /// is reported by the status layer, so neither fails validation.
-    pub fn new(
-        cluster: &ZookeeperCluster,
-        operation: &OperationState,
-        cluster_domain: &str,
-    ) -> Result<Self, ReconcileError> {
+    /// Pausing and stopping are the apply step's concern, and an unknown
+    /// `operator-command` is reported by the status step, so none of them affects
+    /// validation: a stopped cluster validates to the ensemble it will run again.
+    pub fn new(cluster: &ZookeeperCluster, cluster_domain: &str) -> Result<Self, ReconcileError> {
         let name = ClusterName::new(&cluster.name_any()).map_err(name_error)?;
         let namespace = cluster.namespace().ok_or_else(|| {
             ReconcileError::invalid_spec(
@@ -109,7 +102,6 @@ impl ValidatedCluster {
                 "spec.servers.roleGroups is empty; define at least one role group",
             ));
         }
-        let stopped = operation.is_stopped();
         let merged: BTreeMap<_, _> =
             servers.merged_role_groups(&ZookeeperConfig::product_defaults());
         let context = role_group::Context {
@@ -117,7 +109,6 @@ impl ValidatedCluster {
             namespace: &namespace,
             cluster_domain,
             cluster_labels: &cluster_labels,
-            stopped,
         };
         let role_groups = role_group::validate_all(&context, merged.values())?;
 
@@ -130,7 +121,6 @@ impl ValidatedCluster {
             role,
             role_labels,
             pdb: servers.role_config.pod_disruption_budget.clone(),
-            stopped,
             role_groups,
         })
     }

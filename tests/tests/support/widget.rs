@@ -21,6 +21,7 @@ use strata_operator::apply::DesiredObjects;
 use strata_operator::cache::ChildKind;
 use strata_operator::controller::{Context, ControllerSpec};
 use strata_operator::error::ReconcileError;
+use strata_operator::pipeline::Prepared;
 use strata_status::ClusterStatus;
 use strata_test_apiserver::TestApiServer;
 
@@ -64,75 +65,65 @@ pub fn metadata(widget: &Widget, name: String, labels: &RecommendedLabels) -> Ob
 }
 
 /// The pure build step of the test operator.
-pub fn build(widget: &Widget, stopped: bool) -> Result<DesiredObjects, ReconcileError> {
+pub fn build(widget: &Widget) -> Result<Prepared, ReconcileError> {
     let labels = labels(widget)?;
     let name = widget.name_any();
     let mut desired = DesiredObjects::new();
-    let push_error = |error: strata_operator::apply::DesiredObjectError| {
-        ReconcileError::transient("BuildFailed", error.to_string())
-    };
-    desired
-        .push(&ConfigMap {
-            metadata: metadata(widget, format!("{name}-config"), &labels),
-            data: Some(BTreeMap::from([(
-                "version".to_owned(),
-                widget.spec.version.clone(),
-            )])),
-            ..ConfigMap::default()
-        })
-        .map_err(push_error)?;
-    desired
-        .push(&Service {
-            metadata: metadata(widget, name.clone(), &labels),
-            spec: Some(ServiceSpec {
-                selector: Some(labels.selector()),
-                ports: Some(vec![ServicePort {
-                    name: Some("http".into()),
-                    port: 8080,
-                    ..ServicePort::default()
-                }]),
-                ..ServiceSpec::default()
-            }),
-            ..Service::default()
-        })
-        .map_err(push_error)?;
-    desired
-        .push(&StatefulSet {
-            metadata: metadata(widget, name.clone(), &labels),
-            spec: StatefulSetSpec {
-                replicas: Some(if stopped { 0 } else { widget.spec.replicas }),
-                selector: LabelSelector {
-                    match_labels: Some(labels.selector()),
-                    ..LabelSelector::default()
-                },
-                service_name: Some(name.clone()),
-                template: PodTemplateSpec {
-                    metadata: Some(ObjectMeta {
-                        labels: Some(labels.labels()),
-                        ..ObjectMeta::default()
-                    }),
-                    spec: Some(PodSpec::default()),
-                },
-                ..StatefulSetSpec::default()
+    desired.push(ConfigMap {
+        metadata: metadata(widget, format!("{name}-config"), &labels),
+        data: Some(BTreeMap::from([(
+            "version".to_owned(),
+            widget.spec.version.clone(),
+        )])),
+        ..ConfigMap::default()
+    });
+    desired.push(Service {
+        metadata: metadata(widget, name.clone(), &labels),
+        spec: Some(ServiceSpec {
+            selector: Some(labels.selector()),
+            ports: Some(vec![ServicePort {
+                name: Some("http".into()),
+                port: 8080,
+                ..ServicePort::default()
+            }]),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    });
+    desired.push(StatefulSet {
+        metadata: metadata(widget, name.clone(), &labels),
+        spec: StatefulSetSpec {
+            replicas: Some(widget.spec.replicas),
+            selector: LabelSelector {
+                match_labels: Some(labels.selector()),
+                ..LabelSelector::default()
             },
-            ..StatefulSet::default()
-        })
-        .map_err(push_error)?;
+            service_name: Some(name.clone()),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels.labels()),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec::default()),
+            },
+            ..StatefulSetSpec::default()
+        },
+        ..StatefulSet::default()
+    });
     if widget.spec.extra {
-        desired
-            .push(&ConfigMap {
-                metadata: metadata(widget, format!("{name}-extra"), &labels),
-                ..ConfigMap::default()
-            })
-            .map_err(push_error)?;
-        desired
-            .push(&PersistentVolumeClaim {
-                metadata: metadata(widget, format!("{name}-scratch"), &labels),
-                ..PersistentVolumeClaim::default()
-            })
-            .map_err(push_error)?;
+        desired.push(ConfigMap {
+            metadata: metadata(widget, format!("{name}-extra"), &labels),
+            ..ConfigMap::default()
+        });
+        desired.push(PersistentVolumeClaim {
+            metadata: metadata(widget, format!("{name}-scratch"), &labels),
+            ..PersistentVolumeClaim::default()
+        });
     }
-    Ok(desired)
+    Ok(Prepared {
+        objects: desired,
+        product_version: widget.spec.version.clone(),
+    })
 }
 
 /// The test operator's reconcile: the shared pipeline, step by step.
@@ -141,11 +132,14 @@ pub async fn reconcile(
     context: Arc<Context<()>>,
 ) -> Result<Action, ReconcileError> {
     let operation = widget.spec.cluster_operation.state(widget.annotations());
-    let built = build(&widget, operation.is_stopped())
-        .map(|desired| (desired, widget.spec.version.clone()));
-    context
-        .apply_and_report_cluster(widget.as_ref(), widget.status.as_ref(), &operation, built)
-        .await
+    let applied = async {
+        let prepared = build(&widget)?;
+        context
+            .apply_prepared(widget.as_ref(), &operation, prepared)
+            .await
+    }
+    .await;
+    context.report(widget.as_ref(), &operation, applied).await
 }
 
 pub fn start() -> Harness {

@@ -1,12 +1,23 @@
 //! Desired objects: what the pure build step hands to the apply step.
+//!
+//! The build step pushes typed objects. They stay typed until the apply step
+//! erases them ([`DesiredObjects::into_objects`]), because only the apply
+//! step knows whether the cluster is stopped: stopping is the same for every
+//! product ([`ChildObject::stop`]), so no builder has to know about it.
+
+use std::fmt::Debug;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::Resource;
 use kube::api::{ApiResource, DynamicObject};
-use serde::Serialize;
 use serde_json::Value;
 
 use super::compare::{DESIRED_HASH_ANNOTATION, content_hash, is_subset};
+use crate::cache::ChildKind;
+use crate::child::ChildObject;
+
+/// Annotation on objects the operator creates once and never patches, such as
+/// generated secrets; it tells people why edits to them are left alone.
+pub const CREATE_ONCE_ANNOTATION: &str = "strata.dev/create-once";
 
 /// Why a typed object could not become a desired object.
 #[derive(Debug, thiserror::Error)]
@@ -27,14 +38,36 @@ pub enum DesiredObjectError {
         /// The kind without a name.
         kind: String,
     },
+    /// A create-once object's values could not be generated.
+    #[error("could not generate the values of a {kind}: {message}")]
+    Generate {
+        /// The kind being generated.
+        kind: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 /// One object the operator wants to exist, in its apply form.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DesiredObject {
-    resource: ApiResource,
+    kind: ChildKind,
     name: String,
     value: Value,
+    create_once: bool,
+    /// The body a create-once object is created with, generated values filled in.
+    creation: Option<Value>,
+}
+
+/// How the apply step treats an object that already exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApplyMode {
+    /// Server-side apply with force whenever the cached copy differs.
+    Apply,
+    /// Created when missing, never patched afterwards, still pruned with its
+    /// owner: for values generated once (secret keys) that must survive every
+    /// reconcile and operator restart.
+    CreateOnce,
 }
 
 impl DesiredObject {
@@ -42,38 +75,56 @@ impl DesiredObject {
     /// compared against the cache of that kind.
     pub fn new<K>(object: &K) -> Result<Self, DesiredObjectError>
     where
-        K: Resource<DynamicType = ()> + Serialize,
+        K: ChildObject + Default,
     {
-        let resource = ApiResource::erase::<K>(&());
+        Self::with_mode(object, ApplyMode::Apply)
+    }
+
+    fn with_mode<K>(object: &K, mode: ApplyMode) -> Result<Self, DesiredObjectError>
+    where
+        K: ChildObject + Default,
+    {
+        let kind = ChildKind::of::<K>();
         let name = object
             .meta()
             .name
             .clone()
             .ok_or_else(|| DesiredObjectError::MissingName {
-                kind: resource.kind.clone(),
+                kind: kind.resource.kind.clone(),
             })?;
         let mut value =
             serde_json::to_value(object).map_err(|source| DesiredObjectError::Serialise {
-                kind: resource.kind.clone(),
+                kind: kind.resource.kind.clone(),
                 source,
             })?;
         if let Value::Object(map) = &mut value {
             map.insert(
                 "apiVersion".into(),
-                Value::String(resource.api_version.clone()),
+                Value::String(kind.resource.api_version.clone()),
             );
-            map.insert("kind".into(), Value::String(resource.kind.clone()));
+            map.insert("kind".into(), Value::String(kind.resource.kind.clone()));
         }
-        Ok(Self {
-            resource,
+        let mut desired = Self {
+            kind,
             name,
             value,
-        })
+            create_once: mode == ApplyMode::CreateOnce,
+            creation: None,
+        };
+        if desired.create_once {
+            desired.annotate(CREATE_ONCE_ANNOTATION, "true");
+        }
+        Ok(desired)
     }
 
     /// The kind of the object.
+    pub fn kind(&self) -> &ChildKind {
+        &self.kind
+    }
+
+    /// The kind's API resource.
     pub fn resource(&self) -> &ApiResource {
-        &self.resource
+        &self.kind.resource
     }
 
     /// The object's name.
@@ -86,14 +137,23 @@ impl DesiredObject {
         &self.value
     }
 
+    /// How the apply step treats the object once it exists.
+    pub fn mode(&self) -> ApplyMode {
+        if self.create_once {
+            ApplyMode::CreateOnce
+        } else {
+            ApplyMode::Apply
+        }
+    }
+
     /// `Kind/name`, for logs and reports.
     pub fn display_name(&self) -> String {
-        format!("{}/{}", self.resource.kind, self.name)
+        format!("{}/{}", self.kind.resource.kind, self.name)
     }
 
     /// A key that identifies the object among all kinds.
     pub fn key(&self) -> String {
-        object_key(&self.resource, &self.name)
+        object_key(&self.kind.resource, &self.name)
     }
 
     /// The object as it will be applied for `owner_ref`: with the controller
@@ -107,33 +167,60 @@ impl DesiredObject {
             "controller": true,
             "blockOwnerDeletion": true,
         }]);
-        if let Some(metadata) = self.metadata_mut() {
-            metadata.insert("ownerReferences".into(), owner_value);
-        }
-        let hash = content_hash(&self.value);
-        if let Some(metadata) = self.metadata_mut() {
-            let annotations = metadata
-                .entry("annotations")
-                .or_insert_with(|| Value::Object(Default::default()));
-            if let Value::Object(annotations) = annotations {
-                annotations.insert(DESIRED_HASH_ANNOTATION.into(), Value::String(hash));
+        for value in [Some(&mut self.value), self.creation.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(Value::Object(metadata)) = value.get_mut("metadata") {
+                metadata.insert("ownerReferences".into(), owner_value.clone());
             }
         }
+        let hash = content_hash(&self.value);
+        self.annotate(DESIRED_HASH_ANNOTATION, &hash);
         self
     }
 
     /// Whether the cached object already is what we would apply: the same
-    /// desired content (hash) and no drift in any field we set (subset).
+    /// desired content (hash) and no drift in any field we set (subset). A
+    /// create-once object matches any existing copy: it is never patched.
     pub fn matches(&self, cached: &DynamicObject) -> bool {
+        if self.create_once {
+            return true;
+        }
         let Ok(cached_value) = serde_json::to_value(cached) else {
             return false;
         };
         is_subset(&self.value, &cached_value)
     }
 
-    /// The object as plain JSON, for `render`.
-    pub fn into_value(self) -> Value {
+    /// The body to create the object with: the generated values of a
+    /// create-once object filled in, otherwise the desired content.
+    pub fn creation_value(&self) -> &Value {
+        self.creation.as_ref().unwrap_or(&self.value)
+    }
+
+    /// The object as plain JSON, for `render`. A create-once object is shown
+    /// without its `data` and `stringData`: its values exist only in the
+    /// cluster, generated when it is created.
+    pub fn into_value(mut self) -> Value {
+        if self.create_once
+            && let Value::Object(map) = &mut self.value
+        {
+            map.remove("data");
+            map.remove("stringData");
+        }
         self.value
+    }
+
+    fn annotate(&mut self, key: &str, value: &str) {
+        if let Some(metadata) = self.metadata_mut() {
+            let annotations = metadata
+                .entry("annotations")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if let Value::Object(annotations) = annotations {
+                annotations.insert(key.into(), Value::String(value.to_owned()));
+            }
+        }
     }
 
     fn metadata_mut(&mut self) -> Option<&mut serde_json::Map<String, Value>> {
@@ -144,46 +231,109 @@ impl DesiredObject {
     }
 }
 
-/// A key that identifies an object among all kinds in one namespace.
+/// The key of an object among all kinds: `apiVersion/kind/name`.
 pub(crate) fn object_key(resource: &ApiResource, name: &str) -> String {
     format!("{}/{}/{}", resource.api_version, resource.kind, name)
 }
 
-/// Everything the build step wants for one owner.
-///
-/// Objects are kept sorted by kind and name so that apply order, render output
-/// and test expectations are deterministic.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// A built object that is still typed, so the apply step can stop it.
+trait TypedChild: Debug + Send + Sync {
+    fn erase(&self, stopped: bool) -> Result<DesiredObject, DesiredObjectError>;
+    fn clone_box(&self) -> Box<dyn TypedChild>;
+}
+
+#[derive(Clone, Debug)]
+struct Typed<K> {
+    object: K,
+    mode: ApplyMode,
+    /// Fills generated values into a create-once object when it is created.
+    fill: Option<Fill<K>>,
+}
+
+/// Generates the values of a create-once object; an error names what could not
+/// be generated (for example, no randomness available).
+pub type Fill<K> = fn(&mut K) -> Result<(), String>;
+
+impl<K: ChildObject + Default> TypedChild for Typed<K> {
+    fn erase(&self, stopped: bool) -> Result<DesiredObject, DesiredObjectError> {
+        let mut desired = if stopped {
+            let mut object = self.object.clone();
+            object.stop();
+            DesiredObject::with_mode(&object, self.mode)?
+        } else {
+            DesiredObject::with_mode(&self.object, self.mode)?
+        };
+        if let Some(fill) = self.fill {
+            let mut object = self.object.clone();
+            fill(&mut object).map_err(|message| DesiredObjectError::Generate {
+                kind: desired.kind.resource.kind.clone(),
+                message,
+            })?;
+            desired.creation = Some(DesiredObject::with_mode(&object, self.mode)?.value);
+        }
+        Ok(desired)
+    }
+
+    fn clone_box(&self) -> Box<dyn TypedChild> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn TypedChild> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// Everything one reconcile wants to exist, as typed objects.
+#[derive(Clone, Debug, Default)]
 pub struct DesiredObjects {
-    objects: Vec<DesiredObject>,
+    objects: Vec<Box<dyn TypedChild>>,
 }
 
 impl DesiredObjects {
-    /// An empty set.
+    /// No objects yet.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Adds a typed object.
-    pub fn push<K>(&mut self, object: &K) -> Result<(), DesiredObjectError>
-    where
-        K: Resource<DynamicType = ()> + Serialize,
-    {
-        self.objects.push(DesiredObject::new(object)?);
-        Ok(())
+    /// Adds an object that the apply step keeps exactly as built.
+    pub fn push<K: ChildObject + Default>(&mut self, object: K) {
+        self.objects.push(Box::new(Typed {
+            object,
+            mode: ApplyMode::Apply,
+            fill: None,
+        }));
     }
 
-    /// The objects, sorted by apply order: config first, then services, then
-    /// workloads and budgets, so pods never start before their config exists.
-    pub fn into_objects(mut self) -> Vec<DesiredObject> {
-        self.objects.sort_by(|a, b| {
-            (apply_rank(&a.resource.kind), &a.resource.kind, &a.name).cmp(&(
-                apply_rank(&b.resource.kind),
-                &b.resource.kind,
+    /// Adds an object that is created when missing and never patched
+    /// afterwards. `fill` runs on a copy just before the object is created, so
+    /// values it generates (a random secret key) reach the API server once and
+    /// are never part of the desired content, the comparison or `render`.
+    pub fn push_create_once<K: ChildObject + Default>(&mut self, object: K, fill: Fill<K>) {
+        self.objects.push(Box::new(Typed {
+            object,
+            mode: ApplyMode::CreateOnce,
+            fill: Some(fill),
+        }));
+    }
+
+    /// The objects in apply order (what others refer to first), erased for the
+    /// API, with every workload stopped when `stopped` is set.
+    pub fn into_objects(self, stopped: bool) -> Result<Vec<DesiredObject>, DesiredObjectError> {
+        let mut objects = self
+            .objects
+            .iter()
+            .map(|object| object.erase(stopped))
+            .collect::<Result<Vec<_>, _>>()?;
+        objects.sort_by(|a, b| {
+            (a.kind.rank(), &a.kind.resource.kind, &a.name).cmp(&(
+                b.kind.rank(),
+                &b.kind.resource.kind,
                 &b.name,
             ))
         });
-        self.objects
+        Ok(objects)
     }
 
     /// Number of objects.
@@ -191,23 +341,9 @@ impl DesiredObjects {
         self.objects.len()
     }
 
-    /// Whether there are none.
+    /// Whether nothing is desired.
     pub fn is_empty(&self) -> bool {
         self.objects.is_empty()
-    }
-
-    /// Iterates without consuming, in insertion order.
-    pub fn iter(&self) -> impl Iterator<Item = &DesiredObject> {
-        self.objects.iter()
-    }
-}
-
-fn apply_rank(kind: &str) -> u8 {
-    match kind {
-        "ServiceAccount" | "Secret" | "ConfigMap" => 0,
-        "Service" => 1,
-        "StatefulSet" | "Deployment" | "DaemonSet" | "Job" => 2,
-        _ => 3,
     }
 }
 
@@ -289,24 +425,92 @@ mod tests {
         assert_eq!(desired.value()["apiVersion"], "v1");
     }
 
+    fn stateful_set(replicas: i32) -> k8s_openapi::api::apps::v1::StatefulSet {
+        k8s_openapi::api::apps::v1::StatefulSet {
+            metadata: ObjectMeta {
+                name: Some("a".into()),
+                ..ObjectMeta::default()
+            },
+            spec: k8s_openapi::api::apps::v1::StatefulSetSpec {
+                replicas: Some(replicas),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn secret() -> k8s_openapi::api::core::v1::Secret {
+        k8s_openapi::api::core::v1::Secret {
+            metadata: ObjectMeta {
+                name: Some("key".into()),
+                ..ObjectMeta::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn fill_key(secret: &mut k8s_openapi::api::core::v1::Secret) -> Result<(), String> {
+        secret.string_data = Some([("KEY".to_owned(), "generated".to_owned())].into());
+        Ok(())
+    }
+
     #[test]
     fn objects_are_ordered_config_first() {
         let mut objects = DesiredObjects::new();
-        objects
-            .push(&k8s_openapi::api::apps::v1::StatefulSet {
-                metadata: ObjectMeta {
-                    name: Some("a".into()),
-                    ..ObjectMeta::default()
-                },
-                ..Default::default()
-            })
-            .expect("push");
-        objects.push(&config_map("x")).expect("push");
+        objects.push(stateful_set(3));
+        objects.push(config_map("x"));
         let kinds: Vec<_> = objects
-            .into_objects()
+            .into_objects(false)
+            .expect("erase")
             .iter()
             .map(|o| o.resource().kind.clone())
             .collect();
         assert_eq!(kinds, ["ConfigMap", "StatefulSet"]);
+    }
+
+    #[test]
+    fn stopping_scales_workloads_and_keeps_the_rest() {
+        let mut objects = DesiredObjects::new();
+        objects.push(stateful_set(3));
+        objects.push(config_map("x"));
+        let running = objects.clone().into_objects(false).expect("erase");
+        let stopped = objects.into_objects(true).expect("erase");
+        assert_eq!(running[1].value()["spec"]["replicas"], 3);
+        assert_eq!(stopped[1].value()["spec"]["replicas"], 0);
+        assert_eq!(running[0], stopped[0]);
+    }
+
+    #[test]
+    fn create_once_values_exist_only_in_the_creation_body() {
+        let mut objects = DesiredObjects::new();
+        objects.push_create_once(secret(), fill_key);
+        let desired = objects
+            .into_objects(false)
+            .expect("erase")
+            .remove(0)
+            .owned_by(&owner());
+        assert_eq!(desired.mode(), ApplyMode::CreateOnce);
+        assert_eq!(desired.creation_value()["stringData"]["KEY"], "generated");
+        assert_eq!(
+            desired.creation_value()["metadata"]["ownerReferences"][0]["uid"],
+            "uid-1"
+        );
+        assert!(desired.value().get("stringData").is_none());
+        let rendered = desired.into_value();
+        assert!(rendered.get("stringData").is_none() && rendered.get("data").is_none());
+        assert_eq!(
+            rendered["metadata"]["annotations"][CREATE_ONCE_ANNOTATION],
+            "true"
+        );
+    }
+
+    #[test]
+    fn a_create_once_object_matches_any_existing_copy() {
+        let desired = DesiredObject::with_mode(&secret(), ApplyMode::CreateOnce)
+            .expect("desired")
+            .owned_by(&owner());
+        let mut edited = cached(&desired);
+        edited.data["data"] = serde_json::json!({"KEY": "dXNlcg=="});
+        assert!(desired.matches(&edited));
     }
 }

@@ -14,14 +14,14 @@ mod desired;
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::Resource as _;
-use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions};
 use kube::{Client, Resource, ResourceExt};
 
 pub use self::compare::{DESIRED_HASH_ANNOTATION, content_hash, is_subset};
-pub use self::desired::{DesiredObject, DesiredObjectError, DesiredObjects};
+pub use self::desired::{
+    ApplyMode, CREATE_ONCE_ANNOTATION, DesiredObject, DesiredObjectError, DesiredObjects, Fill,
+};
 use crate::cache::{ChildCaches, ChildKind};
 use crate::error::ReconcileError;
 
@@ -37,7 +37,7 @@ pub struct ApplyReport {
     /// The applied objects as the API server returned them. The watch caches
     /// see them a moment later; the status step observes these instead, so a
     /// workload created in this reconcile is not reported as missing.
-    pub responses: Vec<DynamicObject>,
+    pub responses: Vec<(ChildKind, DynamicObject)>,
 }
 
 impl ApplyReport {
@@ -83,6 +83,7 @@ impl<'a> Applier<'a> {
         &self,
         owner: &K,
         desired: DesiredObjects,
+        stopped: bool,
     ) -> Result<ApplyReport, ReconcileError>
     where
         K: Resource<DynamicType = ()>,
@@ -94,7 +95,10 @@ impl<'a> Applier<'a> {
         let mut report = ApplyReport::default();
         let mut desired_keys = BTreeSet::new();
 
-        for object in desired.into_objects() {
+        let objects = desired.into_objects(stopped).map_err(|error| {
+            ReconcileError::operator_bug("BuildFailed", error.to_string()).with_source(error)
+        })?;
+        for object in objects {
             let object = object.owned_by(&owner_ref);
             desired_keys.insert(object.key());
             let cached = self
@@ -104,9 +108,18 @@ impl<'a> Applier<'a> {
                 report.unchanged += 1;
                 continue;
             }
-            let response = self.server_side_apply(&namespace, &object).await?;
+            let response = match object.mode() {
+                ApplyMode::Apply => self.server_side_apply(&namespace, &object).await?,
+                ApplyMode::CreateOnce => match self.create(&namespace, &object).await? {
+                    Some(created) => created,
+                    None => {
+                        report.unchanged += 1;
+                        continue;
+                    }
+                },
+            };
             report.applied.push(object.display_name());
-            report.responses.push(response);
+            report.responses.push((object.kind().clone(), response));
         }
 
         for stale in self.caches.controlled_by(&owner_ref, &namespace) {
@@ -150,13 +163,47 @@ impl<'a> Applier<'a> {
         Ok(response)
     }
 
+    /// Creates a create-once object; `None` when it exists already (the cache
+    /// had not seen it yet), which is fine: it is never patched anyway.
+    async fn create(
+        &self,
+        namespace: &str,
+        object: &DesiredObject,
+    ) -> Result<Option<DynamicObject>, ReconcileError> {
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), namespace, object.resource());
+        let body: DynamicObject =
+            serde_json::from_value(object.creation_value().clone()).map_err(|source| {
+                ReconcileError::operator_bug(
+                    "BuildFailed",
+                    format!("{} is not a valid object: {source}", object.display_name()),
+                )
+            })?;
+        let params = PostParams {
+            dry_run: false,
+            field_manager: Some(self.field_manager.to_owned()),
+        };
+        match api.create(&params, &body).await {
+            Ok(mut created) => {
+                created.types = body.types;
+                Ok(Some(created))
+            }
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(None),
+            Err(source) => Err(ReconcileError::from_kube(
+                "ApplyFailed",
+                format!("creating {}", object.display_name()),
+                source,
+            )),
+        }
+    }
+
     async fn delete(
         &self,
         kind: &ChildKind,
         namespace: &str,
         object: &DynamicObject,
     ) -> Result<(), ReconcileError> {
-        if kind.resource.kind == PersistentVolumeClaim::KIND {
+        if !kind.prunable() {
             return Ok(());
         }
         let api: Api<DynamicObject> =

@@ -27,8 +27,8 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use strata_operator::apply::{DesiredObjectError, DesiredObjects};
-use strata_operator::error::ReconcileError;
+use strata_operator::apply::DesiredObjects;
+use strata_operator::pipeline::Prepared;
 
 pub use self::discovery::{znode_discovery_config_map, znode_path};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
@@ -112,7 +112,7 @@ pub fn build_cluster(cluster: &ValidatedCluster) -> ClusterObjects {
 ///
 /// The typed objects are destructured field by field, so adding an object kind to
 /// [`ClusterObjects`] without handing it to the apply step does not compile.
-pub fn cluster_objects(cluster: &ValidatedCluster) -> Result<DesiredObjects, ReconcileError> {
+pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
     let ClusterObjects {
         role_groups,
         server_pdb,
@@ -125,25 +125,27 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> Result<DesiredObjects, Rec
         headless_service,
         metrics_service,
         stateful_set,
-    } in &role_groups
+    } in role_groups
     {
-        desired.push(config_map).map_err(desired_error)?;
-        desired.push(headless_service).map_err(desired_error)?;
-        desired.push(metrics_service).map_err(desired_error)?;
-        desired.push(stateful_set).map_err(desired_error)?;
+        desired.push(config_map);
+        desired.push(headless_service);
+        desired.push(metrics_service);
+        desired.push(stateful_set);
     }
-    if let Some(pdb) = &server_pdb {
-        desired.push(pdb).map_err(desired_error)?;
+    if let Some(pdb) = server_pdb {
+        desired.push(pdb);
     }
-    desired.push(&client_service).map_err(desired_error)?;
-    desired.push(&discovery_config_map).map_err(desired_error)?;
-    Ok(desired)
+    desired.push(client_service);
+    desired.push(discovery_config_map);
+    desired
 }
 
-/// Serialising built objects does not fail in practice; if it ever does, it is an
-/// operator bug, which retrying will not fix either, but it is not the user's fault.
-fn desired_error(error: DesiredObjectError) -> ReconcileError {
-    ReconcileError::transient("BuildFailed", error.to_string()).with_source(error)
+/// Step 3 of the pipeline: the objects of a validated cluster and the version they run.
+pub fn build(cluster: &ValidatedCluster) -> Prepared {
+    Prepared {
+        objects: cluster_objects(cluster),
+        product_version: cluster.image.product_version.clone(),
+    }
 }
 
 #[cfg(test)]

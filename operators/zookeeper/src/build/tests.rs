@@ -8,15 +8,14 @@ use serde_json::{Value, json};
 use strata_status::OperationState;
 
 use super::*;
-use crate::validate::DEFAULT_CLUSTER_DOMAIN;
-use crate::validate::tests::{cluster, three_servers, validated};
+use crate::validate::tests::{three_servers, validated};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Every object of a cluster as the apply step would send it, keyed by `Kind/name`.
 fn objects(spec: Value) -> Result<BTreeMap<String, Value>, Box<dyn std::error::Error>> {
-    Ok(cluster_objects(&validated(spec)?)?
-        .into_objects()
+    Ok(cluster_objects(&validated(spec)?)
+        .into_objects(false)?
         .into_iter()
         .map(|object| (object.display_name(), object.into_value()))
         .collect())
@@ -296,37 +295,72 @@ fn every_zoo_cfg_lists_every_replica_of_every_group_with_unique_ids() -> TestRes
     Ok(())
 }
 
+/// Every object of the three-server cluster as applied under `operation`, by `Kind/name`.
+fn objects_under(
+    operation: &OperationState,
+) -> Result<BTreeMap<String, Value>, Box<dyn std::error::Error>> {
+    Ok(cluster_objects(&validated(three_servers())?)
+        .into_objects(operation.is_stopped())?
+        .into_iter()
+        .map(|object| (object.display_name(), object.into_value()))
+        .collect())
+}
+
 #[test]
 fn stopped_cluster_keeps_claims_services_and_config() -> TestResult {
-    let cluster = cluster(
-        json!({"clusterOperation": {"stopped": true}, "servers": {"roleGroups": {"default": {"replicas": 3}}}}),
-    )?;
-    let operation = OperationState::resolve(false, true, &BTreeMap::new());
-    let stopped = build_cluster(&ValidatedCluster::new(
-        &cluster,
-        &operation,
-        DEFAULT_CLUSTER_DOMAIN,
-    )?);
-    let running = build_cluster(&validated(three_servers())?);
-    let (stopped_group, running_group) = (
-        stopped.role_groups.first().ok_or("none")?,
-        running.role_groups.first().ok_or("none")?,
-    );
-    let spec = &stopped_group.stateful_set.spec;
-    assert_eq!(spec.replicas, Some(0));
-    assert_eq!(spec.volume_claim_templates.as_ref().map(Vec::len), Some(1));
+    let stopped = objects_under(&OperationState::resolve(false, true, &BTreeMap::new()))?;
+    let running = objects_under(&OperationState::default())?;
+    let sts = "StatefulSet/simple-zk-server-default";
+    let spec = &object(&stopped, sts)?["spec"];
+    assert_eq!(spec["replicas"], 0);
     assert_eq!(
-        spec.persistent_volume_claim_retention_policy
-            .as_ref()
-            .and_then(|p| p.when_scaled.as_deref()),
-        Some("Retain")
+        spec["volumeClaimTemplates"].as_array().map(Vec::len),
+        Some(1)
     );
-    assert_eq!(stopped_group.config_map, running_group.config_map);
     assert_eq!(
-        stopped_group.headless_service,
-        running_group.headless_service
+        spec["persistentVolumeClaimRetentionPolicy"]["whenScaled"],
+        "Retain"
     );
-    assert_eq!(stopped.client_service, running.client_service);
+    for unchanged in [
+        "ConfigMap/simple-zk-server-default",
+        "Service/simple-zk-server-default",
+        "Service/simple-zk",
+    ] {
+        assert_eq!(
+            object(&stopped, unchanged)?,
+            object(&running, unchanged)?,
+            "{unchanged}"
+        );
+    }
+    Ok(())
+}
+
+#[rstest]
+#[case::running(false, BTreeMap::new(), 3)]
+#[case::stopped_by_spec(true, BTreeMap::new(), 0)]
+#[case::stopped_by_annotation(false, BTreeMap::from([("operator-command".to_owned(), "Stopped".to_owned())]), 0)]
+#[case::paused_keeps_replicas(false, BTreeMap::from([("operator-command".to_owned(), "Paused".to_owned())]), 3)]
+fn stopping_sets_replicas_to_zero_but_keeps_the_ensemble(
+    #[case] spec_stopped: bool,
+    #[case] annotations: BTreeMap<String, String>,
+    #[case] replicas: u16,
+) -> TestResult {
+    let objects = objects_under(&OperationState::resolve(false, spec_stopped, &annotations))?;
+    assert_eq!(
+        object(&objects, "StatefulSet/simple-zk-server-default")?["spec"]["replicas"],
+        replicas
+    );
+    let zoo_cfg = object(&objects, "ConfigMap/simple-zk-server-default")?["data"]["zoo.cfg"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(
+        zoo_cfg
+            .lines()
+            .filter(|line| line.starts_with("server."))
+            .count(),
+        3
+    );
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use kube::runtime::controller::Action;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 
-use crate::build::cluster_objects;
+use crate::build::build;
 use crate::crd::ZookeeperCluster;
 use crate::validate::ValidatedCluster;
 
@@ -24,19 +24,20 @@ pub struct ClusterContext {
 /// 1. Dereference: nothing; a ZooKeeper cluster references no other object.
 /// 2. Validate: the spec becomes a merged, checked model, or an InvalidSpec error.
 /// 3. Build: pure functions turn the model into desired objects.
-/// 4. Apply (skipped while paused) and prune.
-/// 5. Status: conditions from the watched StatefulSets and pods, written on change.
+/// 4. Apply (nothing while paused, workloads at zero while stopped) and prune.
+/// 5. Report: conditions from the watched StatefulSets and pods, written on change.
 pub async fn reconcile(
     cluster: Arc<ZookeeperCluster>,
     context: Arc<Context<ClusterContext>>,
 ) -> Result<Action, ReconcileError> {
     let operation = cluster.spec.cluster_operation.state(cluster.annotations());
-    let built = ValidatedCluster::new(&cluster, &operation, &context.extra.cluster_domain)
-        .and_then(|validated| {
-            let desired = cluster_objects(&validated)?;
-            Ok((desired, validated.image.product_version.clone()))
-        });
-    context
-        .apply_and_report_cluster(cluster.as_ref(), cluster.status.as_ref(), &operation, built)
-        .await
+    let applied = async {
+        let validated = ValidatedCluster::new(&cluster, &context.extra.cluster_domain)?;
+        let prepared = build(&validated);
+        context
+            .apply_prepared(cluster.as_ref(), &operation, prepared)
+            .await
+    }
+    .await;
+    context.report(cluster.as_ref(), &operation, applied).await
 }

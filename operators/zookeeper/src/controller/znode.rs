@@ -182,15 +182,13 @@ async fn apply_steps(
         .map_err(|error| ensemble_error(error, &format!("creating {path}")))?;
 
     let mut desired = DesiredObjects::new();
-    desired
-        .push(&znode_discovery_config_map(
-            znode,
-            &hosts,
-            &path,
-            CLIENT_PORT,
-        )?)
-        .map_err(|error| ReconcileError::transient("BuildFailed", error.to_string()))?;
-    context.apply(znode, desired).await?;
+    desired.push(znode_discovery_config_map(
+        znode,
+        &hosts,
+        &path,
+        CLIENT_PORT,
+    )?);
+    context.apply(znode, desired, false).await?;
     Ok(())
 }
 

@@ -67,11 +67,9 @@ pub struct ValidatedRoleGroup {
     pub name: RoleGroupRef,
     /// Recommended labels of the group's objects and Pods.
     pub labels: RecommendedLabels,
-    /// Replicas of the StatefulSet: 0 while the cluster is stopped.
+    /// Replicas of the StatefulSet, all members of the ensemble. A stopped cluster keeps
+    /// them in `zoo.cfg`; the apply step scales the StatefulSet to zero.
     pub replicas: u16,
-    /// Members of the ensemble from this group, as the spec asks; `zoo.cfg` lists them
-    /// even while the cluster is stopped, so starting again restores the same config.
-    pub ensemble_replicas: u16,
     /// Server id of the group's first Pod.
     pub myid_offset: u32,
     /// CPU, memory and storage.
@@ -95,7 +93,6 @@ pub(super) struct Context<'a> {
     pub namespace: &'a str,
     pub cluster_domain: &'a str,
     pub cluster_labels: &'a RecommendedLabels,
-    pub stopped: bool,
 }
 
 /// A group that passed the first pass and waits for the ensemble.
@@ -133,7 +130,7 @@ pub(super) fn validate_all<'a>(
         .collect();
     checked
         .into_iter()
-        .map(|group| finish(context, group, &servers))
+        .map(|group| finish(group, &servers))
         .collect()
 }
 
@@ -198,7 +195,6 @@ fn check<'a>(
 }
 
 fn finish(
-    context: &Context<'_>,
     group: Checked<'_>,
     servers: &[RoleGroupServers],
 ) -> Result<ValidatedRoleGroup, ReconcileError> {
@@ -230,16 +226,10 @@ fn finish(
             ));
         }
     }
-    let ensemble_replicas = group.merged.replicas;
     Ok(ValidatedRoleGroup {
         name: group.name,
         labels: group.labels,
-        replicas: if context.stopped {
-            0
-        } else {
-            ensemble_replicas
-        },
-        ensemble_replicas,
+        replicas: group.merged.replicas,
         myid_offset: group.myid_offset,
         resources: group.resources,
         termination_grace_period_seconds: group.termination_grace_period_seconds,

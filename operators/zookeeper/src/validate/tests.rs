@@ -1,13 +1,11 @@
 //! Validation rules, one named case per rule, plus the fixtures the build and render
 //! tests share.
 
-use std::collections::BTreeMap;
 
 use pretty_assertions::assert_eq;
 use rstest::rstest;
 use serde_json::{Value, json};
 use strata_operator::error::ReconcileError;
-use strata_status::OperationState;
 
 use super::*;
 
@@ -30,18 +28,13 @@ pub(crate) fn three_servers() -> Value {
 pub(crate) fn validated(spec: Value) -> Result<ValidatedCluster, Box<dyn std::error::Error>> {
     Ok(ValidatedCluster::new(
         &cluster(spec)?,
-        &OperationState::default(),
         DEFAULT_CLUSTER_DOMAIN,
     )?)
 }
 
 /// The reason and message of a validation failure, or `None` if the spec is valid.
 fn failure(spec: Value) -> Result<Option<(String, String)>, serde_json::Error> {
-    let result = ValidatedCluster::new(
-        &cluster(spec)?,
-        &OperationState::default(),
-        DEFAULT_CLUSTER_DOMAIN,
-    );
+    let result = ValidatedCluster::new(&cluster(spec)?, DEFAULT_CLUSTER_DOMAIN);
     Ok(result
         .err()
         .map(|error: ReconcileError| (error.reason().to_owned(), error.message().to_owned())))
@@ -138,7 +131,7 @@ fn invalid_cluster_names_are_rejected(
 ) -> Result<(), serde_json::Error> {
     let mut cluster = cluster(three_servers())?;
     cluster.metadata.name = Some(name.to_owned());
-    let error = ValidatedCluster::new(&cluster, &OperationState::default(), DEFAULT_CLUSTER_DOMAIN)
+    let error = ValidatedCluster::new(&cluster, DEFAULT_CLUSTER_DOMAIN)
         .err()
         .map(|error| error.reason().to_owned());
     assert_eq!(error.as_deref(), Some(reason));
@@ -156,7 +149,7 @@ fn environment_problems_are_rejected(
 ) -> Result<(), serde_json::Error> {
     let mut cluster = cluster(three_servers())?;
     cluster.metadata.namespace = namespace.map(str::to_owned);
-    let error = ValidatedCluster::new(&cluster, &OperationState::default(), domain)
+    let error = ValidatedCluster::new(&cluster, domain)
         .err()
         .map(|error| error.reason().to_owned());
     assert_eq!(error.as_deref(), Some(reason));
@@ -185,28 +178,6 @@ fn heap_is_three_quarters_of_the_memory_limit(
         .map(|g| g.resources.heap_mib)
         .collect();
     assert_eq!(heaps, [heap_mib]);
-    Ok(())
-}
-
-#[rstest]
-#[case::running(false, BTreeMap::new(), 3)]
-#[case::stopped_by_spec(true, BTreeMap::new(), 0)]
-#[case::stopped_by_annotation(false, BTreeMap::from([("operator-command".to_owned(), "Stopped".to_owned())]), 0)]
-#[case::paused_keeps_replicas(false, BTreeMap::from([("operator-command".to_owned(), "Paused".to_owned())]), 3)]
-fn stopping_sets_replicas_to_zero_but_keeps_the_ensemble(
-    #[case] spec_stopped: bool,
-    #[case] annotations: BTreeMap<String, String>,
-    #[case] replicas: u16,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let operation = OperationState::resolve(false, spec_stopped, &annotations);
-    let validated = ValidatedCluster::new(
-        &cluster(three_servers())?,
-        &operation,
-        DEFAULT_CLUSTER_DOMAIN,
-    )?;
-    let group = validated.role_groups.first().ok_or("no role group")?;
-    assert_eq!((group.replicas, group.ensemble_replicas), (replicas, 3));
-    assert_eq!(group.zoo_cfg.ensemble().servers().len(), 3);
     Ok(())
 }
 

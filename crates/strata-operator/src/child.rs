@@ -1,0 +1,265 @@
+//! What the runtime knows about each kind of object an operator creates, as types.
+//!
+//! Every desired object and every watched child kind is a [`ChildObject`]. The trait
+//! carries the per-kind facts that the apply and status steps need: the order in which
+//! kinds are applied, whether a kind may ever be pruned, how a workload is stopped, and
+//! how a workload is observed with its pods. Because the facts come from the type, no
+//! step has to recover a kind from a JSON `kind` string, and a new workload kind is
+//! stopped and observed by implementing one trait rather than by adding string cases in
+//! several places.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{
+    ConfigMap, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount,
+};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube::Resource;
+use kube::api::DynamicObject;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use strata_status::WorkloadObservation;
+
+/// Apply order: what others refer to goes first, so a StatefulSet never starts pods
+/// that mount a ConfigMap which does not exist yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ApplyRank {
+    /// Identities, Secrets and ConfigMaps that pods mount or use.
+    Referenced,
+    /// Services, whose DNS names pods resolve at start.
+    Network,
+    /// Workloads, which start pods.
+    Workload,
+    /// Everything else (PodDisruptionBudgets, RBAC bindings).
+    Other,
+}
+
+/// Looks up the pods a workload's selector picks (from the watch cache).
+pub type PodLookup<'a> = &'a dyn Fn(&BTreeMap<String, String>) -> Vec<Pod>;
+
+/// A namespaced Kubernetes kind an operator may create, watch and prune.
+pub trait ChildObject:
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Serialize
+    + DeserializeOwned
+    + Clone
+    + Debug
+    + Send
+    + Sync
+    + 'static
+{
+    /// When objects of this kind are applied, relative to other kinds.
+    const RANK: ApplyRank = ApplyRank::Other;
+
+    /// Whether an owned object of this kind that is no longer desired is deleted.
+    /// False only where deleting would delete user data.
+    const PRUNABLE: bool = true;
+
+    /// Scales the object to nothing for a stopped cluster; objects that run no pods
+    /// stay as they are.
+    fn stop(&mut self) {}
+
+    /// The object's health and rollout as the status step sees it, with its pods; `None`
+    /// for kinds that run no pods.
+    fn observe(&self, _pods: PodLookup<'_>) -> Option<WorkloadObservation> {
+        None
+    }
+}
+
+macro_rules! plain_child {
+    ($rank:expr => $($kind:ty),+ $(,)?) => {
+        $(impl ChildObject for $kind {
+            const RANK: ApplyRank = $rank;
+        })+
+    };
+}
+
+plain_child!(ApplyRank::Referenced => ConfigMap, Secret, ServiceAccount);
+plain_child!(ApplyRank::Network => Service);
+plain_child!(ApplyRank::Other => PodDisruptionBudget, Role, RoleBinding);
+
+impl ChildObject for PersistentVolumeClaim {
+    const RANK: ApplyRank = ApplyRank::Referenced;
+    /// A claim holds the product's data: the operator never deletes one.
+    const PRUNABLE: bool = false;
+}
+
+/// The pods picked by a workload's `matchLabels`; a selector without labels picks none
+/// rather than every pod of the namespace.
+fn selected_pods(selector: &LabelSelector, pods: PodLookup<'_>) -> Vec<Pod> {
+    match selector.match_labels.as_ref() {
+        Some(labels) if !labels.is_empty() => pods(labels),
+        _ => Vec::new(),
+    }
+}
+
+impl ChildObject for StatefulSet {
+    const RANK: ApplyRank = ApplyRank::Workload;
+
+    fn stop(&mut self) {
+        self.spec.replicas = Some(0);
+    }
+
+    fn observe(&self, pods: PodLookup<'_>) -> Option<WorkloadObservation> {
+        let pods = selected_pods(&self.spec.selector, pods);
+        Some(WorkloadObservation::from_stateful_set(self, &pods))
+    }
+}
+
+impl ChildObject for Deployment {
+    const RANK: ApplyRank = ApplyRank::Workload;
+
+    fn stop(&mut self) {
+        self.spec.replicas = Some(0);
+    }
+
+    fn observe(&self, pods: PodLookup<'_>) -> Option<WorkloadObservation> {
+        let pods = selected_pods(&self.spec.selector, pods);
+        Some(WorkloadObservation::from_deployment(self, &pods))
+    }
+}
+
+/// Node label no node carries: a DaemonSet has no replica count, so a stopped one is
+/// told to run on no node at all.
+pub const STOPPED_NODE_SELECTOR: (&str, &str) = ("strata.dev/stopped", "true");
+
+impl ChildObject for DaemonSet {
+    const RANK: ApplyRank = ApplyRank::Workload;
+
+    fn stop(&mut self) {
+        if let Some(pod_spec) = self.spec.template.spec.as_mut() {
+            let (key, value) = STOPPED_NODE_SELECTOR;
+            pod_spec
+                .node_selector
+                .get_or_insert_with(BTreeMap::new)
+                .insert(key.to_owned(), value.to_owned());
+        }
+    }
+
+    fn observe(&self, pods: PodLookup<'_>) -> Option<WorkloadObservation> {
+        let pods = selected_pods(&self.spec.selector, pods);
+        Some(WorkloadObservation::from_daemon_set(self, &pods))
+    }
+}
+
+/// Jobs run to completion; a stopped cluster's Job is suspended.
+impl ChildObject for Job {
+    const RANK: ApplyRank = ApplyRank::Workload;
+
+    fn stop(&mut self) {
+        self.spec.get_or_insert_with(Default::default).suspend = Some(true);
+    }
+}
+
+/// Observes a cached or applied object of kind `K`; a copy that does not parse as `K`
+/// (which the API server would not return) observes as nothing.
+pub(crate) fn observe_dynamic<K: ChildObject>(
+    object: &DynamicObject,
+    pods: PodLookup<'_>,
+) -> Option<WorkloadObservation> {
+    let typed: K = object.clone().try_parse().ok()?;
+    typed.observe(pods)
+}
+
+/// Whether `K` runs pods, decided once per kind from its `observe` on an empty object.
+pub(crate) fn is_workload<K: ChildObject + Default>() -> bool {
+    K::default().observe(&|_| Vec::new()).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::{DaemonSetSpec, DeploymentSpec, StatefulSetSpec};
+    use k8s_openapi::api::core::v1::{PodSpec, PodTemplateSpec};
+    use rstest::rstest;
+
+    use super::*;
+
+    fn stopped<K: ChildObject>(mut object: K) -> K {
+        object.stop();
+        object
+    }
+
+    #[test]
+    fn stopping_scales_stateful_sets_and_deployments_to_zero() {
+        let stateful_set = stopped(StatefulSet {
+            spec: StatefulSetSpec {
+                replicas: Some(3),
+                ..StatefulSetSpec::default()
+            },
+            ..StatefulSet::default()
+        });
+        assert_eq!(stateful_set.spec.replicas, Some(0));
+        let deployment = stopped(Deployment {
+            spec: DeploymentSpec {
+                replicas: Some(2),
+                ..DeploymentSpec::default()
+            },
+            ..Deployment::default()
+        });
+        assert_eq!(deployment.spec.replicas, Some(0));
+    }
+
+    #[test]
+    fn stopping_a_daemon_set_selects_no_node() {
+        let daemon_set = stopped(DaemonSet {
+            spec: DaemonSetSpec {
+                template: PodTemplateSpec {
+                    spec: Some(PodSpec::default()),
+                    ..PodTemplateSpec::default()
+                },
+                ..DaemonSetSpec::default()
+            },
+            ..DaemonSet::default()
+        });
+        let selector = daemon_set
+            .spec
+            .template
+            .spec
+            .and_then(|spec| spec.node_selector)
+            .unwrap_or_default();
+        assert_eq!(
+            selector.get(STOPPED_NODE_SELECTOR.0).map(String::as_str),
+            Some(STOPPED_NODE_SELECTOR.1)
+        );
+    }
+
+    #[test]
+    fn stopping_leaves_config_untouched() {
+        let config_map = ConfigMap {
+            data: Some(BTreeMap::from([("a".to_owned(), "b".to_owned())])),
+            ..ConfigMap::default()
+        };
+        assert_eq!(stopped(config_map.clone()), config_map);
+    }
+
+    #[rstest]
+    #[case::stateful_set(is_workload::<StatefulSet>(), true)]
+    #[case::deployment(is_workload::<Deployment>(), true)]
+    #[case::daemon_set(is_workload::<DaemonSet>(), true)]
+    #[case::config_map(is_workload::<ConfigMap>(), false)]
+    #[case::service(is_workload::<Service>(), false)]
+    #[case::pdb(is_workload::<PodDisruptionBudget>(), false)]
+    fn workloads_are_the_kinds_with_pods(#[case] actual: bool, #[case] expected: bool) {
+        assert_eq!(actual, expected);
+    }
+
+    #[rstest]
+    #[case::config_map_before_services(ConfigMap::RANK, Service::RANK)]
+    #[case::services_before_workloads(Service::RANK, StatefulSet::RANK)]
+    #[case::workloads_before_budgets(StatefulSet::RANK, PodDisruptionBudget::RANK)]
+    fn apply_order(#[case] first: ApplyRank, #[case] later: ApplyRank) {
+        assert!(first < later);
+    }
+
+    #[test]
+    fn claims_are_never_pruned() {
+        const { assert!(!PersistentVolumeClaim::PRUNABLE) };
+        const { assert!(ConfigMap::PRUNABLE) };
+    }
+}
