@@ -10,6 +10,7 @@ use std::{collections::BTreeSet, path::Path};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use strata_operator::rbac::OperatorRegistration;
+use zookeeper_operator::ZookeeperOperator;
 
 /// One operator: its name, where its crate lives, its CRDs and its controllers.
 #[derive(Debug, Clone, Copy)]
@@ -34,8 +35,8 @@ pub struct Operator {
 pub const OPERATORS: &[Operator] = &[Operator {
     name: "zookeeper-operator",
     crate_dir: "operators/zookeeper",
-    crds: zookeeper_operator::crds,
-    registration: zookeeper_operator::registration,
+    crds: <ZookeeperOperator as strata_operator::cli::Operator>::crds,
+    registration: <ZookeeperOperator as strata_operator::cli::Operator>::registration,
     example: "examples/zookeeper/simple-cluster.yaml",
 }];
 

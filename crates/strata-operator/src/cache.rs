@@ -17,7 +17,8 @@ use std::sync::Arc;
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, ApiResource, DynamicObject};
+use kube::api::{Api, ApiResource, DynamicObject, TypeMeta};
+use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
@@ -38,6 +39,7 @@ pub struct ChildKind {
     pub resource: ApiResource,
     rank: ApplyRank,
     prunable: bool,
+    metadata_only: bool,
     observe: Option<ObserveFn>,
 }
 
@@ -69,6 +71,7 @@ impl ChildKind {
             resource: ApiResource::erase::<K>(&()),
             rank: K::RANK,
             prunable: K::PRUNABLE,
+            metadata_only: K::METADATA_ONLY,
             observe: is_workload::<K>().then_some(observe_dynamic::<K> as ObserveFn),
         }
     }
@@ -82,6 +85,13 @@ impl ChildKind {
     /// When objects of this kind are applied, relative to other kinds.
     pub fn rank(&self) -> ApplyRank {
         self.rank
+    }
+
+    /// Whether only the metadata of this kind is cached (Secrets): the apply
+    /// step then compares metadata alone, with the content hash annotation
+    /// standing in for the content.
+    pub fn metadata_only(&self) -> bool {
+        self.metadata_only
     }
 
     /// Whether objects of this kind run pods and count for the status.
@@ -201,15 +211,11 @@ impl ChildCaches {
         let mut children = BTreeMap::new();
         let mut streams = Vec::new();
         for kind in kinds {
-            let api: Api<DynamicObject> = match namespace {
-                Some(namespace) => Api::namespaced_with(client.clone(), namespace, &kind.resource),
-                None => Api::all_with(client.clone(), &kind.resource),
-            };
             let writer = reflector::store::Writer::new(kind.resource.clone());
             let store = writer.as_reader();
             let owners = Index::new(index::controller_uids);
             let events = indexed(
-                watcher(api, config.clone()).default_backoff(),
+                kind_events(client, kind, namespace, config.clone()),
                 owners.clone(),
             );
             let stream = reflector::reflector(writer, events)
@@ -233,7 +239,9 @@ impl ChildCaches {
             let (store, pod_writer) = reflector::store();
             let instances = Index::new(index::namespaced_instance);
             let events = indexed(
-                watcher(pod_api, config).default_backoff(),
+                watcher(pod_api, config)
+                    .default_backoff()
+                    .map(|event| event.map(|event| event.modify(trim_pod))),
                 instances.clone(),
             );
             let pod_stream = reflector::reflector(pod_writer, events)
@@ -359,6 +367,109 @@ impl ChildCaches {
 
 /// The watch events of `events`, filed into `index` as they pass on to the
 /// reflector, so the index follows the same events (and re-lists) as the store.
+/// The watch events of one child kind, trimmed; for metadata-only kinds
+/// (Secrets) the API sends metadata alone, so the operator never receives
+/// a Secret value, even of the Secrets it generated.
+fn kind_events(
+    client: &Client,
+    kind: &ChildKind,
+    namespace: Option<&str>,
+    config: watcher::Config,
+) -> futures::stream::BoxStream<'static, Result<watcher::Event<DynamicObject>, watcher::Error>> {
+    if kind.metadata_only {
+        let api: Api<PartialObjectMeta<DynamicObject>> = match namespace {
+            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &kind.resource),
+            None => Api::all_with(client.clone(), &kind.resource),
+        };
+        let types = TypeMeta {
+            api_version: kind.resource.api_version.clone(),
+            kind: kind.resource.kind.clone(),
+        };
+        let as_object = move |partial: PartialObjectMeta<DynamicObject>| {
+            let mut object = DynamicObject {
+                types: Some(types.clone()),
+                metadata: partial.metadata,
+                data: serde_json::Value::Object(serde_json::Map::new()),
+            };
+            trim_metadata(&mut object);
+            object
+        };
+        watcher(api, config)
+            .default_backoff()
+            .map(move |event| {
+                event.map(|event| match event {
+                    watcher::Event::Apply(partial) => watcher::Event::Apply(as_object(partial)),
+                    watcher::Event::Delete(partial) => watcher::Event::Delete(as_object(partial)),
+                    watcher::Event::InitApply(partial) => {
+                        watcher::Event::InitApply(as_object(partial))
+                    }
+                    watcher::Event::Init => watcher::Event::Init,
+                    watcher::Event::InitDone => watcher::Event::InitDone,
+                })
+            })
+            .boxed()
+    } else {
+        let api: Api<DynamicObject> = match namespace {
+            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &kind.resource),
+            None => Api::all_with(client.clone(), &kind.resource),
+        };
+        watcher(api, config)
+            .default_backoff()
+            .map(|event| event.map(|event| event.modify(trim_metadata)))
+            .boxed()
+    }
+}
+
+/// Annotation `kubectl apply` (client-side) stores the whole object in.
+const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Drops what no reconcile reads from a cached object: `managedFields` and
+/// the client-side last-applied annotation, which together are often larger
+/// than the object itself. The apply step's subset check never looks at
+/// them, because no builder sets them.
+pub(crate) fn trim_metadata<K: Resource>(object: &mut K) {
+    let meta = object.meta_mut();
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED_ANNOTATION);
+    }
+}
+
+/// Keeps of a pod only what the status step reads: its name, namespace,
+/// labels and owners, its phase and the waiting state of its containers.
+/// The spec (containers, volumes, env) is most of a pod's size and is never
+/// read.
+pub(crate) fn trim_pod(pod: &mut Pod) {
+    trim_metadata(pod);
+    pod.metadata.annotations = None;
+    pod.spec = None;
+    if let Some(status) = pod.status.as_mut() {
+        let phase = status.phase.take();
+        let trim = |statuses: &mut Option<Vec<k8s_openapi::api::core::v1::ContainerStatus>>| {
+            if let Some(statuses) = statuses.as_mut() {
+                for container in statuses.iter_mut() {
+                    *container = k8s_openapi::api::core::v1::ContainerStatus {
+                        name: std::mem::take(&mut container.name),
+                        state: container.state.take(),
+                        ready: container.ready,
+                        ..Default::default()
+                    };
+                }
+            }
+        };
+        let mut containers = status.container_statuses.take();
+        let mut init_containers = status.init_container_statuses.take();
+        trim(&mut containers);
+        trim(&mut init_containers);
+        *status = k8s_openapi::api::core::v1::PodStatus {
+            phase,
+            container_statuses: containers,
+            init_container_statuses: init_containers,
+            ..Default::default()
+        };
+    }
+}
+
 fn indexed<K, Key>(
     events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send,
     index: Index<Key>,

@@ -61,6 +61,10 @@ pub trait ChildObject:
     /// False only where deleting would delete user data.
     const PRUNABLE: bool = true;
 
+    /// Whether the watch cache holds only the metadata of this kind. True for
+    /// Secrets, so that no Secret value ever reaches the operator's memory.
+    const METADATA_ONLY: bool = false;
+
     /// Scales the object to nothing for a stopped cluster; objects that run no pods
     /// stay as they are.
     fn stop(&mut self) {}
@@ -80,7 +84,14 @@ macro_rules! plain_child {
     };
 }
 
-plain_child!(ApplyRank::Referenced => ConfigMap, Secret, ServiceAccount);
+plain_child!(ApplyRank::Referenced => ConfigMap, ServiceAccount);
+
+/// Secrets are cached as metadata only, and are best created once
+/// ([`crate::apply::DesiredObjects::push_create_once`]).
+impl ChildObject for Secret {
+    const RANK: ApplyRank = ApplyRank::Referenced;
+    const METADATA_ONLY: bool = true;
+}
 plain_child!(ApplyRank::Network => Service);
 plain_child!(ApplyRank::Other => PodDisruptionBudget, Role, RoleBinding);
 

@@ -19,8 +19,13 @@ pub trait Operator {
     /// `app.kubernetes.io/managed-by` value and Event reporter.
     const NAME: &'static str;
 
-    /// The operator's CustomResourceDefinitions.
+    /// The operator's CustomResourceDefinitions, derived from its types: for `crd`,
+    /// `cargo xtask gen-crds` and the Helm chart.
     fn crds() -> Vec<CustomResourceDefinition>;
+
+    /// The operator's controllers as their RBAC rules see them, derived from the same
+    /// definitions `run` starts: for `cargo xtask gen-helm`.
+    fn registration() -> crate::rbac::OperatorRegistration;
 
     /// Every object that would be applied for the custom resources among
     /// `documents`, without a cluster. Documents of other kinds are inputs

@@ -5,18 +5,19 @@
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::future::Future;
-use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use crate::guard::{Guarded, Unreadable};
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::finalizer;
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
@@ -24,9 +25,12 @@ use tracing::Instrument;
 
 use crate::apply::{Applier, ApplyReport, DesiredObjects};
 use crate::cache::{ChildCaches, ChildKind};
+use crate::definition::ControllerDef;
 use crate::error::{BackoffPolicy, ReconcileError};
 use crate::metrics::Metrics;
+use crate::reference::{ReferenceIndex, References};
 use strata_model::labels::INSTANCE_LABEL;
+use strata_status::ConditionType;
 
 /// What every controller of one operator process shares.
 #[derive(Clone)]
@@ -128,10 +132,14 @@ pub struct Context<X> {
     pub client: Client,
     /// Watch caches of the children and pods.
     pub caches: ChildCaches,
+    /// Watch caches of the objects the controller reads and does not own.
+    pub references: References,
     /// The controller's name, for metrics and logs.
     pub controller_name: String,
     /// Field manager of every apply.
     pub field_manager: String,
+    /// The finalizer the controller registered, if any.
+    pub finalizer: Option<&'static str>,
     /// Metrics of the process.
     pub metrics: Arc<Metrics>,
     /// Operator-specific state, such as a product client factory.
@@ -139,6 +147,11 @@ pub struct Context<X> {
     recorder: Recorder,
     backoff: BackoffPolicy,
     failures: Mutex<HashMap<String, u32>>,
+    /// Primaries deleted since the last reconcile, whose backoff entries and
+    /// condition gauges are dropped.
+    forgotten: Arc<Mutex<Vec<(String, String)>>>,
+    /// True once every cache holds its first complete list.
+    synced: tokio::sync::watch::Sender<bool>,
 }
 
 impl<X> Context<X> {
@@ -156,6 +169,53 @@ impl<X> Context<X> {
         Applier::new(&self.client, &self.caches, &self.field_manager)
             .apply(owner, desired, stopped)
             .await
+    }
+
+    /// Runs `handle` under the controller's registered finalizer: `Apply` for a
+    /// live object (the finalizer is added first), `Cleanup` once it is being
+    /// deleted (the finalizer is removed when cleanup succeeds). Failures to
+    /// update the finalizer are API errors; a controller without a registered
+    /// finalizer calling this is an operator bug, not the user's.
+    pub async fn finalized<K, Fut>(
+        &self,
+        object: Arc<K>,
+        handle: impl FnOnce(finalizer::Event<K>) -> Fut,
+    ) -> Result<Action, ReconcileError>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + serde::Serialize
+            + Debug,
+        Fut: Future<Output = Result<Action, ReconcileError>>,
+    {
+        let Some(name) = self.finalizer else {
+            return Err(ReconcileError::operator_bug(
+                "FinalizerNotRegistered",
+                format!(
+                    "the {} controller uses a finalizer it did not register",
+                    self.controller_name
+                ),
+            ));
+        };
+        let api: Api<K> = Api::namespaced(
+            self.client.clone(),
+            object.meta().namespace.as_deref().unwrap_or_default(),
+        );
+        finalizer::finalizer(&api, name, object, handle)
+            .await
+            .map_err(|error| match error {
+                finalizer::Error::ApplyFailed(error) | finalizer::Error::CleanupFailed(error) => {
+                    error
+                }
+                finalizer::Error::AddFinalizer(source)
+                | finalizer::Error::RemoveFinalizer(source) => ReconcileError::from_kube(
+                    "FinalizerUpdateFailed",
+                    format!("updating the finalizer {name}"),
+                    source,
+                ),
+                other => ReconcileError::operator_bug("FinalizerFailed", other.to_string()),
+            })
     }
 
     /// Publishes an Event about `object`. Failing to publish is logged and
@@ -192,6 +252,29 @@ impl<X> Context<X> {
     fn record_success(&self, key: &str) {
         lock(&self.failures).remove(key);
     }
+
+    /// Drops what the controller kept about deleted primaries: the backoff
+    /// counter and the condition gauges, so neither grows with every cluster
+    /// ever created.
+    fn forget_deleted(&self) {
+        let deleted = std::mem::take(&mut *lock(&self.forgotten));
+        for (namespace, name) in deleted {
+            lock(&self.failures).remove(&format!("{namespace}/{name}"));
+            let types: Vec<String> = <ConditionType as strum::IntoEnumIterator>::iter()
+                .map(|condition| condition.to_string())
+                .collect();
+            let types: Vec<&str> = types.iter().map(String::as_str).collect();
+            self.metrics
+                .forget_object(&self.controller_name, &namespace, &name, &types);
+        }
+    }
+
+    /// Waits until every cache of the controller is synced.
+    async fn wait_synced(&self) {
+        let mut synced = self.synced.subscribe();
+        // An error means the sender is gone, which only happens at shutdown.
+        let _closed = synced.wait_for(|synced| *synced).await;
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -215,29 +298,33 @@ pub struct ControllerSpec {
     pub watch_pods: bool,
 }
 
-/// Runs one controller until the runtime's shutdown token is cancelled.
+/// Runs the controller `definition` declares until the runtime's shutdown
+/// token is cancelled.
 ///
-/// `configure` may add watches, e.g. a ZNode controller watching clusters.
-pub async fn run_controller<K, X, F, Fut, C>(
+/// The primary objects are watched through [`Guarded`]: an object the
+/// API server accepted but this operator cannot read (a field of the wrong
+/// shape that the CRD schema lets through) gets a Warning Event and a log
+/// line, and every other object keeps being reconciled. Reconciles wait until
+/// every cache (children, pods, references) holds its first complete list, so
+/// no decision is taken on a half-filled cache after a restart.
+pub async fn run_controller<P, X, F, Fut>(
     runtime: &OperatorRuntime,
-    spec: ControllerSpec,
+    definition: &ControllerDef<P>,
     extra: X,
-    configure: C,
     reconcile: F,
 ) where
-    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    P: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
         + Clone
         + DeserializeOwned
         + Debug
         + Send
         + Sync
         + 'static,
-    K::DynamicType: Eq + Hash + Clone,
     X: Send + Sync + 'static,
-    F: Fn(Arc<K>, Arc<Context<X>>) -> Fut + Send + Sync + 'static,
+    F: Fn(Arc<P>, Arc<Context<X>>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Action, ReconcileError>> + Send + 'static,
-    C: FnOnce(Controller<K>) -> Controller<K>,
 {
+    let spec = &definition.spec;
     let (caches, streams) = ChildCaches::watch(
         &runtime.client,
         &spec.child_kinds,
@@ -249,27 +336,61 @@ pub async fn run_controller<K, X, F, Fut, C>(
         controller: runtime.operator_name.clone(),
         instance: std::env::var("POD_NAME").ok(),
     };
-    let context = Arc::new(Context {
-        client: runtime.client.clone(),
-        caches: caches.clone(),
-        controller_name: spec.name.to_owned(),
-        field_manager: runtime.operator_name.clone(),
-        metrics: runtime.metrics.clone(),
-        extra,
-        recorder: Recorder::new(runtime.client.clone(), reporter),
-        backoff: runtime.backoff,
-        failures: Mutex::new(HashMap::new()),
-    });
 
-    runtime.readiness.register();
-    let readiness = runtime.readiness.clone();
-    tokio::spawn(async move {
-        if caches.wait_until_ready().await {
-            readiness.synced();
-        }
-    });
+    let indexes: Vec<ReferenceIndex<Guarded<P>>> = definition
+        .references
+        .iter()
+        .map(|reference| {
+            let reference = reference.clone();
+            ReferenceIndex::new(Arc::new(move |guard: &Guarded<P>| {
+                guard
+                    .0
+                    .as_ref()
+                    .map(|owner| reference.targets(owner))
+                    .unwrap_or_default()
+            }))
+        })
+        .collect();
 
-    let mut controller = Controller::new(runtime.api::<K>(), watcher::Config::default());
+    let primary_api: Api<Guarded<P>> = match &runtime.namespace {
+        Some(namespace) => Api::namespaced(runtime.client.clone(), namespace),
+        None => Api::all(runtime.client.clone()),
+    };
+    let (primaries, primary_writer) = reflector::store::<Guarded<P>>();
+    let forgotten = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
+    let primary_events = {
+        let indexes = indexes.clone();
+        let forgotten = forgotten.clone();
+        watcher(primary_api, watcher::Config::default())
+            .default_backoff()
+            .map(|event| event.map(|event| event.modify(crate::cache::trim_metadata)))
+            .inspect(move |event| {
+                if let Ok(event) = event {
+                    for index in &indexes {
+                        index.apply(event);
+                    }
+                    if let watcher::Event::Delete(object) = event {
+                        lock(&forgotten).push((
+                            object.meta().namespace.clone().unwrap_or_default(),
+                            object.meta().name.clone().unwrap_or_default(),
+                        ));
+                    }
+                }
+            })
+    };
+    let primary_stream = reflector::reflector(primary_writer, primary_events).applied_objects();
+
+    let mut controller = Controller::for_stream(primary_stream, primaries);
+    let mut references = References::default();
+    for (reference, index) in definition.references.iter().zip(indexes) {
+        controller = reference.attach(
+            controller,
+            &runtime.client,
+            runtime.namespace.as_deref(),
+            index,
+            &mut references,
+        );
+    }
     for (resource, stream) in streams.children {
         controller = controller.owns_stream_with(stream, resource);
     }
@@ -277,17 +398,42 @@ pub async fn run_controller<K, X, F, Fut, C>(
         controller = controller.watches_stream(pods, |pod: Pod| {
             let namespace = pod.namespace()?;
             let instance = pod.labels().get(INSTANCE_LABEL)?.clone();
-            Some(ObjectRef::<K>::new(&instance).within(&namespace))
+            Some(ObjectRef::<Guarded<P>>::new(&instance).within(&namespace))
         });
     }
-    let controller = configure(controller);
+
+    let context = Arc::new(Context {
+        client: runtime.client.clone(),
+        caches: caches.clone(),
+        references: references.clone(),
+        controller_name: spec.name.to_owned(),
+        field_manager: runtime.operator_name.clone(),
+        finalizer: definition.finalizer,
+        metrics: runtime.metrics.clone(),
+        extra,
+        recorder: Recorder::new(runtime.client.clone(), reporter),
+        backoff: runtime.backoff,
+        failures: Mutex::new(HashMap::new()),
+        forgotten,
+        synced: tokio::sync::watch::channel(false).0,
+    });
+
+    runtime.readiness.register();
+    let readiness = runtime.readiness.clone();
+    let synced = context.clone();
+    tokio::spawn(async move {
+        if caches.wait_until_ready().await && references.wait_until_ready().await {
+            synced.synced.send_replace(true);
+            readiness.synced();
+        }
+    });
 
     let reconcile = Arc::new(reconcile);
     let shutdown = runtime.shutdown.clone();
     controller
         .graceful_shutdown_on(async move { shutdown.cancelled().await })
         .run(
-            move |object, context| instrumented(object, context, reconcile.clone()),
+            move |object, context| guarded(object, context, reconcile.clone()),
             error_policy,
             context,
         )
@@ -297,6 +443,68 @@ pub async fn run_controller<K, X, F, Fut, C>(
             }
         })
         .await;
+}
+
+/// Unwraps the guard: a readable object is reconciled, an unreadable one is
+/// reported and left alone until it changes.
+async fn guarded<P, X, F, Fut>(
+    object: Arc<Guarded<P>>,
+    context: Arc<Context<X>>,
+    reconcile: Arc<F>,
+) -> Result<Action, ReconcileError>
+where
+    P: Resource<DynamicType = ()> + Clone,
+    F: Fn(Arc<P>, Arc<Context<X>>) -> Fut,
+    Fut: Future<Output = Result<Action, ReconcileError>>,
+{
+    context.forget_deleted();
+    context.wait_synced().await;
+    match &object.0 {
+        Ok(primary) => instrumented(Arc::new(primary.clone()), context, reconcile).await,
+        Err(invalid) => {
+            report_unreadable::<P, X>(invalid, &context).await;
+            Ok(Action::await_change())
+        }
+    }
+}
+
+/// Tells the user that their object cannot be read, naming the field and the
+/// problem, in an Event on the object and a log line.
+async fn report_unreadable<P, X>(invalid: &Unreadable, context: &Context<X>)
+where
+    P: Resource<DynamicType = ()>,
+{
+    let namespace = invalid.metadata.namespace.clone().unwrap_or_default();
+    let name = invalid.metadata.name.clone().unwrap_or_default();
+    let note = format!(
+        "{} {namespace}/{name} cannot be read by the operator: {}. Fix the field; the \
+         operator reconciles the object again when it changes.",
+        P::kind(&()),
+        invalid.error
+    );
+    tracing::warn!(object = %format!("{namespace}/{name}"), reason = "InvalidObject", "{note}");
+    context
+        .metrics
+        .observe_failure(&context.controller_name, "InvalidObject", "NeedsUser");
+    let reference = ObjectReference {
+        api_version: Some(P::api_version(&()).into_owned()),
+        kind: Some(P::kind(&()).into_owned()),
+        name: invalid.metadata.name.clone(),
+        namespace: invalid.metadata.namespace.clone(),
+        uid: invalid.metadata.uid.clone(),
+        resource_version: invalid.metadata.resource_version.clone(),
+        field_path: None,
+    };
+    let event = Event {
+        type_: EventType::Warning,
+        reason: "InvalidObject".to_owned(),
+        note: Some(note),
+        action: "Reconcile".to_owned(),
+        secondary: None,
+    };
+    if let Err(error) = context.recorder.publish(&event, &reference).await {
+        tracing::warn!(%error, "could not publish an Event");
+    }
 }
 
 async fn instrumented<K, X, F, Fut>(

@@ -11,11 +11,14 @@ pub mod cache;
 pub mod child;
 pub mod cli;
 pub mod controller;
+pub mod definition;
 pub mod error;
+pub mod guard;
 pub mod http;
 pub mod metrics;
 pub mod pipeline;
 pub mod rbac;
+pub mod reference;
 pub mod render;
 pub mod status;
 #[cfg(feature = "testing")]

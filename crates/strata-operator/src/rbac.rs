@@ -16,7 +16,7 @@
 //! | child | create, patch | server-side apply; an apply that creates needs `create` too |
 //! | child | delete | pruning, never for PersistentVolumeClaims |
 //! | pods | list, watch | the pod cache of controllers with `watch_pods` |
-//! | extra watched kind | list, watch | e.g. clusters watched by a ZNode controller |
+//! | referenced kind | list, watch | e.g. the clusters a ZNode controller reads, Secrets named by a cluster (metadata only) |
 //! | `events.k8s.io` events | create, patch | kube's `Recorder` creates, then patches a series |
 //!
 //! There are no wildcards and no `get`: every read goes through a watch
@@ -31,6 +31,7 @@ use kube::Resource;
 use kube::api::ApiResource;
 
 use crate::controller::ControllerSpec;
+use crate::reference::{Content, ReferencedKind, Selection};
 
 /// One controller of an operator, with everything its permissions depend on.
 #[derive(Clone, Debug)]
@@ -39,9 +40,9 @@ pub struct ControllerRegistration {
     pub primary: ApiResource,
     /// Name, child kinds and pod watching, as `run_controller` takes them.
     pub spec: ControllerSpec,
-    /// Kinds watched beyond the children and pods, e.g. the clusters a ZNode
-    /// controller follows.
-    pub watched: Vec<ApiResource>,
+    /// Kinds read without owning them, e.g. the clusters a ZNode controller
+    /// follows or the Secrets a cluster names ([`crate::reference`]).
+    pub references: Vec<ReferencedKind>,
     /// Whether the controller adds and removes a finalizer on its primary
     /// objects (a patch of the primary itself).
     pub uses_finalizer: bool,
@@ -54,15 +55,21 @@ impl ControllerRegistration {
         Self {
             primary: ApiResource::erase::<K>(&()),
             spec,
-            watched: Vec::new(),
+            references: Vec::new(),
             uses_finalizer: false,
         }
     }
 
-    /// Adds `W` to the extra watched kinds.
+    /// Adds `W` to the kinds read by name, as a hand-written registration
+    /// (tests, fixtures) states it; operators derive theirs from a
+    /// [`ControllerDef`](crate::definition::ControllerDef).
     #[must_use]
     pub fn watching<W: Resource<DynamicType = ()>>(mut self) -> Self {
-        self.watched.push(ApiResource::erase::<W>(&()));
+        self.references.push(ReferencedKind {
+            resource: ApiResource::erase::<W>(&()),
+            selection: Selection::ByName,
+            content: Content::Full,
+        });
         self
     }
 
@@ -170,8 +177,11 @@ pub fn permissions(registration: &OperatorRegistration) -> BTreeMap<GroupResourc
                 &[Verb::List, Verb::Watch],
             );
         }
-        for watched in &controller.watched {
-            grant(GroupResource::of(watched), &[Verb::List, Verb::Watch]);
+        for reference in &controller.references {
+            grant(
+                GroupResource::of(&reference.resource),
+                &[Verb::List, Verb::Watch],
+            );
         }
         grant(
             GroupResource::of(&ApiResource::erase::<Event>(&())),

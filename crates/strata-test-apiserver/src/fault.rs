@@ -192,6 +192,7 @@ mod tests {
             name: Some(name.into()),
             field_manager: None,
             apply: false,
+            metadata_only: false,
         }
     }
 

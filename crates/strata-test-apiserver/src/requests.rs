@@ -42,6 +42,11 @@ pub enum Verb {
 }
 
 impl Verb {
+    /// Whether the verb only reads (get, list, watch).
+    pub fn is_read(self) -> bool {
+        matches!(self, Self::Get | Self::List | Self::Watch)
+    }
+
     /// Whether the verb changes state (create, update, patch, delete, deletecollection).
     pub fn is_write(self) -> bool {
         matches!(
@@ -70,6 +75,8 @@ pub struct RequestRecord {
     pub field_manager: Option<String>,
     /// Whether this PATCH was a server-side apply.
     pub apply: bool,
+    /// Whether the client asked for `PartialObjectMetadata` (metadata-only reads).
+    pub metadata_only: bool,
 }
 
 impl RequestRecord {
@@ -140,6 +147,7 @@ mod tests {
             name: Some("web".into()),
             field_manager: None,
             apply: true,
+            metadata_only: false,
         }
     }
 

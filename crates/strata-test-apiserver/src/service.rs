@@ -125,6 +125,8 @@ async fn handle(
         field_manager: query.get("fieldManager").map(str::to_owned),
         apply: verb == Verb::Patch
             && content_type.is_some_and(|c| c.starts_with("application/apply-patch")),
+        metadata_only: header_str(&parts.headers, header::ACCEPT)
+            .is_some_and(|accept| accept.contains("as=PartialObjectMetadata")),
     };
     lock(&server.requests).push(record.clone());
 

@@ -18,6 +18,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 use strata_operator::cli::Operator;
 use strata_operator::controller::OperatorRuntime;
+use strata_operator::rbac::OperatorRegistration;
 
 /// The operator's name: field manager, `managed-by` label value, Event reporter.
 pub const OPERATOR_NAME: &str = crd::OPERATOR_NAME;
@@ -30,7 +31,11 @@ impl Operator for ZookeeperOperator {
     const NAME: &'static str = OPERATOR_NAME;
 
     fn crds() -> Vec<CustomResourceDefinition> {
-        crds()
+        vec![crd::ZookeeperCluster::crd(), crd::ZookeeperZnode::crd()]
+    }
+
+    fn registration() -> OperatorRegistration {
+        controller::registration()
     }
 
     fn render(
@@ -42,16 +47,4 @@ impl Operator for ZookeeperOperator {
     async fn run(runtime: OperatorRuntime) {
         controller::run(runtime, controller::RunOptions::from_environment()).await;
     }
-}
-
-/// The operator's controllers, for `run` and for the Helm chart's RBAC rules
-/// (`cargo xtask gen-helm`).
-pub fn registration() -> strata_operator::rbac::OperatorRegistration {
-    controller::registration()
-}
-
-/// Every CRD this operator owns, derived from the Rust types, for `crd`, the Helm chart
-/// and `cargo xtask gen-crds`.
-pub fn crds() -> Vec<CustomResourceDefinition> {
-    vec![crd::ZookeeperCluster::crd(), crd::ZookeeperZnode::crd()]
 }

@@ -27,10 +27,11 @@ use serde_json::{Value, json};
 use strata_operator::rbac::{self, GroupResource, Verb};
 use strata_operator::testing::{Harness, TIMEOUT};
 use strata_test_apiserver::{RequestRecord, TestApiServer};
+use zookeeper_operator::OPERATOR_NAME;
+use zookeeper_operator::controller::registration;
 use zookeeper_operator::controller::znode::{EnsembleAddress, FINALIZER};
 use zookeeper_operator::controller::{self, RunOptions};
 use zookeeper_operator::crd::{ZookeeperCluster, ZookeeperZnode};
-use zookeeper_operator::{OPERATOR_NAME, registration};
 
 /// Points the ZNode controller at a closed loopback port: connecting fails fast.
 struct Unreachable;

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use kube::runtime::controller::Action;
 use serde::de::DeserializeOwned;
-use strata_operator::controller::{Context, ControllerSpec, run_controller};
+use strata_operator::controller::{Context, run_controller};
+use strata_operator::definition::ControllerDef;
 use strata_operator::error::ReconcileError;
 pub use strata_operator::testing::{Harness, TIMEOUT};
 use strata_test_apiserver::TestApiServer;
@@ -17,7 +18,7 @@ use strata_test_apiserver::TestApiServer;
 /// `register` has registered the custom resource kinds.
 pub fn start_controller<K, F, Fut>(
     register: impl FnOnce(&TestApiServer),
-    spec: ControllerSpec,
+    definition: ControllerDef<K>,
     reconcile: F,
 ) -> Harness
 where
@@ -34,7 +35,6 @@ where
     let server = TestApiServer::new();
     register(&server);
     Harness::start(server, "widget-operator", move |runtime| async move {
-        run_controller::<K, _, _, _, _>(&runtime, spec, (), |controller| controller, reconcile)
-            .await;
+        run_controller(&runtime, &definition, (), reconcile).await;
     })
 }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
 use k8s_openapi::api::core::v1::{
-    ConfigMap, PersistentVolumeClaim, PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec,
+    ConfigMap, PersistentVolumeClaim, PodSpec, PodTemplateSpec, Secret, Service, ServicePort,
+    ServiceSpec,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
@@ -17,11 +18,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use strata_model::cluster_operation::ClusterOperation;
 use strata_model::labels::RecommendedLabels;
-use strata_operator::apply::DesiredObjects;
+use strata_operator::apply::{DesiredObjects, random_token};
 use strata_operator::cache::ChildKind;
 use strata_operator::controller::{Context, ControllerSpec};
+use strata_operator::definition::ControllerDef;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Prepared;
+use strata_operator::reference::{Target, UndeclaredReference};
 use strata_status::ClusterStatus;
 use strata_test_apiserver::TestApiServer;
 
@@ -45,6 +48,15 @@ pub struct WidgetSpec {
     pub cluster_operation: ClusterOperation,
     #[serde(default)]
     pub extra: bool,
+    /// A ConfigMap whose `greeting` the widget copies into its own config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub greeting_config_map: Option<String>,
+    /// A Secret the widget's pods would use; the operator only checks it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
+    /// Whether the widget gets a generated, create-once key Secret `<name>-key`.
+    #[serde(default)]
+    pub generated_key: bool,
 }
 
 pub const OPERATOR: &str = "widget-operator";
@@ -64,17 +76,97 @@ pub fn metadata(widget: &Widget, name: String, labels: &RecommendedLabels) -> Ob
     }
 }
 
-/// The pure build step of the test operator.
-pub fn build(widget: &Widget) -> Result<Prepared, ReconcileError> {
+/// What a widget refers to, read from the reference caches.
+#[derive(Debug, Default)]
+pub struct Dereferenced {
+    pub greeting: Option<String>,
+}
+
+fn config_maps(widget: &Widget) -> Vec<Target> {
+    let namespace = widget.namespace().unwrap_or_default();
+    widget
+        .spec
+        .greeting_config_map
+        .iter()
+        .map(|name| Target::named(&namespace, name))
+        .collect()
+}
+
+fn secrets(widget: &Widget) -> Vec<Target> {
+    let namespace = widget.namespace().unwrap_or_default();
+    widget
+        .spec
+        .credentials_secret
+        .iter()
+        .map(|name| Target::named(&namespace, name))
+        .collect()
+}
+
+/// Step 1: read the referenced objects from the caches; a missing one is the user's
+/// to create.
+pub fn dereference(widget: &Widget, context: &Context<()>) -> Result<Dereferenced, ReconcileError> {
+    let namespace = widget.namespace().unwrap_or_default();
+    let undeclared = |error: UndeclaredReference| {
+        ReconcileError::operator_bug("UndeclaredReference", error.to_string())
+    };
+    let mut dereferenced = Dereferenced::default();
+    if let Some(name) = &widget.spec.greeting_config_map {
+        let config_map = context
+            .references
+            .get::<ConfigMap>(&namespace, name)
+            .map_err(undeclared)?
+            .ok_or_else(|| {
+                ReconcileError::invalid_spec(
+                    "ConfigMapMissing",
+                    format!("the ConfigMap {namespace}/{name} does not exist"),
+                )
+            })?;
+        dereferenced.greeting = config_map
+            .data
+            .as_ref()
+            .and_then(|data| data.get("greeting"))
+            .cloned();
+    }
+    if let Some(name) = &widget.spec.credentials_secret {
+        context
+            .references
+            .metadata::<Secret>(&namespace, name)
+            .map_err(undeclared)?
+            .ok_or_else(|| {
+                ReconcileError::invalid_spec(
+                    "SecretMissing",
+                    format!("the Secret {namespace}/{name} does not exist"),
+                )
+            })?;
+    }
+    Ok(dereferenced)
+}
+
+/// Fills the generated key of the create-once Secret.
+fn generate_key(secret: &mut Secret) -> Result<(), String> {
+    let key = random_token(32).map_err(|error| error.to_string())?;
+    secret.string_data = Some(BTreeMap::from([("KEY".to_owned(), key)]));
+    Ok(())
+}
+
+/// The pure build step of the test operator, with what the widget refers to.
+pub fn build(widget: &Widget, dereferenced: &Dereferenced) -> Result<Prepared, ReconcileError> {
     let labels = labels(widget)?;
     let name = widget.name_any();
     let mut desired = DesiredObjects::new();
     desired.push(ConfigMap {
         metadata: metadata(widget, format!("{name}-config"), &labels),
-        data: Some(BTreeMap::from([(
-            "version".to_owned(),
-            widget.spec.version.clone(),
-        )])),
+        data: Some(
+            [("version".to_owned(), widget.spec.version.clone())]
+                .into_iter()
+                .chain(
+                    dereferenced
+                        .greeting
+                        .clone()
+                        .map(|greeting| ("greeting".to_owned(), greeting)),
+                )
+                .collect(),
+        ),
         ..ConfigMap::default()
     });
     desired.push(Service {
@@ -120,6 +212,15 @@ pub fn build(widget: &Widget) -> Result<Prepared, ReconcileError> {
             ..PersistentVolumeClaim::default()
         });
     }
+    if widget.spec.generated_key {
+        desired.push_create_once(
+            Secret {
+                metadata: metadata(widget, format!("{name}-key"), &labels),
+                ..Secret::default()
+            },
+            generate_key,
+        );
+    }
     Ok(Prepared {
         objects: desired,
         product_version: widget.spec.version.clone(),
@@ -133,7 +234,8 @@ pub async fn reconcile(
 ) -> Result<Action, ReconcileError> {
     let operation = widget.spec.cluster_operation.state(widget.annotations());
     let applied = async {
-        let prepared = build(&widget)?;
+        let dereferenced = dereference(&widget, &context)?;
+        let prepared = build(&widget, &dereferenced)?;
         context
             .apply_prepared(widget.as_ref(), &operation, prepared)
             .await
@@ -142,21 +244,30 @@ pub async fn reconcile(
     context.report(widget.as_ref(), &operation, applied).await
 }
 
+/// The widget controller: its children, pods, and the ConfigMaps and Secrets widgets
+/// name.
+pub fn definition() -> ControllerDef<Widget> {
+    ControllerDef::new(ControllerSpec {
+        name: "widget",
+        child_kinds: vec![
+            ChildKind::of::<ConfigMap>(),
+            ChildKind::of::<Secret>(),
+            ChildKind::of::<Service>(),
+            ChildKind::of::<StatefulSet>(),
+            ChildKind::of::<PersistentVolumeClaim>(),
+        ],
+        watch_pods: true,
+    })
+    .reading::<ConfigMap>(config_maps)
+    .reading_metadata_of::<Secret>(secrets)
+}
+
 pub fn start() -> Harness {
     super::start_controller::<Widget, _, _>(
         |server: &TestApiServer| {
             server.register::<Widget>();
         },
-        ControllerSpec {
-            name: "widget",
-            child_kinds: vec![
-                ChildKind::of::<ConfigMap>(),
-                ChildKind::of::<Service>(),
-                ChildKind::of::<StatefulSet>(),
-                ChildKind::of::<PersistentVolumeClaim>(),
-            ],
-            watch_pods: true,
-        },
+        definition(),
         reconcile,
     )
 }

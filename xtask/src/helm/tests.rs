@@ -79,7 +79,7 @@ fn rules_template_holds_exactly_the_rules_of_the_registration() {
     let rules: Vec<PolicyRule> = serde_yaml_ng::from_str(body).expect("rules YAML");
     assert_eq!(
         rules,
-        strata_operator::rbac::rules(&zookeeper_operator::registration())
+        strata_operator::rbac::rules(&<zookeeper_operator::ZookeeperOperator as strata_operator::cli::Operator>::registration())
     );
     assert!(!body.contains('*'), "no wildcard: {body}");
 }

@@ -187,6 +187,17 @@ impl DesiredObject {
         if self.create_once {
             return true;
         }
+        if self.kind.metadata_only() {
+            // Only the metadata is cached; the hash annotation in it stands in
+            // for the content.
+            let Ok(cached_metadata) = serde_json::to_value(&cached.metadata) else {
+                return false;
+            };
+            return self
+                .value
+                .get("metadata")
+                .is_some_and(|metadata| is_subset(metadata, &cached_metadata));
+        }
         let Ok(cached_value) = serde_json::to_value(cached) else {
             return false;
         };

@@ -25,6 +25,15 @@ pub use self::desired::{
 use crate::cache::{ChildCaches, ChildKind};
 use crate::error::ReconcileError;
 
+/// `bytes` random bytes from the operating system, hex-encoded: the value of a
+/// generated secret (Superset's `SECRET_KEY`, Trino's shared secret). Meant for
+/// the `fill` of a create-once object, so it runs only when the object is created.
+pub fn random_token(bytes: usize) -> Result<String, getrandom::Error> {
+    let mut buffer = vec![0_u8; bytes];
+    getrandom::fill(&mut buffer)?;
+    Ok(hex::encode(buffer))
+}
+
 /// What one apply step did, for logs, Events, the status step and tests.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ApplyReport {

@@ -6,16 +6,13 @@ pub mod znode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use kube::ResourceExt;
-use kube::runtime::reflector::{self, ObjectRef};
-use kube::runtime::{WatchStreamExt, watcher};
 use strata_operator::cache::ChildKind;
 use strata_operator::controller::{ControllerSpec, OperatorRuntime, run_controller};
-use strata_operator::rbac::{ControllerRegistration, OperatorRegistration};
+use strata_operator::definition::ControllerDef;
+use strata_operator::rbac::OperatorRegistration;
 
 use self::cluster::ClusterContext;
 use self::znode::{ClientServiceAddress, EnsembleAddress, ZnodeContext};
@@ -37,43 +34,35 @@ pub fn znode_child_kinds() -> Vec<ChildKind> {
     vec![ChildKind::of::<ConfigMap>()]
 }
 
-/// The cluster controller's registration.
-pub fn cluster_controller_spec() -> ControllerSpec {
-    ControllerSpec {
+/// The cluster controller: ZookeeperClusters with their children and pods.
+pub fn cluster_controller() -> ControllerDef<ZookeeperCluster> {
+    ControllerDef::new(ControllerSpec {
         name: "zookeepercluster",
         child_kinds: cluster_child_kinds(),
         watch_pods: true,
-    }
+    })
 }
 
-/// The ZNode controller's registration.
-pub fn znode_controller_spec() -> ControllerSpec {
-    ControllerSpec {
+/// The ZNode controller: it reads the cluster each ZNode names, and keeps a
+/// finalizer until the znode path is removed.
+pub fn znode_controller() -> ControllerDef<ZookeeperZnode> {
+    ControllerDef::new(ControllerSpec {
         name: "zookeeperznode",
         child_kinds: znode_child_kinds(),
         watch_pods: false,
-    }
+    })
+    .reading::<ZookeeperCluster>(znode::cluster_reference)
+    .with_finalizer(znode::FINALIZER)
 }
 
-/// The cluster controller as [`run`] starts it: ZookeeperClusters with their
-/// children and pods.
-pub fn cluster_registration() -> ControllerRegistration {
-    ControllerRegistration::of::<ZookeeperCluster>(cluster_controller_spec())
-}
-
-/// The ZNode controller as [`run`] starts it: it also follows clusters, and
-/// keeps a finalizer until the znode path is removed.
-pub fn znode_registration() -> ControllerRegistration {
-    ControllerRegistration::of::<ZookeeperZnode>(znode_controller_spec())
-        .watching::<ZookeeperCluster>()
-        .with_finalizer()
-}
-
-/// Both controllers: what [`run`] starts and what the Helm chart's RBAC rules
-/// are derived from, so the two cannot drift apart.
+/// Both controllers as the Helm chart's RBAC rules see them: derived from the
+/// same definitions [`run`] starts, so the two cannot drift apart.
 pub fn registration() -> OperatorRegistration {
     OperatorRegistration {
-        controllers: vec![cluster_registration(), znode_registration()],
+        controllers: vec![
+            cluster_controller().registration(),
+            znode_controller().registration(),
+        ],
     }
 }
 
@@ -115,55 +104,23 @@ impl RunOptions {
     }
 }
 
-/// Runs both controllers of [`registration`] until the runtime shuts down.
+/// Runs both controllers until the runtime shuts down.
 pub async fn run(runtime: OperatorRuntime, options: RunOptions) {
-    let cluster = cluster_registration();
-    let znode = znode_registration();
-    let (clusters, cluster_writer) = reflector::store::<ZookeeperCluster>();
-    let cluster_changes = reflector::reflector(
-        cluster_writer,
-        watcher(
-            runtime.api::<ZookeeperCluster>(),
-            watcher::Config::default(),
-        )
-        .default_backoff(),
-    )
-    .applied_objects()
-    .boxed();
-
-    let cluster_controller = run_controller::<ZookeeperCluster, _, _, _, _>(
+    let (clusters, znodes) = (cluster_controller(), znode_controller());
+    let cluster_controller = run_controller(
         &runtime,
-        cluster.spec,
+        &clusters,
         ClusterContext {
             cluster_domain: options.cluster_domain.clone(),
         },
-        |controller| controller,
         cluster::reconcile,
     );
-    let znode_controller = run_controller::<ZookeeperZnode, _, _, _, _>(
+    let znode_controller = run_controller(
         &runtime,
-        znode.spec,
+        &znodes,
         ZnodeContext {
-            clusters,
             address: options.ensemble_address.clone(),
             timeout: options.zookeeper_timeout,
-        },
-        |controller| {
-            let znodes = controller.store();
-            controller.watches_stream(cluster_changes, move |cluster: ZookeeperCluster| {
-                let cluster_namespace = cluster.namespace().unwrap_or_default();
-                znodes
-                    .state()
-                    .iter()
-                    .filter(|znode| {
-                        let own_namespace = znode.namespace().unwrap_or_default();
-                        znode.spec.cluster_ref.name == cluster.name_any()
-                            && znode.spec.cluster_ref.namespace_or(&own_namespace)
-                                == cluster_namespace
-                    })
-                    .map(|znode| ObjectRef::from_obj(znode.as_ref()))
-                    .collect::<Vec<_>>()
-            })
         },
         znode::reconcile,
     );

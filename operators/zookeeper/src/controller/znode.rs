@@ -10,15 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
-use kube::runtime::finalizer::{self, Event as FinalizerEvent};
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::finalizer::Event as FinalizerEvent;
 use kube::{Resource, ResourceExt};
 use strata_operator::apply::DesiredObjects;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
+use strata_operator::reference::Target;
 use strata_operator::status::RESYNC_PERIOD;
 use strata_status::{ConditionStatus, ConditionType, ConditionUpdate, Reason, apply_updates};
 
@@ -55,10 +54,9 @@ impl EnsembleAddress for ClientServiceAddress {
     }
 }
 
-/// What the ZNode controller needs beyond the shared context.
+/// What the ZNode controller needs beyond the shared context. Clusters are read
+/// from the controller's reference cache (`context.references`), never fetched.
 pub struct ZnodeContext {
-    /// The cluster watch cache; clusters are read from here, never fetched.
-    pub clusters: Store<ZookeeperCluster>,
     /// How to reach an ensemble.
     pub address: Arc<dyn EnsembleAddress>,
     /// Bound on every ZooKeeper operation, connect included.
@@ -73,44 +71,43 @@ impl std::fmt::Debug for ZnodeContext {
     }
 }
 
-/// Reconciles one ZNode.
+/// Reconciles one ZNode under the controller's finalizer.
 pub async fn reconcile(
     znode: Arc<ZookeeperZnode>,
     context: Arc<Context<ZnodeContext>>,
 ) -> Result<Action, ReconcileError> {
-    let api: Api<ZookeeperZnode> = Api::namespaced(
-        context.client.clone(),
-        &znode.namespace().unwrap_or_default(),
-    );
-    finalizer::finalizer(&api, FINALIZER, znode, |event| async {
-        match event {
-            FinalizerEvent::Apply(znode) => apply(&znode, &context).await,
-            FinalizerEvent::Cleanup(znode) => cleanup(&znode, &context).await,
-        }
-    })
-    .await
-    .map_err(|error| match error {
-        finalizer::Error::ApplyFailed(error) | finalizer::Error::CleanupFailed(error) => error,
-        finalizer::Error::AddFinalizer(source) | finalizer::Error::RemoveFinalizer(source) => {
-            ReconcileError::from_kube(
-                "FinalizerUpdateFailed",
-                "updating the ZNode's finalizer",
-                source,
-            )
-        }
-        other => ReconcileError::invalid_spec("InvalidZnode", other.to_string()),
-    })
+    context
+        .finalized(znode, |event| async {
+            match event {
+                FinalizerEvent::Apply(znode) => apply(&znode, &context).await,
+                FinalizerEvent::Cleanup(znode) => cleanup(&znode, &context).await,
+            }
+        })
+        .await
 }
 
+/// The cluster a ZNode names: the registered reference of the ZNode controller.
+pub fn cluster_reference(znode: &ZookeeperZnode) -> Vec<Target> {
+    let own_namespace = znode.namespace().unwrap_or_default();
+    let reference = &znode.spec.cluster_ref;
+    vec![Target::named(
+        reference.namespace_or(&own_namespace),
+        &reference.name,
+    )]
+}
+
+/// Step 1, dereference: the ZNode's cluster, from the reference cache.
 fn referenced_cluster(
     znode: &ZookeeperZnode,
-    clusters: &Store<ZookeeperCluster>,
+    context: &Context<ZnodeContext>,
 ) -> Result<Arc<ZookeeperCluster>, ReconcileError> {
     let own_namespace = znode.namespace().unwrap_or_default();
     let reference = &znode.spec.cluster_ref;
     let namespace = reference.namespace_or(&own_namespace);
-    clusters
-        .get(&ObjectRef::new(&reference.name).within(namespace))
+    context
+        .references
+        .get::<ZookeeperCluster>(namespace, &reference.name)
+        .map_err(|error| ReconcileError::operator_bug("UndeclaredReference", error.to_string()))?
         .ok_or_else(|| {
             ReconcileError::transient(
                 "ClusterNotFound",
@@ -165,7 +162,7 @@ async fn apply_steps(
     context: &Context<ZnodeContext>,
     stored: &mut Option<ZnodeStatus>,
 ) -> Result<(), ReconcileError> {
-    let cluster = referenced_cluster(znode, &context.extra.clusters)?;
+    let cluster = referenced_cluster(znode, context)?;
     if znode.uid().is_none() {
         return Err(ReconcileError::transient(
             "ZnodeNotPersisted",
@@ -227,7 +224,7 @@ async fn cleanup(
     else {
         return Ok(Action::await_change());
     };
-    let cluster = match referenced_cluster(znode, &context.extra.clusters) {
+    let cluster = match referenced_cluster(znode, context) {
         Ok(cluster) => cluster,
         Err(_) => {
             let note = format!(

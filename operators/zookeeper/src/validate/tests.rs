@@ -1,7 +1,6 @@
 //! Validation rules, one named case per rule, plus the fixtures the build and render
 //! tests share.
 
-
 use pretty_assertions::assert_eq;
 use rstest::rstest;
 use serde_json::{Value, json};

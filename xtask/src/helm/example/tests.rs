@@ -6,7 +6,11 @@ use rstest::rstest;
 use super::*;
 
 fn parse(text: &str) -> Result<Example, ExampleError> {
-    Example::parse(Path::new("example.yaml"), text, &zookeeper_operator::crds())
+    Example::parse(
+        Path::new("example.yaml"),
+        text,
+        &<zookeeper_operator::ZookeeperOperator as strata_operator::cli::Operator>::crds(),
+    )
 }
 
 #[test]

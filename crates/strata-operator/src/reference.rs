@@ -1,0 +1,402 @@
+//! Objects a controller reads but does not own: a ZNode's cluster, an HDFS cluster's
+//! ZooKeeper discovery ConfigMap, a Superset cluster's Secrets, a Trino cluster's
+//! catalogs.
+//!
+//! A controller declares each referenced kind once, with a function from its primary
+//! object to what it refers to ([`Target`]: by name or by label selector). From that one
+//! declaration the runtime
+//!
+//! - keeps a watch cache of the kind, so reconciles read it without a GET;
+//! - keeps an index from referenced objects to the owners that refer to them, fed by
+//!   the owners' own watch events, so a change (including the creation of an object
+//!   that was missing) requeues exactly those owners, without waiting for a resync;
+//! - grants `list` and `watch` on the kind in the chart's RBAC rules.
+//!
+//! Secrets are cached as metadata only ([`Content::MetadataOnly`]): the operator
+//! learns that a Secret exists, never what it holds, and passes it to pods by
+//! reference. So no Secret value can reach a log line, an Event or a status.
+
+mod index;
+
+use std::any::{Any, TypeId};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube::api::{Api, ApiResource};
+use kube::core::PartialObjectMeta;
+
+use crate::guard::Guarded;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+
+pub(crate) use self::index::ReferenceIndex;
+
+/// How owners pick objects of a referenced kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selection {
+    /// By namespace and name, such as `spec.clusterConfig.zookeeperConfigMapName`.
+    ByName,
+    /// By a label selector, such as `spec.clusterConfig.catalogLabelSelector`.
+    ByLabel,
+}
+
+/// What the cache of a referenced kind holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// Whole objects, for kinds whose content the operator renders (ConfigMaps,
+    /// custom resources).
+    Full,
+    /// Metadata only: for Secrets, whose values the operator must never hold.
+    MetadataOnly,
+}
+
+/// A kind one controller reads and does not own, as the RBAC rules and the docs see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReferencedKind {
+    /// The kind.
+    pub resource: ApiResource,
+    /// How owners pick its objects.
+    pub selection: Selection,
+    /// What is cached of them.
+    pub content: Content,
+}
+
+/// One object, or a set of objects, that an owner refers to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// The object `name` in `namespace`.
+    Named {
+        /// Where the object lives.
+        namespace: String,
+        /// Its name.
+        name: String,
+    },
+    /// Every object in `namespace` whose labels `selector` matches.
+    Selected {
+        /// Where the objects live.
+        namespace: String,
+        /// Which of them.
+        selector: LabelSelector,
+    },
+}
+
+impl Target {
+    /// The object `name` in `namespace`.
+    pub fn named(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        Self::Named {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+
+    /// The objects in `namespace` that `selector` matches.
+    pub fn selected(namespace: impl Into<String>, selector: LabelSelector) -> Self {
+        Self::Selected {
+            namespace: namespace.into(),
+            selector,
+        }
+    }
+}
+
+/// Whether `selector` matches `labels`, by the Kubernetes rules: every `matchLabels`
+/// pair and every expression must hold; an empty selector matches everything.
+/// An unknown operator matches nothing, as the API server would reject it.
+pub fn selector_matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+    let pairs_hold = selector
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(key, value)| labels.get(key) == Some(value));
+    let expressions_hold = selector.match_expressions.iter().flatten().all(|expr| {
+        let values = expr.values.as_deref().unwrap_or_default();
+        let value = labels.get(&expr.key);
+        match expr.operator.as_str() {
+            "In" => value.is_some_and(|value| values.contains(value)),
+            "NotIn" => value.is_none_or(|value| !values.contains(value)),
+            "Exists" => value.is_some(),
+            "DoesNotExist" => value.is_none(),
+            _ => false,
+        }
+    });
+    pairs_hold && expressions_hold
+}
+
+/// The watch caches of every referenced kind of one controller, read by type.
+#[derive(Clone, Default)]
+pub struct References {
+    stores: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    readiness: Vec<Arc<dyn ReadyCheck>>,
+}
+
+impl std::fmt::Debug for References {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("References")
+            .field("kinds", &self.stores.len())
+            .finish()
+    }
+}
+
+/// Why a reference could not be read; always an operator bug, because the controller
+/// reads a kind it did not declare.
+#[derive(Debug, thiserror::Error)]
+#[error("the controller reads {kind} objects but does not declare them as a reference")]
+pub struct UndeclaredReference {
+    /// The kind that was read.
+    pub kind: String,
+}
+
+impl References {
+    fn store<T>(&self) -> Result<&Store<T>, UndeclaredReference>
+    where
+        T: Resource<DynamicType = ()> + Clone + 'static,
+    {
+        self.stores
+            .get(&TypeId::of::<T>())
+            .and_then(|store| store.downcast_ref::<Store<T>>())
+            .ok_or_else(|| UndeclaredReference {
+                kind: std::any::type_name::<T>().to_owned(),
+            })
+    }
+
+    /// The object `name` in `namespace` from the cache, or `None` when it does not
+    /// exist.
+    pub fn get<R>(&self, namespace: &str, name: &str) -> Result<Option<Arc<R>>, UndeclaredReference>
+    where
+        R: Resource<DynamicType = ()> + Clone + 'static,
+    {
+        Ok(self
+            .store::<R>()?
+            .get(&ObjectRef::new(name).within(namespace)))
+    }
+
+    /// The metadata of the object `name` in `namespace`, for kinds cached as metadata
+    /// only (Secrets).
+    pub fn metadata<R>(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<PartialObjectMeta<R>>>, UndeclaredReference>
+    where
+        R: Resource<DynamicType = ()> + Clone + 'static,
+    {
+        Ok(self
+            .store::<PartialObjectMeta<R>>()?
+            .get(&ObjectRef::new(name).within(namespace)))
+    }
+
+    /// The objects in `namespace` that `selector` matches, sorted by name.
+    pub fn selected<R>(
+        &self,
+        namespace: &str,
+        selector: &LabelSelector,
+    ) -> Result<Vec<Arc<R>>, UndeclaredReference>
+    where
+        R: Resource<DynamicType = ()> + Clone + 'static,
+    {
+        let mut objects = self.store::<R>()?.state_filter(|object| {
+            object.meta().namespace.as_deref() == Some(namespace)
+                && selector_matches(selector, object.labels())
+        });
+        objects.sort_by_key(|object| object.name_any());
+        Ok(objects)
+    }
+
+    /// Waits until every cache holds its first complete list; false when a cache was
+    /// dropped before that.
+    pub async fn wait_until_ready(&self) -> bool {
+        for check in &self.readiness {
+            if !check.wait().await {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn insert<T>(&mut self, store: Store<T>)
+    where
+        T: Resource + Clone + Send + Sync + 'static,
+        T::DynamicType: Clone + Eq + std::hash::Hash + Send + Sync,
+    {
+        self.readiness.push(Arc::new(store.clone()));
+        self.stores.insert(TypeId::of::<T>(), Arc::new(store));
+    }
+}
+
+/// A store that can be waited on, whatever its object type.
+trait ReadyCheck: Send + Sync {
+    fn wait(&self) -> futures::future::BoxFuture<'_, bool>;
+}
+
+impl<T> ReadyCheck for Store<T>
+where
+    T: Resource + Clone + Send + Sync + 'static,
+    T::DynamicType: Clone + Eq + std::hash::Hash + Send + Sync,
+{
+    fn wait(&self) -> futures::future::BoxFuture<'_, bool> {
+        Box::pin(async move { self.wait_until_ready().await.is_ok() })
+    }
+}
+
+/// The owners' side of one reference declaration: how to find what an owner refers to,
+/// and how to start the cache and the requeue.
+pub(crate) trait ReferenceWatch<P>: Send + Sync
+where
+    P: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    /// The kind, for RBAC and docs.
+    fn kind(&self) -> ReferencedKind;
+
+    /// Starts the cache of the kind, stores it in `references`, and makes `controller`
+    /// requeue the owners of every object that changes.
+    fn attach(
+        &self,
+        controller: Controller<Guarded<P>>,
+        client: &Client,
+        namespace: Option<&str>,
+        index: ReferenceIndex<Guarded<P>>,
+        references: &mut References,
+    ) -> Controller<Guarded<P>>;
+
+    /// What `owner` refers to through this declaration.
+    fn targets(&self, owner: &P) -> Vec<Target>;
+}
+
+/// A typed declaration: owners of kind `P` refer to objects of kind `R`.
+pub(crate) struct Declared<P, R> {
+    pub(crate) selection: Selection,
+    pub(crate) content: Content,
+    pub(crate) targets: fn(&P) -> Vec<Target>,
+    pub(crate) kind: std::marker::PhantomData<fn() -> R>,
+}
+
+fn api_for<T>(client: &Client, namespace: Option<&str>) -> Api<T>
+where
+    T: Resource<DynamicType = (), Scope = NamespaceResourceScope>,
+{
+    match namespace {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    }
+}
+
+fn requeue<P, T>(
+    index: ReferenceIndex<Guarded<P>>,
+) -> impl Fn(T) -> Vec<ObjectRef<Guarded<P>>> + Send + Sync + 'static
+where
+    P: Resource<DynamicType = ()> + 'static,
+    T: Resource,
+{
+    move |changed: T| {
+        let namespace = changed.meta().namespace.clone().unwrap_or_default();
+        let name = changed.meta().name.clone().unwrap_or_default();
+        let labels = changed.meta().labels.clone().unwrap_or_default();
+        index.owners_of(&namespace, &name, &labels)
+    }
+}
+
+impl<P, R> ReferenceWatch<P> for Declared<P, R>
+where
+    P: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    R: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    fn kind(&self) -> ReferencedKind {
+        ReferencedKind {
+            resource: ApiResource::erase::<R>(&()),
+            selection: self.selection,
+            content: self.content,
+        }
+    }
+
+    fn attach(
+        &self,
+        controller: Controller<Guarded<P>>,
+        client: &Client,
+        namespace: Option<&str>,
+        index: ReferenceIndex<Guarded<P>>,
+        references: &mut References,
+    ) -> Controller<Guarded<P>> {
+        match self.content {
+            Content::Full => {
+                let (store, writer) = reflector::store::<R>();
+                let events = watcher(api_for::<R>(client, namespace), watcher::Config::default())
+                    .default_backoff()
+                    .map(|event| event.map(|event| event.modify(crate::cache::trim_metadata)));
+                let stream = reflector::reflector(writer, events).applied_objects();
+                references.insert(store);
+                controller.watches_stream(stream.boxed(), requeue::<P, R>(index))
+            }
+            Content::MetadataOnly => {
+                let (store, writer) = reflector::store::<PartialObjectMeta<R>>();
+                let api = api_for::<PartialObjectMeta<R>>(client, namespace);
+                let events = watcher(api, watcher::Config::default())
+                    .default_backoff()
+                    .map(|event| event.map(|event| event.modify(crate::cache::trim_metadata)));
+                let stream = reflector::reflector(writer, events).applied_objects();
+                references.insert(store);
+                controller.watches_stream(stream.boxed(), requeue::<P, PartialObjectMeta<R>>(index))
+            }
+        }
+    }
+
+    fn targets(&self, owner: &P) -> Vec<Target> {
+        (self.targets)(owner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+    use rstest::rstest;
+
+    use super::*;
+
+    fn expression(key: &str, operator: &str, values: &[&str]) -> LabelSelector {
+        LabelSelector {
+            match_labels: None,
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: key.to_owned(),
+                operator: operator.to_owned(),
+                values: (!values.is_empty())
+                    .then(|| values.iter().map(|v| (*v).to_owned()).collect()),
+            }]),
+        }
+    }
+
+    fn pairs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[rstest]
+    #[case::empty_selector_matches_all(LabelSelector::default(), &[("a", "1")], true)]
+    #[case::match_labels_hold(LabelSelector { match_labels: Some(pairs(&[("a", "1")])), match_expressions: None }, &[("a", "1"), ("b", "2")], true)]
+    #[case::match_labels_differ(LabelSelector { match_labels: Some(pairs(&[("a", "1")])), match_expressions: None }, &[("a", "2")], false)]
+    #[case::in_holds(expression("tier", "In", &["gold", "silver"]), &[("tier", "gold")], true)]
+    #[case::in_missing_label(expression("tier", "In", &["gold"]), &[], false)]
+    #[case::not_in_without_label(expression("tier", "NotIn", &["gold"]), &[], true)]
+    #[case::not_in_excluded(expression("tier", "NotIn", &["gold"]), &[("tier", "gold")], false)]
+    #[case::exists(expression("tier", "Exists", &[]), &[("tier", "x")], true)]
+    #[case::does_not_exist(expression("tier", "DoesNotExist", &[]), &[("tier", "x")], false)]
+    #[case::unknown_operator_matches_nothing(expression("tier", "Like", &["x"]), &[("tier", "x")], false)]
+    fn selectors(
+        #[case] selector: LabelSelector,
+        #[case] labels: &[(&str, &str)],
+        #[case] expected: bool,
+    ) {
+        assert_eq!(selector_matches(&selector, &pairs(labels)), expected);
+    }
+}
