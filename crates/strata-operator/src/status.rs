@@ -151,9 +151,11 @@ pub fn transition_events(
 /// Losing availability and becoming degraded are warnings. A new cluster
 /// that is not available yet is starting up, which is normal.
 fn is_bad_news(before: Option<&ClusterCondition>, condition: &ClusterCondition) -> bool {
-    match condition.type_ {
-        ConditionType::Available => before.is_some() && condition.status != ConditionStatus::True,
-        ConditionType::Degraded => condition.status == ConditionStatus::True,
+    match condition.type_.known() {
+        Some(ConditionType::Available) => {
+            before.is_some() && condition.status != ConditionStatus::True
+        }
+        Some(ConditionType::Degraded) => condition.status == ConditionStatus::True,
         _ => false,
     }
 }
@@ -161,11 +163,13 @@ fn is_bad_news(before: Option<&ClusterCondition>, condition: &ClusterCondition) 
 fn is_quiet(condition: &ClusterCondition) -> bool {
     condition.status == ConditionStatus::False
         && matches!(
-            condition.type_,
-            ConditionType::Degraded
-                | ConditionType::Paused
-                | ConditionType::Stopped
-                | ConditionType::Progressing
+            condition.type_.known(),
+            Some(
+                ConditionType::Degraded
+                    | ConditionType::Paused
+                    | ConditionType::Stopped
+                    | ConditionType::Progressing
+            )
         )
 }
 
@@ -257,7 +261,7 @@ mod tests {
 
     fn condition(type_: ConditionType, status: ConditionStatus) -> ClusterCondition {
         ClusterCondition {
-            type_,
+            type_: type_.into(),
             status,
             reason: "AsExpected".into(),
             message: "msg".into(),

@@ -7,10 +7,12 @@
 //! | Available | True | `a >= d` | `AsExpected` |
 //! | Available | Unknown | `a < d` and some pod has phase Unknown | `PodPhaseUnknown` |
 //! | Available | False | `a < d` and no pod has phase Unknown | `ReplicasUnavailable` |
-//! | Progressing | True | a rollout is in progress (checked first) | `RolloutInProgress` |
+//! | Progressing | False | the Deployment controller gave up on the rollout (checked first) | `ProgressDeadlineExceeded` |
+//! | Progressing | True | a rollout is in progress (checked next) | `RolloutInProgress` |
 //! | Progressing | False | `a == d` | `AsExpected` |
 //! | Progressing | False | `a < d` and some pod is failing | `PodPhaseFailed` / `PodsFailing` |
 //! | Progressing | True | `a != d` otherwise | `ReplicasChanging` |
+//! | Degraded | True | the Deployment controller gave up on the rollout | `ProgressDeadlineExceeded` |
 //! | Degraded | True | `a < d` and some pod is failing or has phase Unknown | `PodPhaseFailed` / `PodsFailing` / `PodPhaseUnknown` |
 //! | Degraded | False | otherwise | `AsExpected` |
 //!
@@ -24,6 +26,17 @@
 //! - A rollout (see [`WorkloadObservation::rollout_in_progress`]) makes
 //!   Progressing True even when pods fail: the workload controller is still
 //!   applying a new template, and Degraded tells the user that it is stuck.
+//! - A Deployment whose controller reports `ProgressDeadlineExceeded`
+//!   (see [`WorkloadObservation::progress_deadline_exceeded`]) is stuck, not
+//!   rolling out: Progressing False and Degraded True, whatever the replica
+//!   counts say. Old pods may still serve every replica while the new ones
+//!   never start, so this is the one Degraded row that does not need
+//!   `a < d`. The messages quote the Deployment controller and name the
+//!   failing pods, whatever the counts, because they are what blocks it.
+//! - A StatefulSet with a partitioned RollingUpdate has finished rolling out
+//!   once every pod at or above the partition is updated (see
+//!   [`WorkloadObservation::partition`]); the pods below it keep the old
+//!   revision by request.
 //! - Available is True for `a > d` too (the ADR says `a == d`): surplus pods
 //!   while scaling down are no outage. Progressing is True for them.
 //! - Pod states only count while replicas are missing (`a < d`), as in the
@@ -31,11 +44,13 @@
 //!   are being removed, which a failed pod does not block). A Deployment keeps evicted pods in phase Failed next to their
 //!   healthy replacements; those must not make the cluster Degraded forever.
 //!
-//! Degraded picks its reason in the order `PodPhaseFailed`, `PodsFailing`,
-//! `PodPhaseUnknown`; the message names every affected pod.
+//! Degraded picks its reason in the order `ProgressDeadlineExceeded`,
+//! `PodPhaseFailed`, `PodsFailing`, `PodPhaseUnknown`; the message names
+//! every affected pod.
 
 use crate::{
     condition::{ConditionStatus, ConditionType, ConditionUpdate},
+    error::sentence,
     reason::Reason,
     workload::{PodObservation, PodPhase, WorkloadObservation},
 };
@@ -65,6 +80,19 @@ impl WorkloadObservation {
             progressing: self.progressing(&problems),
             degraded: self.degraded(&problems),
         }
+    }
+
+    /// `"<workload> exceeded its progress deadline: <controller message>"`,
+    /// or `None` when the workload controller has not given up.
+    fn deadline_sentence(&self) -> Option<String> {
+        self.progress_deadline_exceeded.as_deref().map(|message| {
+            let prefix = format!("{} exceeded its progress deadline", self.display_name());
+            if message.trim().is_empty() {
+                format!("{prefix}.")
+            } else {
+                format!("{prefix}: {}", sentence(message))
+            }
+        })
     }
 
     fn replica_summary(&self) -> String {
@@ -104,6 +132,13 @@ impl WorkloadObservation {
         let update = |status, reason, message: String| {
             ConditionUpdate::new(ConditionType::Progressing, status, reason, message)
         };
+        if let Some(deadline) = self.deadline_sentence() {
+            return update(
+                ConditionStatus::False,
+                Reason::PROGRESS_DEADLINE_EXCEEDED,
+                format!("{deadline} {}.", self.replica_summary()),
+            );
+        }
         if let Some(causes) = self.rollout_in_progress() {
             return update(
                 ConditionStatus::True,
@@ -139,7 +174,10 @@ impl WorkloadObservation {
 
     fn degraded(&self, problems: &PodProblems) -> ConditionUpdate {
         let missing_replicas = self.available_replicas < self.desired_replicas;
-        let reason = if missing_replicas {
+        let deadline = self.deadline_sentence();
+        let reason = if deadline.is_some() {
+            Some(Reason::PROGRESS_DEADLINE_EXCEEDED)
+        } else if missing_replicas {
             problems
                 .failing_reason()
                 .or_else(|| (!problems.unknown.is_empty()).then_some(Reason::POD_PHASE_UNKNOWN))
@@ -148,16 +186,21 @@ impl WorkloadObservation {
         };
         match reason {
             Some(reason) => {
-                let details = [problems.failing_sentences(), problems.unknown_sentence()]
-                    .into_iter()
-                    .filter(|sentence| !sentence.is_empty())
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let message = [
+                    deadline.unwrap_or_default(),
+                    format!("{}.", self.replica_summary()),
+                    problems.failing_sentences(),
+                    problems.unknown_sentence(),
+                ]
+                .into_iter()
+                .filter(|sentence| !sentence.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
                 ConditionUpdate::new(
                     ConditionType::Degraded,
                     ConditionStatus::True,
                     reason,
-                    format!("{}. {details}", self.replica_summary()),
+                    message,
                 )
             }
             None => ConditionUpdate::new(

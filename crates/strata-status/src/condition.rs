@@ -1,5 +1,7 @@
 //! The condition types of ADR027 and the stored condition shape.
 
+use std::fmt;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -41,6 +43,88 @@ pub enum ConditionType {
     Paused,
     /// All replicas are set to 0 by request.
     Stopped,
+}
+
+/// The `type` of a stored condition: one of the six [`ConditionType`]s, or a
+/// type this operator version does not know.
+///
+/// Unknown types come from a newer operator version that wrote its status
+/// before a rollback. Reading them must not fail: one unknown entry would
+/// make the whole custom resource undeserializable, and with it the watch of
+/// every object of the kind. [`apply_updates`](crate::apply_updates) drops
+/// them from the next status, because this operator does not own them and
+/// cannot keep them up to date.
+///
+/// It serializes as the plain string, so known types keep the JSON shape of
+/// [`ConditionType`]. Build it with `From<String>` (or deserialize it), which
+/// turns a known name into [`Known`](Self::Known); `Other` never holds one of
+/// the six names then.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum StoredConditionType {
+    /// One of the condition types this operator computes.
+    Known(ConditionType),
+    /// A type this operator version does not know, exactly as stored.
+    Other(String),
+}
+
+impl StoredConditionType {
+    /// The known type, `None` for [`Other`](Self::Other).
+    #[must_use]
+    pub fn known(&self) -> Option<ConditionType> {
+        match self {
+            Self::Known(condition_type) => Some(*condition_type),
+            Self::Other(_) => None,
+        }
+    }
+
+    /// The type as written into the condition.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Known(condition_type) => condition_type.as_ref(),
+            Self::Other(name) => name,
+        }
+    }
+}
+
+impl From<ConditionType> for StoredConditionType {
+    fn from(condition_type: ConditionType) -> Self {
+        Self::Known(condition_type)
+    }
+}
+
+impl From<String> for StoredConditionType {
+    fn from(name: String) -> Self {
+        name.parse().map_or(Self::Other(name), Self::Known)
+    }
+}
+
+impl From<StoredConditionType> for String {
+    fn from(condition_type: StoredConditionType) -> Self {
+        match condition_type {
+            StoredConditionType::Known(known) => known.to_string(),
+            StoredConditionType::Other(name) => name,
+        }
+    }
+}
+
+impl fmt::Display for StoredConditionType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<ConditionType> for StoredConditionType {
+    fn eq(&self, other: &ConditionType) -> bool {
+        self.known() == Some(*other)
+    }
+}
+
+impl PartialEq<StoredConditionType> for ConditionType {
+    fn eq(&self, other: &StoredConditionType) -> bool {
+        other == self
+    }
 }
 
 /// How conditions of one type from several sources (workloads) combine.
@@ -105,13 +189,18 @@ impl From<bool> for ConditionStatus {
 /// --for=condition=Available` and generic tooling work.
 // This doc comment becomes the CRD's description, so it holds no rustdoc
 // links. `reason` is a plain string so that any stored value deserializes;
-// new values are always produced from a validated `Reason`.
+// new values are always produced from a validated `Reason`. `type` reads any
+// string for the same reason (see `StoredConditionType`), but the schema
+// keeps the enum of `ConditionType`: it says what this version writes, and
+// Helm installs CRDs from `crds/`, which a rollback leaves at the newer
+// version, so a newer operator's types stay valid for the API server.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterCondition {
     /// Which aspect of the resource this condition describes.
     #[serde(rename = "type")]
-    pub type_: ConditionType,
+    #[schemars(with = "ConditionType")]
+    pub type_: StoredConditionType,
     /// Whether the condition holds.
     pub status: ConditionStatus,
     /// One CamelCase word for machines; always set (`AsExpected` when happy).
@@ -176,6 +265,7 @@ impl ConditionUpdate {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use k8s_openapi::jiff::Timestamp;
+    use rstest::rstest;
     use strum::IntoEnumIterator;
 
     use super::*;
@@ -202,7 +292,7 @@ mod tests {
     #[test]
     fn condition_serializes_like_metav1_condition() {
         let condition = ClusterCondition {
-            type_: ConditionType::Available,
+            type_: ConditionType::Available.into(),
             status: ConditionStatus::Unknown,
             reason: "PodPhaseUnknown".to_owned(),
             message: "Pod a has phase Unknown.".to_owned(),
@@ -232,6 +322,59 @@ mod tests {
                 .unwrap();
         assert_eq!(condition.reason, "");
         assert_eq!(condition.last_transition_time, None);
+    }
+
+    #[rstest]
+    #[case::available("Available", Some(ConditionType::Available))]
+    #[case::stopped("Stopped", Some(ConditionType::Stopped))]
+    #[case::unknown_type("Foo", None)]
+    #[case::different_case("available", None)]
+    #[case::empty("", None)]
+    fn stored_type_reads_any_string_and_writes_it_back(
+        #[case] name: &str,
+        #[case] known: Option<ConditionType>,
+    ) {
+        let stored: StoredConditionType = serde_json::from_value(serde_json::json!(name)).unwrap();
+        assert_eq!(stored.known(), known);
+        assert_eq!(stored.as_str(), name);
+        assert_eq!(stored.to_string(), name);
+        assert_eq!(
+            serde_json::to_value(&stored).unwrap(),
+            serde_json::json!(name)
+        );
+        if known.is_none() {
+            assert_eq!(stored, StoredConditionType::Other(name.to_owned()));
+        }
+    }
+
+    #[test]
+    fn stored_type_compares_with_condition_type() {
+        let available = StoredConditionType::from(ConditionType::Available);
+        assert_eq!(available, ConditionType::Available);
+        assert_eq!(ConditionType::Available, available);
+        assert_ne!(available, ConditionType::Degraded);
+        assert_ne!(
+            StoredConditionType::Other("Foo".to_owned()),
+            ConditionType::Available
+        );
+        assert_eq!(StoredConditionType::from("Available".to_owned()), available);
+    }
+
+    #[test]
+    fn condition_of_unknown_type_round_trips() {
+        let json = serde_json::json!({
+            "type": "Foo",
+            "status": "True",
+            "reason": "Newer",
+            "message": "Written by a newer operator.",
+            "lastTransitionTime": "2023-11-14T22:13:20Z",
+        });
+        let condition: ClusterCondition = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(
+            condition.type_,
+            StoredConditionType::Other("Foo".to_owned())
+        );
+        assert_eq!(serde_json::to_value(&condition).unwrap(), json);
     }
 
     #[test]

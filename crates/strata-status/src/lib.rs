@@ -70,6 +70,7 @@ pub use cluster::{ClusterInputs, cluster_conditions};
 pub use combine::{ObservedConditions, combine, combine_conditions};
 pub use condition::{
     Aggregation, ClusterCondition, ConditionStatus, ConditionType, ConditionUpdate,
+    StoredConditionType,
 };
 pub use error::{FailureKind, ReconcileFailure};
 pub use operation::{

@@ -17,6 +17,7 @@
 //! | `PodsFailing` | Progressing False, Degraded True | replicas missing and some container waits in a failure state (crash loop, image pull) |
 //! | `ReplicasChanging` | Progressing True | the replica count is moving towards the desired one |
 //! | `RolloutInProgress` | Progressing True | a new pod template or spec is being rolled out |
+//! | `ProgressDeadlineExceeded` | Progressing False, Degraded True | the Deployment controller gave up on a rollout after `progressDeadlineSeconds` |
 //! | `NoWorkloads` | Available False, Progressing False | nothing has been observed to run |
 //! | `ReconcileErrorRetrying` | Degraded True | a transient reconcile error; the operator retries by itself |
 //! | `InvalidSpec` | Degraded True | the spec cannot be reconciled; the user must change it |
@@ -88,6 +89,10 @@ impl Reason {
     pub const REPLICAS_CHANGING: Self = Self::constant("ReplicasChanging");
     /// Progressing True: a new spec or pod template is being rolled out.
     pub const ROLLOUT_IN_PROGRESS: Self = Self::constant("RolloutInProgress");
+    /// Progressing False and Degraded True: the Deployment controller gave up
+    /// on a rollout after `progressDeadlineSeconds`. The same word Kubernetes
+    /// uses, so users can search for it.
+    pub const PROGRESS_DEADLINE_EXCEEDED: Self = Self::constant("ProgressDeadlineExceeded");
     /// No workload was observed, so nothing can be available.
     pub const NO_WORKLOADS: Self = Self::constant("NoWorkloads");
     /// Degraded True after a transient error: the operator retries by itself.
@@ -201,6 +206,7 @@ mod tests {
     #[case::pods_failing(Reason::PODS_FAILING)]
     #[case::replicas_changing(Reason::REPLICAS_CHANGING)]
     #[case::rollout_in_progress(Reason::ROLLOUT_IN_PROGRESS)]
+    #[case::progress_deadline_exceeded(Reason::PROGRESS_DEADLINE_EXCEEDED)]
     #[case::no_workloads(Reason::NO_WORKLOADS)]
     #[case::reconcile_error_retrying(Reason::RECONCILE_ERROR_RETRYING)]
     #[case::invalid_spec(Reason::INVALID_SPEC)]

@@ -49,7 +49,9 @@ pub fn find_condition(
 
 impl ClusterStatus {
     /// The next status: `updates` applied on top of the stored conditions,
-    /// stamped with `generation`, and the given deployed version.
+    /// stamped with `generation`, and the given deployed version. Stored
+    /// conditions of types this operator does not know are dropped (see
+    /// [`apply_updates`]), so the next write removes them.
     #[must_use]
     pub fn next(
         stored: Option<&Self>,
@@ -74,7 +76,8 @@ impl ClusterStatus {
 }
 
 impl ResourceStatus {
-    /// The next status: `updates` applied on top of the stored conditions.
+    /// The next status: `updates` applied on top of the stored conditions;
+    /// conditions of unknown types are dropped as in [`ClusterStatus::next`].
     #[must_use]
     pub fn next(
         stored: Option<&Self>,

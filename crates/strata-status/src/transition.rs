@@ -17,8 +17,12 @@ use crate::condition::{ClusterCondition, ConditionType, ConditionUpdate};
 /// - A condition whose status is unchanged keeps its `lastTransitionTime`,
 ///   even when reason or message change; a transition is a status change.
 /// - A condition whose status changed gets `now`.
-/// - Updated conditions get `observed_generation`; conditions of types that
-///   were not updated are kept exactly as stored.
+/// - Updated conditions get `observed_generation`; conditions of known types
+///   that were not updated are kept exactly as stored.
+/// - Conditions of types this operator does not know
+///   ([`StoredConditionType::Other`](crate::StoredConditionType::Other), written by a newer operator version
+///   before a rollback) are dropped: this operator does not own them, could
+///   never update them, and would otherwise keep stale claims in the status.
 /// - When `updates` holds one type twice, the last one wins. When `previous`
 ///   holds one type twice (hand-edited status), the first one is used.
 /// - The result is sorted by [`ConditionType`] order.
@@ -37,9 +41,11 @@ pub fn apply_updates(
     let now = truncate_to_seconds(now);
     let mut merged: BTreeMap<ConditionType, ClusterCondition> = BTreeMap::new();
     for condition in previous {
-        merged
-            .entry(condition.type_)
-            .or_insert_with(|| condition.clone());
+        if let Some(condition_type) = condition.type_.known() {
+            merged
+                .entry(condition_type)
+                .or_insert_with(|| condition.clone());
+        }
     }
     let mut latest: BTreeMap<ConditionType, ConditionUpdate> = BTreeMap::new();
     for update in updates {
@@ -56,7 +62,7 @@ pub fn apply_updates(
         merged.insert(
             condition_type,
             ClusterCondition {
-                type_: condition_type,
+                type_: condition_type.into(),
                 status: update.status,
                 reason: update.reason.into(),
                 message: update.message,

@@ -11,6 +11,8 @@ use k8s_openapi::api::{
     core::v1::{ContainerStatus, Pod},
 };
 
+use crate::reason::Reason;
+
 /// The label that carries the product version on every pod (recommended
 /// Kubernetes labels); the deployed-version rule reads it.
 pub const VERSION_LABEL: &str = "app.kubernetes.io/version";
@@ -164,11 +166,27 @@ pub struct WorkloadObservation {
     pub generation: Option<i64>,
     /// `status.observedGeneration`.
     pub observed_generation: Option<i64>,
-    /// For a StatefulSet with the RollingUpdate strategy: the current and the
-    /// update revision differ. Always false for other kinds and for
-    /// `OnDelete`, where Kubernetes never advances `currentRevision`
-    /// (kubernetes/kubernetes#73492), so it would report a rollout forever.
+    /// For a StatefulSet with the RollingUpdate strategy and no partition:
+    /// the current and the update revision differ. Always false otherwise,
+    /// because Kubernetes then never advances `currentRevision`: not for
+    /// `OnDelete` (kubernetes/kubernetes#73492), and not while a partition
+    /// keeps pods at the old revision (it moves only once *every* replica is
+    /// updated). Either would report a rollout forever.
     pub revision_changing: bool,
+    /// For a StatefulSet with the RollingUpdate strategy:
+    /// `spec.updateStrategy.rollingUpdate.partition`. Pods with an ordinal
+    /// below it keep the old revision on purpose, so a rollout is complete
+    /// once `desired_replicas - partition` replicas are updated. 0 for other
+    /// kinds and strategies.
+    pub partition: i32,
+    /// For a Deployment: the message of its `Progressing` condition when the
+    /// Deployment controller gave up on the rollout (status False, reason
+    /// `ProgressDeadlineExceeded`) for the latest generation. `None` otherwise
+    /// and for other kinds. A condition left from an older generation does not
+    /// count: the controller resets it when it starts the next rollout, and
+    /// until it has observed that generation the condition is stale (the same
+    /// rule as `kubectl rollout status`).
+    pub progress_deadline_exceeded: Option<String>,
     /// The workload's pods, sorted by name.
     pub pods: Vec<PodObservation>,
 }
@@ -179,12 +197,21 @@ impl WorkloadObservation {
     pub fn from_stateful_set(stateful_set: &StatefulSet, pods: &[Pod]) -> Self {
         let spec = &stateful_set.spec;
         let status = stateful_set.status.as_ref();
-        let rolling_update = spec
-            .update_strategy
-            .as_ref()
+        let strategy = spec.update_strategy.as_ref();
+        let rolling_update = strategy
             .and_then(|s| s.type_.as_deref())
             .is_none_or(|strategy| strategy == "RollingUpdate");
+        let partition = if rolling_update {
+            strategy
+                .and_then(|s| s.rolling_update.as_ref())
+                .and_then(|r| r.partition)
+                .unwrap_or(0)
+                .max(0)
+        } else {
+            0
+        };
         let revision_changing = rolling_update
+            && partition == 0
             && status.is_some_and(|s| {
                 matches!(
                     (&s.current_revision, &s.update_revision),
@@ -200,6 +227,8 @@ impl WorkloadObservation {
             generation: stateful_set.metadata.generation,
             observed_generation: status.and_then(|s| s.observed_generation),
             revision_changing,
+            partition,
+            progress_deadline_exceeded: None,
             pods: observe_pods(pods),
         }
     }
@@ -208,15 +237,31 @@ impl WorkloadObservation {
     #[must_use]
     pub fn from_deployment(deployment: &Deployment, pods: &[Pod]) -> Self {
         let status = deployment.status.as_ref();
+        let generation = deployment.metadata.generation;
+        let observed_generation = status.and_then(|s| s.observed_generation);
+        let progress_deadline_exceeded = status
+            .filter(|_| generation.is_none_or(|g| observed_generation >= Some(g)))
+            .and_then(|s| s.conditions.as_deref())
+            .unwrap_or_default()
+            .iter()
+            .find(|c| {
+                c.type_.as_deref() == Some("Progressing")
+                    && c.status.as_deref() == Some("False")
+                    // Our reason is the word the Deployment controller uses.
+                    && c.reason.as_deref() == Some(Reason::PROGRESS_DEADLINE_EXCEEDED.as_str())
+            })
+            .map(|c| c.message.clone().unwrap_or_default());
         Self {
             kind: WorkloadKind::Deployment,
             name: deployment.metadata.name.clone().unwrap_or_default(),
             desired_replicas: deployment.spec.replicas.unwrap_or(1),
             available_replicas: status.and_then(|s| s.available_replicas).unwrap_or(0),
             updated_replicas: status.and_then(|s| s.updated_replicas).unwrap_or(0),
-            generation: deployment.metadata.generation,
-            observed_generation: status.and_then(|s| s.observed_generation),
+            generation,
+            observed_generation,
             revision_changing: false,
+            partition: 0,
+            progress_deadline_exceeded,
             pods: observe_pods(pods),
         }
     }
@@ -235,6 +280,8 @@ impl WorkloadObservation {
             generation: daemon_set.metadata.generation,
             observed_generation: status.and_then(|s| s.observed_generation),
             revision_changing: false,
+            partition: 0,
+            progress_deadline_exceeded: None,
             pods: observe_pods(pods),
         }
     }
@@ -247,8 +294,10 @@ impl WorkloadObservation {
 
     /// Why a rollout is in progress, or `None` when none is. The three
     /// signals: the workload controller has not seen the latest spec yet,
-    /// fewer replicas than desired run the newest template, or (StatefulSet)
-    /// the update revision differs from the current one.
+    /// fewer replicas than the rollout targets run the newest template (all
+    /// desired replicas, or those at or above a StatefulSet's
+    /// [`partition`](Self::partition)), or (StatefulSet) the update revision
+    /// differs from the current one.
     #[must_use]
     pub fn rollout_in_progress(&self) -> Option<String> {
         let mut causes = Vec::new();
@@ -260,10 +309,16 @@ impl WorkloadObservation {
                 self.generation.unwrap_or_default()
             ));
         }
-        if self.updated_replicas < self.desired_replicas {
+        let target = self.desired_replicas.saturating_sub(self.partition).max(0);
+        if self.updated_replicas < target {
+            let scope = if self.partition > 0 {
+                format!(" at or above partition {}", self.partition)
+            } else {
+                String::new()
+            };
             causes.push(format!(
-                "{} of {} replicas run the newest pod template",
-                self.updated_replicas, self.desired_replicas
+                "{} of {target} replicas{scope} run the newest pod template",
+                self.updated_replicas
             ));
         }
         if self.revision_changing {

@@ -118,3 +118,30 @@ fn resource_status_schema_is_structural() {
     assert!(status["properties"]["deployedProductVersion"].is_null());
     assert_eq!(status["properties"]["conditions"]["type"], "array");
 }
+
+/// A newer operator version may have written a condition type this one does
+/// not know before a rollback; the object must still deserialize, or the
+/// watch of the whole kind fails.
+#[test]
+fn custom_resource_with_unknown_condition_type_deserializes() {
+    let object = serde_json::json!({
+        "apiVersion": "test.strata.dev/v1alpha1",
+        "kind": "ProbeCluster",
+        "metadata": {"name": "probe", "namespace": "default"},
+        "spec": {"replicas": 3},
+        "status": {
+            "conditions": [
+                {"type": "Available", "status": "True", "reason": "AsExpected", "message": "Fine."},
+                {"type": "Foo", "status": "True", "reason": "Newer", "message": "From the future."},
+            ],
+            "observedGeneration": 1,
+        },
+    });
+    let cluster: ProbeCluster = serde_json::from_value(object.clone()).unwrap();
+    let conditions = &cluster.status.as_ref().unwrap().conditions;
+    assert_eq!(conditions.len(), 2);
+    assert_eq!(
+        serde_json::to_value(&cluster).unwrap()["status"],
+        object["status"]
+    );
+}

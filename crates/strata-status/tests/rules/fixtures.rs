@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::{
     api::{
         apps::v1::{
-            DaemonSet, DaemonSetStatus, Deployment, DeploymentSpec, DeploymentStatus, StatefulSet,
-            StatefulSetSpec, StatefulSetStatus, StatefulSetUpdateStrategy,
+            DaemonSet, DaemonSetStatus, Deployment, DeploymentCondition, DeploymentSpec,
+            DeploymentStatus, RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec,
+            StatefulSetStatus, StatefulSetUpdateStrategy,
         },
         core::v1::{ContainerState, ContainerStateWaiting, ContainerStatus, Pod, PodStatus},
     },
@@ -42,6 +43,10 @@ pub struct Workload {
     pub current_revision: &'static str,
     pub update_revision: &'static str,
     pub update_strategy: Option<&'static str>,
+    /// `spec.updateStrategy.rollingUpdate.partition` of a StatefulSet.
+    pub partition: Option<i32>,
+    /// The Deployment's `Progressing` condition as (status, reason).
+    pub deployment_progressing: Option<(&'static str, &'static str)>,
 }
 
 /// A settled workload with `desired` replicas of which `available` are available.
@@ -57,6 +62,8 @@ pub fn workload(kind: Kind, desired: i32, available: i32) -> Workload {
         current_revision: "rev-1",
         update_revision: "rev-1",
         update_strategy: None,
+        partition: None,
+        deployment_progressing: None,
     }
 }
 
@@ -87,6 +94,16 @@ impl Workload {
         self
     }
 
+    pub fn partition(mut self, partition: i32) -> Self {
+        self.partition = Some(partition);
+        self
+    }
+
+    pub fn deployment_progressing(mut self, status: &'static str, reason: &'static str) -> Self {
+        self.deployment_progressing = Some((status, reason));
+        self
+    }
+
     fn meta(&self) -> ObjectMeta {
         ObjectMeta {
             name: Some(self.name.to_owned()),
@@ -101,12 +118,17 @@ impl Workload {
             metadata: self.meta(),
             spec: StatefulSetSpec {
                 replicas: Some(self.desired),
-                update_strategy: self
-                    .update_strategy
-                    .map(|strategy| StatefulSetUpdateStrategy {
-                        type_: Some(strategy.to_owned()),
-                        ..StatefulSetUpdateStrategy::default()
-                    }),
+                update_strategy: (self.update_strategy.is_some() || self.partition.is_some()).then(
+                    || StatefulSetUpdateStrategy {
+                        type_: self.update_strategy.map(str::to_owned),
+                        rolling_update: self.partition.map(|partition| {
+                            RollingUpdateStatefulSetStrategy {
+                                partition: Some(partition),
+                                ..RollingUpdateStatefulSetStrategy::default()
+                            }
+                        }),
+                    },
+                ),
                 ..StatefulSetSpec::default()
             },
             status: Some(StatefulSetStatus {
@@ -134,6 +156,15 @@ impl Workload {
                 available_replicas: Some(self.available),
                 updated_replicas: Some(self.updated),
                 observed_generation: self.observed_generation,
+                conditions: self.deployment_progressing.map(|(status, reason)| {
+                    vec![DeploymentCondition {
+                        type_: Some("Progressing".to_owned()),
+                        status: Some(status.to_owned()),
+                        reason: Some(reason.to_owned()),
+                        message: Some(deployment_progressing_message(self.name, reason)),
+                        ..DeploymentCondition::default()
+                    }]
+                }),
                 ..DeploymentStatus::default()
             }),
         }
@@ -162,6 +193,15 @@ impl Workload {
             Kind::Deployment => WorkloadObservation::from_deployment(&self.deployment(), pods),
             Kind::DaemonSet => WorkloadObservation::from_daemon_set(&self.daemon_set(), pods),
         }
+    }
+}
+
+/// What the Deployment controller writes into its `Progressing` condition.
+pub fn deployment_progressing_message(name: &str, reason: &str) -> String {
+    if reason == "ProgressDeadlineExceeded" {
+        format!("ReplicaSet \"{name}-abc\" has timed out progressing.")
+    } else {
+        format!("ReplicaSet \"{name}-abc\" is progressing ({reason}).")
     }
 }
 

@@ -113,3 +113,50 @@ fn cluster_status_uses_camel_case() {
         "1970-01-01T00:01:40Z"
     );
 }
+
+/// A status as a newer operator version left it: our conditions plus one of
+/// a type this version does not know.
+fn status_from_newer_operator() -> ClusterStatus {
+    let mut json = serde_json::to_value(status_at(100, Some("1.0"))).unwrap();
+    json["conditions"].as_array_mut().unwrap().push(
+        serde_json::json!({"type": "Foo", "status": "True", "reason": "Newer", "message": "?"}),
+    );
+    serde_json::from_value(json).unwrap()
+}
+
+#[test]
+fn next_status_drops_unknown_condition_types_and_writes_once() {
+    let stored = status_from_newer_operator();
+    assert_eq!(stored.conditions.len(), 3);
+    let next = ClusterStatus::next(
+        Some(&stored),
+        updates(),
+        at(200),
+        Some(3),
+        Some("1.0".to_owned()),
+    );
+    assert_eq!(next, status_at(100, Some("1.0")));
+    assert!(needs_write(Some(&stored), &next));
+    let after = ClusterStatus::next(
+        Some(&next),
+        updates(),
+        at(300),
+        Some(3),
+        Some("1.0".to_owned()),
+    );
+    assert!(!needs_write(Some(&next), &after));
+}
+
+#[test]
+fn resource_status_drops_unknown_condition_types() {
+    let stored: ResourceStatus = serde_json::from_value(serde_json::json!({
+        "conditions": [{"type": "Foo", "status": "False"}],
+        "observedGeneration": 1,
+    }))
+    .unwrap();
+    let next = ResourceStatus::next(Some(&stored), updates(), at(100), Some(1));
+    assert_eq!(
+        next,
+        ResourceStatus::next(None, updates(), at(100), Some(1))
+    );
+}

@@ -101,7 +101,7 @@ fn output_is_sorted_by_condition_type() {
         at(T1),
         Some(1),
     );
-    let types: Vec<_> = result.iter().map(|c| c.type_).collect();
+    let types: Vec<_> = result.iter().map(|c| c.type_.clone()).collect();
     assert_eq!(types, [Available, Degraded, Paused, Stopped]);
 }
 
@@ -157,4 +157,54 @@ fn sub_second_now_round_trips_through_json() {
     let read_back: Vec<ClusterCondition> = serde_json::from_str(&json).unwrap();
     assert_eq!(read_back, computed);
     assert_eq!(computed[0].last_transition_time, Some(at(T0)));
+}
+
+/// A condition of a type written by a newer operator version, as read back.
+fn foreign(name: &str) -> ClusterCondition {
+    serde_json::from_value(serde_json::json!({
+        "type": name,
+        "status": "True",
+        "reason": "Newer",
+        "message": "Written by a newer operator version.",
+        "lastTransitionTime": "2023-11-14T22:13:20Z",
+        "observedGeneration": 1,
+    }))
+    .unwrap()
+}
+
+/// Conditions of types this operator does not own are dropped from the next
+/// status, wherever they were stored; the known ones follow the usual rules.
+#[rstest]
+#[case::unknown_type_next_to_updated_ones(
+    vec![stored(update(Available, True, Reason::AS_EXPECTED), T0, 1), foreign("Foo")],
+    vec![update(Available, True, Reason::AS_EXPECTED), update(Degraded, False, Reason::AS_EXPECTED)],
+    vec![(Available, Some(T0)), (Degraded, Some(T1))])]
+#[case::unknown_type_first_in_the_list(
+    vec![foreign("Foo"), stored(update(Stopped, False, Reason::AS_EXPECTED), T0, 1)],
+    vec![update(Available, True, Reason::AS_EXPECTED)],
+    vec![(Available, Some(T1)), (Stopped, Some(T0))])]
+#[case::unknown_type_without_updates(
+    vec![stored(update(Paused, False, Reason::AS_EXPECTED), T0, 1), foreign("Foo")],
+    vec![],
+    vec![(Paused, Some(T0))])]
+#[case::only_unknown_types(vec![foreign("Foo"), foreign("Bar")], vec![], vec![])]
+#[case::lower_case_name_of_a_known_type(
+    vec![foreign("available")],
+    vec![update(Available, False, Reason::REPLICAS_UNAVAILABLE)],
+    vec![(Available, Some(T1))])]
+fn unknown_stored_types_are_dropped(
+    #[case] previous: Vec<ClusterCondition>,
+    #[case] updates: Vec<ConditionUpdate>,
+    #[case] expected: Vec<(strata_status::ConditionType, Option<i64>)>,
+) {
+    let result = apply_updates(&previous, updates, at(T1), Some(2));
+    let actual: Vec<_> = result
+        .iter()
+        .map(|c| (c.type_.known(), c.last_transition_time.clone()))
+        .collect();
+    let expected: Vec<_> = expected
+        .into_iter()
+        .map(|(type_, second)| (Some(type_), second.map(at)))
+        .collect();
+    assert_eq!(actual, expected, "{result:#?}");
 }

@@ -37,6 +37,11 @@ fn observe(workload: Workload, pods: Vec<Pod>) -> WorkloadObservation {
     observe(workload(Kind::StatefulSet, 2, 2).named("a"), at_version(running(2), NEW)),
     observe(workload(Kind::Deployment, 1, 1).named("b"), at_version(running(1), NEW)),
     observe(workload(Kind::DaemonSet, 3, 3).named("c"), at_version(running(3), NEW))], Some(NEW))]
+#[case::partitioned_rollout_done_with_old_pods_below_partition_keeps_previous(Some(OLD), vec![
+    observe(workload(Kind::StatefulSet, 3, 3).partition(1).updated(2).revisions("r1", "r2"), vec![
+    with_version(pod("a-0", "Running"), Some(OLD)), with_version(pod("a-1", "Running"), Some(NEW)), with_version(pod("a-2", "Running"), Some(NEW))])], Some(OLD))]
+#[case::partition_left_after_full_rollout_moves(Some(OLD), vec![
+    observe(workload(Kind::StatefulSet, 3, 3).partition(1), at_version(running(3), NEW))], Some(NEW))]
 #[case::no_workloads_keeps_previous(Some(OLD), vec![], Some(OLD))]
 #[case::stopped_cluster_keeps_previous(Some(OLD), vec![observe(workload(Kind::StatefulSet, 0, 0), vec![])], Some(OLD))]
 #[case::stopping_cluster_with_old_pods_keeps_previous(Some(OLD), vec![observe(workload(Kind::StatefulSet, 0, 0), at_version(running(2), OLD))], Some(OLD))]

@@ -123,3 +123,34 @@ fn version_label_is_read(#[case] version: Option<&str>) {
     let observed = PodObservation::from_pod(&with_version(pod("p", "Running"), version));
     assert_eq!(observed.version.as_deref(), version);
 }
+
+/// Only a RollingUpdate has a partition; a negative one (rejected by the API
+/// server anyway) counts as none.
+#[rstest]
+#[case::no_update_strategy(workload(Kind::StatefulSet, 3, 3), 0)]
+#[case::partition_on_default_strategy(workload(Kind::StatefulSet, 3, 3).partition(2), 2)]
+#[case::partition_on_rolling_update(workload(Kind::StatefulSet, 3, 3).update_strategy("RollingUpdate").partition(1), 1)]
+#[case::partition_ignored_on_delete(workload(Kind::StatefulSet, 3, 3).update_strategy("OnDelete").partition(1), 0)]
+#[case::negative_partition_is_none(workload(Kind::StatefulSet, 3, 3).partition(-1), 0)]
+#[case::deployment_has_no_partition(workload(Kind::Deployment, 3, 3).partition(1), 0)]
+fn partition_is_read(#[case] workload: crate::fixtures::Workload, #[case] expected: i32) {
+    assert_eq!(workload.observe(&[]).partition, expected);
+}
+
+#[rstest]
+#[case::deadline_exceeded(workload(Kind::Deployment, 3, 3).deployment_progressing("False", "ProgressDeadlineExceeded"),
+    Some("ReplicaSet \"simple-server-default-abc\" has timed out progressing."))]
+#[case::deadline_exceeded_for_an_older_generation(
+    workload(Kind::Deployment, 3, 3).observed_generation(Some(1)).deployment_progressing("False", "ProgressDeadlineExceeded"), None)]
+#[case::progressing(workload(Kind::Deployment, 3, 3).deployment_progressing("True", "ReplicaSetUpdated"), None)]
+#[case::no_conditions(workload(Kind::Deployment, 3, 3), None)]
+#[case::stateful_set(workload(Kind::StatefulSet, 3, 3), None)]
+fn progress_deadline_is_read(
+    #[case] workload: crate::fixtures::Workload,
+    #[case] expected: Option<&str>,
+) {
+    assert_eq!(
+        workload.observe(&[]).progress_deadline_exceeded.as_deref(),
+        expected
+    );
+}

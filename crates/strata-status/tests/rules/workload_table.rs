@@ -9,7 +9,10 @@ use strata_status::{
     ConditionUpdate, Reason, WorkloadAssessment,
 };
 
-use crate::fixtures::{Kind, plus, pod, running, waiting_init_pod, waiting_pod, workload};
+use crate::fixtures::{
+    Kind, deployment_progressing_message, plus, pod, running, waiting_init_pod, waiting_pod,
+    workload,
+};
 
 fn condition(assessment: &WorkloadAssessment, condition_type: ConditionType) -> &ConditionUpdate {
     match condition_type {
@@ -300,5 +303,145 @@ fn healthy_messages_are_sentences() {
     assert_eq!(
         assessment.degraded.message,
         "StatefulSet zk has 3 of 3 desired replicas available and no failing pods."
+    );
+}
+
+/// A partitioned RollingUpdate leaves the pods below the partition at the old
+/// revision on purpose, so the rollout is done once every pod at or above it
+/// is updated. Three replicas, revision `rev-1` to `rev-2`; each case gives
+/// the expected Progressing status and reason.
+#[rstest]
+#[case::partition_0_rolling_out(workload(Kind::StatefulSet, 3, 3).partition(0).updated(1).revisions("rev-1", "rev-2"),
+    (True, Reason::ROLLOUT_IN_PROGRESS))]
+#[case::partition_0_rolled_out(workload(Kind::StatefulSet, 3, 3).partition(0).updated(3).revisions("rev-2", "rev-2"),
+    (False, Reason::AS_EXPECTED))]
+#[case::partition_mid_way_rolling_out(workload(Kind::StatefulSet, 3, 3).partition(1).updated(1).revisions("rev-1", "rev-2"),
+    (True, Reason::ROLLOUT_IN_PROGRESS))]
+#[case::partition_mid_way_rolled_out(workload(Kind::StatefulSet, 3, 3).partition(1).updated(2).revisions("rev-1", "rev-2"),
+    (False, Reason::AS_EXPECTED))]
+#[case::partition_mid_way_rolled_out_with_explicit_rolling_update(
+    workload(Kind::StatefulSet, 3, 3).update_strategy("RollingUpdate").partition(2).updated(1).revisions("rev-1", "rev-2"),
+    (False, Reason::AS_EXPECTED))]
+#[case::partition_mid_way_rolled_out_with_replica_missing(workload(Kind::StatefulSet, 3, 2).partition(1).updated(2).revisions("rev-1", "rev-2"),
+    (True, Reason::REPLICAS_CHANGING))]
+#[case::partition_mid_way_observed_generation_behind(
+    workload(Kind::StatefulSet, 3, 3).partition(1).updated(2).revisions("rev-1", "rev-2").observed_generation(Some(1)),
+    (True, Reason::ROLLOUT_IN_PROGRESS))]
+#[case::partition_equal_to_replicas(workload(Kind::StatefulSet, 3, 3).partition(3).updated(0).revisions("rev-1", "rev-2"),
+    (False, Reason::AS_EXPECTED))]
+#[case::partition_above_replicas(workload(Kind::StatefulSet, 3, 3).partition(10).updated(0).revisions("rev-1", "rev-2"),
+    (False, Reason::AS_EXPECTED))]
+fn partitioned_rolling_update(
+    #[case] workload: crate::fixtures::Workload,
+    #[case] expected_progressing: (ConditionStatus, Reason),
+) {
+    let assessment = workload.observe(&running(3)).assess();
+    assert_eq!(
+        (
+            assessment.progressing.status,
+            assessment.progressing.reason.clone()
+        ),
+        expected_progressing,
+        "{:?}",
+        assessment.progressing
+    );
+    assert_eq!(assessment.degraded.status, False);
+}
+
+#[test]
+fn partitioned_rollout_message_names_the_partition() {
+    let assessment = workload(Kind::StatefulSet, 3, 3)
+        .named("zk")
+        .partition(1)
+        .updated(1)
+        .revisions("rev-1", "rev-2")
+        .observe(&running(3))
+        .assess();
+    assert_eq!(
+        assessment.progressing.message,
+        "StatefulSet zk is rolling out: 1 of 2 replicas at or above partition 1 run the newest pod template."
+    );
+}
+
+/// The Deployment controller gives up on a rollout after
+/// `progressDeadlineSeconds` and sets its own Progressing condition False
+/// with reason `ProgressDeadlineExceeded`. Each case gives the expected
+/// (Available, Progressing, Degraded).
+#[rstest]
+#[case::deadline_exceeded_with_replicas_missing(
+    workload(Kind::Deployment, 3, 2).updated(1).deployment_progressing("False", "ProgressDeadlineExceeded"),
+    plus(running(2), waiting_pod("pod-2", "Running", "CrashLoopBackOff")),
+    (False, Reason::REPLICAS_UNAVAILABLE), (False, Reason::PROGRESS_DEADLINE_EXCEEDED), (True, Reason::PROGRESS_DEADLINE_EXCEEDED))]
+#[case::deadline_exceeded_while_old_pods_serve(
+    workload(Kind::Deployment, 3, 3).updated(1).deployment_progressing("False", "ProgressDeadlineExceeded"),
+    plus(running(3), pod("pod-new", "Pending")),
+    (True, Reason::AS_EXPECTED), (False, Reason::PROGRESS_DEADLINE_EXCEEDED), (True, Reason::PROGRESS_DEADLINE_EXCEEDED))]
+#[case::deadline_exceeded_with_all_replicas_updated_but_unavailable(
+    workload(Kind::Deployment, 3, 1).deployment_progressing("False", "ProgressDeadlineExceeded"),
+    plus(running(1), pod("pod-1", "Pending")),
+    (False, Reason::REPLICAS_UNAVAILABLE), (False, Reason::PROGRESS_DEADLINE_EXCEEDED), (True, Reason::PROGRESS_DEADLINE_EXCEEDED))]
+#[case::deadline_from_an_older_generation_is_ignored(
+    workload(Kind::Deployment, 3, 3).updated(1).observed_generation(Some(1)).deployment_progressing("False", "ProgressDeadlineExceeded"),
+    running(3),
+    (True, Reason::AS_EXPECTED), (True, Reason::ROLLOUT_IN_PROGRESS), (False, Reason::AS_EXPECTED))]
+#[case::deployment_progressing_true_is_not_degraded(
+    workload(Kind::Deployment, 3, 3).updated(1).deployment_progressing("True", "ReplicaSetUpdated"),
+    running(3),
+    (True, Reason::AS_EXPECTED), (True, Reason::ROLLOUT_IN_PROGRESS), (False, Reason::AS_EXPECTED))]
+#[case::deployment_rolled_out_is_settled(
+    workload(Kind::Deployment, 3, 3).deployment_progressing("True", "NewReplicaSetAvailable"),
+    running(3),
+    (True, Reason::AS_EXPECTED), (False, Reason::AS_EXPECTED), (False, Reason::AS_EXPECTED))]
+#[case::paused_deployment_is_not_degraded(
+    workload(Kind::Deployment, 3, 3).updated(1).deployment_progressing("Unknown", "DeploymentPaused"),
+    running(3),
+    (True, Reason::AS_EXPECTED), (True, Reason::ROLLOUT_IN_PROGRESS), (False, Reason::AS_EXPECTED))]
+fn deployment_progress_deadline(
+    #[case] workload: crate::fixtures::Workload,
+    #[case] pods: Vec<Pod>,
+    #[case] expected_available: (ConditionStatus, Reason),
+    #[case] expected_progressing: (ConditionStatus, Reason),
+    #[case] expected_degraded: (ConditionStatus, Reason),
+) {
+    let assessment = workload.observe(&pods).assess();
+    let actual = |c: &ConditionUpdate| (c.status, c.reason.clone());
+    assert_eq!(
+        [
+            actual(&assessment.available),
+            actual(&assessment.progressing),
+            actual(&assessment.degraded)
+        ],
+        [expected_available, expected_progressing, expected_degraded],
+        "{assessment:#?}"
+    );
+}
+
+#[test]
+fn deadline_messages_quote_the_deployment_controller() {
+    let pods = plus(
+        running(2),
+        waiting_pod("pod-2", "Running", "CrashLoopBackOff"),
+    );
+    let assessment = workload(Kind::Deployment, 3, 2)
+        .named("web")
+        .updated(1)
+        .deployment_progressing("False", "ProgressDeadlineExceeded")
+        .observe(&pods)
+        .assess();
+    let controller = deployment_progressing_message("web", "ProgressDeadlineExceeded");
+    assert_eq!(
+        assessment.progressing.message,
+        format!(
+            "Deployment web exceeded its progress deadline: {controller} \
+             Deployment web has 2 of 3 desired replicas available."
+        )
+    );
+    assert_eq!(
+        assessment.degraded.message,
+        format!(
+            "Deployment web exceeded its progress deadline: {controller} \
+             Deployment web has 2 of 3 desired replicas available. \
+             Pods with failing containers: [pod-2 (container main CrashLoopBackOff)]."
+        )
     );
 }
