@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::controller::OperatorRuntime;
 use crate::http::{self, HealthState};
-use crate::render::{self, RenderError};
+use crate::render::{self, RenderError, Rendered};
 
 /// What a product operator provides to the shared CLI.
 pub trait Operator {
@@ -27,10 +27,11 @@ pub trait Operator {
     /// definitions `run` starts: for `cargo xtask gen-helm`.
     fn registration() -> crate::rbac::OperatorRegistration;
 
-    /// Every object that would be applied for the custom resources among
-    /// `documents`, without a cluster. Documents of other kinds are inputs
-    /// (referenced objects) or ignored.
-    fn render(documents: &[Value]) -> Result<Vec<Value>, RenderError>;
+    /// Every object that would be applied for the custom resources in
+    /// `documents`, without a cluster, and the resources that cannot be rendered
+    /// offline. The documents are of the operator's kinds only, already checked
+    /// against the CRDs (see [`crate::render`] for the rules).
+    fn render(documents: &[Value]) -> Result<Rendered, RenderError>;
 
     /// Runs the operator's controllers until the runtime shuts down.
     fn run(runtime: OperatorRuntime) -> impl Future<Output = ()> + Send;
@@ -52,6 +53,11 @@ enum Command {
     Crd,
     /// Print, offline, every object the operator would apply for the custom
     /// resources in FILE, as sorted multi-document YAML.
+    ///
+    /// Fails, printing nothing on stdout, when a document is not one of the
+    /// operator's kinds or would be refused by `kubectl apply` (unknown field,
+    /// wrong type), or when nothing at all is rendered. Resources that cannot
+    /// be rendered offline are skipped with a note on stderr.
     Render {
         /// A YAML file with one or more documents; `-` reads stdin.
         #[arg(short = 'f', long = "filename")]
@@ -108,10 +114,10 @@ fn print_crds<O: Operator>() -> Result<(), String> {
     Ok(())
 }
 
-/// Renders the file for operator `O` into YAML; the CLI prints it.
+/// Renders the file for operator `O` into YAML, by the rules of
+/// [`render::render_manifest`], which also says what was skipped.
 pub fn render_file<O: Operator>(yaml: &str) -> Result<String, RenderError> {
-    let documents = render::parse_documents(yaml)?;
-    render::to_sorted_yaml(O::render(&documents)?)
+    render::render_manifest::<O>(yaml).map(|manifest| manifest.yaml)
 }
 
 fn print_render<O: Operator>(file: &PathBuf) -> Result<(), String> {
@@ -122,8 +128,12 @@ fn print_render<O: Operator>(file: &PathBuf) -> Result<(), String> {
         std::fs::read_to_string(file)
             .map_err(|error| format!("reading {}: {error}", file.display()))?
     };
-    let out = render_file::<O>(&yaml).map_err(|error| format!("{}: {error}", file.display()))?;
-    print!("{out}");
+    let manifest = render::render_manifest::<O>(&yaml)
+        .map_err(|error| format!("{}: {error}", file.display()))?;
+    for skipped in &manifest.skipped {
+        eprintln!("{}: {}: skipped {skipped}", O::NAME, file.display());
+    }
+    print!("{}", manifest.yaml);
     Ok(())
 }
 

@@ -1,10 +1,47 @@
 //! Offline rendering: read custom resources from YAML, print the objects the
 //! operator would apply as sorted, multi-document YAML.
+//!
+//! `<operator> render -f FILE` is meant to sit in front of `kubectl apply`, so it refuses
+//! what `kubectl apply` (with the default strict field validation) would refuse, and says
+//! why. The rules, in the order [`render_manifest`] applies them:
+//!
+//! 1. **Reading.** The file is a YAML stream. A document that is not YAML stops the render
+//!    (`document N is not valid YAML`). Empty documents (a stray `---`) are dropped. A
+//!    `kind: List` with `apiVersion: v1`, as `kubectl get -o yaml` writes, is replaced by
+//!    its items, which are rendered like documents of their own (`document 1, item 2`);
+//!    lists inside lists are expanded too. Other `...List` kinds are not expanded.
+//! 2. **Checking.** Every object must be one of the operator's kinds in a version its CRD
+//!    serves (a misspelt kind gets a "did you mean"), must have `metadata.name`, and must
+//!    have no field its CRD's `openAPIV3Schema` does not specify (`x-kubernetes-preserve-
+//!    unknown-fields` and `additionalProperties` are honoured; `metadata` is checked
+//!    against `ObjectMeta`). Objects of other kinds are refused rather than ignored: a
+//!    render that silently drops part of the file hides mistakes, and a pipeline that
+//!    wants other objects applies them itself. All problems of all documents are reported
+//!    together, and nothing is printed on stdout.
+//! 3. **Rendering.** The operator deserialises its kinds; a type error names the field and
+//!    the expected type in manifest terms (`spec.servers.roleGroups.default.replicas:
+//!    expected an integer between 0 and 65535, got -1`). The operator may skip a resource
+//!    it cannot render offline (a ZNode whose cluster is not in the file); each skip is a
+//!    [`Skipped`] the CLI prints on stderr while the rest is rendered and the exit code is 0.
+//! 4. **Nothing rendered** is an error: an empty file, an empty `List`, or a file whose
+//!    every resource was skipped exits non-zero with the reasons.
+//! 5. **Writing.** Objects are sorted by kind, namespace and name and written as YAML that
+//!    YAML 1.1 readers (kubectl, PyYAML) and YAML 1.2 readers read as the same JSON: every
+//!    string some reader would take for a boolean, number, null or timestamp is quoted.
+
+mod input;
+mod scalar;
+mod schema;
+mod typed;
+mod yaml;
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::cli::Operator;
 
 /// Why a manifest file could not be rendered.
 #[derive(Debug, thiserror::Error)]
@@ -17,7 +54,13 @@ pub enum RenderError {
         /// The parser error.
         source: serde_yaml_ng::Error,
     },
-    /// A custom resource does not deserialise into its type.
+    /// Documents `kubectl apply` would refuse, or that are not the operator's kinds.
+    #[error("{}", problems_text(problems))]
+    Rejected {
+        /// Every problem found, in file order.
+        problems: Vec<Problem>,
+    },
+    /// A custom resource does not deserialise into its type, or fails validation.
     #[error("{kind} {name}: {message}")]
     InvalidResource {
         /// The resource's kind.
@@ -27,13 +70,141 @@ pub enum RenderError {
         /// What is wrong.
         message: String,
     },
-    /// Output could not be serialised.
-    #[error("could not write YAML: {0}")]
-    Output(#[from] serde_yaml_ng::Error),
+    /// The file rendered no object at all.
+    #[error("{}", nothing_text(skipped))]
+    NothingRendered {
+        /// Resources the operator skipped, with the reasons; empty when the file holds none.
+        skipped: Vec<Skipped>,
+    },
+    /// One of the operator's CRDs has a schema that is not JSON (a bug in the operator).
+    #[error("the schema of CRD {crd} cannot be read: {source}")]
+    CrdSchema {
+        /// The CRD's name.
+        crd: String,
+        /// Why it could not be converted.
+        source: serde_json::Error,
+    },
+}
+
+fn problems_text(problems: &[Problem]) -> String {
+    let mut text = match problems.len() {
+        1 => "1 problem, nothing rendered:".to_owned(),
+        count => format!("{count} problems, nothing rendered:"),
+    };
+    for problem in problems {
+        text.push_str("\n  ");
+        text.push_str(&problem.to_string());
+    }
+    text
+}
+
+fn nothing_text(skipped: &[Skipped]) -> String {
+    if skipped.is_empty() {
+        return "nothing to render: the file holds no objects".to_owned();
+    }
+    let mut text = "nothing to render: every resource was skipped:".to_owned();
+    for skip in skipped {
+        text.push_str("\n  ");
+        text.push_str(&skip.to_string());
+    }
+    text
+}
+
+/// Something wrong with one document of the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// Where: `document 2` or `document 2 (ZookeeperCluster default/simple-zk)`.
+    pub document: String,
+    /// What, starting with the field path where there is one.
+    pub message: String,
+}
+
+impl Problem {
+    fn new(document: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            document: document.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}: {}", self.document, self.message)
+    }
+}
+
+/// A resource the operator could not render offline, and why; not an error, since the
+/// operator would render it in a cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// The resource's kind.
+    pub kind: String,
+    /// `namespace/name`.
+    pub name: String,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+impl fmt::Display for Skipped {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{} {}: {}", self.kind, self.name, self.reason)
+    }
+}
+
+/// What an operator rendered from the documents of its kinds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rendered {
+    /// Every object it would apply, as JSON.
+    pub objects: Vec<Value>,
+    /// Resources it could not render offline.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A rendered manifest file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RenderedManifest {
+    /// The objects as sorted multi-document YAML.
+    pub yaml: String,
+    /// The objects as JSON, in the order of `yaml`.
+    pub objects: Vec<Value>,
+    /// Resources that were skipped, for stderr.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Renders the manifest `yaml` for operator `O` by the rules of this module.
+pub fn render_manifest<O: Operator>(yaml: &str) -> Result<RenderedManifest, RenderError> {
+    let (documents, mut problems) = input::read(yaml)?;
+    let kinds = input::Kinds::new(O::NAME, &O::crds())?;
+    for document in &documents {
+        problems.extend(kinds.check(document));
+    }
+    if !problems.is_empty() {
+        return Err(RenderError::Rejected { problems });
+    }
+    let documents: Vec<Value> = documents
+        .into_iter()
+        .map(|document| document.value)
+        .collect();
+    if documents.is_empty() {
+        return Err(RenderError::NothingRendered {
+            skipped: Vec::new(),
+        });
+    }
+    let Rendered { objects, skipped } = O::render(&documents)?;
+    if objects.is_empty() {
+        return Err(RenderError::NothingRendered { skipped });
+    }
+    let objects = sorted(objects);
+    Ok(RenderedManifest {
+        yaml: multi_document_yaml(&objects),
+        objects,
+        skipped,
+    })
 }
 
 /// Splits a multi-document YAML string into JSON values, skipping empty
-/// documents.
+/// documents. No other check is made; [`render_manifest`] makes them.
 pub fn parse_documents(yaml: &str) -> Result<Vec<Value>, RenderError> {
     let mut documents = Vec::new();
     for (index, document) in serde_yaml_ng::Deserializer::from_str(yaml).enumerate() {
@@ -52,6 +223,7 @@ pub fn parse_documents(yaml: &str) -> Result<Vec<Value>, RenderError> {
 ///
 /// Render inputs usually hold several kinds (a cluster and its ZNodes, a
 /// Trino cluster and its catalogs); each operator picks out the ones it knows.
+/// A type error names the field path and the expected type in manifest terms.
 pub fn documents_of_kind<K>(documents: &[Value]) -> Result<Vec<K>, RenderError>
 where
     K: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
@@ -62,13 +234,13 @@ where
         .iter()
         .filter(|document| document["apiVersion"] == *api_version && document["kind"] == *kind)
         .map(|document| {
-            serde_json::from_value(document.clone()).map_err(|error| RenderError::InvalidResource {
+            typed::deserialize(document).map_err(|message| RenderError::InvalidResource {
                 kind: kind.to_string(),
                 name: document["metadata"]["name"]
                     .as_str()
                     .unwrap_or("<unnamed>")
                     .to_owned(),
-                message: error.to_string(),
+                message,
             })
         })
         .collect()
@@ -76,77 +248,36 @@ where
 
 /// Prints objects as multi-document YAML, sorted by kind, namespace and name,
 /// so that the same input always gives the same bytes.
-pub fn to_sorted_yaml(objects: Vec<Value>) -> Result<String, RenderError> {
-    let sorted: BTreeMap<(String, String, String), Value> = objects
+pub fn to_sorted_yaml(objects: Vec<Value>) -> String {
+    multi_document_yaml(&sorted(objects))
+}
+
+/// Objects sorted by kind, namespace and name; of objects with the same key, the last wins,
+/// as it would with `kubectl apply`.
+fn sorted(objects: Vec<Value>) -> Vec<Value> {
+    let by_key: BTreeMap<(String, String, String), Value> = objects
         .into_iter()
         .map(|object| {
+            let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
             let key = (
-                object["kind"].as_str().unwrap_or_default().to_owned(),
-                object["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-                object["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
+                text(&object["kind"]),
+                text(&object["metadata"]["namespace"]),
+                text(&object["metadata"]["name"]),
             );
             (key, object)
         })
         .collect();
+    by_key.into_values().collect()
+}
+
+fn multi_document_yaml(objects: &[Value]) -> String {
     let mut out = String::new();
-    for object in sorted.values() {
+    for object in objects {
         out.push_str("---\n");
-        out.push_str(&serde_yaml_ng::to_string(object)?);
+        out.push_str(&yaml::to_yaml(object));
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
-mod tests {
-    use k8s_openapi::api::core::v1::ConfigMap;
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn documents_are_split_and_empty_ones_skipped() {
-        let documents = parse_documents("---\napiVersion: v1\nkind: ConfigMap\n---\n---\na: 1\n")
-            .expect("yaml");
-        assert_eq!(documents.len(), 2);
-    }
-
-    #[test]
-    fn invalid_yaml_names_the_document() {
-        let error = parse_documents("a: 1\n---\n: : :\n").expect_err("invalid");
-        assert!(error.to_string().starts_with("document 2"), "{error}");
-    }
-
-    #[test]
-    fn only_documents_of_the_kind_are_picked() {
-        let documents = vec![
-            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}),
-            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "b"}}),
-        ];
-        let config_maps: Vec<ConfigMap> = documents_of_kind(&documents).expect("valid");
-        assert_eq!(config_maps.len(), 1);
-    }
-
-    #[test]
-    fn output_is_sorted_and_deterministic() {
-        let objects = vec![
-            json!({"kind": "Service", "metadata": {"name": "b", "namespace": "n"}}),
-            json!({"kind": "ConfigMap", "metadata": {"name": "z", "namespace": "n"}}),
-            json!({"kind": "ConfigMap", "metadata": {"name": "a", "namespace": "n"}}),
-        ];
-        let mut reversed = objects.clone();
-        reversed.reverse();
-        let yaml = to_sorted_yaml(objects).expect("yaml");
-        assert_eq!(yaml, to_sorted_yaml(reversed).expect("yaml"));
-        let names: Vec<_> = yaml
-            .lines()
-            .filter_map(|l| l.strip_prefix("  name: "))
-            .collect();
-        assert_eq!(names, ["a", "z", "b"]);
-    }
-}
+mod tests;

@@ -40,7 +40,7 @@ impl Operator for ZookeeperOperator {
 
     fn render(
         documents: &[serde_json::Value],
-    ) -> Result<Vec<serde_json::Value>, strata_operator::render::RenderError> {
+    ) -> Result<strata_operator::render::Rendered, strata_operator::render::RenderError> {
         render::render(documents)
     }
 

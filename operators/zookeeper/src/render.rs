@@ -6,9 +6,13 @@
 //!   stopped cluster renders with 0 replicas; a paused one renders what would be applied
 //!   once reconciliation resumes.
 //! - A ZNode renders its discovery ConfigMap only if its cluster is in the same file
-//!   (the hosts come from the cluster); others are skipped, since the file cannot say
-//!   where their cluster lives. Its path is the one the controller would use (see
-//!   [`znode_path`]).
+//!   (the hosts come from the cluster); others are skipped with a [`Skipped`] note, since
+//!   the file cannot say where their cluster lives. A file of such ZNodes only renders
+//!   nothing, which `render` reports as an error. Its path is the one the controller
+//!   would use (see [`znode_path`]).
+//! - What every operator's `render` checks before this (kinds, versions, unknown fields,
+//!   type errors in manifest terms, YAML 1.1-safe output) is in
+//!   [`strata_operator::render`].
 //! - Objects without a namespace are rendered in `default`, as `kubectl apply` would
 //!   place them. The cluster domain is `cluster.local`.
 
@@ -16,7 +20,7 @@ use kube::ResourceExt;
 use serde_json::Value;
 use strata_operator::apply::DesiredObject;
 use strata_operator::error::ReconcileError;
-use strata_operator::render::{RenderError, documents_of_kind};
+use strata_operator::render::{RenderError, Rendered, Skipped, documents_of_kind};
 use strata_status::OperationState;
 
 use crate::build::{cluster_objects, znode_discovery_config_map, znode_path};
@@ -29,8 +33,8 @@ pub const DEFAULT_NAMESPACE: &str = "default";
 
 /// Every object the operator would apply for the custom resources in `documents`, as
 /// the JSON the apply step would send (without owner references and content hashes,
-/// which need the stored owner).
-pub fn render(documents: &[Value]) -> Result<Vec<Value>, RenderError> {
+/// which need the stored owner), and the ZNodes that cannot be rendered offline.
+pub fn render(documents: &[Value]) -> Result<Rendered, RenderError> {
     let mut clusters: Vec<ZookeeperCluster> = documents_of_kind(documents)?;
     let mut znodes: Vec<ZookeeperZnode> = documents_of_kind(documents)?;
     for cluster in &mut clusters {
@@ -40,7 +44,7 @@ pub fn render(documents: &[Value]) -> Result<Vec<Value>, RenderError> {
         default_namespace(&mut znode.metadata.namespace);
     }
 
-    let mut rendered = Vec::new();
+    let mut rendered = Rendered::default();
     let mut validated = Vec::new();
     for cluster in &clusters {
         let operation = OperationState::resolve(
@@ -59,7 +63,9 @@ pub fn render(documents: &[Value]) -> Result<Vec<Value>, RenderError> {
                 name: cluster.name.to_string(),
                 message: error.to_string(),
             })?;
-        rendered.extend(objects.into_iter().map(|object| object.into_value()));
+        rendered
+            .objects
+            .extend(objects.into_iter().map(|object| object.into_value()));
         validated.push(cluster);
     }
 
@@ -70,6 +76,15 @@ pub fn render(documents: &[Value]) -> Result<Vec<Value>, RenderError> {
         let Some(cluster) = validated.iter().find(|cluster| {
             cluster.name.as_str() == cluster_ref.name && cluster.namespace == cluster_namespace
         }) else {
+            rendered.skipped.push(Skipped {
+                kind: "ZookeeperZnode".to_owned(),
+                name: format!("{own_namespace}/{}", znode.name_any()),
+                reason: format!(
+                    "its cluster {cluster_namespace}/{} is not in the file, so the hosts of \
+                     its discovery ConfigMap are unknown",
+                    cluster_ref.name
+                ),
+            });
             continue;
         };
         let config_map = znode_discovery_config_map(
@@ -85,7 +100,7 @@ pub fn render(documents: &[Value]) -> Result<Vec<Value>, RenderError> {
                 name: znode.name_any(),
                 message: error.to_string(),
             })?;
-        rendered.push(object.into_value());
+        rendered.objects.push(object.into_value());
     }
     Ok(rendered)
 }

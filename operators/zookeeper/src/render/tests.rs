@@ -13,7 +13,7 @@ const TWO_GROUPS: &str = include_str!("../../../../examples/zookeeper/two-role-g
 const ZNODE: &str = include_str!("../../../../examples/zookeeper/znode.yaml");
 
 fn rendered(yaml: &str) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
-    Ok(render(&parse_documents(yaml)?)?)
+    Ok(render(&parse_documents(yaml)?)?.objects)
 }
 
 fn names(objects: &[Value]) -> Vec<String> {
@@ -67,18 +67,34 @@ fn znode_config_map_points_at_its_cluster_with_a_chroot() -> TestResult {
 
 #[rstest]
 #[case::cluster_in_another_namespace(
-    "spec:\n  clusterRef:\n    name: simple-zk\n    namespace: other\n"
+    "spec:\n  clusterRef:\n    name: simple-zk\n    namespace: other\n",
+    "ZookeeperZnode default/orphan: its cluster other/simple-zk is not in the file, so the hosts of its discovery ConfigMap are unknown"
 )]
-#[case::unknown_cluster("spec:\n  clusterRef:\n    name: missing-zk\n")]
-fn znodes_without_their_cluster_in_the_file_are_skipped(#[case] znode_spec: &str) -> TestResult {
+#[case::unknown_cluster(
+    "spec:\n  clusterRef:\n    name: missing-zk\n",
+    "ZookeeperZnode default/orphan: its cluster default/missing-zk is not in the file, so the hosts of its discovery ConfigMap are unknown"
+)]
+fn znodes_without_their_cluster_in_the_file_are_skipped(
+    #[case] znode_spec: &str,
+    #[case] expected_skip: &str,
+) -> TestResult {
     let yaml = format!(
         "{SIMPLE}---\napiVersion: zookeeper.strata.dev/v1alpha1\nkind: ZookeeperZnode\nmetadata:\n  name: orphan\n{znode_spec}"
     );
-    let names = names(&rendered(&yaml)?);
+    let output = render(&parse_documents(&yaml)?)?;
+    let names = names(&output.objects);
     assert_eq!(names.len(), 7, "{names:?}");
     assert!(
         !names.iter().any(|name| name.ends_with("/orphan")),
         "{names:?}"
+    );
+    assert_eq!(
+        output
+            .skipped
+            .iter()
+            .map(|skipped| skipped.to_string())
+            .collect::<Vec<_>>(),
+        [expected_skip]
     );
     Ok(())
 }
