@@ -24,7 +24,9 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 
 use crate::apply::is_controlled_by;
-use crate::child::{ApplyRank, ChildObject, PodLookup, is_workload, observe_dynamic};
+use crate::child::{
+    ApplyRank, ChildObject, PodLookup, immutable_changes_dynamic, is_workload, observe_dynamic,
+};
 use index::Index;
 use strata_model::labels::{INSTANCE_LABEL, MANAGED_BY_LABEL};
 use strata_status::WorkloadObservation;
@@ -41,7 +43,11 @@ pub struct ChildKind {
     prunable: bool,
     metadata_only: bool,
     observe: Option<ObserveFn>,
+    immutable_changes: ImmutableFn,
 }
+
+/// Lists the changes of a desired object that its stored copy cannot take.
+type ImmutableFn = fn(&serde_json::Value, &DynamicObject) -> Vec<String>;
 
 /// Observes one object of a workload kind, parsed as its own type.
 type ObserveFn = fn(&DynamicObject, PodLookup<'_>) -> Option<WorkloadObservation>;
@@ -72,6 +78,7 @@ impl ChildKind {
             rank: K::RANK,
             prunable: K::PRUNABLE,
             metadata_only: K::METADATA_ONLY,
+            immutable_changes: immutable_changes_dynamic::<K>,
             observe: is_workload::<K>().then_some(observe_dynamic::<K> as ObserveFn),
         }
     }
@@ -92,6 +99,16 @@ impl ChildKind {
     /// standing in for the content.
     pub fn metadata_only(&self) -> bool {
         self.metadata_only
+    }
+
+    /// What in `desired` (an object of this kind as it would be applied) the stored
+    /// `existing` copy cannot take.
+    pub fn immutable_changes(
+        &self,
+        desired: &serde_json::Value,
+        existing: &DynamicObject,
+    ) -> Vec<String> {
+        (self.immutable_changes)(desired, existing)
     }
 
     /// Whether objects of this kind run pods and count for the status.

@@ -65,6 +65,14 @@ pub trait ChildObject:
     /// Secrets, so that no Secret value ever reaches the operator's memory.
     const METADATA_ONLY: bool = false;
 
+    /// Fields of `self` (desired) that differ from `existing` (as stored) but that the
+    /// API server refuses to change, each as a sentence naming the field, its old and
+    /// its new value. Checked before anything is applied, so a change that cannot
+    /// succeed is reported as the user's to resolve instead of failing with a 422.
+    fn immutable_changes(&self, _existing: &Self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Scales the object to nothing for a stopped cluster; objects that run no pods
     /// stay as they are.
     fn stop(&mut self) {}
@@ -112,6 +120,70 @@ fn selected_pods(selector: &LabelSelector, pods: PodLookup<'_>) -> Vec<Pod> {
 
 impl ChildObject for StatefulSet {
     const RANK: ApplyRank = ApplyRank::Workload;
+
+    /// Kubernetes allows changing only replicas, the template, the update strategy,
+    /// `minReadySeconds`, `ordinals` and the claim retention policy of a
+    /// StatefulSet. The builders never vary the selector, so the claim templates
+    /// (size, class, access modes) and `serviceName` are what users can move.
+    fn immutable_changes(&self, existing: &Self) -> Vec<String> {
+        let mut changes = Vec::new();
+        let claims = |sts: &StatefulSet| -> BTreeMap<String, (String, String, String)> {
+            sts.spec
+                .volume_claim_templates
+                .iter()
+                .flatten()
+                .map(|claim| {
+                    let spec = claim.spec.clone().unwrap_or_default();
+                    let size = spec
+                        .resources
+                        .and_then(|resources| resources.requests)
+                        .and_then(|requests| requests.get("storage").map(|q| q.0.clone()))
+                        .unwrap_or_default();
+                    let class = spec
+                        .storage_class_name
+                        .unwrap_or_else(|| "(the default class)".to_owned());
+                    let modes = spec.access_modes.unwrap_or_default().join(",");
+                    (
+                        claim.metadata.name.clone().unwrap_or_default(),
+                        (size, class, modes),
+                    )
+                })
+                .collect()
+        };
+        let (wanted, stored) = (claims(self), claims(existing));
+        for (name, (size, class, modes)) in &wanted {
+            match stored.get(name) {
+                None => changes.push(format!("a new volume claim template {name:?} is added")),
+                Some((old_size, old_class, old_modes)) => {
+                    for (what, old, new) in [
+                        ("size", old_size, size),
+                        ("storage class", old_class, class),
+                        ("access modes", old_modes, modes),
+                    ] {
+                        if old != new {
+                            changes.push(format!(
+                                "the {what} of volume claim template {name:?} changes from {old} to {new}"
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        changes.extend(
+            stored
+                .keys()
+                .filter(|name| !wanted.contains_key(*name))
+                .map(|name| format!("the volume claim template {name:?} is removed")),
+        );
+        if self.spec.service_name != existing.spec.service_name {
+            changes.push(format!(
+                "serviceName changes from {:?} to {:?}",
+                existing.spec.service_name.as_deref().unwrap_or_default(),
+                self.spec.service_name.as_deref().unwrap_or_default()
+            ));
+        }
+        changes
+    }
 
     fn stop(&mut self) {
         self.spec.replicas = Some(0);
@@ -176,6 +248,21 @@ pub(crate) fn observe_dynamic<K: ChildObject>(
 ) -> Option<WorkloadObservation> {
     let typed: K = object.clone().try_parse().ok()?;
     typed.observe(pods)
+}
+
+/// The immutable changes between a desired object of kind `K` (as applied) and
+/// its stored copy; none when either does not parse as `K`.
+pub(crate) fn immutable_changes_dynamic<K: ChildObject>(
+    desired: &serde_json::Value,
+    existing: &DynamicObject,
+) -> Vec<String> {
+    let Ok(desired) = serde_json::from_value::<K>(desired.clone()) else {
+        return Vec::new();
+    };
+    let Ok(existing) = existing.clone().try_parse::<K>() else {
+        return Vec::new();
+    };
+    desired.immutable_changes(&existing)
 }
 
 /// Whether `K` runs pods, decided once per kind from its `observe` on an empty object.
@@ -266,6 +353,63 @@ mod tests {
     #[case::workloads_before_budgets(StatefulSet::RANK, PodDisruptionBudget::RANK)]
     fn apply_order(#[case] first: ApplyRank, #[case] later: ApplyRank) {
         assert!(first < later);
+    }
+
+    fn with_claim(size: &str, class: Option<&str>) -> StatefulSet {
+        use k8s_openapi::api::core::v1::{
+            PersistentVolumeClaim, PersistentVolumeClaimSpec, VolumeResourceRequirements,
+        };
+        use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+        StatefulSet {
+            spec: StatefulSetSpec {
+                service_name: Some("web".to_owned()),
+                volume_claim_templates: Some(vec![PersistentVolumeClaim {
+                    metadata: kube::api::ObjectMeta {
+                        name: Some("data".to_owned()),
+                        ..Default::default()
+                    },
+                    spec: Some(PersistentVolumeClaimSpec {
+                        storage_class_name: class.map(str::to_owned),
+                        resources: Some(VolumeResourceRequirements {
+                            requests: Some(BTreeMap::from([(
+                                "storage".to_owned(),
+                                Quantity(size.to_owned()),
+                            )])),
+                            limits: None,
+                        }),
+                        ..Default::default()
+                    }),
+                    status: None,
+                }]),
+                ..StatefulSetSpec::default()
+            },
+            ..StatefulSet::default()
+        }
+    }
+
+    #[rstest]
+    #[case::nothing_changes(with_claim("1Gi", None), with_claim("1Gi", None), vec![])]
+    #[case::replicas_may_change(
+        StatefulSet { spec: StatefulSetSpec { replicas: Some(5), ..with_claim("1Gi", None).spec }, ..StatefulSet::default() },
+        with_claim("1Gi", None),
+        vec![]
+    )]
+    #[case::capacity_grows(
+        with_claim("2Gi", None),
+        with_claim("1Gi", None),
+        vec!["the size of volume claim template \"data\" changes from 1Gi to 2Gi".to_owned()]
+    )]
+    #[case::storage_class_changes(
+        with_claim("1Gi", Some("fast")),
+        with_claim("1Gi", None),
+        vec!["the storage class of volume claim template \"data\" changes from (the default class) to fast".to_owned()]
+    )]
+    fn stateful_set_immutable_changes(
+        #[case] desired: StatefulSet,
+        #[case] existing: StatefulSet,
+        #[case] expected: Vec<String>,
+    ) {
+        assert_eq!(desired.immutable_changes(&existing), expected);
     }
 
     #[test]

@@ -107,6 +107,7 @@ impl<'a> Applier<'a> {
         let objects = desired.into_objects(stopped).map_err(|error| {
             ReconcileError::operator_bug("BuildFailed", error.to_string()).with_source(error)
         })?;
+        self.refuse_immutable_changes(&objects, &namespace)?;
         for object in objects {
             let object = object.owned_by(&owner_ref);
             desired_keys.insert(object.key());
@@ -170,6 +171,40 @@ impl<'a> Applier<'a> {
             kind: object.resource().kind.clone(),
         });
         Ok(response)
+    }
+
+    /// Refuses, before anything is written, changes the API server would reject
+    /// because the field is immutable (a StatefulSet's volume claim templates):
+    /// the user must act, and applying half of the cluster first would help nobody.
+    fn refuse_immutable_changes(
+        &self,
+        objects: &[DesiredObject],
+        namespace: &str,
+    ) -> Result<(), ReconcileError> {
+        let mut problems = Vec::new();
+        for object in objects {
+            if let Some(existing) = self.caches.get(object.resource(), namespace, object.name()) {
+                problems.extend(
+                    object
+                        .kind()
+                        .immutable_changes(object.value(), &existing)
+                        .into_iter()
+                        .map(|change| format!("{}: {change}", object.display_name())),
+                );
+            }
+        }
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(ReconcileError::invalid_spec(
+            "ImmutableFieldChanged",
+            format!(
+                "{}. Kubernetes cannot change these fields of an existing object. Revert the \
+                 change, or migrate by hand as docs/architecture.md (\"Changing storage\") \
+                 describes; nothing else was applied",
+                problems.join("; ")
+            ),
+        ))
     }
 
     /// Creates a create-once object; `None` when it exists already (the cache

@@ -21,5 +21,6 @@ mod operations;
 mod pdb;
 mod scaling;
 mod status;
+mod storage;
 mod support;
 mod znode;
