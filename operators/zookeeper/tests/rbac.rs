@@ -28,6 +28,7 @@ use strata_operator::rbac::{self, GroupResource, Verb};
 use strata_operator::testing::{Harness, TIMEOUT};
 use strata_test_apiserver::{RequestRecord, TestApiServer};
 use zookeeper_operator::OPERATOR_NAME;
+use zookeeper_operator::controller::ZNODE_CHECK_PERIOD;
 use zookeeper_operator::controller::registration;
 use zookeeper_operator::controller::znode::{EnsembleAddress, FINALIZER};
 use zookeeper_operator::controller::{self, RunOptions};
@@ -127,6 +128,7 @@ async fn scenario() -> Vec<RequestRecord> {
         cluster_domain: "cluster.local".to_owned(),
         ensemble_address: Arc::new(Unreachable),
         zookeeper_timeout: Duration::from_millis(200),
+        znode_check_period: ZNODE_CHECK_PERIOD,
     };
     let harness = Harness::start(server, OPERATOR_NAME, move |runtime| {
         controller::run(runtime, options)

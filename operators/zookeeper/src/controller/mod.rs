@@ -66,6 +66,13 @@ pub fn registration() -> OperatorRegistration {
     }
 }
 
+/// How often an Available ZNode checks its ensemble: one `exists` request over a
+/// short session per ZNode and minute, so an outage shows on the ZNode within about a
+/// minute even when the cluster's own status does not change (a network partition
+/// between operator and ensemble, a server that is up but refuses sessions). Nothing is
+/// written to Kubernetes unless the outcome changes.
+pub const ZNODE_CHECK_PERIOD: Duration = Duration::from_secs(60);
+
 /// Settings of a running operator that tests replace.
 #[derive(Clone)]
 pub struct RunOptions {
@@ -75,6 +82,8 @@ pub struct RunOptions {
     pub ensemble_address: Arc<dyn EnsembleAddress>,
     /// Bound on every ZooKeeper operation.
     pub zookeeper_timeout: Duration,
+    /// How often an Available ZNode checks that its path is still reachable.
+    pub znode_check_period: Duration,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -100,6 +109,7 @@ impl RunOptions {
             }),
             cluster_domain,
             zookeeper_timeout: Duration::from_secs(10),
+            znode_check_period: ZNODE_CHECK_PERIOD,
         }
     }
 }
@@ -121,6 +131,7 @@ pub async fn run(runtime: OperatorRuntime, options: RunOptions) {
         ZnodeContext {
             address: options.ensemble_address.clone(),
             timeout: options.zookeeper_timeout,
+            check_period: options.znode_check_period,
         },
         znode::reconcile,
     );

@@ -18,7 +18,6 @@ use strata_operator::apply::DesiredObjects;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::reference::Target;
-use strata_operator::status::RESYNC_PERIOD;
 use strata_status::{ConditionStatus, ConditionType, ConditionUpdate, Reason, apply_updates};
 
 use crate::build::{znode_discovery_config_map, znode_path};
@@ -61,6 +60,8 @@ pub struct ZnodeContext {
     pub address: Arc<dyn EnsembleAddress>,
     /// Bound on every ZooKeeper operation, connect included.
     pub timeout: Duration,
+    /// Requeue interval of an Available ZNode ([`super::ZNODE_CHECK_PERIOD`]).
+    pub check_period: Duration,
 }
 
 impl std::fmt::Debug for ZnodeContext {
@@ -151,7 +152,7 @@ async fn apply(
     context
         .write_status(znode, stored.as_ref(), &status)
         .await?;
-    result.map(|()| Action::requeue(RESYNC_PERIOD))
+    result.map(|()| Action::requeue(context.extra.check_period))
 }
 
 /// Dereference, record the path, create it, publish discovery. `stored`

@@ -68,6 +68,7 @@ fn start_operator(hosts: String, backoff: Option<BackoffPolicy>) -> Harness {
                 cluster_domain: DEFAULT_CLUSTER_DOMAIN.into(),
                 ensemble_address: Arc::new(FixedEnsemble(hosts)),
                 zookeeper_timeout: ZOOKEEPER_TIMEOUT,
+                znode_check_period: Duration::from_secs(1),
             },
         )
     })
@@ -283,6 +284,51 @@ async fn znode_path_is_created_published_and_removed_with_its_object() -> TestRe
         "znode lifecycle: Available after {available_after:?}, test body took {:?}",
         started.elapsed()
     );
+    Ok(())
+}
+
+/// The periodic check alone notices an outage: nothing about the cluster changes in
+/// Kubernetes (its pods still look ready), as in a network partition between the
+/// operator and the ensemble. The operator here checks every second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+async fn the_periodic_check_notices_an_outage_the_cluster_status_does_not_show() -> TestResult {
+    let mut zk = start_standalone("silent-zk", Ipv4Addr::new(127, 0, 0, 23))?;
+    let harness = start_operator(zk.connection_string(), None);
+    create_cluster(&harness, "silent-zk").await?;
+    create_znode(&harness, "silent-znode", "silent-zk").await?;
+    wait_for_available(
+        &harness,
+        "silent-znode",
+        ConditionStatus::True,
+        "AsExpected",
+    )
+    .await?;
+    report_server_available(&harness, "silent-zk", true).await?;
+    harness.settle().await;
+
+    zk.stop();
+    let stopped = Instant::now();
+    wait_for_available(
+        &harness,
+        "silent-znode",
+        ConditionStatus::False,
+        "EnsembleUnreachable",
+    )
+    .await?;
+    eprintln!(
+        "periodic check: outage noticed after {:?} with a 1 s check period",
+        stopped.elapsed()
+    );
+
+    zk.restart()?;
+    wait_for_available(
+        &harness,
+        "silent-znode",
+        ConditionStatus::True,
+        "AsExpected",
+    )
+    .await?;
     Ok(())
 }
 

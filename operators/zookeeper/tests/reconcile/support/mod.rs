@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 pub use strata_operator::testing::{Harness, TIMEOUT};
 use strata_test_apiserver::TestApiServer;
 use zookeeper_operator::OPERATOR_NAME;
+use zookeeper_operator::controller::ZNODE_CHECK_PERIOD;
 use zookeeper_operator::controller::znode::{ClientServiceAddress, EnsembleAddress};
 use zookeeper_operator::controller::{self, RunOptions};
 use zookeeper_operator::crd::{ZookeeperCluster, ZookeeperZnode};
@@ -48,6 +49,7 @@ pub fn start_with(ensemble_address: Arc<dyn EnsembleAddress>) -> Harness {
         cluster_domain: CLUSTER_DOMAIN.to_owned(),
         ensemble_address,
         zookeeper_timeout: Duration::from_secs(1),
+        znode_check_period: ZNODE_CHECK_PERIOD,
     };
     Harness::start(server, OPERATOR_NAME, move |runtime| {
         controller::run(runtime, options)
