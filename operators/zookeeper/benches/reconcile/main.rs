@@ -169,6 +169,7 @@ async fn reconcile_phases(yaml: &str, count: usize) -> Result<Phases, BenchError
             cluster_domain: DEFAULT_CLUSTER_DOMAIN.to_owned(),
         }),
         zookeeper_timeout: Duration::from_secs(1),
+        znode_check_period: controller::ZNODE_CHECK_PERIOD,
     };
     let harness = Harness::start(server, OPERATOR_NAME, move |runtime| {
         controller::run(runtime, options)
