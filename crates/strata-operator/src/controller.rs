@@ -2,6 +2,11 @@
 //! (metrics, logs, Events), the error policy with backoff, readiness and
 //! graceful shutdown.
 
+mod finalizer;
+mod unreadable;
+
+pub use self::finalizer::FinalizerError;
+
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::future::Future;
@@ -9,13 +14,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::guard::{Guarded, Unreadable};
+use crate::guard::Guarded;
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::finalizer;
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
@@ -169,53 +173,6 @@ impl<X> Context<X> {
         Applier::new(&self.client, &self.caches, &self.field_manager)
             .apply(owner, desired, stopped)
             .await
-    }
-
-    /// Runs `handle` under the controller's registered finalizer: `Apply` for a
-    /// live object (the finalizer is added first), `Cleanup` once it is being
-    /// deleted (the finalizer is removed when cleanup succeeds). Failures to
-    /// update the finalizer are API errors; a controller without a registered
-    /// finalizer calling this is an operator bug, not the user's.
-    pub async fn finalized<K, Fut>(
-        &self,
-        object: Arc<K>,
-        handle: impl FnOnce(finalizer::Event<K>) -> Fut,
-    ) -> Result<Action, ReconcileError>
-    where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + serde::Serialize
-            + Debug,
-        Fut: Future<Output = Result<Action, ReconcileError>>,
-    {
-        let Some(name) = self.finalizer else {
-            return Err(ReconcileError::operator_bug(
-                "FinalizerNotRegistered",
-                format!(
-                    "the {} controller uses a finalizer it did not register",
-                    self.controller_name
-                ),
-            ));
-        };
-        let api: Api<K> = Api::namespaced(
-            self.client.clone(),
-            object.meta().namespace.as_deref().unwrap_or_default(),
-        );
-        finalizer::finalizer(&api, name, object, handle)
-            .await
-            .map_err(|error| match error {
-                finalizer::Error::ApplyFailed(error) | finalizer::Error::CleanupFailed(error) => {
-                    error
-                }
-                finalizer::Error::AddFinalizer(source)
-                | finalizer::Error::RemoveFinalizer(source) => ReconcileError::from_kube(
-                    "FinalizerUpdateFailed",
-                    format!("updating the finalizer {name}"),
-                    source,
-                ),
-                other => ReconcileError::operator_bug("FinalizerFailed", other.to_string()),
-            })
     }
 
     /// Publishes an Event about `object`. Failing to publish is logged and
@@ -462,48 +419,9 @@ where
     match &object.0 {
         Ok(primary) => instrumented(Arc::new(primary.clone()), context, reconcile).await,
         Err(invalid) => {
-            report_unreadable::<P, X>(invalid, &context).await;
+            unreadable::report::<P, X>(invalid, &context).await;
             Ok(Action::await_change())
         }
-    }
-}
-
-/// Tells the user that their object cannot be read, naming the field and the
-/// problem, in an Event on the object and a log line.
-async fn report_unreadable<P, X>(invalid: &Unreadable, context: &Context<X>)
-where
-    P: Resource<DynamicType = ()>,
-{
-    let namespace = invalid.metadata.namespace.clone().unwrap_or_default();
-    let name = invalid.metadata.name.clone().unwrap_or_default();
-    let note = format!(
-        "{} {namespace}/{name} cannot be read by the operator: {}. Fix the field; the \
-         operator reconciles the object again when it changes.",
-        P::kind(&()),
-        invalid.error
-    );
-    tracing::warn!(object = %format!("{namespace}/{name}"), reason = "InvalidObject", "{note}");
-    context
-        .metrics
-        .observe_failure(&context.controller_name, "InvalidObject", "NeedsUser");
-    let reference = ObjectReference {
-        api_version: Some(P::api_version(&()).into_owned()),
-        kind: Some(P::kind(&()).into_owned()),
-        name: invalid.metadata.name.clone(),
-        namespace: invalid.metadata.namespace.clone(),
-        uid: invalid.metadata.uid.clone(),
-        resource_version: invalid.metadata.resource_version.clone(),
-        field_path: None,
-    };
-    let event = Event {
-        type_: EventType::Warning,
-        reason: "InvalidObject".to_owned(),
-        note: Some(note),
-        action: "Reconcile".to_owned(),
-        secondary: None,
-    };
-    if let Err(error) = context.recorder.publish(&event, &reference).await {
-        tracing::warn!(%error, "could not publish an Event");
     }
 }
 

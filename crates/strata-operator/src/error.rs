@@ -7,6 +7,53 @@ use std::time::Duration;
 /// `Transient` failures; `NeedsUser` failures wait for a change by the user.
 pub use strata_status::FailureKind as ErrorKind;
 
+/// The error of one pipeline step, as an enum whose variant names are the
+/// condition reasons.
+///
+/// Deriving `strum::IntoStaticStr` on the enum makes each variant's name its
+/// reason, so a reason is a name the compiler checks, not a string typed at
+/// the place of failure; [`ReconcileError`] is built from any step error with
+/// `?`. Each step says per variant who acts next ([`ErrorKind`]).
+pub trait StepError: std::error::Error + Send + Sync + 'static {
+    /// The condition reason: the variant's name.
+    fn reason(&self) -> &'static str;
+    /// Whether the operator retries, the user must act, or the operator is wrong.
+    fn kind(&self) -> ErrorKind;
+}
+
+impl<E: StepError> From<E> for ReconcileError {
+    fn from(error: E) -> Self {
+        Self {
+            kind: error.kind(),
+            reason: error.reason().to_owned(),
+            message: error.to_string(),
+            source: Some(Box::new(error)),
+        }
+    }
+}
+
+/// Who acts on a failed API request: 4xx answers other than conflicts,
+/// throttling and timeouts mean the request itself is wrong (an object the API
+/// server rejects), which retrying does not fix; everything else is transient.
+pub fn kube_error_kind(error: &kube::Error) -> ErrorKind {
+    match error {
+        kube::Error::Api(status) if is_permanent_status(status.code) => ErrorKind::NeedsUser,
+        _ => ErrorKind::Transient,
+    }
+}
+
+/// A kube error as a sentence for a condition message: the API server's own
+/// words when it answered.
+pub fn describe_kube_error(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => format!(
+            "the API server answered {} {}: {}",
+            status.code, status.reason, status.message
+        ),
+        other => other.to_string(),
+    }
+}
+
 /// A failed reconcile, with a machine-readable reason and a human message.
 ///
 /// The reason becomes the `reason` of the Degraded condition and of the
@@ -65,10 +112,7 @@ impl ReconcileError {
         doing: impl Into<String>,
         source: kube::Error,
     ) -> Self {
-        let kind = match &source {
-            kube::Error::Api(status) if is_permanent_status(status.code) => ErrorKind::NeedsUser,
-            _ => ErrorKind::Transient,
-        };
+        let kind = kube_error_kind(&source);
         let message = format!("{} failed: {}", doing.into(), describe_kube_error(&source));
         Self {
             kind,
@@ -121,16 +165,6 @@ impl ReconcileError {
 
 fn is_permanent_status(code: u16) -> bool {
     matches!(code, 400..=499) && !matches!(code, 404 | 408 | 409 | 429)
-}
-
-fn describe_kube_error(error: &kube::Error) -> String {
-    match error {
-        kube::Error::Api(status) => format!(
-            "the API server answered {} {}: {}",
-            status.code, status.reason, status.message
-        ),
-        other => other.to_string(),
-    }
 }
 
 /// Exponential backoff for retries of one object.

@@ -21,7 +21,9 @@ use strata_status::{ClusterStatus, OperationState};
 use crate::apply::{ApplyReport, DesiredObjects};
 use crate::controller::Context;
 use crate::error::ReconcileError;
-use crate::status::{RESYNC_PERIOD, ReconcileOutcome, next_cluster_status, observe_workloads};
+use crate::status::{
+    RESYNC_PERIOD, ReconcileOutcome, ReportError, next_cluster_status, observe_workloads,
+};
 
 /// The build step's result: every object the cluster should have, and the
 /// product version they run.
@@ -131,9 +133,9 @@ impl<X> Context<X> {
                 product_version,
             }) => (product_version, None, Some(error)),
         };
-        let owner_ref = cluster.controller_owner_ref(&()).ok_or_else(|| {
-            ReconcileError::transient("OwnerNotPersisted", "the cluster has no name or uid yet")
-        })?;
+        let owner_ref = cluster
+            .controller_owner_ref(&())
+            .ok_or(ReportError::OwnerNotPersisted)?;
         let namespace = cluster.namespace().unwrap_or_default();
         let workloads = observe_workloads(&self.caches, &owner_ref, &namespace, report.as_ref());
         let stored = cluster.status();

@@ -17,8 +17,35 @@ use strata_status::{
 use crate::apply::ApplyReport;
 use crate::cache::{ChildCaches, ChildKind};
 use crate::controller::Context;
-use crate::error::ReconcileError;
+use crate::error::{ErrorKind, ReconcileError, StepError, describe_kube_error, kube_error_kind};
 use crate::metrics::ConditionLabels;
+
+/// Why the report step failed; each variant's name is the Degraded reason.
+#[derive(Debug, thiserror::Error, strum::IntoStaticStr)]
+pub enum ReportError {
+    /// The object was not stored yet, so its workloads cannot be found.
+    #[error("the cluster has no name or uid yet")]
+    OwnerNotPersisted,
+    /// The status subresource could not be written.
+    #[error("writing the status failed: {}", describe_kube_error(source))]
+    StatusUpdateFailed {
+        /// The client error.
+        source: kube::Error,
+    },
+}
+
+impl StepError for ReportError {
+    fn reason(&self) -> &'static str {
+        self.into()
+    }
+
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Self::OwnerNotPersisted => ErrorKind::Transient,
+            Self::StatusUpdateFailed { source } => kube_error_kind(source),
+        }
+    }
+}
 
 /// How long a healthy object waits for its next periodic reconcile. Watches
 /// trigger reconciles on every change; this only bounds how long a missed
@@ -213,9 +240,7 @@ impl<X> Context<X> {
             &Patch::Apply(&body),
         )
         .await
-        .map_err(|source| {
-            ReconcileError::from_kube("StatusUpdateFailed", "writing the status", source)
-        })?;
+        .map_err(|source| ReportError::StatusUpdateFailed { source })?;
         Ok(true)
     }
 

@@ -23,7 +23,65 @@ pub use self::desired::{
     ApplyMode, CREATE_ONCE_ANNOTATION, DesiredObject, DesiredObjectError, DesiredObjects, Fill,
 };
 use crate::cache::{ChildCaches, ChildKind};
-use crate::error::ReconcileError;
+use crate::error::{ErrorKind, ReconcileError, StepError, describe_kube_error, kube_error_kind};
+
+/// Why the apply step failed; each variant's name is the Degraded reason.
+#[derive(Debug, thiserror::Error, strum::IntoStaticStr)]
+pub enum ApplyError {
+    /// The owner was not stored yet, so children cannot point at its uid.
+    #[error("the owner has no name or uid yet")]
+    OwnerNotPersisted,
+    /// A built object could not be turned into a request body: an operator bug.
+    #[error("{0}")]
+    BuildFailed(String),
+    /// The API server refused or could not take an apply or create.
+    #[error("{doing} failed: {}", describe_kube_error(source))]
+    ApplyFailed {
+        /// `applying Kind/name` or `creating Kind/name`.
+        doing: String,
+        /// The client error.
+        source: kube::Error,
+    },
+    /// Fields Kubernetes cannot change on an existing object would change.
+    #[error(
+        "{}. Kubernetes cannot change these fields of an existing object. Revert the change, \
+         or migrate by hand as docs/architecture.md (\"Changing storage\") describes; nothing \
+         else was applied",
+        changes.join("; ")
+    )]
+    ImmutableFieldChanged {
+        /// `Kind/name: sentence` per refused change.
+        changes: Vec<String>,
+    },
+    /// An object no longer desired could not be deleted.
+    #[error(
+        "deleting {object}, which is no longer desired, failed: {}",
+        describe_kube_error(source)
+    )]
+    PruneFailed {
+        /// `Kind/name`.
+        object: String,
+        /// The client error.
+        source: kube::Error,
+    },
+}
+
+impl StepError for ApplyError {
+    fn reason(&self) -> &'static str {
+        self.into()
+    }
+
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Self::OwnerNotPersisted => ErrorKind::Transient,
+            Self::BuildFailed(_) => ErrorKind::OperatorBug,
+            Self::ImmutableFieldChanged { .. } => ErrorKind::NeedsUser,
+            Self::ApplyFailed { source, .. } | Self::PruneFailed { source, .. } => {
+                kube_error_kind(source)
+            }
+        }
+    }
+}
 
 /// `bytes` random bytes from the operating system, hex-encoded: the value of a
 /// generated secret (Superset's `SECRET_KEY`, Trino's shared secret). Meant for
@@ -97,16 +155,16 @@ impl<'a> Applier<'a> {
     where
         K: Resource<DynamicType = ()>,
     {
-        let owner_ref = owner.controller_owner_ref(&()).ok_or_else(|| {
-            ReconcileError::transient("OwnerNotPersisted", "the owner has no name or uid yet")
-        })?;
+        let owner_ref = owner
+            .controller_owner_ref(&())
+            .ok_or(ApplyError::OwnerNotPersisted)?;
         let namespace = owner.namespace().unwrap_or_default();
         let mut report = ApplyReport::default();
         let mut desired_keys = BTreeSet::new();
 
-        let objects = desired.into_objects(stopped).map_err(|error| {
-            ReconcileError::operator_bug("BuildFailed", error.to_string()).with_source(error)
-        })?;
+        let objects = desired
+            .into_objects(stopped)
+            .map_err(|error| ApplyError::BuildFailed(error.to_string()))?;
         self.refuse_immutable_changes(&objects, &namespace)?;
         for object in objects {
             let object = object.owned_by(&owner_ref);
@@ -151,19 +209,16 @@ impl<'a> Applier<'a> {
         &self,
         namespace: &str,
         object: &DesiredObject,
-    ) -> Result<DynamicObject, ReconcileError> {
+    ) -> Result<DynamicObject, ApplyError> {
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.client.clone(), namespace, object.resource());
         let params = PatchParams::apply(self.field_manager).force();
         let mut response = api
             .patch(object.name(), &params, &Patch::Apply(object.value()))
             .await
-            .map_err(|source| {
-                ReconcileError::from_kube(
-                    "ApplyFailed",
-                    format!("applying {}", object.display_name()),
-                    source,
-                )
+            .map_err(|source| ApplyError::ApplyFailed {
+                doing: format!("applying {}", object.display_name()),
+                source,
             })?;
         // The response's `types` may be absent; the status step needs the kind.
         response.types = Some(kube::api::TypeMeta {
@@ -180,7 +235,7 @@ impl<'a> Applier<'a> {
         &self,
         objects: &[DesiredObject],
         namespace: &str,
-    ) -> Result<(), ReconcileError> {
+    ) -> Result<(), ApplyError> {
         let mut problems = Vec::new();
         for object in objects {
             if let Some(existing) = self.caches.get(object.resource(), namespace, object.name()) {
@@ -196,15 +251,7 @@ impl<'a> Applier<'a> {
         if problems.is_empty() {
             return Ok(());
         }
-        Err(ReconcileError::invalid_spec(
-            "ImmutableFieldChanged",
-            format!(
-                "{}. Kubernetes cannot change these fields of an existing object. Revert the \
-                 change, or migrate by hand as docs/architecture.md (\"Changing storage\") \
-                 describes; nothing else was applied",
-                problems.join("; ")
-            ),
-        ))
+        Err(ApplyError::ImmutableFieldChanged { changes: problems })
     }
 
     /// Creates a create-once object; `None` when it exists already (the cache
@@ -213,15 +260,15 @@ impl<'a> Applier<'a> {
         &self,
         namespace: &str,
         object: &DesiredObject,
-    ) -> Result<Option<DynamicObject>, ReconcileError> {
+    ) -> Result<Option<DynamicObject>, ApplyError> {
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.client.clone(), namespace, object.resource());
         let body: DynamicObject =
             serde_json::from_value(object.creation_value().clone()).map_err(|source| {
-                ReconcileError::operator_bug(
-                    "BuildFailed",
-                    format!("{} is not a valid object: {source}", object.display_name()),
-                )
+                ApplyError::BuildFailed(format!(
+                    "{} is not a valid object: {source}",
+                    object.display_name()
+                ))
             })?;
         let params = PostParams {
             dry_run: false,
@@ -233,11 +280,10 @@ impl<'a> Applier<'a> {
                 Ok(Some(created))
             }
             Err(kube::Error::Api(status)) if status.code == 409 => Ok(None),
-            Err(source) => Err(ReconcileError::from_kube(
-                "ApplyFailed",
-                format!("creating {}", object.display_name()),
+            Err(source) => Err(ApplyError::ApplyFailed {
+                doing: format!("creating {}", object.display_name()),
                 source,
-            )),
+            }),
         }
     }
 
@@ -246,7 +292,7 @@ impl<'a> Applier<'a> {
         kind: &ChildKind,
         namespace: &str,
         object: &DynamicObject,
-    ) -> Result<(), ReconcileError> {
+    ) -> Result<(), ApplyError> {
         if !kind.prunable() {
             return Ok(());
         }
@@ -263,14 +309,10 @@ impl<'a> Applier<'a> {
         match api.delete(&name, &params).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-            Err(source) => Err(ReconcileError::from_kube(
-                "PruneFailed",
-                format!(
-                    "deleting {}/{name}, which is no longer desired",
-                    kind.resource.kind
-                ),
+            Err(source) => Err(ApplyError::PruneFailed {
+                object: format!("{}/{name}", kind.resource.kind),
                 source,
-            )),
+            }),
         }
     }
 }
