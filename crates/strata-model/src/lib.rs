@@ -6,16 +6,21 @@
 //!
 //! - spec building blocks: [`role`] and role groups with [`merge`], [`image`],
 //!   [`cluster_operation`], [`pdb`] (ADR030);
-//! - checked values: [`names`], [`labels`], [`quantity`];
+//! - checked values: [`names`], [`labels`], [`quantity`], [`duration`], and
+//!   [`resources`] with their product defaults merged and validated;
+//! - [`build`]: the object builders every product's build step uses;
 //!
 //! The runtime (watches, apply, status writes, the controller) lives in
 //! `strata-operator`, which depends on this crate and never the other way round.
 
+pub mod build;
 pub mod cluster_operation;
+pub mod duration;
 pub mod image;
 pub mod labels;
 pub mod merge;
 pub mod names;
 pub mod pdb;
 pub mod quantity;
+pub mod resources;
 pub mod role;

@@ -44,6 +44,22 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 /// role_group.merge_from(&product_default);
 /// assert_eq!(role_group, ServerConfig { tick_time_ms: Some(2000), init_limit: Some(10) });
 /// ```
+/// A merged field that the product's default set leaves empty: the defaults are
+/// incomplete, which is the operator's bug, not the user's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field} has no value although the product defaults must set it; this is an operator bug")]
+pub struct MissingDefault {
+    /// The field, as users write it.
+    pub field: &'static str,
+}
+
+/// The value of a merged field that the product defaults guarantee. Validation reads
+/// every field through this, so a default exists in exactly one place: the product's
+/// default set, never again as a fallback at the place of use.
+pub fn defaulted<T: Clone>(field: &'static str, value: &Option<T>) -> Result<T, MissingDefault> {
+    value.clone().ok_or(MissingDefault { field })
+}
+
 pub trait Merge {
     /// Fills whatever `self` leaves unset from `lower_priority`; `self` wins conflicts.
     fn merge_from(&mut self, lower_priority: &Self);

@@ -7,7 +7,6 @@
 //! [`ReconcileError::invalid_spec`] with a CamelCase reason and a message naming the field
 //! or role group, never a panic.
 
-mod duration;
 mod role_group;
 
 use std::collections::BTreeMap;
@@ -19,14 +18,12 @@ use strata_model::names::{ClusterName, NameError, RoleName, RoleRef};
 use strata_model::pdb::PdbConfig;
 use strata_operator::error::ReconcileError;
 
-pub use self::duration::{DurationError, parse_seconds};
-pub use self::role_group::{
-    HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ServerResources, ValidatedRoleGroup,
-};
+pub use self::role_group::{HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup};
 use crate::crd::{
     APP_NAME, DEFAULT_PRODUCT_VERSION, OPERATOR_NAME, SERVER_ROLE, UPSTREAM_IMAGE_REPOSITORY,
     ZookeeperCluster, ZookeeperConfig,
 };
+pub use strata_model::duration::{DurationError, parse_seconds};
 pub use strata_model::quantity::{QuantityError, canonical, parse_milli};
 
 /// Kubernetes' default cluster DNS domain, used when the operator is not told otherwise.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::{
     api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec},
     apimachinery::pkg::{
-        apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference},
+        apis::meta::v1::{LabelSelector, ObjectMeta},
         util::intstr::IntOrString,
     },
 };
@@ -57,8 +57,6 @@ pub struct RolePdb {
     pub role: String,
     /// Labels of the budget object itself (the recommended labels of the role).
     pub labels: BTreeMap<String, String>,
-    /// Owner reference to the cluster object, so deleting the cluster deletes the budget.
-    pub owner: OwnerReference,
     /// The product's default `maxUnavailable` for this role, from [`crate::pdb::defaults`].
     pub default_max_unavailable: u16,
 }
@@ -71,7 +69,6 @@ impl RolePdb {
     /// which is what one budget over all role groups needs.
     ///
     /// ```
-    /// use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
     /// use strata_model::pdb::{PdbConfig, RolePdb};
     ///
     /// let role_pdb = RolePdb {
@@ -80,7 +77,6 @@ impl RolePdb {
     ///     app_name: "zookeeper".into(),
     ///     role: "server".into(),
     ///     labels: Default::default(),
-    ///     owner: OwnerReference::default(),
     ///     default_max_unavailable: strata_model::pdb::defaults::zookeeper_servers(),
     /// };
     /// let pdb = role_pdb.build(&PdbConfig::default()).unwrap();
@@ -99,7 +95,6 @@ impl RolePdb {
                 name: Some(pdb_name(&self.cluster, &self.role)),
                 namespace: Some(self.namespace.clone()),
                 labels: Some(self.labels.clone()),
-                owner_references: Some(vec![self.owner.clone()]),
                 ..ObjectMeta::default()
             },
             spec: Some(PodDisruptionBudgetSpec {
@@ -137,14 +132,6 @@ mod tests {
                 "app.kubernetes.io/managed-by".to_owned(),
                 "test-operator".to_owned(),
             )]),
-            owner: OwnerReference {
-                api_version: "example.strata.dev/v1alpha1".to_owned(),
-                kind: "ExampleCluster".to_owned(),
-                name: cluster.to_owned(),
-                uid: "c0ffee".to_owned(),
-                controller: Some(true),
-                block_owner_deletion: Some(true),
-            },
             default_max_unavailable,
         }
     }
@@ -184,16 +171,15 @@ mod tests {
     }
 
     #[test]
-    fn name_namespace_labels_owner_and_selector() {
+    fn name_namespace_labels_and_selector() {
         let input = role_pdb("simple-zk", "zookeeper", "server", 1);
         let pdb = input.build(&PdbConfig::default()).unwrap();
         assert_eq!(pdb.metadata.name.as_deref(), Some("simple-zk-server"));
         assert_eq!(pdb.metadata.namespace.as_deref(), Some("data"));
         assert_eq!(pdb.metadata.labels.as_ref(), Some(&input.labels));
-        assert_eq!(
-            pdb.metadata.owner_references,
-            Some(vec![input.owner.clone()])
-        );
+        // Like every built object, the budget has no owner reference: the apply
+        // step adds the controller reference to everything it applies.
+        assert_eq!(pdb.metadata.owner_references, None);
         assert_eq!(
             selector(&pdb),
             BTreeMap::from([

@@ -20,10 +20,10 @@ use kube::ResourceExt;
 use strata_model::labels::{COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL};
 use strata_operator::error::ReconcileError;
 
-use super::metadata;
 use crate::config::zoo_cfg::CLIENT_PORT;
 use crate::crd::{APP_NAME, OPERATOR_NAME, ZookeeperZnode};
 use crate::validate::ValidatedCluster;
+use strata_model::build::object_meta as metadata;
 
 /// Connection string, chroot included.
 pub const ZOOKEEPER_KEY: &str = "ZOOKEEPER";

@@ -21,12 +21,9 @@ pub mod pdb;
 pub mod service;
 pub mod statefulset;
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 
@@ -60,20 +57,6 @@ pub struct ClusterObjects {
     pub discovery_config_map: ConfigMap,
 }
 
-/// Metadata every built object starts from.
-pub(crate) fn metadata(
-    name: &str,
-    namespace: &str,
-    labels: BTreeMap<String, String>,
-) -> ObjectMeta {
-    ObjectMeta {
-        name: Some(name.to_owned()),
-        namespace: Some(namespace.to_owned()),
-        labels: Some(labels),
-        ..ObjectMeta::default()
-    }
-}
-
 /// Builds the objects of one role group; the StatefulSet's Pod template carries the hash
 /// of the ConfigMap built alongside it.
 pub fn role_group_objects(
@@ -84,7 +67,7 @@ pub fn role_group_objects(
     let hash = config_map
         .data
         .as_ref()
-        .map(config_map::config_hash)
+        .map(strata_model::build::config_hash)
         .unwrap_or_default();
     RoleGroupObjects {
         stateful_set: statefulset::stateful_set(cluster, group, &hash),

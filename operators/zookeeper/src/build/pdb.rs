@@ -1,7 +1,6 @@
 //! The PodDisruptionBudget of the `server` role (ADR030 option 1).
 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use strata_model::pdb::RolePdb;
 
 use crate::crd::{APP_NAME, SERVER_ROLE};
@@ -11,18 +10,13 @@ use crate::validate::ValidatedCluster;
 /// sets another value, so rolling node drains never take down more than one voter of the
 /// quorum. `None` when the user disabled it; the apply step then prunes an existing one.
 pub fn server_pdb(cluster: &ValidatedCluster) -> Option<PodDisruptionBudget> {
-    let role_pdb = RolePdb {
+    RolePdb {
         cluster: cluster.name.to_string(),
         namespace: cluster.namespace.clone(),
         app_name: APP_NAME.to_owned(),
         role: SERVER_ROLE.to_owned(),
         labels: cluster.role_labels.labels(),
-        owner: OwnerReference::default(),
         default_max_unavailable: strata_model::pdb::defaults::zookeeper_servers(),
-    };
-    let mut pdb = role_pdb.build(&cluster.pdb)?;
-    // The builder always sets the owner; build functions leave owner references to the
-    // apply step, which knows the owner's uid.
-    pdb.metadata.owner_references = None;
-    Some(pdb)
+    }
+    .build(&cluster.pdb)
 }

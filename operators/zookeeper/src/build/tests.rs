@@ -1,6 +1,6 @@
 //! Objects of a built cluster: names, labels, ports, security, config and determinism.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use pretty_assertions::assert_eq;
 use rstest::rstest;

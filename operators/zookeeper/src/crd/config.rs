@@ -7,9 +7,10 @@
 //! `resources.cpu.max` keeps the role's `resources.memory.limit`.
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use strata_model::merge_struct;
+use strata_model::resources::{CpuResources, MemoryResources, PvcResources, Resources};
 
 /// Default `myidOffset`: ZooKeeper server ids start at 1.
 pub const DEFAULT_MYID_OFFSET: u32 = 1;
@@ -39,7 +40,7 @@ pub const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT: &str = "2m";
 #[serde(rename_all = "camelCase")]
 pub struct ZookeeperConfig {
     /// CPU, memory and storage of each server.
-    #[serde(default, skip_serializing_if = "ZookeeperResources::is_empty")]
+    #[serde(default, skip_serializing_if = "resources_are_empty")]
     pub resources: ZookeeperResources,
 
     /// ZooKeeper's basic time unit in milliseconds (`tickTime`). Defaults to 2000.
@@ -77,6 +78,11 @@ merge_struct!(ZookeeperConfig {
     graceful_shutdown_timeout,
 });
 
+/// Whether nothing is set, so an empty object is left out of serialised specs.
+fn resources_are_empty(resources: &ZookeeperResources) -> bool {
+    resources.cpu.is_empty() && resources.memory.is_empty() && resources.storage.data.is_empty()
+}
+
 impl ZookeeperConfig {
     /// The lowest layer of the merge: what a server gets when neither the role nor the
     /// role group sets a field. After merging on top of it, every field is `Some`.
@@ -91,7 +97,7 @@ impl ZookeeperConfig {
                 memory: MemoryResources {
                     limit: quantity(DEFAULT_MEMORY_LIMIT),
                 },
-                storage: StorageResources {
+                storage: ZookeeperStorage {
                     data: PvcResources {
                         capacity: quantity(DEFAULT_STORAGE_CAPACITY),
                         storage_class: None,
@@ -107,126 +113,20 @@ impl ZookeeperConfig {
     }
 }
 
-/// Resources of one ZooKeeper server.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ZookeeperResources {
-    /// CPU request (`min`) and limit (`max`).
-    #[serde(default, skip_serializing_if = "CpuResources::is_empty")]
-    pub cpu: CpuResources,
-    /// Memory request and limit; the JVM heap is derived from it.
-    #[serde(default, skip_serializing_if = "MemoryResources::is_empty")]
-    pub memory: MemoryResources,
-    /// Persistent volumes of each server.
-    #[serde(default, skip_serializing_if = "StorageResources::is_empty")]
-    pub storage: StorageResources,
-}
-
-merge_struct!(ZookeeperResources {
-    cpu,
-    memory,
-    storage
-});
-
-impl ZookeeperResources {
-    /// Whether nothing is set, so an empty object is left out of serialised specs.
-    pub fn is_empty(&self) -> bool {
-        self.cpu.is_empty() && self.memory.is_empty() && self.storage.is_empty()
-    }
-}
-
-/// CPU of one server.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct CpuResources {
-    /// CPU the scheduler reserves (the request), such as `250m`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "quantity_schema")]
-    pub min: Option<Quantity>,
-    /// CPU the server may use at most (the limit), such as `1`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "quantity_schema")]
-    pub max: Option<Quantity>,
-}
-
-merge_struct!(CpuResources { min, max });
-
-impl CpuResources {
-    /// Whether nothing is set.
-    pub fn is_empty(&self) -> bool {
-        self.min.is_none() && self.max.is_none()
-    }
-}
-
-/// Memory of one server.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct MemoryResources {
-    /// Memory request and limit, such as `1Gi`. Three quarters of it become the JVM heap.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "quantity_schema")]
-    pub limit: Option<Quantity>,
-}
-
-merge_struct!(MemoryResources { limit });
-
-impl MemoryResources {
-    /// Whether nothing is set.
-    pub fn is_empty(&self) -> bool {
-        self.limit.is_none()
-    }
-}
+/// Resources of one ZooKeeper server: the shared shape with ZooKeeper's one volume.
+pub type ZookeeperResources = Resources<ZookeeperStorage>;
 
 /// Persistent volumes of one server.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct StorageResources {
+pub struct ZookeeperStorage {
     /// The `data` volume, mounted at `/data`, holding snapshots, transaction logs and
     /// `myid`.
     #[serde(default, skip_serializing_if = "PvcResources::is_empty")]
     pub data: PvcResources,
 }
 
-merge_struct!(StorageResources { data });
-
-impl StorageResources {
-    /// Whether nothing is set.
-    pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
-    }
-}
-
-/// One PersistentVolumeClaim template.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct PvcResources {
-    /// Requested size, such as `1Gi`. Kubernetes cannot change it for existing Pods.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "quantity_schema")]
-    pub capacity: Option<Quantity>,
-    /// StorageClass of the claim; the cluster's default class when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storage_class: Option<String>,
-}
-
-merge_struct!(PvcResources {
-    capacity,
-    storage_class
-});
-
-impl PvcResources {
-    /// Whether nothing is set.
-    pub fn is_empty(&self) -> bool {
-        self.capacity.is_none() && self.storage_class.is_none()
-    }
-}
-
-/// Schema of a Kubernetes quantity (`250m`, `1Gi`, `2`): a number or a string, as
-/// Kubernetes' own resource fields accept. Shorter than k8s-openapi's schema, whose
-/// multi-kilobyte description would be repeated for every field.
-fn quantity_schema(_generator: &mut SchemaGenerator) -> Schema {
-    schemars::json_schema!({ "x-kubernetes-int-or-string": true })
-}
+merge_struct!(ZookeeperStorage { data });
 
 #[cfg(test)]
 mod tests {

@@ -8,13 +8,13 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use strata_model::labels::RecommendedLabels;
+use strata_model::merge::{MissingDefault, defaulted};
 use strata_model::names::{RoleGroupName, RoleGroupRef, RoleRef};
+use strata_model::resources::{HeapRule, ValidatedPvc, ValidatedResources};
 use strata_model::role::MergedRoleGroup;
 use strata_operator::error::ReconcileError;
 
-use super::duration::parse_seconds;
 use super::name_error;
 use crate::config::zoo_cfg::DATA_DIR;
 use crate::config::{
@@ -22,12 +22,8 @@ use crate::config::{
     ZooCfgInput,
 };
 use crate::crd::SERVER_ROLE;
-use crate::crd::config::{
-    DEFAULT_CPU_MAX, DEFAULT_CPU_MIN, DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT, DEFAULT_INIT_LIMIT,
-    DEFAULT_MEMORY_LIMIT, DEFAULT_MYID_OFFSET, DEFAULT_STORAGE_CAPACITY, DEFAULT_SYNC_LIMIT,
-    DEFAULT_TICK_TIME_MS, ZookeeperConfig,
-};
-use strata_model::quantity::{canonical, parse_milli};
+use crate::crd::config::ZookeeperConfig;
+use strata_model::duration::parse_seconds;
 
 /// Share of the memory limit given to the JVM heap. The remaining quarter covers
 /// metaspace, thread stacks, NIO buffers and the JIT, which for ZooKeeper stay well below
@@ -36,28 +32,15 @@ use strata_model::quantity::{canonical, parse_milli};
 pub const HEAP_PERCENT_OF_MEMORY: u64 = 75;
 /// Smallest memory limit accepted: below it the heap could not hold ZooKeeper itself.
 pub const MIN_MEMORY_LIMIT_MIB: u64 = 128;
+/// ZooKeeper's heap: [`HEAP_PERCENT_OF_MEMORY`] of at least [`MIN_MEMORY_LIMIT_MIB`].
+const HEAP_RULE: HeapRule = HeapRule {
+    heap_percent: HEAP_PERCENT_OF_MEMORY,
+    min_memory_mib: MIN_MEMORY_LIMIT_MIB,
+};
 /// Config files users may override through `configOverrides`.
 const CONFIG_FILES: [&str; 2] = ["logback.xml", "zoo.cfg"];
 /// Key of `configOverrides."logback.xml"` that sets the root logger's level.
 const ROOT_LOGGER_KEY: &str = "ROOT";
-const MIB: u64 = 1024 * 1024;
-
-/// Resources of one server, checked and with defaults applied.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ServerResources {
-    /// CPU request.
-    pub cpu_min: Quantity,
-    /// CPU limit.
-    pub cpu_max: Quantity,
-    /// Memory request and limit.
-    pub memory_limit: Quantity,
-    /// JVM heap in MiB: [`HEAP_PERCENT_OF_MEMORY`] of the memory limit.
-    pub heap_mib: u64,
-    /// Size of the data volume.
-    pub storage_capacity: Quantity,
-    /// StorageClass of the data volume, if set.
-    pub storage_class: Option<String>,
-}
 
 /// One role group, checked and with every layer merged; only validation creates one.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,8 +55,10 @@ pub struct ValidatedRoleGroup {
     pub replicas: u16,
     /// Server id of the group's first Pod.
     pub myid_offset: u32,
-    /// CPU, memory and storage.
-    pub resources: ServerResources,
+    /// CPU, memory and the heap derived from it.
+    pub resources: ValidatedResources,
+    /// The `data` volume.
+    pub data: ValidatedPvc,
     /// `terminationGracePeriodSeconds` from `gracefulShutdownTimeout`.
     pub termination_grace_period_seconds: i64,
     /// The rendered `zoo.cfg`, with the servers of every role group.
@@ -95,13 +80,28 @@ pub(super) struct Context<'a> {
     pub cluster_labels: &'a RecommendedLabels,
 }
 
+/// `tickTime`, `initLimit` and `syncLimit` after merging over the product defaults.
+#[derive(Clone, Copy, Debug)]
+struct Timing {
+    tick_time_ms: u32,
+    init_limit_ticks: u32,
+    sync_limit_ticks: u32,
+}
+
+/// The product defaults are incomplete: the operator's fault.
+fn missing_default(error: MissingDefault) -> ReconcileError {
+    ReconcileError::operator_bug("MissingDefault", error.to_string())
+}
+
 /// A group that passed the first pass and waits for the ensemble.
 struct Checked<'a> {
     merged: &'a MergedRoleGroup<ZookeeperConfig>,
     name: RoleGroupRef,
     labels: RecommendedLabels,
     myid_offset: u32,
-    resources: ServerResources,
+    timing: Timing,
+    resources: ValidatedResources,
+    data: ValidatedPvc,
     termination_grace_period_seconds: i64,
     logback: LogbackInput,
 }
@@ -148,10 +148,15 @@ fn check<'a>(
         ReconcileError::invalid_spec(reason, format!("role group {:?}: {message}", merged.name))
     };
     let config = &merged.config;
+    let timing = Timing {
+        tick_time_ms: defaulted("tickTime", &config.tick_time).map_err(missing_default)?,
+        init_limit_ticks: defaulted("initLimit", &config.init_limit).map_err(missing_default)?,
+        sync_limit_ticks: defaulted("syncLimit", &config.sync_limit).map_err(missing_default)?,
+    };
     for (field, value) in [
-        ("tickTime", config.tick_time.unwrap_or(DEFAULT_TICK_TIME_MS)),
-        ("initLimit", config.init_limit.unwrap_or(DEFAULT_INIT_LIMIT)),
-        ("syncLimit", config.sync_limit.unwrap_or(DEFAULT_SYNC_LIMIT)),
+        ("tickTime", timing.tick_time_ms),
+        ("initLimit", timing.init_limit_ticks),
+        ("syncLimit", timing.sync_limit_ticks),
     ] {
         if value == 0 {
             return Err(problem(
@@ -160,11 +165,9 @@ fn check<'a>(
             ));
         }
     }
-    let timeout = config
-        .graceful_shutdown_timeout
-        .as_deref()
-        .unwrap_or(DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT);
-    let termination_grace_period_seconds = parse_seconds(timeout).map_err(|error| {
+    let timeout = defaulted("gracefulShutdownTimeout", &config.graceful_shutdown_timeout)
+        .map_err(missing_default)?;
+    let termination_grace_period_seconds = parse_seconds(&timeout).map_err(|error| {
         problem(
             "InvalidGracefulShutdownTimeout",
             format!("gracefulShutdownTimeout: {error}"),
@@ -187,8 +190,18 @@ fn check<'a>(
         merged,
         name,
         labels,
-        myid_offset: config.myid_offset.unwrap_or(DEFAULT_MYID_OFFSET),
-        resources: resources(config).map_err(|(reason, message)| problem(reason, message))?,
+        myid_offset: defaulted("myidOffset", &config.myid_offset).map_err(missing_default)?,
+        timing,
+        resources: config
+            .resources
+            .validate(HEAP_RULE)
+            .map_err(|error| problem(error.reason(), error.to_string()))?,
+        data: config
+            .resources
+            .storage
+            .data
+            .validate("data")
+            .map_err(|error| problem(error.reason(), error.to_string()))?,
         termination_grace_period_seconds,
         logback,
     })
@@ -198,11 +211,10 @@ fn finish(
     group: Checked<'_>,
     servers: &[RoleGroupServers],
 ) -> Result<ValidatedRoleGroup, ReconcileError> {
-    let config = &group.merged.config;
     let mut input = ZooCfgInput::new(servers.to_vec());
-    input.tick_time_ms = config.tick_time.unwrap_or(DEFAULT_TICK_TIME_MS);
-    input.init_limit_ticks = config.init_limit.unwrap_or(DEFAULT_INIT_LIMIT);
-    input.sync_limit_ticks = config.sync_limit.unwrap_or(DEFAULT_SYNC_LIMIT);
+    input.tick_time_ms = group.timing.tick_time_ms;
+    input.init_limit_ticks = group.timing.init_limit_ticks;
+    input.sync_limit_ticks = group.timing.sync_limit_ticks;
     input.overrides = group
         .merged
         .config_overrides
@@ -232,6 +244,7 @@ fn finish(
         replicas: group.merged.replicas,
         myid_offset: group.myid_offset,
         resources: group.resources,
+        data: group.data,
         termination_grace_period_seconds: group.termination_grace_period_seconds,
         zoo_cfg,
         logback: group.logback,
@@ -254,69 +267,6 @@ fn zoo_cfg_error(role_group: &str, error: &ZooCfgError) -> ReconcileError {
         }
     };
     ReconcileError::invalid_spec(reason, format!("spec.servers: {error}"))
-}
-
-fn resources(config: &ZookeeperConfig) -> Result<ServerResources, (&'static str, String)> {
-    let resources = &config.resources;
-    let or_default = |value: &Option<Quantity>, default: &str| {
-        value
-            .clone()
-            .unwrap_or_else(|| Quantity(default.to_owned()))
-    };
-    let parse = |field: &str, quantity: &Quantity| {
-        parse_milli(&quantity.0)
-            .map_err(|error| ("InvalidQuantity", format!("resources.{field}: {error}")))
-    };
-    let cpu_min = or_default(&resources.cpu.min, DEFAULT_CPU_MIN);
-    let cpu_max = or_default(&resources.cpu.max, DEFAULT_CPU_MAX);
-    if parse("cpu.min", &cpu_min)? > parse("cpu.max", &cpu_max)? {
-        return Err((
-            "InvalidCpuRange",
-            format!(
-                "resources.cpu.min ({}) exceeds resources.cpu.max ({})",
-                cpu_min.0, cpu_max.0
-            ),
-        ));
-    }
-    let memory_limit = or_default(&resources.memory.limit, DEFAULT_MEMORY_LIMIT);
-    let memory_bytes = parse("memory.limit", &memory_limit)? / 1000;
-    if memory_bytes < u128::from(MIN_MEMORY_LIMIT_MIB * MIB) {
-        return Err((
-            "MemoryLimitTooLow",
-            format!(
-                "resources.memory.limit ({}) is below the minimum of {MIN_MEMORY_LIMIT_MIB}Mi",
-                memory_limit.0
-            ),
-        ));
-    }
-    let storage_capacity = or_default(&resources.storage.data.capacity, DEFAULT_STORAGE_CAPACITY);
-    if parse("storage.data.capacity", &storage_capacity)? < 1000 {
-        return Err((
-            "InvalidStorageCapacity",
-            format!(
-                "resources.storage.data.capacity ({}) must be larger than zero",
-                storage_capacity.0
-            ),
-        ));
-    }
-    // The API server stores quantities in canonical form; applying any other
-    // spelling would rewrite the StatefulSet on every reconcile.
-    let in_canonical_form = |field: &str, quantity: Quantity| {
-        canonical(&quantity.0)
-            .map(Quantity)
-            .map_err(|error| ("InvalidQuantity", format!("resources.{field}: {error}")))
-    };
-    Ok(ServerResources {
-        cpu_min: in_canonical_form("cpu.min", cpu_min)?,
-        cpu_max: in_canonical_form("cpu.max", cpu_max)?,
-        memory_limit: in_canonical_form("memory.limit", memory_limit)?,
-        heap_mib: u64::try_from(
-            memory_bytes * u128::from(HEAP_PERCENT_OF_MEMORY) / 100 / u128::from(MIB),
-        )
-        .unwrap_or(u64::MAX),
-        storage_capacity: in_canonical_form("storage.data.capacity", storage_capacity)?,
-        storage_class: resources.storage.data.storage_class.clone(),
-    })
 }
 
 /// `configOverrides."logback.xml"`: logger name to level, `ROOT` for the root logger.

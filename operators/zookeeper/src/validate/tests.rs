@@ -192,7 +192,7 @@ fn defaults_are_applied() -> Result<(), Box<dyn std::error::Error>> {
             group.resources.cpu_min.0.as_str(),
             &group.resources.cpu_max.0,
             &group.resources.memory_limit.0,
-            &group.resources.storage_capacity.0
+            &group.data.capacity.0
         ],
         ["250m", "1", "1Gi", "1Gi"]
     );
@@ -221,7 +221,7 @@ fn quantities_are_applied_in_the_form_the_api_server_stores()
             group.resources.cpu_min.0.as_str(),
             &group.resources.cpu_max.0,
             &group.resources.memory_limit.0,
-            &group.resources.storage_capacity.0
+            &group.data.capacity.0
         ],
         ["500m", "2", "2Gi", "10Gi"],
         "any other spelling would be re-applied on every reconcile"

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::Value;
-use zookeeper_operator::build::config_map::{ZOO_CFG, config_hash};
+use strata_model::build::config_hash;
+use zookeeper_operator::build::config_map::ZOO_CFG;
 use zookeeper_operator::build::statefulset::CONFIG_HASH_ANNOTATION;
 use zookeeper_operator::crd::ZookeeperCluster;
 

@@ -1,0 +1,92 @@
+//! Services: headless per role group, metrics for Prometheus, and the client Service.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::container::ContainerPort;
+
+/// A TCP Service port whose target is the container port of the same name.
+pub fn service_port(port: ContainerPort) -> ServicePort {
+    ServicePort {
+        name: Some(port.name.to_owned()),
+        port: i32::from(port.number),
+        target_port: Some(IntOrString::String(port.name.to_owned())),
+        protocol: Some("TCP".to_owned()),
+        ..ServicePort::default()
+    }
+}
+
+/// A headless Service: stable DNS names per pod (`<pod>.<service>`), the StatefulSet's
+/// `serviceName`.
+///
+/// It publishes pods that are not ready: members of a quorum (ZooKeeper, journalnodes,
+/// namenodes) become ready only after they have found each other, so hiding unready
+/// pods would keep a fresh ensemble from ever forming.
+pub fn headless_service(
+    metadata: ObjectMeta,
+    selector: BTreeMap<String, String>,
+    ports: &[ContainerPort],
+) -> Service {
+    Service {
+        metadata,
+        spec: Some(ServiceSpec {
+            cluster_ip: Some("None".to_owned()),
+            publish_not_ready_addresses: Some(true),
+            selector: Some(selector),
+            ports: Some(ports.iter().copied().map(service_port).collect()),
+            ..ServiceSpec::default()
+        }),
+        status: None,
+    }
+}
+
+/// Where Prometheus scrapes a product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrometheusScrape {
+    /// The metrics port.
+    pub port: ContainerPort,
+    /// The HTTP path, such as `/metrics` (ZooKeeper) or `/prom` (Hadoop).
+    pub path: &'static str,
+}
+
+/// A headless Service whose endpoints Prometheus scrapes pod by pod, found through
+/// the conventional `prometheus.io/*` annotations. Unready pods are included: the
+/// metrics of a server that lost its quorum matter most.
+pub fn metrics_service(
+    mut metadata: ObjectMeta,
+    selector: BTreeMap<String, String>,
+    scrape: PrometheusScrape,
+) -> Service {
+    metadata.annotations = Some(BTreeMap::from(
+        [
+            ("prometheus.io/scrape", "true".to_owned()),
+            ("prometheus.io/port", scrape.port.number.to_string()),
+            ("prometheus.io/path", scrape.path.to_owned()),
+            ("prometheus.io/scheme", "http".to_owned()),
+        ]
+        .map(|(key, value)| (key.to_owned(), value)),
+    ));
+    headless_service(metadata, selector, &[scrape.port])
+}
+
+/// A ClusterIP Service clients connect to; it selects only ready pods, so clients
+/// never land on a server that cannot serve.
+pub fn client_service(
+    metadata: ObjectMeta,
+    selector: BTreeMap<String, String>,
+    ports: &[ContainerPort],
+) -> Service {
+    Service {
+        metadata,
+        spec: Some(ServiceSpec {
+            type_: Some("ClusterIP".to_owned()),
+            selector: Some(selector),
+            ports: Some(ports.iter().copied().map(service_port).collect()),
+            ..ServiceSpec::default()
+        }),
+        status: None,
+    }
+}

@@ -1,0 +1,126 @@
+//! The StatefulSet of a role group and its volume claim templates.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::DeepMerge;
+use k8s_openapi::api::apps::v1::{
+    StatefulSet, StatefulSetPersistentVolumeClaimRetentionPolicy, StatefulSetSpec,
+    StatefulSetUpdateStrategy,
+};
+use k8s_openapi::api::core::v1::{
+    PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec,
+    VolumeResourceRequirements,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+
+use super::meta::CONFIG_HASH_ANNOTATION;
+use crate::labels::RecommendedLabels;
+use crate::resources::ValidatedPvc;
+
+/// What makes one role group's StatefulSet; the rest is the same for every product.
+#[derive(Clone, Debug)]
+pub struct StatefulSetParts<'a> {
+    /// The StatefulSet's, the headless Service's and the ConfigMap's name.
+    pub name: &'a str,
+    /// Its namespace.
+    pub namespace: &'a str,
+    /// The role group's labels; their selector picks its pods.
+    pub labels: &'a RecommendedLabels,
+    /// Replicas as the spec asks; a stopped cluster's are set to 0 by the apply step.
+    pub replicas: u16,
+    /// `Parallel` for quorum members, which must all start before any is ready;
+    /// `OrderedReady` otherwise.
+    pub parallel: bool,
+    /// The hash of the files the pods mount ([`super::config_hash`]).
+    pub config_hash: &'a str,
+    /// The pod spec the product built.
+    pub pod: PodSpec,
+    /// `podOverrides`, merged over the built template last.
+    pub pod_overrides: &'a PodTemplateSpec,
+    /// Volume claim templates ([`pvc_template`]).
+    pub claims: Vec<PersistentVolumeClaim>,
+}
+
+/// The StatefulSet of `parts`.
+///
+/// - Rolling updates replace one pod at a time.
+/// - Claims are kept when the StatefulSet is scaled down or deleted (retention
+///   `Retain`): data is never deleted by the operator.
+/// - The pod template carries the config hash, so a changed file rolls the pods.
+/// - `podOverrides` are merged last, so they win.
+pub fn stateful_set(parts: StatefulSetParts<'_>) -> StatefulSet {
+    let mut template = PodTemplateSpec {
+        metadata: Some(ObjectMeta {
+            labels: Some(parts.labels.labels()),
+            annotations: Some(BTreeMap::from([(
+                CONFIG_HASH_ANNOTATION.to_owned(),
+                parts.config_hash.to_owned(),
+            )])),
+            ..ObjectMeta::default()
+        }),
+        spec: Some(parts.pod),
+    };
+    template.merge_from(parts.pod_overrides.clone());
+    StatefulSet {
+        metadata: super::object_meta(parts.name, parts.namespace, parts.labels.labels()),
+        spec: StatefulSetSpec {
+            replicas: Some(i32::from(parts.replicas)),
+            selector: LabelSelector {
+                match_labels: Some(parts.labels.selector()),
+                match_expressions: None,
+            },
+            service_name: Some(parts.name.to_owned()),
+            pod_management_policy: Some(
+                if parts.parallel {
+                    "Parallel"
+                } else {
+                    "OrderedReady"
+                }
+                .to_owned(),
+            ),
+            update_strategy: Some(StatefulSetUpdateStrategy {
+                type_: Some("RollingUpdate".to_owned()),
+                rolling_update: None,
+            }),
+            persistent_volume_claim_retention_policy: Some(
+                StatefulSetPersistentVolumeClaimRetentionPolicy {
+                    when_deleted: Some("Retain".to_owned()),
+                    when_scaled: Some("Retain".to_owned()),
+                },
+            ),
+            template,
+            volume_claim_templates: (!parts.claims.is_empty()).then_some(parts.claims),
+            ..StatefulSetSpec::default()
+        },
+        status: None,
+    }
+}
+
+/// A `ReadWriteOnce` claim template `name` of the validated size and class, labelled
+/// with `selector` so the claims of a role group can be found.
+pub fn pvc_template(
+    name: &str,
+    selector: BTreeMap<String, String>,
+    pvc: &ValidatedPvc,
+) -> PersistentVolumeClaim {
+    PersistentVolumeClaim {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            labels: Some(selector),
+            ..ObjectMeta::default()
+        },
+        spec: Some(PersistentVolumeClaimSpec {
+            access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
+            resources: Some(VolumeResourceRequirements {
+                requests: Some(BTreeMap::from([(
+                    "storage".to_owned(),
+                    pvc.capacity.clone(),
+                )])),
+                limits: None,
+            }),
+            storage_class_name: pvc.storage_class.clone(),
+            ..PersistentVolumeClaimSpec::default()
+        }),
+        status: None,
+    }
+}
