@@ -37,7 +37,15 @@ pub const DEFAULT_REPLICAS: u16 = 1;
 
 /// Per config file (e.g. `zoo.cfg`), the properties to set after the operator rendered
 /// the file. They win over everything the operator computes.
+///
+/// This untyped map is the default; product operators use a struct with one field per
+/// file they render ([`FileOverrides`] per field), with `deny_unknown_fields`, so the
+/// CRD schema lists the files and the API server refuses a file the product does not
+/// have, instead of the operator finding out later.
 pub type ConfigOverrides = BTreeMap<String, BTreeMap<String, String>>;
+
+/// The overrides of one file: key to value, merged per key (role group wins).
+pub type FileOverrides = BTreeMap<String, String>;
 
 /// Environment variables to set on the product container, winning over the operator's.
 pub type EnvOverrides = BTreeMap<String, String>;
@@ -51,17 +59,17 @@ pub type EnvOverrides = BTreeMap<String, String>;
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 #[schemars(
-    bound = "C: JsonSchema + Default + Serialize, RC: JsonSchema + Default + Serialize",
+    bound = "C: JsonSchema + Default + Serialize, RC: JsonSchema + Default + Serialize, O: JsonSchema + Default + Serialize",
     description = "A role: settings shared by all of its role groups, role-wide settings, and the role groups."
 )]
-pub struct Role<C, RC = GenericRoleConfig> {
+pub struct Role<C, RC = GenericRoleConfig, O = ConfigOverrides> {
     /// Product settings for every role group of this role.
     #[serde(default)]
     pub config: C,
 
     /// Per config file, properties that override the rendered file for every role group.
     #[serde(default)]
-    pub config_overrides: ConfigOverrides,
+    pub config_overrides: O,
 
     /// Environment variables for the product container of every role group.
     #[serde(default)]
@@ -79,17 +87,17 @@ pub struct Role<C, RC = GenericRoleConfig> {
     pub role_config: RC,
 
     /// The role groups of this role, by name. Each becomes one StatefulSet.
-    pub role_groups: BTreeMap<String, RoleGroup<C>>,
+    pub role_groups: BTreeMap<String, RoleGroup<C, O>>,
 }
 
 /// One role group: a set of identically configured Pods (one StatefulSet).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 #[schemars(
-    bound = "C: JsonSchema + Default + Serialize",
+    bound = "C: JsonSchema + Default + Serialize, O: JsonSchema + Default + Serialize",
     description = "A role group: identically configured Pods, run as one StatefulSet."
 )]
-pub struct RoleGroup<C> {
+pub struct RoleGroup<C, O = ConfigOverrides> {
     /// Number of Pods; defaults to 1 ([`DEFAULT_REPLICAS`]).
     #[schemars(description = "Number of Pods. Defaults to 1.")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,7 +109,7 @@ pub struct RoleGroup<C> {
 
     /// Per config file, properties that override the rendered file; wins over the role's.
     #[serde(default)]
-    pub config_overrides: ConfigOverrides,
+    pub config_overrides: O,
 
     /// Environment variables for the product container; win over the role's.
     #[serde(default)]
@@ -124,7 +132,7 @@ pub struct GenericRoleConfig {
 
 /// A role group with every layer applied: what the build step renders from.
 #[derive(Clone, Debug, PartialEq)]
-pub struct MergedRoleGroup<C> {
+pub struct MergedRoleGroup<C, O = ConfigOverrides> {
     /// The role group's name, the key in `roleGroups`.
     pub name: String,
     /// Replicas, [`DEFAULT_REPLICAS`] when the user gave none.
@@ -132,14 +140,14 @@ pub struct MergedRoleGroup<C> {
     /// Product default < role < role group, field by field.
     pub config: C,
     /// Role < role group, per file and per key.
-    pub config_overrides: ConfigOverrides,
+    pub config_overrides: O,
     /// Role < role group, per variable.
     pub env_overrides: EnvOverrides,
     /// Role < role group, by Kubernetes' deep merge.
     pub pod_overrides: PodTemplateSpec,
 }
 
-impl<C: Merge + Clone, RC> Role<C, RC> {
+impl<C: Merge + Clone, RC, O: Merge + Clone> Role<C, RC, O> {
     /// Every role group with the role's settings and the product defaults merged in.
     ///
     /// Precedence, lowest first: `product_defaults`, the role, the role group. Each field
@@ -167,7 +175,10 @@ impl<C: Merge + Clone, RC> Role<C, RC> {
     /// assert_eq!(merged["default"].config, Config { tick_time: Some(3000), init_limit: Some(10) });
     /// assert_eq!(merged["default"].replicas, 1);
     /// ```
-    pub fn merged_role_groups(&self, product_defaults: &C) -> BTreeMap<String, MergedRoleGroup<C>> {
+    pub fn merged_role_groups(
+        &self,
+        product_defaults: &C,
+    ) -> BTreeMap<String, MergedRoleGroup<C, O>> {
         self.role_groups
             .iter()
             .map(|(name, group)| {
@@ -183,9 +194,9 @@ impl<C: Merge + Clone, RC> Role<C, RC> {
     fn merge_role_group(
         &self,
         name: &str,
-        group: &RoleGroup<C>,
+        group: &RoleGroup<C, O>,
         product_defaults: &C,
-    ) -> MergedRoleGroup<C> {
+    ) -> MergedRoleGroup<C, O> {
         let mut config = group.config.clone();
         config.merge_from(&self.config);
         config.merge_from(product_defaults);

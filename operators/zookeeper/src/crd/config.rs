@@ -6,11 +6,14 @@
 //! ...) are plain structs rather than `Option`s, so a role group setting only
 //! `resources.cpu.max` keeps the role's `resources.memory.limit`.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use strata_model::merge_struct;
 use strata_model::resources::{CpuResources, MemoryResources, PvcResources, Resources};
+use strata_model::role::FileOverrides;
 
 /// Default `myidOffset`: ZooKeeper server ids start at 1.
 pub const DEFAULT_MYID_OFFSET: u32 = 1;
@@ -112,6 +115,33 @@ impl ZookeeperConfig {
         }
     }
 }
+
+/// `configOverrides`: the files users may override, one field per file, so the CRD
+/// schema names them and the API server refuses a file ZooKeeper does not have.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ZookeeperConfigOverrides {
+    /// Properties of `zoo.cfg`; they win over the operator's, except the server list.
+    #[serde(
+        rename = "zoo.cfg",
+        default,
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub zoo_cfg: FileOverrides,
+    /// Log levels of `logback.xml`: logger name (`ROOT` for the root logger) to one of
+    /// TRACE, DEBUG, INFO, WARN, ERROR or OFF.
+    #[serde(
+        rename = "logback.xml",
+        default,
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub logback_xml: FileOverrides,
+}
+
+merge_struct!(ZookeeperConfigOverrides {
+    zoo_cfg,
+    logback_xml
+});
 
 /// Resources of one ZooKeeper server: the shared shape with ZooKeeper's one volume.
 pub type ZookeeperResources = Resources<ZookeeperStorage>;

@@ -12,7 +12,7 @@ use strata_model::image::ProductImage;
 use strata_model::role::{GenericRoleConfig, Role};
 use strata_status::ClusterStatus;
 
-pub use self::config::ZookeeperConfig;
+pub use self::config::{ZookeeperConfig, ZookeeperConfigOverrides};
 pub use self::znode::{ClusterRef, ZnodeStatus, ZookeeperZnode, ZookeeperZnodeSpec};
 
 /// API group of both kinds.
@@ -60,7 +60,7 @@ pub struct ZookeeperClusterSpec {
 
     /// The ZooKeeper servers. Every replica of every role group is a voting member of the
     /// ensemble.
-    pub servers: Role<ZookeeperConfig, GenericRoleConfig>,
+    pub servers: Role<ZookeeperConfig, GenericRoleConfig, ZookeeperConfigOverrides>,
 }
 
 #[cfg(test)]

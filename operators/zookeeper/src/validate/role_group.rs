@@ -22,7 +22,7 @@ use crate::config::{
     ZooCfgInput,
 };
 use crate::crd::SERVER_ROLE;
-use crate::crd::config::ZookeeperConfig;
+use crate::crd::config::{ZookeeperConfig, ZookeeperConfigOverrides};
 use strata_model::duration::parse_seconds;
 
 /// Share of the memory limit given to the JVM heap. The remaining quarter covers
@@ -37,8 +37,6 @@ const HEAP_RULE: HeapRule = HeapRule {
     heap_percent: HEAP_PERCENT_OF_MEMORY,
     min_memory_mib: MIN_MEMORY_LIMIT_MIB,
 };
-/// Config files users may override through `configOverrides`.
-const CONFIG_FILES: [&str; 2] = ["logback.xml", "zoo.cfg"];
 /// Key of `configOverrides."logback.xml"` that sets the root logger's level.
 const ROOT_LOGGER_KEY: &str = "ROOT";
 
@@ -95,7 +93,7 @@ fn missing_default(error: MissingDefault) -> ReconcileError {
 
 /// A group that passed the first pass and waits for the ensemble.
 struct Checked<'a> {
-    merged: &'a MergedRoleGroup<ZookeeperConfig>,
+    merged: &'a MergedRoleGroup<ZookeeperConfig, ZookeeperConfigOverrides>,
     name: RoleGroupRef,
     labels: RecommendedLabels,
     myid_offset: u32,
@@ -109,7 +107,7 @@ struct Checked<'a> {
 /// Validates every role group, each against the servers of all of them.
 pub(super) fn validate_all<'a>(
     context: &Context<'_>,
-    groups: impl Iterator<Item = &'a MergedRoleGroup<ZookeeperConfig>>,
+    groups: impl Iterator<Item = &'a MergedRoleGroup<ZookeeperConfig, ZookeeperConfigOverrides>>,
 ) -> Result<Vec<ValidatedRoleGroup>, ReconcileError> {
     let checked: Vec<Checked<'a>> = groups
         .map(|group| check(context, group))
@@ -136,7 +134,7 @@ pub(super) fn validate_all<'a>(
 
 fn check<'a>(
     context: &Context<'_>,
-    merged: &'a MergedRoleGroup<ZookeeperConfig>,
+    merged: &'a MergedRoleGroup<ZookeeperConfig, ZookeeperConfigOverrides>,
 ) -> Result<Checked<'a>, ReconcileError> {
     let group_name = RoleGroupName::new(&merged.name).map_err(name_error)?;
     let name = context.role.role_group(&group_name).map_err(name_error)?;
@@ -173,18 +171,7 @@ fn check<'a>(
             format!("gracefulShutdownTimeout: {error}"),
         )
     })?;
-    for file in merged.config_overrides.keys() {
-        if !CONFIG_FILES.contains(&file.as_str()) {
-            return Err(problem(
-                "UnsupportedConfigFile",
-                format!(
-                    "configOverrides has {file:?}; only {} can be overridden",
-                    CONFIG_FILES.join(" and ")
-                ),
-            ));
-        }
-    }
-    let logback = logback_input(merged.config_overrides.get("logback.xml"))
+    let logback = logback_input(&merged.config_overrides.logback_xml)
         .map_err(|message| problem("InvalidConfigOverride", message))?;
     Ok(Checked {
         merged,
@@ -215,12 +202,7 @@ fn finish(
     input.tick_time_ms = group.timing.tick_time_ms;
     input.init_limit_ticks = group.timing.init_limit_ticks;
     input.sync_limit_ticks = group.timing.sync_limit_ticks;
-    input.overrides = group
-        .merged
-        .config_overrides
-        .get("zoo.cfg")
-        .cloned()
-        .unwrap_or_default();
+    input.overrides = group.merged.config_overrides.zoo_cfg.clone();
     let zoo_cfg =
         ZooCfg::render(&input).map_err(|error| zoo_cfg_error(&group.merged.name, &error))?;
     for key in ["dataDir", "dataLogDir"] {
@@ -270,9 +252,9 @@ fn zoo_cfg_error(role_group: &str, error: &ZooCfgError) -> ReconcileError {
 }
 
 /// `configOverrides."logback.xml"`: logger name to level, `ROOT` for the root logger.
-fn logback_input(overrides: Option<&BTreeMap<String, String>>) -> Result<LogbackInput, String> {
+fn logback_input(overrides: &BTreeMap<String, String>) -> Result<LogbackInput, String> {
     let mut input = LogbackInput::default();
-    for (logger, level) in overrides.into_iter().flatten() {
+    for (logger, level) in overrides {
         let level = parse_level(level).ok_or_else(|| {
             format!(
                 "logback.xml: logger {logger:?} has level {level:?}; use one of TRACE, DEBUG, \
