@@ -16,6 +16,7 @@
 pub mod build;
 pub mod cluster_operation;
 pub mod duration;
+pub mod files;
 pub mod image;
 pub mod labels;
 pub mod merge;

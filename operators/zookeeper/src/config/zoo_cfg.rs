@@ -22,9 +22,12 @@
 
 use std::collections::BTreeMap;
 
+use strata_model::files::java_properties::{self, PropertiesError};
+
 use super::server_ids::{
     Ensemble, MAX_SERVER_ID, MAX_SERVER_ID_WITH_EXTENDED_TYPES, RoleGroupServers, ServerIdError,
 };
+use crate::crd::config::{DEFAULT_INIT_LIMIT, DEFAULT_SYNC_LIMIT, DEFAULT_TICK_TIME_MS};
 
 /// Port clients connect to.
 pub const CLIENT_PORT: u16 = 2181;
@@ -70,14 +73,13 @@ pub struct ZooCfgInput {
 }
 
 impl ZooCfgInput {
-    /// Defaults for production: 2 s ticks, initLimit 10 and syncLimit 5 (ZooKeeper's sample
-    /// configuration, generous enough for pods on network storage), metrics on port 7000,
-    /// admin server off, autopurge daily keeping 3 snapshots.
+    /// The product defaults of [`crate::crd::config`] for timing (defined there once),
+    /// metrics on port 7000, admin server off, autopurge daily keeping 3 snapshots.
     pub fn new(role_groups: Vec<RoleGroupServers>) -> Self {
         Self {
-            tick_time_ms: 2000,
-            init_limit_ticks: 10,
-            sync_limit_ticks: 5,
+            tick_time_ms: DEFAULT_TICK_TIME_MS,
+            init_limit_ticks: DEFAULT_INIT_LIMIT,
+            sync_limit_ticks: DEFAULT_SYNC_LIMIT,
             admin_server_port: None,
             prometheus_metrics_port: Some(METRICS_PORT),
             autopurge_interval_hours: 24,
@@ -103,6 +105,9 @@ pub enum ZooCfgError {
         /// The rejected key.
         key: String,
     },
+    /// The properties writer refused an entry.
+    #[error(transparent)]
+    Properties(#[from] PropertiesError),
     /// An override value contains a line break, which would inject further settings.
     #[error("config override {key:?} has a value containing a line break")]
     InvalidOverrideValue {
@@ -117,6 +122,7 @@ pub enum ZooCfgError {
 pub struct ZooCfg {
     entries: BTreeMap<String, String>,
     ensemble: Ensemble,
+    text: String,
 }
 
 impl ZooCfg {
@@ -135,7 +141,12 @@ impl ZooCfg {
             );
         }
         entries.extend(input.overrides.clone());
-        Ok(Self { entries, ensemble })
+        let text = properties_text(&entries)?;
+        Ok(Self {
+            entries,
+            ensemble,
+            text,
+        })
     }
 
     /// The effective value of a key.
@@ -153,26 +164,25 @@ impl ZooCfg {
         &self.ensemble
     }
 
-    /// The file content in Java properties syntax.
-    pub fn to_properties(&self) -> String {
-        let mut keys: Vec<&String> = self.entries.keys().collect();
-        keys.sort_by_key(|key| KeyOrder::of(key));
-        let mut out = String::from(
-            "# Rendered by the Strata ZooKeeper operator; edit the ZookeeperCluster instead.\n",
-        );
-        for key in keys {
-            let value = self
-                .entries
-                .get(key)
-                .map(String::as_str)
-                .unwrap_or_default();
-            out.push_str(key);
-            out.push('=');
-            out.push_str(&escape_value(value));
-            out.push('\n');
-        }
-        out
+    /// The file content in Java properties syntax: plain keys alphabetically, then the
+    /// `server.N` lines by numeric id, through the shared properties writer.
+    pub fn to_properties(&self) -> &str {
+        &self.text
     }
+}
+
+fn properties_text(entries: &BTreeMap<String, String>) -> Result<String, PropertiesError> {
+    let mut keys: Vec<&String> = entries.keys().collect();
+    keys.sort_by_key(|key| KeyOrder::of(key));
+    java_properties::write(
+        "Rendered by the Strata ZooKeeper operator; edit the ZookeeperCluster instead.",
+        keys.into_iter().map(|key| {
+            (
+                key.as_str(),
+                entries.get(key).map(String::as_str).unwrap_or_default(),
+            )
+        }),
+    )
 }
 
 fn base_entries(input: &ZooCfgInput) -> BTreeMap<String, String> {
@@ -240,22 +250,6 @@ fn validate_overrides(overrides: &BTreeMap<String, String>) -> Result<(), ZooCfg
     Ok(())
 }
 
-/// Escapes what Java's properties parser would otherwise eat: backslashes and leading blanks.
-fn escape_value(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for (index, c) in value.chars().enumerate() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            ' ' | '\t' | '\u{c}' if index == 0 => {
-                out.push('\\');
-                out.push(c);
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 /// Sort order of keys: plain keys alphabetically, then `server.N` by numeric id.
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 enum KeyOrder<'a> {
@@ -313,7 +307,8 @@ server.3=zk-server-default-2.zk-server-default.ns.svc.cluster.local:2888:3888;21
     #[test]
     fn server_lines_are_sorted_numerically_across_groups() -> Result<(), ZooCfgError> {
         let input = ZooCfgInput::new(vec![group("b", 2, 9), group("a", 2, 1)]);
-        let text = ZooCfg::render(&input)?.to_properties();
+        let cfg = ZooCfg::render(&input)?;
+        let text = cfg.to_properties();
         let ids: Vec<&str> = text
             .lines()
             .filter_map(|line| line.strip_prefix("server."))
@@ -398,15 +393,23 @@ server.3=zk-server-default-2.zk-server-default.ns.svc.cluster.local:2888:3888;21
     #[case::leading_space(" x y", r"\ x y")]
     #[case::empty("", "")]
     fn values_are_escaped_for_java_properties(#[case] value: &str, #[case] expected: &str) {
-        assert_eq!(escape_value(value), expected);
+        let mut input = ZooCfgInput::new(vec![group("default", 1, 1)]);
+        input.overrides = overrides(&[("custom.value", value)]);
+        let cfg = ZooCfg::render(&input).map_err(|error| error.to_string());
+        let line = format!("custom.value={expected}");
+        assert!(
+            cfg.as_ref()
+                .is_ok_and(|cfg| cfg.to_properties().lines().any(|l| l == line)),
+            "{cfg:?}"
+        );
     }
 
     #[test]
     fn rendering_twice_gives_the_same_bytes() -> Result<(), ZooCfgError> {
         let mut input = ZooCfgInput::new(vec![group("b", 2, 5), group("a", 3, 1)]);
         input.overrides = overrides(&[("zz", "1"), ("aa", "2"), ("server.100", "x:1:2")]);
-        let first = ZooCfg::render(&input)?.to_properties();
-        let second = ZooCfg::render(&input)?.to_properties();
+        let first = ZooCfg::render(&input)?.to_properties().to_owned();
+        let second = ZooCfg::render(&input)?.to_properties().to_owned();
         assert_eq!(first, second);
         assert!(first.ends_with("server.100=x:1:2\n"), "{first}");
         Ok(())

@@ -27,17 +27,20 @@ pub const DEFAULT_MEMORY_LIMIT: &str = "1Gi";
 pub const DEFAULT_STORAGE_CAPACITY: &str = "1Gi";
 /// Default `tickTime` in milliseconds (ZooKeeper's own default).
 pub const DEFAULT_TICK_TIME_MS: u32 = 2000;
-/// Default `initLimit` in ticks: 10 s for a follower to connect and sync.
-pub const DEFAULT_INIT_LIMIT: u32 = 5;
-/// Default `syncLimit` in ticks: a follower may lag 4 s behind the leader.
-pub const DEFAULT_SYNC_LIMIT: u32 = 2;
+/// Default `initLimit` in ticks: 20 s for a follower to connect and fetch the leader's
+/// snapshot, ZooKeeper's own sample value. A new server joining a grown ensemble must
+/// load the whole data tree within it, from network storage in most clusters.
+pub const DEFAULT_INIT_LIMIT: u32 = 10;
+/// Default `syncLimit` in ticks: a follower may lag 10 s behind the leader before it is
+/// dropped, ZooKeeper's own sample value.
+pub const DEFAULT_SYNC_LIMIT: u32 = 5;
 /// Default time ZooKeeper gets between SIGTERM and SIGKILL.
 pub const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT: &str = "2m";
 
 /// Settings of the ZooKeeper servers of a role or role group.
 ///
 /// Product defaults (see [`ZookeeperConfig::product_defaults`]): CPU 250m to 1, memory
-/// 1Gi, storage 1Gi, `tickTime` 2000, `initLimit` 5, `syncLimit` 2, `myidOffset` 1,
+/// 1Gi, storage 1Gi, `tickTime` 2000, `initLimit` 10, `syncLimit` 5, `myidOffset` 1,
 /// `gracefulShutdownTimeout` 2m.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -51,12 +54,12 @@ pub struct ZookeeperConfig {
     pub tick_time: Option<u32>,
 
     /// Ticks a follower may take to connect and sync to the leader (`initLimit`).
-    /// Defaults to 5.
+    /// Defaults to 10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init_limit: Option<u32>,
 
     /// Ticks a follower may fall behind the leader before it is dropped (`syncLimit`).
-    /// Defaults to 2.
+    /// Defaults to 5.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_limit: Option<u32>,
 
@@ -206,5 +209,23 @@ mod tests {
         let config: ZookeeperConfig = serde_json::from_value(value.clone())?;
         assert_eq!(serde_json::to_value(&config)?, value);
         Ok(())
+    }
+
+    /// The documented defaults are the ones the operator uses: the reference in
+    /// docs/zookeeper.md cannot drift from `product_defaults`.
+    #[test]
+    fn the_documented_defaults_are_the_product_defaults() {
+        let docs = include_str!("../../../../docs/zookeeper.md");
+        let documented = |key: &str| {
+            docs.lines()
+                .find_map(|line| line.trim().strip_prefix(&format!("{key}: ")))
+                .and_then(|value| value.split_whitespace().next())
+                .and_then(|value| value.parse::<u32>().ok())
+        };
+        let defaults = ZookeeperConfig::product_defaults();
+        assert_eq!(documented("tickTime"), defaults.tick_time);
+        assert_eq!(documented("initLimit"), defaults.init_limit);
+        assert_eq!(documented("syncLimit"), defaults.sync_limit);
+        assert_eq!(documented("myidOffset"), defaults.myid_offset);
     }
 }

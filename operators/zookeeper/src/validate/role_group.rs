@@ -241,7 +241,9 @@ fn zoo_cfg_error(role_group: &str, error: &ZooCfgError) -> ReconcileError {
         ZooCfgError::ServerIds(ServerIdError::Overlap { .. }) => "OverlappingServerIds",
         ZooCfgError::ServerIds(ServerIdError::OffsetZero { .. }) => "InvalidMyidOffset",
         ZooCfgError::ServerIds(ServerIdError::AboveLimit { .. }) => "ServerIdOutOfRange",
-        ZooCfgError::InvalidOverrideKey { .. } | ZooCfgError::InvalidOverrideValue { .. } => {
+        ZooCfgError::InvalidOverrideKey { .. }
+        | ZooCfgError::InvalidOverrideValue { .. }
+        | ZooCfgError::Properties(_) => {
             return ReconcileError::invalid_spec(
                 "InvalidConfigOverride",
                 format!("role group {role_group:?}: zoo.cfg: {error}"),

@@ -214,7 +214,7 @@ fn defaults_are_applied() -> Result<(), Box<dyn std::error::Error>> {
             group.zoo_cfg.get("initLimit"),
             group.zoo_cfg.get("syncLimit")
         ],
-        [Some("2000"), Some("5"), Some("2")]
+        [Some("2000"), Some("10"), Some("5")]
     );
     Ok(())
 }

@@ -1,0 +1,191 @@
+//! The writers' output read back by the real parsers: `java.util.Properties.load` and
+//! Java's XML parser (in a JVM), and a real Python interpreter.
+//!
+//! They need Java (`STRATA_JAVA`) and Python (the `python` of the kubernetes-validate
+//! venv, `STRATA_KUBERNETES_VALIDATE`), which `cargo xtask tools` provides, so they are
+//! ignored by plain `cargo test` and run by `cargo xtask test`.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::python::PyValue;
+use super::{hadoop_xml, java_properties, python};
+
+fn tool(variable: &str) -> PathBuf {
+    let value = std::env::var(variable)
+        .unwrap_or_else(|_| panic!("{variable} is not set; run `cargo xtask tools`"));
+    PathBuf::from(value)
+}
+
+fn hex(text: &str) -> String {
+    text.bytes().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Runs a single-file Java program `source` (class `Read`) with `input` as argument and
+/// returns its standard output.
+fn run_java(source: &str, input: &str) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let program = dir.path().join("Read.java");
+    std::fs::write(&program, source).expect("write program");
+    let file = dir.path().join("input");
+    std::fs::write(&file, input).expect("write input");
+    let output = Command::new(tool("STRATA_JAVA"))
+        .arg(&program)
+        .arg(&file)
+        .output()
+        .expect("run java");
+    assert!(
+        output.status.success(),
+        "java failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+/// `name-hex=value-hex` lines, sorted, as the Java programs print them.
+fn expected_lines(entries: &[(&str, &str)]) -> Vec<String> {
+    let mut lines: Vec<String> = entries
+        .iter()
+        .map(|(key, value)| format!("{}={}", hex(key), hex(value)))
+        .collect();
+    lines.sort();
+    lines
+}
+
+fn sorted_lines(output: &str) -> Vec<String> {
+    let mut lines: Vec<String> = output.lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
+const PRINT_HEX: &str = r#"
+    static String hex(String text) throws Exception {
+        StringBuilder out = new StringBuilder();
+        for (byte b : text.getBytes("UTF-8")) out.append(String.format("%02x", b));
+        return out.toString();
+    }
+"#;
+
+#[test]
+#[ignore = "needs Java (STRATA_JAVA); run by cargo xtask test"]
+fn java_reads_every_property_back_unchanged() {
+    let entries = java_properties::tests::tricky();
+    let text = java_properties::write("Rendered by a test", entries.clone()).expect("write");
+    let source = format!(
+        r#"import java.io.FileInputStream;
+import java.util.Properties;
+public class Read {{
+{PRINT_HEX}
+    public static void main(String[] args) throws Exception {{
+        Properties properties = new Properties();
+        try (FileInputStream in = new FileInputStream(args[0])) {{ properties.load(in); }}
+        for (String key : properties.stringPropertyNames())
+            System.out.println(hex(key) + "=" + hex(properties.getProperty(key)));
+    }}
+}}"#
+    );
+    assert_eq!(
+        sorted_lines(&run_java(&source, &text)),
+        expected_lines(&entries),
+        "{text}"
+    );
+}
+
+#[test]
+#[ignore = "needs Java (STRATA_JAVA); run by cargo xtask test"]
+fn javas_xml_parser_reads_every_property_back_unchanged() {
+    let entries = hadoop_xml::tests::tricky();
+    let text = hadoop_xml::write(entries.clone()).expect("write");
+    let source = format!(
+        r#"import java.io.File;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.w3c.dom.Element;
+import org.w3c.dom.NodeList;
+public class Read {{
+{PRINT_HEX}
+    public static void main(String[] args) throws Exception {{
+        NodeList properties = DocumentBuilderFactory.newInstance().newDocumentBuilder()
+            .parse(new File(args[0])).getElementsByTagName("property");
+        for (int i = 0; i < properties.getLength(); i++) {{
+            Element property = (Element) properties.item(i);
+            String name = property.getElementsByTagName("name").item(0).getTextContent();
+            String value = property.getElementsByTagName("value").item(0).getTextContent();
+            System.out.println(hex(name) + "=" + hex(value));
+        }}
+    }}
+}}"#
+    );
+    assert_eq!(
+        sorted_lines(&run_java(&source, &text)),
+        expected_lines(&entries),
+        "{text}"
+    );
+}
+
+fn venv_python() -> PathBuf {
+    let validate = tool("STRATA_KUBERNETES_VALIDATE");
+    Path::new(&validate).with_file_name("python")
+}
+
+fn to_json(value: &PyValue) -> serde_json::Value {
+    match value {
+        PyValue::None => serde_json::Value::Null,
+        PyValue::Bool(flag) => (*flag).into(),
+        PyValue::Int(number) => (*number).into(),
+        PyValue::Float(number) => (*number).into(),
+        PyValue::Str(text) => text.clone().into(),
+        PyValue::List(items) => items.iter().map(to_json).collect(),
+        PyValue::Dict(entries) => entries
+            .iter()
+            .map(|(key, item)| (key.clone(), to_json(item)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        PyValue::Expression(_) => serde_json::Value::Null,
+    }
+}
+
+#[test]
+#[ignore = "needs Python (the kubernetes-validate venv, STRATA_KUBERNETES_VALIDATE); run by cargo xtask test"]
+fn python_reads_every_assignment_back_and_nothing_else() {
+    let entries = python::tests::tricky();
+    let text = python::write(
+        "Rendered by a test",
+        &["import os"],
+        entries.iter().map(|(name, value)| (*name, value)),
+    )
+    .expect("write");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let module = dir.path().join("superset_config.py");
+    std::fs::write(&module, &text).expect("write module");
+    let output = Command::new(venv_python())
+        .arg("-c")
+        .arg(
+            "import json, sys\nnames = {}\nexec(open(sys.argv[1], encoding='utf-8').read(), names)\n\
+             print(json.dumps({k: v for k, v in names.items() if k.isupper()}))",
+        )
+        .arg(&module)
+        .output()
+        .expect("run python");
+    assert!(
+        output.status.success(),
+        "python failed: {}\n{text}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let read: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("python printed JSON");
+    let expected: serde_json::Value = entries
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), to_json(value)))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    assert_eq!(read, expected, "{text}");
+    let expected_names: BTreeMap<&str, ()> = entries.iter().map(|(name, _)| (*name, ())).collect();
+    assert_eq!(
+        read.as_object().map(|names| names.len()),
+        Some(expected_names.len()),
+        "no value may define a name of its own: {text}"
+    );
+}
