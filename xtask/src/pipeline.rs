@@ -100,6 +100,28 @@ pub fn run(workspace: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The variables cargo sets for the package it runs (xtask itself), which must not
+/// reach the cargo commands xtask starts: cargo records them as inputs of the crates
+/// that read them, so a `cargo test` run with xtask's `CARGO_PKG_NAME` differs from a
+/// plain `cargo test`, and switching between the two rebuilds part of the tree.
+fn package_variables(names: impl Iterator<Item = OsString>) -> Vec<OsString> {
+    const EXACT: [&str; 6] = [
+        "CARGO_MANIFEST_DIR",
+        "CARGO_MANIFEST_PATH",
+        "CARGO_MANIFEST_LINKS",
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+    ];
+    names
+        .filter(|name| {
+            name.to_str().is_some_and(|name| {
+                EXACT.contains(&name) || name.starts_with("CARGO_PKG_") || name == "OUT_DIR"
+            })
+        })
+        .collect()
+}
+
 fn execute(
     workspace: &Path,
     action: &Action,
@@ -108,7 +130,11 @@ fn execute(
     match action {
         Action::Cargo(args) => {
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let status = Command::new(&cargo)
+            let mut command = Command::new(&cargo);
+            for variable in package_variables(std::env::vars_os().map(|(name, _)| name)) {
+                command.env_remove(variable);
+            }
+            let status = command
                 .args(args)
                 .envs(env)
                 .current_dir(workspace)
