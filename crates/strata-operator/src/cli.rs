@@ -137,6 +137,12 @@ fn print_render<O: Operator>(file: &PathBuf) -> Result<(), String> {
     Ok(())
 }
 
+/// How long `run` waits for running reconciles after SIGTERM or Ctrl-C before it exits
+/// anyway: shorter than the chart's `terminationGracePeriodSeconds` (30 s), so the
+/// process ends on its own even when the API server is unreachable and a reconcile
+/// can neither finish nor fail.
+pub const SHUTDOWN_BOUND: std::time::Duration = std::time::Duration::from_secs(20);
+
 fn run<O: Operator>(args: RunArgs) -> Result<(), String> {
     init_tracing(&args.log_level, args.log_format)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -144,11 +150,15 @@ fn run<O: Operator>(args: RunArgs) -> Result<(), String> {
         .build()
         .map_err(|error| format!("starting the async runtime: {error}"))?;
     runtime.block_on(async move {
-        let client = kube::Client::try_default()
+        let config = kube::Config::infer()
             .await
-            .map_err(|error| format!("connecting to Kubernetes: {error}"))?;
+            .map_err(|error| format!("finding the Kubernetes API server: {error}"))?;
+        let api_server = config.cluster_url.to_string();
+        let client = kube::Client::try_from(config)
+            .map_err(|error| format!("connecting to the API server {api_server}: {error}"))?;
         let namespace = Some(args.watch_namespace).filter(|namespace| !namespace.is_empty());
-        let operator = OperatorRuntime::new(client, O::NAME, namespace);
+        let mut operator = OperatorRuntime::new(client, O::NAME, namespace);
+        operator.api_server = api_server;
         let state = HealthState {
             ready: operator.ready_flag(),
             metrics: operator.metrics.clone(),
@@ -164,8 +174,26 @@ fn run<O: Operator>(args: RunArgs) -> Result<(), String> {
             tracing::info!("termination requested; finishing running reconciles");
             shutdown.cancel();
         });
-        tracing::info!(operator = O::NAME, namespace = ?operator.namespace, "starting");
-        O::run(operator.clone()).await;
+        tracing::info!(
+            operator = O::NAME,
+            namespace = ?operator.namespace,
+            api_server = %operator.api_server,
+            "starting"
+        );
+        let shutdown = operator.shutdown.clone();
+        tokio::select! {
+            () = O::run(operator.clone()) => {}
+            () = async {
+                shutdown.cancelled().await;
+                tokio::time::sleep(SHUTDOWN_BOUND).await;
+            } => {
+                tracing::warn!(
+                    api_server = %operator.api_server,
+                    "reconciles did not finish within {}s of the termination request; exiting anyway",
+                    SHUTDOWN_BOUND.as_secs()
+                );
+            }
+        }
         operator.shutdown.cancel();
         match http.await {
             Ok(Ok(())) => Ok(()),

@@ -52,6 +52,8 @@ pub struct OperatorRuntime {
     pub shutdown: CancellationToken,
     /// Retry delays.
     pub backoff: BackoffPolicy,
+    /// The API server's URL, for log lines about failing connections.
+    pub api_server: String,
     readiness: Readiness,
 }
 
@@ -87,6 +89,7 @@ impl OperatorRuntime {
             metrics: Arc::new(Metrics::new()),
             shutdown: CancellationToken::new(),
             backoff: BackoffPolicy::default(),
+            api_server: String::new(),
             readiness: Readiness::default(),
         }
     }
@@ -387,6 +390,8 @@ pub async fn run_controller<P, X, F, Fut>(
 
     let reconcile = Arc::new(reconcile);
     let shutdown = runtime.shutdown.clone();
+    let api_server = runtime.api_server.clone();
+    let controller_name = spec.name;
     controller
         .graceful_shutdown_on(async move { shutdown.cancelled().await })
         .run(
@@ -394,10 +399,15 @@ pub async fn run_controller<P, X, F, Fut>(
             error_policy,
             context,
         )
-        .for_each(|result| async move {
-            if let Err(error) = result {
-                tracing::debug!(%error, "controller event");
+        .for_each(move |result| {
+            // Reconcile failures are logged where they happen; what arrives here are
+            // watch and queue errors, such as an unreachable API server.
+            if let Err(error) = &result
+                && !matches!(error, kube::runtime::controller::Error::ReconcilerFailed(..))
+            {
+                tracing::warn!(controller = controller_name, api_server = %api_server, %error, "watch failed");
             }
+            futures::future::ready(())
         })
         .await;
 }
