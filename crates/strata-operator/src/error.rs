@@ -32,6 +32,37 @@ impl<E: StepError> From<E> for ReconcileError {
     }
 }
 
+/// The pure layer's validation errors: always the user's to fix.
+macro_rules! user_errors {
+    ($($error:ty),* $(,)?) => {
+        $(impl StepError for $error {
+            fn reason(&self) -> &'static str {
+                <$error>::reason(self)
+            }
+
+            fn kind(&self) -> ErrorKind {
+                ErrorKind::NeedsUser
+            }
+        })*
+    };
+}
+
+user_errors!(
+    strata_model::identity::IdentityError,
+    strata_model::resources::ResourceError,
+);
+
+/// A product default set that leaves a field empty: the operator's bug.
+impl StepError for strata_model::merge::MissingDefault {
+    fn reason(&self) -> &'static str {
+        "MissingDefault"
+    }
+
+    fn kind(&self) -> ErrorKind {
+        ErrorKind::OperatorBug
+    }
+}
+
 /// Who acts on a failed API request: 4xx answers other than conflicts,
 /// throttling and timeouts mean the request itself is wrong (an object the API
 /// server rejects), which retrying does not fix; everything else is transient.

@@ -11,10 +11,10 @@ mod role_group;
 
 use std::collections::BTreeMap;
 
-use kube::ResourceExt;
+use strata_model::identity::{ClusterIdentity, IdentityError, Product, check_cluster_domain};
 use strata_model::image::ResolvedImage;
 use strata_model::labels::RecommendedLabels;
-use strata_model::names::{ClusterName, NameError, RoleName, RoleRef};
+use strata_model::names::{ClusterName, RoleRef};
 use strata_model::pdb::PdbConfig;
 use strata_operator::error::ReconcileError;
 
@@ -63,60 +63,40 @@ impl ValidatedCluster {
     /// `operator-command` is reported by the status step, so none of them affects
     /// validation: a stopped cluster validates to the ensemble it will run again.
     pub fn new(cluster: &ZookeeperCluster, cluster_domain: &str) -> Result<Self, ReconcileError> {
-        let name = ClusterName::new(&cluster.name_any()).map_err(name_error)?;
-        let namespace = cluster.namespace().ok_or_else(|| {
-            ReconcileError::invalid_spec(
-                "MissingNamespace",
-                format!("ZookeeperCluster {name} has no namespace"),
-            )
-        })?;
+        let identity = ClusterIdentity::new(PRODUCT, &cluster.metadata, &cluster.spec.image)?;
         check_cluster_domain(cluster_domain)?;
-        let image = cluster
-            .spec
-            .image
-            .resolve(UPSTREAM_IMAGE_REPOSITORY, DEFAULT_PRODUCT_VERSION)
-            .map_err(|error| {
-                ReconcileError::invalid_spec("InvalidImage", format!("spec.image: {error}"))
-            })?;
-        let label_error = |error: strata_model::labels::LabelError| {
-            ReconcileError::invalid_spec("InvalidLabelValue", error.to_string())
-        };
-        let cluster_labels = RecommendedLabels::new(
-            APP_NAME,
-            name.as_str(),
-            OPERATOR_NAME,
-            &image.product_version,
-        )
-        .map_err(label_error)?;
-        let role_labels = cluster_labels.for_role(SERVER_ROLE).map_err(label_error)?;
-        let role_name = RoleName::new(SERVER_ROLE).map_err(name_error)?;
-        let role = RoleRef::new(&name, &role_name).map_err(name_error)?;
+        let role = identity.role(SERVER_ROLE)?;
 
         let servers = &cluster.spec.servers;
         if servers.role_groups.is_empty() {
-            return Err(ReconcileError::invalid_spec(
-                "NoRoleGroups",
-                "spec.servers.roleGroups is empty; define at least one role group",
-            ));
+            return Err(IdentityError::NoRoleGroups {
+                role: "servers".to_owned(),
+            }
+            .into());
         }
         let merged: BTreeMap<_, _> =
             servers.merged_role_groups(&ZookeeperConfig::product_defaults());
         let context = role_group::Context {
+            identity: &identity,
             role: &role,
-            namespace: &namespace,
             cluster_domain,
-            cluster_labels: &cluster_labels,
         };
         let role_groups = role_group::validate_all(&context, merged.values())?;
 
+        let ClusterIdentity {
+            name,
+            namespace,
+            image,
+            labels: cluster_labels,
+        } = identity;
         Ok(Self {
             name,
             namespace,
             cluster_domain: cluster_domain.to_owned(),
             image,
             cluster_labels,
-            role,
-            role_labels,
+            role: role.name,
+            role_labels: role.labels,
             pdb: servers.role_config.pod_disruption_budget.clone(),
             role_groups,
         })
@@ -138,38 +118,14 @@ pub fn connection_hosts(cluster: &str, namespace: &str, cluster_domain: &str) ->
     )
 }
 
-/// Maps a name error to a reason that says which kind of problem it is.
-pub(crate) fn name_error(error: NameError) -> ReconcileError {
-    let reason = match &error {
-        NameError::TooLong { .. } => "NameTooLong",
-        NameError::InvalidLabel { what, .. } if what.starts_with("role group") => {
-            "InvalidRoleGroupName"
-        }
-        NameError::InvalidLabel { .. } => "InvalidName",
-    };
-    ReconcileError::invalid_spec(reason, error.to_string())
-}
-
-/// The cluster domain becomes part of every host name; reject what DNS cannot hold.
-fn check_cluster_domain(domain: &str) -> Result<(), ReconcileError> {
-    let label_ok = |label: &str| {
-        !label.is_empty()
-            && label.len() <= 63
-            && label
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-            && !label.starts_with('-')
-            && !label.ends_with('-')
-    };
-    if domain.len() <= 253 && domain.split('.').all(label_ok) {
-        Ok(())
-    } else {
-        Err(ReconcileError::invalid_spec(
-            "InvalidClusterDomain",
-            format!("cluster domain {domain:?} is not a valid DNS name"),
-        ))
-    }
-}
+/// The ZooKeeper operator's facts for the shared identity checks.
+const PRODUCT: Product = Product {
+    kind: "ZookeeperCluster",
+    app_name: APP_NAME,
+    operator_name: OPERATOR_NAME,
+    repository: UPSTREAM_IMAGE_REPOSITORY,
+    default_version: DEFAULT_PRODUCT_VERSION,
+};
 
 #[cfg(test)]
 pub(crate) mod tests;

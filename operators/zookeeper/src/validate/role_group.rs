@@ -8,20 +8,19 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
+use strata_model::identity::{ClusterIdentity, RoleGroupIdentity, RoleIdentity};
 use strata_model::labels::RecommendedLabels;
-use strata_model::merge::{MissingDefault, defaulted};
-use strata_model::names::{RoleGroupName, RoleGroupRef, RoleRef};
+use strata_model::merge::defaulted;
+use strata_model::names::RoleGroupRef;
 use strata_model::resources::{HeapRule, ValidatedPvc, ValidatedResources};
 use strata_model::role::MergedRoleGroup;
 use strata_operator::error::ReconcileError;
 
-use super::name_error;
 use crate::config::zoo_cfg::DATA_DIR;
 use crate::config::{
     LogLevel, LogbackInput, PodDns, RoleGroupServers, ServerIdError, ZooCfg, ZooCfgError,
     ZooCfgInput,
 };
-use crate::crd::SERVER_ROLE;
 use crate::crd::config::{ZookeeperConfig, ZookeeperConfigOverrides};
 use strata_model::duration::parse_seconds;
 
@@ -72,10 +71,9 @@ pub struct ValidatedRoleGroup {
 /// What every role group is validated against.
 #[derive(Debug)]
 pub(super) struct Context<'a> {
-    pub role: &'a RoleRef,
-    pub namespace: &'a str,
+    pub identity: &'a ClusterIdentity,
+    pub role: &'a RoleIdentity,
     pub cluster_domain: &'a str,
-    pub cluster_labels: &'a RecommendedLabels,
 }
 
 /// `tickTime`, `initLimit` and `syncLimit` after merging over the product defaults.
@@ -84,11 +82,6 @@ struct Timing {
     tick_time_ms: u32,
     init_limit_ticks: u32,
     sync_limit_ticks: u32,
-}
-
-/// The product defaults are incomplete: the operator's fault.
-fn missing_default(error: MissingDefault) -> ReconcileError {
-    ReconcileError::operator_bug("MissingDefault", error.to_string())
 }
 
 /// A group that passed the first pass and waits for the ensemble.
@@ -121,7 +114,7 @@ pub(super) fn validate_all<'a>(
             pod_dns: PodDns {
                 statefulset: group.name.object_name().to_owned(),
                 service: group.name.object_name().to_owned(),
-                namespace: context.namespace.to_owned(),
+                namespace: context.identity.namespace.clone(),
                 cluster_domain: context.cluster_domain.to_owned(),
             },
         })
@@ -136,20 +129,16 @@ fn check<'a>(
     context: &Context<'_>,
     merged: &'a MergedRoleGroup<ZookeeperConfig, ZookeeperConfigOverrides>,
 ) -> Result<Checked<'a>, ReconcileError> {
-    let group_name = RoleGroupName::new(&merged.name).map_err(name_error)?;
-    let name = context.role.role_group(&group_name).map_err(name_error)?;
-    let labels = context
-        .cluster_labels
-        .for_role_group(SERVER_ROLE, group_name.as_str())
-        .map_err(|error| ReconcileError::invalid_spec("InvalidLabelValue", error.to_string()))?;
+    let RoleGroupIdentity { name, labels } =
+        context.identity.role_group(context.role, &merged.name)?;
     let problem = |reason: &str, message: String| {
         ReconcileError::invalid_spec(reason, format!("role group {:?}: {message}", merged.name))
     };
     let config = &merged.config;
     let timing = Timing {
-        tick_time_ms: defaulted("tickTime", &config.tick_time).map_err(missing_default)?,
-        init_limit_ticks: defaulted("initLimit", &config.init_limit).map_err(missing_default)?,
-        sync_limit_ticks: defaulted("syncLimit", &config.sync_limit).map_err(missing_default)?,
+        tick_time_ms: defaulted("tickTime", &config.tick_time)?,
+        init_limit_ticks: defaulted("initLimit", &config.init_limit)?,
+        sync_limit_ticks: defaulted("syncLimit", &config.sync_limit)?,
     };
     for (field, value) in [
         ("tickTime", timing.tick_time_ms),
@@ -163,8 +152,7 @@ fn check<'a>(
             ));
         }
     }
-    let timeout = defaulted("gracefulShutdownTimeout", &config.graceful_shutdown_timeout)
-        .map_err(missing_default)?;
+    let timeout = defaulted("gracefulShutdownTimeout", &config.graceful_shutdown_timeout)?;
     let termination_grace_period_seconds = parse_seconds(&timeout).map_err(|error| {
         problem(
             "InvalidGracefulShutdownTimeout",
@@ -177,7 +165,7 @@ fn check<'a>(
         merged,
         name,
         labels,
-        myid_offset: defaulted("myidOffset", &config.myid_offset).map_err(missing_default)?,
+        myid_offset: defaulted("myidOffset", &config.myid_offset)?,
         timing,
         resources: config
             .resources
