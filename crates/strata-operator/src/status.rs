@@ -10,8 +10,9 @@ use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use strata_status::{
-    ClusterCondition, ClusterInputs, ClusterStatus, ConditionStatus, ConditionType, OperationState,
-    WorkloadObservation, cluster_conditions, needs_write, next_deployed_version,
+    ClusterCondition, ClusterInputs, ClusterStatus, ConditionStatus, ConditionType,
+    ConditionUpdate, OperationState, Reason, ResourceStatus, WorkloadObservation,
+    cluster_conditions, needs_write, next_deployed_version,
 };
 
 use crate::apply::ApplyReport;
@@ -131,6 +132,48 @@ pub fn next_cluster_status(
         _ => previous_version.map(str::to_owned),
     };
     ClusterStatus::next(stored, updates, now, generation, deployed_version)
+}
+
+/// The next status of a sub-resource (a ZNode, a Trino catalog): Available when
+/// `outcome` is the sentence saying what works, otherwise Available False and
+/// Degraded True with the failure's reason and a message that says who acts.
+pub fn next_resource_status(
+    stored: Option<&ResourceStatus>,
+    generation: Option<i64>,
+    outcome: Result<&str, &ReconcileError>,
+    now: Time,
+) -> ResourceStatus {
+    let updates = match outcome {
+        Ok(available) => vec![
+            ConditionUpdate::new(
+                ConditionType::Available,
+                ConditionStatus::True,
+                Reason::AS_EXPECTED,
+                available,
+            ),
+            ConditionUpdate::new(
+                ConditionType::Degraded,
+                ConditionStatus::False,
+                Reason::AS_EXPECTED,
+                "Nothing is wrong.",
+            ),
+        ],
+        Err(failure) => {
+            // The shared rule turns the message into a sentence before naming who
+            // acts next, exactly as on clusters.
+            let degraded = failure.to_failure().degraded_condition();
+            vec![
+                ConditionUpdate::new(
+                    ConditionType::Available,
+                    ConditionStatus::False,
+                    degraded.reason.clone(),
+                    degraded.message.clone(),
+                ),
+                degraded,
+            ]
+        }
+    };
+    ResourceStatus::next(stored, updates, now, generation)
 }
 
 /// An Event worth publishing because a condition changed its status.

@@ -155,7 +155,7 @@ async fn scenario() -> Vec<RequestRecord> {
                 znode.metadata.finalizers == Some(vec![FINALIZER.to_owned()])
                     && znode
                         .status
-                        .is_some_and(|status| !status.conditions.is_empty())
+                        .is_some_and(|status| !status.resource.conditions.is_empty())
             })
     })
     .await;

@@ -18,7 +18,7 @@ use strata_operator::apply::DesiredObjects;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::reference::Target;
-use strata_status::{ConditionStatus, ConditionType, ConditionUpdate, Reason, apply_updates};
+use strata_operator::status::next_resource_status;
 
 use crate::build::{znode_discovery_config_map, znode_path};
 use crate::config::zoo_cfg::CLIENT_PORT;
@@ -248,51 +248,24 @@ async fn cleanup(
     Ok(Action::await_change())
 }
 
-/// The ZNode's status: Available when the path exists and the discovery
-/// ConfigMap is applied; Degraded with the failure's reason otherwise.
+/// The ZNode's status: Available when the path exists and the discovery ConfigMap is
+/// applied; Degraded with the failure's reason otherwise. The recorded path stays.
 pub fn next_status(
     znode: &ZookeeperZnode,
     stored: Option<&ZnodeStatus>,
     failure: Option<&ReconcileError>,
 ) -> ZnodeStatus {
-    let updates = match failure {
-        None => vec![
-            ConditionUpdate::new(
-                ConditionType::Available,
-                ConditionStatus::True,
-                Reason::AS_EXPECTED,
-                "The znode exists and its discovery ConfigMap is published.",
-            ),
-            ConditionUpdate::new(
-                ConditionType::Degraded,
-                ConditionStatus::False,
-                Reason::AS_EXPECTED,
-                "Nothing is wrong.",
-            ),
-        ],
-        Some(failure) => {
-            // The shared rule turns the message into a sentence before naming who acts
-            // next, exactly as on clusters.
-            let degraded = failure.to_failure().degraded_condition();
-            vec![
-                ConditionUpdate::new(
-                    ConditionType::Available,
-                    ConditionStatus::False,
-                    degraded.reason.clone(),
-                    degraded.message.clone(),
-                ),
-                degraded,
-            ]
-        }
-    };
-    let previous = stored
-        .map(|status| status.conditions.as_slice())
-        .unwrap_or_default();
-    let generation = znode.meta().generation;
     ZnodeStatus {
         znode_path: stored.and_then(|status| status.znode_path.clone()),
-        conditions: apply_updates(previous, updates, Time(jiff::Timestamp::now()), generation),
-        observed_generation: generation,
+        resource: next_resource_status(
+            stored.map(|status| &status.resource),
+            znode.meta().generation,
+            failure.map_or(
+                Ok("The znode exists and its discovery ConfigMap is published."),
+                Err,
+            ),
+            Time(jiff::Timestamp::now()),
+        ),
     }
 }
 
@@ -300,6 +273,8 @@ pub fn next_status(
 mod tests {
     use pretty_assertions::assert_eq;
     use rstest::rstest;
+
+    use strata_status::{ConditionStatus, ConditionType};
 
     use super::*;
     use crate::crd::{ClusterRef, ZookeeperZnodeSpec};
@@ -309,6 +284,7 @@ mod tests {
         type_: ConditionType,
     ) -> Option<(ConditionStatus, &str, &str)> {
         status
+            .resource
             .conditions
             .iter()
             .find(|condition| condition.type_ == type_)

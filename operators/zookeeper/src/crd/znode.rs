@@ -7,7 +7,7 @@
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use strata_status::ClusterCondition;
+use strata_status::ResourceStatus;
 
 /// A znode (path) in a ZooKeeper ensemble, created by the operator and removed only when
 /// this object is deleted.
@@ -57,12 +57,9 @@ pub struct ZnodeStatus {
     /// the naming scheme changes in a later operator release.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub znode_path: Option<String>,
-    /// Conditions of the ZNode, sorted by type.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<ClusterCondition>,
-    /// The `metadata.generation` this status was computed for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
+    /// Conditions and observed generation, as every sub-resource has them.
+    #[serde(flatten)]
+    pub resource: ResourceStatus,
 }
 
 #[cfg(test)]

@@ -105,6 +105,7 @@ fn condition(znode: &ZookeeperZnode, type_: ConditionType) -> Option<(ConditionS
     znode
         .status
         .as_ref()?
+        .resource
         .conditions
         .iter()
         .find(|condition| condition.type_ == type_)

@@ -43,6 +43,7 @@ fn znode_degraded_reason(harness: &Harness, name: &str) -> Option<(ConditionStat
         .get_typed::<ZookeeperZnode>(harness.namespace, name)?;
     let condition = znode
         .status?
+        .resource
         .conditions
         .into_iter()
         .find(|condition| condition.type_ == ConditionType::Degraded)?;
