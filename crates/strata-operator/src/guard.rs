@@ -41,6 +41,11 @@ where
         D: Deserializer<'de>,
     {
         let value = serde_json::Value::deserialize(deserializer)?;
+        // The common case first, without the cost of tracking the path; the path is
+        // only worked out for an object that does not deserialise.
+        if let Ok(object) = K::deserialize(&value) {
+            return Ok(Self(Ok(object)));
+        }
         match serde_path_to_error::deserialize::<_, K>(&value) {
             Ok(object) => Ok(Self(Ok(object))),
             Err(error) => {

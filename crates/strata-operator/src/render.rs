@@ -172,10 +172,28 @@ pub struct RenderedManifest {
     pub skipped: Vec<Skipped>,
 }
 
+/// The served kinds and schemas of operator `O`, derived from its CRDs once per
+/// process: generating the CRDs from the Rust types costs more than rendering a
+/// cluster, and they cannot change while the process runs.
+fn kinds_of<O: Operator>() -> Result<std::sync::Arc<input::Kinds>, RenderError> {
+    static KINDS: std::sync::LazyLock<
+        std::sync::Mutex<std::collections::BTreeMap<&'static str, std::sync::Arc<input::Kinds>>>,
+    > = std::sync::LazyLock::new(Default::default);
+    let mut cache = KINDS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(kinds) = cache.get(O::NAME) {
+        return Ok(kinds.clone());
+    }
+    let kinds = std::sync::Arc::new(input::Kinds::new(O::NAME, &O::crds())?);
+    cache.insert(O::NAME, kinds.clone());
+    Ok(kinds)
+}
+
 /// Renders the manifest `yaml` for operator `O` by the rules of this module.
 pub fn render_manifest<O: Operator>(yaml: &str) -> Result<RenderedManifest, RenderError> {
     let (documents, mut problems) = input::read(yaml)?;
-    let kinds = input::Kinds::new(O::NAME, &O::crds())?;
+    let kinds = kinds_of::<O>()?;
     for document in &documents {
         problems.extend(kinds.check(document));
     }

@@ -83,6 +83,31 @@ impl StepError for ApplyError {
     }
 }
 
+/// Refuses, before anything is written, changes the API server would reject because
+/// the field is immutable (a StatefulSet's volume claim templates): the user must act,
+/// and applying half of the cluster first would help nobody. Only objects that differ
+/// from their cached copy are checked, so a steady-state reconcile parses nothing.
+fn refuse_immutable_changes(
+    changed: &[(DesiredObject, Option<std::sync::Arc<DynamicObject>>)],
+) -> Result<(), ApplyError> {
+    let problems: Vec<String> = changed
+        .iter()
+        .filter_map(|(object, cached)| Some((object, cached.as_ref()?)))
+        .flat_map(|(object, existing)| {
+            object
+                .kind()
+                .immutable_changes(object.value(), existing)
+                .into_iter()
+                .map(|change| format!("{}: {change}", object.display_name()))
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(ApplyError::ImmutableFieldChanged { changes: problems })
+    }
+}
+
 /// `bytes` random bytes from the operating system, hex-encoded: the value of a
 /// generated secret (Superset's `SECRET_KEY`, Trino's shared secret). Meant for
 /// the `fill` of a create-once object, so it runs only when the object is created.
@@ -165,17 +190,20 @@ impl<'a> Applier<'a> {
         let objects = desired
             .into_objects(stopped)
             .map_err(|error| ApplyError::BuildFailed(error.to_string()))?;
-        self.refuse_immutable_changes(&objects, &namespace)?;
+        let mut changed = Vec::new();
         for object in objects {
             let object = object.owned_by(&owner_ref);
             desired_keys.insert(object.key());
             let cached = self
                 .caches
                 .get(object.resource(), &namespace, object.name());
-            if cached.is_some_and(|cached| object.matches(&cached)) {
-                report.unchanged += 1;
-                continue;
+            match cached {
+                Some(cached) if object.matches(&cached) => report.unchanged += 1,
+                cached => changed.push((object, cached)),
             }
+        }
+        refuse_immutable_changes(&changed)?;
+        for (object, _) in changed {
             let response = match object.mode() {
                 ApplyMode::Apply => self.server_side_apply(&namespace, &object).await?,
                 ApplyMode::CreateOnce => match self.create(&namespace, &object).await? {
@@ -226,32 +254,6 @@ impl<'a> Applier<'a> {
             kind: object.resource().kind.clone(),
         });
         Ok(response)
-    }
-
-    /// Refuses, before anything is written, changes the API server would reject
-    /// because the field is immutable (a StatefulSet's volume claim templates):
-    /// the user must act, and applying half of the cluster first would help nobody.
-    fn refuse_immutable_changes(
-        &self,
-        objects: &[DesiredObject],
-        namespace: &str,
-    ) -> Result<(), ApplyError> {
-        let mut problems = Vec::new();
-        for object in objects {
-            if let Some(existing) = self.caches.get(object.resource(), namespace, object.name()) {
-                problems.extend(
-                    object
-                        .kind()
-                        .immutable_changes(object.value(), &existing)
-                        .into_iter()
-                        .map(|change| format!("{}: {change}", object.display_name())),
-                );
-            }
-        }
-        if problems.is_empty() {
-            return Ok(());
-        }
-        Err(ApplyError::ImmutableFieldChanged { changes: problems })
     }
 
     /// Creates a create-once object; `None` when it exists already (the cache
