@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 
 use crate::controller::ControllerSpec;
 use crate::rbac::ControllerRegistration;
-use crate::reference::{Content, Declared, ReferenceWatch, Selection, Target};
+use crate::reference::{Content, Declared, ReferenceWatch, Target};
 
 /// A controller of primary kind `P`: children, pods, references and finalizer.
 pub struct ControllerDef<P>
@@ -72,7 +72,7 @@ where
     /// (`targets` returns [`Target::Named`]) or select by label
     /// ([`Target::Selected`]); a change to one requeues the primaries that refer to it.
     #[must_use]
-    pub fn reading<R>(mut self, targets: fn(&P) -> Vec<Target>) -> Self
+    pub fn reading<R>(self, targets: fn(&P) -> Vec<Target>) -> Self
     where
         R: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
             + Clone
@@ -82,19 +82,26 @@ where
             + Sync
             + 'static,
     {
-        self.references.push(Arc::new(Declared::<P, R> {
-            selection: Selection::ByName,
-            content: Content::Full,
-            targets,
-            kind: std::marker::PhantomData,
-        }));
-        self
+        self.declare::<R>(Content::Full, targets)
     }
 
     /// Like [`reading`](Self::reading), but only the objects' metadata is cached: for
     /// Secrets, whose values the operator passes to pods by reference and never holds.
     #[must_use]
-    pub fn reading_metadata_of<R>(mut self, targets: fn(&P) -> Vec<Target>) -> Self
+    pub fn reading_metadata_of<R>(self, targets: fn(&P) -> Vec<Target>) -> Self
+    where
+        R: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.declare::<R>(Content::MetadataOnly, targets)
+    }
+
+    fn declare<R>(mut self, content: Content, targets: fn(&P) -> Vec<Target>) -> Self
     where
         R: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
             + Clone
@@ -105,8 +112,7 @@ where
             + 'static,
     {
         self.references.push(Arc::new(Declared::<P, R> {
-            selection: Selection::ByName,
-            content: Content::MetadataOnly,
+            content,
             targets,
             kind: std::marker::PhantomData,
         }));

@@ -31,7 +31,7 @@ use kube::Resource;
 use kube::api::ApiResource;
 
 use crate::controller::ControllerSpec;
-use crate::reference::{Content, ReferencedKind, Selection};
+use crate::reference::{Content, ReferencedKind};
 
 /// One controller of an operator, with everything its permissions depend on.
 #[derive(Clone, Debug)]
@@ -67,7 +67,6 @@ impl ControllerRegistration {
     pub fn watching<W: Resource<DynamicType = ()>>(mut self) -> Self {
         self.references.push(ReferencedKind {
             resource: ApiResource::erase::<W>(&()),
-            selection: Selection::ByName,
             content: Content::Full,
         });
         self

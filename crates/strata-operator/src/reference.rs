@@ -37,15 +37,6 @@ use serde::de::DeserializeOwned;
 
 pub(crate) use self::index::ReferenceIndex;
 
-/// How owners pick objects of a referenced kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Selection {
-    /// By namespace and name, such as `spec.clusterConfig.zookeeperConfigMapName`.
-    ByName,
-    /// By a label selector, such as `spec.clusterConfig.catalogLabelSelector`.
-    ByLabel,
-}
-
 /// What the cache of a referenced kind holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Content {
@@ -57,12 +48,11 @@ pub enum Content {
 }
 
 /// A kind one controller reads and does not own, as the RBAC rules and the docs see it.
+/// Whether owners name or select its objects is up to each owner ([`Target`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReferencedKind {
     /// The kind.
     pub resource: ApiResource,
-    /// How owners pick its objects.
-    pub selection: Selection,
     /// What is cached of them.
     pub content: Content,
 }
@@ -269,7 +259,6 @@ where
 
 /// A typed declaration: owners of kind `P` refer to objects of kind `R`.
 pub(crate) struct Declared<P, R> {
-    pub(crate) selection: Selection,
     pub(crate) content: Content,
     pub(crate) targets: fn(&P) -> Vec<Target>,
     pub(crate) kind: std::marker::PhantomData<fn() -> R>,
@@ -314,7 +303,6 @@ where
     fn kind(&self) -> ReferencedKind {
         ReferencedKind {
             resource: ApiResource::erase::<R>(&()),
-            selection: self.selection,
             content: self.content,
         }
     }

@@ -30,14 +30,30 @@ pub fn headless_service(
     selector: BTreeMap<String, String>,
     ports: &[ContainerPort],
 ) -> Service {
+    service(
+        metadata,
+        ServiceSpec {
+            cluster_ip: Some("None".to_owned()),
+            publish_not_ready_addresses: Some(true),
+            ..ServiceSpec::default()
+        },
+        selector,
+        ports,
+    )
+}
+
+fn service(
+    metadata: ObjectMeta,
+    spec: ServiceSpec,
+    selector: BTreeMap<String, String>,
+    ports: &[ContainerPort],
+) -> Service {
     Service {
         metadata,
         spec: Some(ServiceSpec {
-            cluster_ip: Some("None".to_owned()),
-            publish_not_ready_addresses: Some(true),
             selector: Some(selector),
             ports: Some(ports.iter().copied().map(service_port).collect()),
-            ..ServiceSpec::default()
+            ..spec
         }),
         status: None,
     }
@@ -79,14 +95,13 @@ pub fn client_service(
     selector: BTreeMap<String, String>,
     ports: &[ContainerPort],
 ) -> Service {
-    Service {
+    service(
         metadata,
-        spec: Some(ServiceSpec {
+        ServiceSpec {
             type_: Some("ClusterIP".to_owned()),
-            selector: Some(selector),
-            ports: Some(ports.iter().copied().map(service_port).collect()),
             ..ServiceSpec::default()
-        }),
-        status: None,
-    }
+        },
+        selector,
+        ports,
+    )
 }
