@@ -10,6 +10,12 @@
 //! reads the children of its own owner without scanning every owner's.
 
 mod index;
+mod kind;
+mod trim;
+
+pub use self::kind::ChildKind;
+pub(crate) use self::trim::trim_metadata;
+use self::trim::{kind_events, trim_pod};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,119 +23,14 @@ use std::sync::Arc;
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, ApiResource, DynamicObject, TypeMeta};
-use kube::core::PartialObjectMeta;
+use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 
 use crate::apply::is_controlled_by;
-use crate::child::{
-    ApplyRank, ChildObject, PodLookup, immutable_changes_dynamic, is_workload, observe_dynamic,
-};
 use index::Index;
 use strata_model::labels::{INSTANCE_LABEL, MANAGED_BY_LABEL};
-use strata_status::WorkloadObservation;
-
-/// A kind the operator creates and therefore watches, applies and may prune.
-///
-/// The same list drives the controller's watches, the apply step and the Helm
-/// chart's RBAC rules, so they cannot drift apart.
-#[derive(Clone)]
-pub struct ChildKind {
-    /// Group, version, kind and plural of the kind.
-    pub resource: ApiResource,
-    rank: ApplyRank,
-    prunable: bool,
-    metadata_only: bool,
-    observe: Option<ObserveFn>,
-    immutable_changes: ImmutableFn,
-}
-
-/// Lists the changes of a desired object that its stored copy cannot take.
-type ImmutableFn = fn(&serde_json::Value, &DynamicObject) -> Vec<String>;
-
-/// Observes one object of a workload kind, parsed as its own type.
-type ObserveFn = fn(&DynamicObject, PodLookup<'_>) -> Option<WorkloadObservation>;
-
-impl PartialEq for ChildKind {
-    fn eq(&self, other: &Self) -> bool {
-        self.resource == other.resource
-    }
-}
-
-impl Eq for ChildKind {}
-
-impl std::fmt::Debug for ChildKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChildKind")
-            .field("kind", &self.resource.kind)
-            .field("rank", &self.rank)
-            .field("workload", &self.observe.is_some())
-            .finish_non_exhaustive()
-    }
-}
-
-impl ChildKind {
-    /// The kind `K`, with the facts its [`ChildObject`] implementation states.
-    pub fn of<K: ChildObject + Default>() -> Self {
-        Self {
-            resource: ApiResource::erase::<K>(&()),
-            rank: K::RANK,
-            prunable: K::PRUNABLE,
-            metadata_only: K::METADATA_ONLY,
-            immutable_changes: immutable_changes_dynamic::<K>,
-            observe: is_workload::<K>().then_some(observe_dynamic::<K> as ObserveFn),
-        }
-    }
-
-    /// Whether owned objects of this kind are deleted when no longer desired.
-    /// PersistentVolumeClaims never are: they hold the product's data.
-    pub fn prunable(&self) -> bool {
-        self.prunable
-    }
-
-    /// When objects of this kind are applied, relative to other kinds.
-    pub fn rank(&self) -> ApplyRank {
-        self.rank
-    }
-
-    /// Whether only the metadata of this kind is cached (Secrets): the apply
-    /// step then compares metadata alone, with the content hash annotation
-    /// standing in for the content.
-    pub fn metadata_only(&self) -> bool {
-        self.metadata_only
-    }
-
-    /// What in `desired` (an object of this kind as it would be applied) the stored
-    /// `existing` copy cannot take.
-    pub fn immutable_changes(
-        &self,
-        desired: &serde_json::Value,
-        existing: &DynamicObject,
-    ) -> Vec<String> {
-        (self.immutable_changes)(desired, existing)
-    }
-
-    /// Whether objects of this kind run pods and count for the status.
-    pub fn is_workload(&self) -> bool {
-        self.observe.is_some()
-    }
-
-    /// The status step's view of `object`, an object of this kind; `None` for kinds
-    /// that run no pods.
-    pub fn observe(
-        &self,
-        object: &DynamicObject,
-        pods: PodLookup<'_>,
-    ) -> Option<WorkloadObservation> {
-        self.observe.and_then(|observe| observe(object, pods))
-    }
-
-    fn key(&self) -> String {
-        format!("{}/{}", self.resource.api_version, self.resource.kind)
-    }
-}
 
 /// Read access to the watch caches of one controller.
 #[derive(Clone, Debug)]
@@ -384,109 +285,6 @@ impl ChildCaches {
 
 /// The watch events of `events`, filed into `index` as they pass on to the
 /// reflector, so the index follows the same events (and re-lists) as the store.
-/// The watch events of one child kind, trimmed; for metadata-only kinds
-/// (Secrets) the API sends metadata alone, so the operator never receives
-/// a Secret value, even of the Secrets it generated.
-fn kind_events(
-    client: &Client,
-    kind: &ChildKind,
-    namespace: Option<&str>,
-    config: watcher::Config,
-) -> futures::stream::BoxStream<'static, Result<watcher::Event<DynamicObject>, watcher::Error>> {
-    if kind.metadata_only {
-        let api: Api<PartialObjectMeta<DynamicObject>> = match namespace {
-            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &kind.resource),
-            None => Api::all_with(client.clone(), &kind.resource),
-        };
-        let types = TypeMeta {
-            api_version: kind.resource.api_version.clone(),
-            kind: kind.resource.kind.clone(),
-        };
-        let as_object = move |partial: PartialObjectMeta<DynamicObject>| {
-            let mut object = DynamicObject {
-                types: Some(types.clone()),
-                metadata: partial.metadata,
-                data: serde_json::Value::Object(serde_json::Map::new()),
-            };
-            trim_metadata(&mut object);
-            object
-        };
-        watcher(api, config)
-            .default_backoff()
-            .map(move |event| {
-                event.map(|event| match event {
-                    watcher::Event::Apply(partial) => watcher::Event::Apply(as_object(partial)),
-                    watcher::Event::Delete(partial) => watcher::Event::Delete(as_object(partial)),
-                    watcher::Event::InitApply(partial) => {
-                        watcher::Event::InitApply(as_object(partial))
-                    }
-                    watcher::Event::Init => watcher::Event::Init,
-                    watcher::Event::InitDone => watcher::Event::InitDone,
-                })
-            })
-            .boxed()
-    } else {
-        let api: Api<DynamicObject> = match namespace {
-            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &kind.resource),
-            None => Api::all_with(client.clone(), &kind.resource),
-        };
-        watcher(api, config)
-            .default_backoff()
-            .map(|event| event.map(|event| event.modify(trim_metadata)))
-            .boxed()
-    }
-}
-
-/// Annotation `kubectl apply` (client-side) stores the whole object in.
-const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
-
-/// Drops what no reconcile reads from a cached object: `managedFields` and
-/// the client-side last-applied annotation, which together are often larger
-/// than the object itself. The apply step's subset check never looks at
-/// them, because no builder sets them.
-pub(crate) fn trim_metadata<K: Resource>(object: &mut K) {
-    let meta = object.meta_mut();
-    meta.managed_fields = None;
-    if let Some(annotations) = meta.annotations.as_mut() {
-        annotations.remove(LAST_APPLIED_ANNOTATION);
-    }
-}
-
-/// Keeps of a pod only what the status step reads: its name, namespace,
-/// labels and owners, its phase and the waiting state of its containers.
-/// The spec (containers, volumes, env) is most of a pod's size and is never
-/// read.
-pub(crate) fn trim_pod(pod: &mut Pod) {
-    trim_metadata(pod);
-    pod.metadata.annotations = None;
-    pod.spec = None;
-    if let Some(status) = pod.status.as_mut() {
-        let phase = status.phase.take();
-        let trim = |statuses: &mut Option<Vec<k8s_openapi::api::core::v1::ContainerStatus>>| {
-            if let Some(statuses) = statuses.as_mut() {
-                for container in statuses.iter_mut() {
-                    *container = k8s_openapi::api::core::v1::ContainerStatus {
-                        name: std::mem::take(&mut container.name),
-                        state: container.state.take(),
-                        ready: container.ready,
-                        ..Default::default()
-                    };
-                }
-            }
-        };
-        let mut containers = status.container_statuses.take();
-        let mut init_containers = status.init_container_statuses.take();
-        trim(&mut containers);
-        trim(&mut init_containers);
-        *status = k8s_openapi::api::core::v1::PodStatus {
-            phase,
-            container_statuses: containers,
-            init_container_statuses: init_containers,
-            ..Default::default()
-        };
-    }
-}
-
 fn indexed<K, Key>(
     events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send,
     index: Index<Key>,

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 
 use crate::controller::ControllerSpec;
 use crate::rbac::ControllerRegistration;
-use crate::reference::{Content, Declared, ReferenceWatch, Target};
+use crate::reference::{Content, Declared, Readable, ReferenceWatch, Target};
 
 /// A controller of primary kind `P`: children, pods, references and finalizer.
 pub struct ControllerDef<P>
@@ -74,13 +74,7 @@ where
     #[must_use]
     pub fn reading<R>(self, targets: fn(&P) -> Vec<Target>) -> Self
     where
-        R: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        R: Readable,
     {
         self.declare::<R>(Content::Full, targets)
     }
@@ -90,26 +84,14 @@ where
     #[must_use]
     pub fn reading_metadata_of<R>(self, targets: fn(&P) -> Vec<Target>) -> Self
     where
-        R: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        R: Readable,
     {
         self.declare::<R>(Content::MetadataOnly, targets)
     }
 
     fn declare<R>(mut self, content: Content, targets: fn(&P) -> Vec<Target>) -> Self
     where
-        R: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        R: Readable,
     {
         self.references.push(Arc::new(Declared::<P, R> {
             content,

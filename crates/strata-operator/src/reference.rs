@@ -37,6 +37,29 @@ use serde::de::DeserializeOwned;
 
 pub(crate) use self::index::ReferenceIndex;
 
+/// A namespaced kind a controller can watch and read as its own type.
+pub trait Readable:
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Clone
+    + DeserializeOwned
+    + Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<T> Readable for T where
+    T: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// What the cache of a referenced kind holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Content {
@@ -292,13 +315,7 @@ where
 impl<P, R> ReferenceWatch<P> for Declared<P, R>
 where
     P: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-    R: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + DeserializeOwned
-        + Debug
-        + Send
-        + Sync
-        + 'static,
+    R: Readable,
 {
     fn kind(&self) -> ReferencedKind {
         ReferencedKind {

@@ -1,0 +1,113 @@
+//! What the watch caches keep of each object: only what reconciles read.
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DynamicObject, TypeMeta};
+use kube::core::PartialObjectMeta;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource};
+
+use super::ChildKind;
+
+/// The watch events of one child kind, trimmed; for metadata-only kinds
+/// (Secrets) the API sends metadata alone, so the operator never receives
+/// a Secret value, even of the Secrets it generated.
+pub(super) fn kind_events(
+    client: &Client,
+    kind: &ChildKind,
+    namespace: Option<&str>,
+    config: watcher::Config,
+) -> futures::stream::BoxStream<'static, Result<watcher::Event<DynamicObject>, watcher::Error>> {
+    if kind.metadata_only() {
+        let api: Api<PartialObjectMeta<DynamicObject>> = match namespace {
+            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &kind.resource),
+            None => Api::all_with(client.clone(), &kind.resource),
+        };
+        let types = TypeMeta {
+            api_version: kind.resource.api_version.clone(),
+            kind: kind.resource.kind.clone(),
+        };
+        let as_object = move |partial: PartialObjectMeta<DynamicObject>| {
+            let mut object = DynamicObject {
+                types: Some(types.clone()),
+                metadata: partial.metadata,
+                data: serde_json::Value::Object(serde_json::Map::new()),
+            };
+            trim_metadata(&mut object);
+            object
+        };
+        watcher(api, config)
+            .default_backoff()
+            .map(move |event| {
+                event.map(|event| match event {
+                    watcher::Event::Apply(partial) => watcher::Event::Apply(as_object(partial)),
+                    watcher::Event::Delete(partial) => watcher::Event::Delete(as_object(partial)),
+                    watcher::Event::InitApply(partial) => {
+                        watcher::Event::InitApply(as_object(partial))
+                    }
+                    watcher::Event::Init => watcher::Event::Init,
+                    watcher::Event::InitDone => watcher::Event::InitDone,
+                })
+            })
+            .boxed()
+    } else {
+        let api: Api<DynamicObject> = match namespace {
+            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &kind.resource),
+            None => Api::all_with(client.clone(), &kind.resource),
+        };
+        watcher(api, config)
+            .default_backoff()
+            .map(|event| event.map(|event| event.modify(trim_metadata)))
+            .boxed()
+    }
+}
+
+/// Annotation `kubectl apply` (client-side) stores the whole object in.
+const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Drops what no reconcile reads from a cached object: `managedFields` and
+/// the client-side last-applied annotation, which together are often larger
+/// than the object itself. The apply step's subset check never looks at
+/// them, because no builder sets them.
+pub(crate) fn trim_metadata<K: Resource>(object: &mut K) {
+    let meta = object.meta_mut();
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED_ANNOTATION);
+    }
+}
+
+/// Keeps of a pod only what the status step reads: its name, namespace,
+/// labels and owners, its phase and the waiting state of its containers.
+/// The spec (containers, volumes, env) is most of a pod's size and is never
+/// read.
+pub(crate) fn trim_pod(pod: &mut Pod) {
+    trim_metadata(pod);
+    pod.metadata.annotations = None;
+    pod.spec = None;
+    if let Some(status) = pod.status.as_mut() {
+        let phase = status.phase.take();
+        let trim = |statuses: &mut Option<Vec<k8s_openapi::api::core::v1::ContainerStatus>>| {
+            if let Some(statuses) = statuses.as_mut() {
+                for container in statuses.iter_mut() {
+                    *container = k8s_openapi::api::core::v1::ContainerStatus {
+                        name: std::mem::take(&mut container.name),
+                        state: container.state.take(),
+                        ready: container.ready,
+                        ..Default::default()
+                    };
+                }
+            }
+        };
+        let mut containers = status.container_statuses.take();
+        let mut init_containers = status.init_container_statuses.take();
+        trim(&mut containers);
+        trim(&mut init_containers);
+        *status = k8s_openapi::api::core::v1::PodStatus {
+            phase,
+            container_statuses: containers,
+            init_container_statuses: init_containers,
+            ..Default::default()
+        };
+    }
+}
