@@ -116,6 +116,7 @@ pub fn chart_files(
         source: SOURCE,
         repository: images::repository(images::DEFAULT_REGISTRY, operator.name),
         rules: rules_yaml(operator)?,
+        lease_rules: lease_rules_yaml(operator)?,
         kinds: crd_values
             .iter()
             .map(|crd| crd.metadata.name.clone().unwrap_or_default())
@@ -139,8 +140,19 @@ pub fn chart_files(
 
 /// The operator's RBAC rules as a YAML sequence at column 0, for `_rules.tpl`.
 pub fn rules_yaml(operator: &Operator) -> Result<String, HelmError> {
-    let rules: Vec<PolicyRule> = strata_operator::rbac::rules(&(operator.registration)());
-    let yaml = serde_yaml_ng::to_string(&rules).map_err(|source| HelmError::Rules {
+    yaml_sequence(
+        operator,
+        &strata_operator::rbac::rules(&(operator.registration)()),
+    )
+}
+
+/// The leader-election Role's rules as a YAML sequence at column 0.
+pub fn lease_rules_yaml(operator: &Operator) -> Result<String, HelmError> {
+    yaml_sequence(operator, &strata_operator::rbac::lease_rules())
+}
+
+fn yaml_sequence(operator: &Operator, rules: &[PolicyRule]) -> Result<String, HelmError> {
+    let yaml = serde_yaml_ng::to_string(rules).map_err(|source| HelmError::Rules {
         operator: operator.name,
         source,
     })?;

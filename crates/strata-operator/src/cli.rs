@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::controller::OperatorRuntime;
 use crate::http::{self, HealthState};
+use crate::leader::{self, Election};
 use crate::render::{self, RenderError, Rendered};
 
 /// What a product operator provides to the shared CLI.
@@ -76,6 +77,14 @@ struct RunArgs {
     /// Log filter in tracing's EnvFilter syntax, e.g. `info` or `debug,kube=info`.
     #[arg(long, env = "LOG_LEVEL", default_value = "info")]
     log_level: String,
+    /// Namespace of the leader-election Lease; empty means the watched
+    /// namespace, else the namespace of the kubeconfig context or of the
+    /// in-cluster service account. The chart sets the operator's own.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "")]
+    lease_namespace: String,
+    /// This instance's pod name, the readable part of its Lease holder identity.
+    #[arg(long, env = "POD_NAME", default_value = "")]
+    pod_name: String,
     /// Log line format.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
     log_format: LogFormat,
@@ -157,6 +166,15 @@ fn run<O: Operator>(args: RunArgs) -> Result<(), String> {
         let client = kube::Client::try_from(config)
             .map_err(|error| format!("connecting to the API server {api_server}: {error}"))?;
         let namespace = Some(args.watch_namespace).filter(|namespace| !namespace.is_empty());
+        let lease_namespace = Some(args.lease_namespace)
+            .filter(|namespace| !namespace.is_empty())
+            .or_else(|| namespace.clone())
+            .unwrap_or_else(|| client.default_namespace().to_owned());
+        let election = Election::new(
+            O::NAME,
+            lease_namespace,
+            leader::identity(Some(&args.pod_name)),
+        );
         let mut operator = OperatorRuntime::new(client, O::NAME, namespace);
         operator.api_server = api_server;
         let state = HealthState {
@@ -178,11 +196,14 @@ fn run<O: Operator>(args: RunArgs) -> Result<(), String> {
             operator = O::NAME,
             namespace = ?operator.namespace,
             api_server = %operator.api_server,
-            "starting"
+            lease = %election.lease_name,
+            lease_namespace = %election.namespace,
+            identity = %election.identity,
+            "starting; the controllers run while this instance holds the Lease"
         );
         let shutdown = operator.shutdown.clone();
         tokio::select! {
-            () = O::run(operator.clone()) => {}
+            () = leader::lead(&operator, &election, O::run) => {}
             () = async {
                 shutdown.cancelled().await;
                 tokio::time::sleep(SHUTDOWN_BOUND).await;

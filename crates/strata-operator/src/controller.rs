@@ -100,6 +100,27 @@ impl OperatorRuntime {
         self.readiness.ready.clone()
     }
 
+    /// The runtime of one leadership term ([`crate::leader`]): shutdown is
+    /// cancelled when the term ends or the process stops, and readiness counts
+    /// only the controllers of this term.
+    pub(crate) fn for_term(&self) -> Self {
+        Self {
+            shutdown: self.shutdown.child_token(),
+            readiness: Readiness {
+                pending: Arc::default(),
+                ready: self.readiness.ready.clone(),
+            },
+            ..self.clone()
+        }
+    }
+
+    /// Marks a standby instance ready: it is healthy and waiting for the
+    /// Lease, and a rolling update of the operator must not wait for it to
+    /// lead.
+    pub(crate) fn set_standby(&self) {
+        self.readiness.ready.store(true, Ordering::Release);
+    }
+
     /// An `Api` for `K` in the watched namespace, or in all namespaces.
     pub fn api<K>(&self) -> Api<K>
     where

@@ -15,6 +15,7 @@ pub mod definition;
 pub mod error;
 pub mod guard;
 pub mod http;
+pub mod leader;
 pub mod metrics;
 pub mod pipeline;
 pub mod rbac;

@@ -53,6 +53,7 @@ pub struct Metrics {
     failures: Family<ErrorLabels, Counter>,
     durations: Family<ControllerLabels, Histogram>,
     conditions: Family<ConditionLabels, Gauge>,
+    leader: Gauge,
 }
 
 impl Default for Metrics {
@@ -87,12 +88,19 @@ impl Metrics {
             "Condition status per object: 1 True, 0 False, -1 Unknown",
             conditions.clone(),
         );
+        let leader = Gauge::default();
+        registry.register(
+            "leader",
+            "1 while this instance holds the leader-election Lease and reconciles, 0 on standby",
+            leader.clone(),
+        );
         Self {
             registry: Mutex::new(registry),
             reconciles,
             failures,
             durations,
             conditions,
+            leader,
         }
     }
 
@@ -121,6 +129,15 @@ impl Metrics {
     /// Sets the gauge of one condition of one object.
     pub fn set_condition(&self, labels: ConditionLabels, value: i64) {
         self.conditions.get_or_create(&labels).set(value);
+    }
+
+    /// Records whether this instance leads. A standby drops every condition
+    /// series, so that alerts see each object once, from the leader.
+    pub fn set_leader(&self, leading: bool) {
+        self.leader.set(i64::from(leading));
+        if !leading {
+            self.conditions.clear();
+        }
     }
 
     /// Drops the condition series of a deleted object.

@@ -24,6 +24,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::rbac::v1::PolicyRule;
@@ -214,6 +215,23 @@ pub fn rules(registration: &OperatorRegistration) -> Vec<PolicyRule> {
         .collect();
     rules.sort_by(|a, b| (&a.api_groups, &a.resources).cmp(&(&b.api_groups, &b.resources)));
     rules
+}
+
+/// The rules of the leader-election Role in the operator's own namespace: the
+/// requests [`crate::leader`] makes on its Lease, and nothing else. They are
+/// not part of [`rules`], because the Lease lives where the operator runs, not
+/// in the namespaces it watches.
+pub fn lease_rules() -> Vec<PolicyRule> {
+    let lease = ApiResource::erase::<Lease>(&());
+    vec![PolicyRule {
+        api_groups: Some(vec![lease.group]),
+        resources: Some(vec![lease.plural]),
+        verbs: crate::leader::LEASE_VERBS
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        ..PolicyRule::default()
+    }]
 }
 
 /// Whether `rules` allow `verb` on `resource` (with `/subresource`) in `group`,

@@ -193,6 +193,7 @@ mod tests {
             field_manager: None,
             apply: false,
             metadata_only: false,
+            user: None,
         }
     }
 

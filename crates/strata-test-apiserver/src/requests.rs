@@ -77,6 +77,9 @@ pub struct RequestRecord {
     pub apply: bool,
     /// Whether the client asked for `PartialObjectMetadata` (metadata-only reads).
     pub metadata_only: bool,
+    /// Who sent it: the name given to [`crate::TestApiServer::client_as`], `None`
+    /// for [`crate::TestApiServer::client`].
+    pub user: Option<String>,
 }
 
 impl RequestRecord {
@@ -148,6 +151,7 @@ mod tests {
             field_manager: None,
             apply: true,
             metadata_only: false,
+            user: None,
         }
     }
 

@@ -79,7 +79,7 @@ impl TestApiServer {
 
     /// The `tower::Service` that answers kube-client requests.
     pub fn service(&self) -> ApiService {
-        ApiService::new(self.clone())
+        ApiService::new(self.clone(), None)
     }
 
     /// A `kube::Client` talking to this server, defaulting to namespace `default`.
@@ -92,6 +92,16 @@ impl TestApiServer {
     /// A `kube::Client` talking to this server with another default namespace.
     pub fn client_in(&self, default_namespace: &str) -> kube::Client {
         kube::Client::new(self.service(), default_namespace)
+    }
+
+    /// A `kube::Client` whose requests are logged with `user` as their
+    /// [`RequestRecord::user`], to tell apart several processes sharing one API (two
+    /// operator replicas, an operator and a test). Namespace `default`.
+    pub fn client_as(&self, user: &str) -> kube::Client {
+        kube::Client::new(
+            ApiService::new(self.clone(), Some(user.to_owned())),
+            "default",
+        )
     }
 
     /// Every request served since the start or the last [`TestApiServer::reset_requests`].

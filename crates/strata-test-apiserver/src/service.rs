@@ -39,11 +39,12 @@ pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
 #[derive(Clone, Debug)]
 pub struct ApiService {
     server: TestApiServer,
+    user: Option<String>,
 }
 
 impl ApiService {
-    pub(crate) fn new(server: TestApiServer) -> Self {
-        Self { server }
+    pub(crate) fn new(server: TestApiServer, user: Option<String>) -> Self {
+        Self { server, user }
     }
 }
 
@@ -58,7 +59,8 @@ impl tower::Service<Request<kube::client::Body>> for ApiService {
 
     fn call(&mut self, request: Request<kube::client::Body>) -> Self::Future {
         let server = self.server.clone();
-        Box::pin(async move { Ok(handle(server, request).await) })
+        let user = self.user.clone();
+        Box::pin(async move { Ok(handle(server, user, request).await) })
     }
 }
 
@@ -103,6 +105,7 @@ fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
 
 async fn handle(
     server: TestApiServer,
+    user: Option<String>,
     request: Request<kube::client::Body>,
 ) -> Response<ResponseBody> {
     let (parts, body) = request.into_parts();
@@ -127,6 +130,7 @@ async fn handle(
             && content_type.is_some_and(|c| c.starts_with("application/apply-patch")),
         metadata_only: header_str(&parts.headers, header::ACCEPT)
             .is_some_and(|accept| accept.contains("as=PartialObjectMetadata")),
+        user,
     };
     lock(&server.requests).push(record.clone());
 

@@ -75,3 +75,18 @@ or, with watchNamespace, into the Role.
   - watch
   - patch
 {{- end }}
+
+{{/*
+The leader-election Role's rules (strata_operator::rbac::lease_rules): read,
+create and patch the Lease in the operator's own namespace.
+*/}}
+{{- define "zookeeper-operator.leaseRules" -}}
+- apiGroups:
+  - coordination.k8s.io
+  resources:
+  - leases
+  verbs:
+  - get
+  - create
+  - patch
+{{- end }}

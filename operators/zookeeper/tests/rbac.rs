@@ -303,11 +303,20 @@ fn helm_template(set: &[&str]) -> Vec<Value> {
     strata_operator::render::parse_documents(&stdout).expect("helm output is YAML")
 }
 
-/// The rules of every object of `kind` in `documents`, with its namespace.
+/// Whether `document` is the leader-election Role, which every chart has in the
+/// release namespace whatever `watchNamespace` says.
+fn is_leader_election(document: &Value) -> bool {
+    document["metadata"]["name"]
+        .as_str()
+        .is_some_and(|name| name.ends_with("-leader-election"))
+}
+
+/// The rules of every object of `kind` in `documents` but the leader-election
+/// Role, with its namespace.
 fn rules_of(documents: &[Value], kind: &str) -> Vec<(Option<String>, Vec<PolicyRule>)> {
     documents
         .iter()
-        .filter(|document| document["kind"] == kind)
+        .filter(|document| document["kind"] == kind && !is_leader_election(document))
         .map(|document| {
             let namespace = document["metadata"]["namespace"]
                 .as_str()
@@ -321,6 +330,7 @@ fn rules_of(documents: &[Value], kind: &str) -> Vec<(Option<String>, Vec<PolicyR
 fn kinds(documents: &[Value]) -> BTreeSet<String> {
     documents
         .iter()
+        .filter(|document| !is_leader_election(document))
         .filter_map(|document| document["kind"].as_str().map(str::to_owned))
         .collect()
 }
@@ -363,5 +373,35 @@ async fn the_rendered_chart_grants_every_request_and_nothing_beyond_the_registra
             "{source} differs from rbac::permissions(&registration())"
         );
         assert_granted(rules, &used, source);
+    }
+    for documents in [&all_namespaces, &one_namespace] {
+        let lease_roles: Vec<&Value> = documents
+            .iter()
+            .filter(|document| is_leader_election(document))
+            .collect();
+        let kinds: BTreeSet<&str> = lease_roles
+            .iter()
+            .filter_map(|document| document["kind"].as_str())
+            .collect();
+        assert_eq!(
+            kinds,
+            BTreeSet::from(["Role", "RoleBinding"]),
+            "a leader-election Role and its binding"
+        );
+        for document in lease_roles {
+            assert_eq!(
+                document["metadata"]["namespace"], "operators",
+                "the leader-election grant is in the release namespace"
+            );
+            if document["kind"] == "Role" {
+                let rules: Vec<PolicyRule> =
+                    serde_json::from_value(document["rules"].clone()).expect("PolicyRules");
+                assert_eq!(
+                    rules,
+                    rbac::lease_rules(),
+                    "the leader-election Role's rules"
+                );
+            }
+        }
     }
 }

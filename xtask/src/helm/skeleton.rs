@@ -53,6 +53,8 @@ pub struct Values {
     pub repository: String,
     /// `@RULES@`: the RBAC rules as a YAML sequence at column 0.
     pub rules: String,
+    /// `@LEASE_RULES@`: the leader-election Role's rules, as `@RULES@`.
+    pub lease_rules: String,
     /// `@KINDS@`: the CRD names, comma-separated.
     pub kinds: String,
     /// `@KIND@`, `@OBJECT@`, `@EXAMPLE@`: the first-cluster example.
@@ -75,6 +77,7 @@ pub fn render(values: &Values) -> Result<Vec<(String, String)>, UnknownPlacehold
         ("@VERSION@", values.version.to_owned()),
         ("@SOURCE@", values.source.to_owned()),
         ("@REPOSITORY@", values.repository.clone()),
+        ("@LEASE_RULES@", values.lease_rules.clone()),
         ("@RULES@", values.rules.clone()),
         ("@KINDS@", values.kinds.clone()),
         ("@KIND@", values.example.kind.clone()),

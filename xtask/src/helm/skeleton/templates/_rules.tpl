@@ -9,3 +9,11 @@ or, with watchNamespace, into the Role.
 {{- define "@NAME@.rules" -}}
 @RULES@
 {{- end }}
+
+{{/*
+The leader-election Role's rules (strata_operator::rbac::lease_rules): read,
+create and patch the Lease in the operator's own namespace.
+*/}}
+{{- define "@NAME@.leaseRules" -}}
+@LEASE_RULES@
+{{- end }}

@@ -1,0 +1,191 @@
+//! Leader election, so that an operator can run as more than one replica and
+//! still have exactly one instance reconciling.
+//!
+//! Every instance competes for one `coordination.k8s.io/v1` Lease in its own
+//! namespace, through `kube-lease-manager` (server-side apply makes two
+//! simultaneous claims conflict instead of both succeeding). The holder runs
+//! the controllers; the others wait, report ready and make no other request.
+//! A leader that loses the Lease stops its controllers before anything else
+//! happens and goes back to waiting; a leader that shuts down releases the
+//! Lease, so a standby takes over within one lease duration instead of waiting
+//! for it to expire.
+//!
+//! Every term starts the controllers afresh, with new watch caches: nothing a
+//! former leader cached is trusted after a gap in which another instance may
+//! have written.
+
+use std::future::Future;
+use std::pin::pin;
+use std::time::Duration;
+
+use kube_lease_manager::{LeaseCreateMode, LeaseManager, LeaseManagerBuilder};
+
+use crate::controller::OperatorRuntime;
+use crate::rbac::Verb;
+
+/// How long a Lease stays valid without renewal: the longest a crashed
+/// leader's clusters go unreconciled before a standby takes over. The same
+/// value client-go's leader election uses by default.
+pub const LEASE_DURATION: Duration = Duration::from_secs(15);
+
+/// How long before expiry the leader renews its Lease. It also bounds the
+/// clock skew between nodes that leader election tolerates.
+pub const RENEW_GRACE: Duration = Duration::from_secs(5);
+
+/// The requests the lease manager makes on its Lease: `get` to read it,
+/// `create` the first time, `patch` to claim, renew and release it. The chart's
+/// leader-election Role grants exactly these ([`crate::rbac::lease_rules`]).
+pub const LEASE_VERBS: &[Verb] = &[Verb::Get, Verb::Create, Verb::Patch];
+
+/// How long to wait before retrying after the Lease could not be read or
+/// created (an unreachable API server, missing RBAC).
+const RETRY_DELAY: Duration = Duration::from_secs(5);
+
+/// Which Lease an instance competes for, and as whom.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Election {
+    /// The Lease's name: the operator's name, so that several operators can
+    /// share a namespace.
+    pub lease_name: String,
+    /// The Lease's namespace: the operator's own.
+    pub namespace: String,
+    /// This instance's name in the Lease's `holderIdentity`; unique per process.
+    pub identity: String,
+    /// See [`LEASE_DURATION`].
+    pub lease_duration: Duration,
+    /// See [`RENEW_GRACE`].
+    pub renew_grace: Duration,
+}
+
+impl Election {
+    /// The election of `operator_name` in `namespace`, with the default timing.
+    pub fn new(
+        operator_name: impl Into<String>,
+        namespace: impl Into<String>,
+        identity: impl Into<String>,
+    ) -> Self {
+        Self {
+            lease_name: operator_name.into(),
+            namespace: namespace.into(),
+            identity: identity.into(),
+            lease_duration: LEASE_DURATION,
+            renew_grace: RENEW_GRACE,
+        }
+    }
+}
+
+/// A holder identity for this process: the pod's (or host's) name, which an
+/// administrator recognises in the Lease, plus a random suffix, so that a
+/// restarted process never mistakes its predecessor's claim for its own.
+pub fn identity(pod_name: Option<&str>) -> String {
+    let name = pod_name
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .or_else(|| {
+            std::env::var("HOSTNAME")
+                .ok()
+                .filter(|name| !name.is_empty())
+        })
+        .unwrap_or_else(|| "operator".to_owned());
+    let suffix = crate::apply::random_token(4).unwrap_or_else(|_| std::process::id().to_string());
+    format!("{name}_{suffix}")
+}
+
+/// Runs `run` whenever this instance holds the Lease, until `runtime.shutdown`
+/// is cancelled; then releases the Lease.
+///
+/// `run` gets a runtime whose shutdown token is cancelled when the term ends
+/// (the Lease was lost, or the process is stopping) and must return soon after.
+pub async fn lead<F, Fut>(runtime: &OperatorRuntime, election: &Election, mut run: F)
+where
+    F: FnMut(OperatorRuntime) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let shutdown = runtime.shutdown.clone();
+    while !shutdown.is_cancelled() {
+        let manager = tokio::select! {
+            () = shutdown.cancelled() => return,
+            manager = lease_manager(runtime, election) => manager,
+        };
+        let manager = match manager {
+            Ok(manager) => manager,
+            Err(error) => {
+                tracing::warn!(
+                    lease = %election.lease_name,
+                    namespace = %election.namespace,
+                    api_server = %runtime.api_server,
+                    %error,
+                    "cannot read or create the leader-election Lease; retrying in {}s",
+                    RETRY_DELAY.as_secs()
+                );
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = tokio::time::sleep(RETRY_DELAY) => continue,
+                }
+            }
+        };
+        let (mut is_leader, task) = manager.watch().await;
+        loop {
+            runtime.set_standby();
+            tokio::select! {
+                () = shutdown.cancelled() => break,
+                held = is_leader.wait_for(|leader| *leader) => if held.is_err() { break },
+            }
+            tracing::info!(
+                lease = %election.lease_name,
+                identity = %election.identity,
+                "holding the leader-election Lease; starting the controllers"
+            );
+            runtime.metrics.set_leader(true);
+            let term = runtime.for_term();
+            let mut controllers = pin!(run(term.clone()));
+            let lost = tokio::select! {
+                () = &mut controllers => false,
+                _ = is_leader.wait_for(|leader| !*leader) => true,
+            };
+            term.shutdown.cancel();
+            if lost {
+                tracing::warn!(
+                    lease = %election.lease_name,
+                    identity = %election.identity,
+                    "lost the leader-election Lease; stopping the controllers"
+                );
+                controllers.await;
+            }
+            runtime.metrics.set_leader(false);
+            if shutdown.is_cancelled() || is_leader.has_changed().is_err() {
+                break;
+            }
+        }
+        // Dropping the receiver makes the lease manager release the Lease.
+        drop(is_leader);
+        match tokio::time::timeout(RETRY_DELAY, task).await {
+            Ok(Ok(Ok(_))) => {
+                tracing::info!(lease = %election.lease_name, "released the leader-election Lease");
+            }
+            Ok(Ok(Err(error))) => {
+                tracing::warn!(lease = %election.lease_name, %error, "releasing the leader-election Lease failed; it expires on its own");
+            }
+            Ok(Err(error)) => {
+                tracing::warn!(lease = %election.lease_name, %error, "the leader-election task failed");
+            }
+            Err(_) => {
+                tracing::warn!(lease = %election.lease_name, "releasing the leader-election Lease timed out; it expires on its own");
+            }
+        }
+    }
+}
+
+async fn lease_manager(
+    runtime: &OperatorRuntime,
+    election: &Election,
+) -> Result<LeaseManager, kube_lease_manager::LeaseManagerError> {
+    LeaseManagerBuilder::new(runtime.client.clone(), &election.lease_name)
+        .with_namespace(&election.namespace)
+        .with_create_mode(LeaseCreateMode::AutoCreate)
+        .with_identity(&election.identity)
+        .with_duration(election.lease_duration.as_secs())
+        .with_grace(election.renew_grace.as_secs())
+        .build()
+        .await
+}
