@@ -189,3 +189,30 @@ async fn lease_manager(
         .build()
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_identity_names_the_pod_and_differs_per_process() {
+        let first = identity(Some("zookeeper-operator-7f9c-abcde"));
+        let second = identity(Some("zookeeper-operator-7f9c-abcde"));
+        assert!(first.starts_with("zookeeper-operator-7f9c-abcde_"), "{first}");
+        assert_ne!(first, second, "a restarted process never inherits a claim");
+    }
+
+    #[test]
+    fn without_a_pod_name_the_identity_still_has_a_readable_part() {
+        let identity = identity(Some(""));
+        let (name, suffix) = identity.rsplit_once('_').expect("name_suffix");
+        assert!(!name.is_empty() && !suffix.is_empty(), "{identity}");
+    }
+
+    #[test]
+    fn the_lease_is_named_after_the_operator_and_renewed_before_it_expires() {
+        let election = Election::new("zookeeper-operator", "operators", "me");
+        assert_eq!(election.lease_name, "zookeeper-operator");
+        assert!(election.renew_grace < election.lease_duration);
+    }
+}
