@@ -15,11 +15,12 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Service};
 use kube::ResourceExt;
-use strata_operator::testing::workloads::{set_pod, set_stateful_set_status};
 use strata_status::{ConditionStatus, ConditionType};
 use strata_test_apiserver::Verb;
+use strata_testing::wait::exists;
+use strata_testing::workloads::{set_pod, set_stateful_set_status};
 use support::TIMEOUT;
-use support::wait::{edit_replicas, exists, pod, wait_for_condition, wait_for_reason};
+use support::wait::{edit_replicas, pod, wait_for_condition, wait_for_reason};
 use support::widget::{OPERATOR, Widget, create, patch_spec, start, widget};
 
 #[tokio::test]

@@ -16,8 +16,9 @@ use kube::ResourceExt;
 use kube::api::ObjectMeta;
 use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
+use strata_testing::wait::exists;
 use support::TIMEOUT;
-use support::wait::{exists, wait_for_condition, wait_for_reason};
+use support::wait::{wait_for_condition, wait_for_reason};
 use support::widget::{Widget, create, start, widget};
 
 fn greeting(name: &str, text: &str) -> ConfigMap {

@@ -198,7 +198,10 @@ mod tests {
     fn the_identity_names_the_pod_and_differs_per_process() {
         let first = identity(Some("zookeeper-operator-7f9c-abcde"));
         let second = identity(Some("zookeeper-operator-7f9c-abcde"));
-        assert!(first.starts_with("zookeeper-operator-7f9c-abcde_"), "{first}");
+        assert!(
+            first.starts_with("zookeeper-operator-7f9c-abcde_"),
+            "{first}"
+        );
         assert_ne!(first, second, "a restarted process never inherits a claim");
     }
 

@@ -22,5 +22,3 @@ pub mod rbac;
 pub mod reference;
 pub mod render;
 pub mod status;
-#[cfg(feature = "testing")]
-pub mod testing;

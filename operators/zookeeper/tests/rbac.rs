@@ -25,8 +25,9 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde_json::{Value, json};
 use strata_operator::rbac::{self, GroupResource, Verb};
-use strata_operator::testing::{Harness, TIMEOUT};
 use strata_test_apiserver::{RequestRecord, TestApiServer};
+use strata_testing::Harness;
+use strata_testing::wait::eventually;
 use zookeeper_operator::OPERATOR_NAME;
 use zookeeper_operator::controller::ZNODE_CHECK_PERIOD;
 use zookeeper_operator::controller::registration;
@@ -108,14 +109,7 @@ fn servers(replicas: i32, pdb_enabled: bool) -> Value {
 }
 
 async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + TIMEOUT;
-    while !done() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting until {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(what, || done().then_some(()), || ()).await;
 }
 
 /// Runs the scenario and returns every request the operator sent. The test

@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 use strata_operator::controller::{Context, run_controller};
 use strata_operator::definition::ControllerDef;
 use strata_operator::error::ReconcileError;
-pub use strata_operator::testing::{Harness, TIMEOUT};
 use strata_test_apiserver::TestApiServer;
+pub use strata_testing::{Harness, TIMEOUT};
 
 /// Starts one controller for `K` on a fresh in-memory API in which
 /// `register` has registered the custom resource kinds.

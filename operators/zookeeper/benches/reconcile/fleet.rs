@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use strata_operator::render::{documents_of_kind, parse_documents};
-use strata_operator::testing::Harness;
 use strata_test_apiserver::{RequestRecord, TestApiServer, Verb};
+use strata_testing::Harness;
 use zookeeper_operator::crd::ZookeeperCluster;
 
 use crate::error::BenchError;

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use strata_operator::testing::Harness;
 use strata_test_apiserver::TestApiServer;
+use strata_testing::Harness;
 use zookeeper_operator::controller::znode::ClientServiceAddress;
 use zookeeper_operator::controller::{self, RunOptions};
 use zookeeper_operator::crd::{ZookeeperCluster, ZookeeperZnode};

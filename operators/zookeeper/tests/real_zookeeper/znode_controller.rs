@@ -18,9 +18,9 @@ use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, PostParams};
 use pretty_assertions::assert_eq;
 use strata_operator::error::BackoffPolicy;
-use strata_operator::testing::Harness;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_test_apiserver::TestApiServer;
+use strata_testing::Harness;
 use zookeeper_operator::OPERATOR_NAME;
 use zookeeper_operator::build::discovery::{
     ZOOKEEPER_CHROOT_KEY, ZOOKEEPER_CLIENT_PORT_KEY, ZOOKEEPER_HOSTS_KEY, ZOOKEEPER_KEY,

@@ -7,7 +7,7 @@
 //! create Pods and PersistentVolumeClaims with the labels the operator asked for.
 //!
 //! Waits are bounded by [`support::TIMEOUT`] and fail with a message naming what never
-//! happened; the only pause is [`strata_operator::testing::Harness::settle`], which waits
+//! happened; the only pause is [`strata_testing::Harness::settle`], which waits
 //! until the operator has stopped sending requests.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]

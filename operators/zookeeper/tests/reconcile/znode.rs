@@ -14,8 +14,8 @@ use zookeeper_operator::controller::znode::{EnsembleAddress, FINALIZER};
 use zookeeper_operator::crd::{ClusterRef, ZookeeperCluster, ZookeeperZnode, ZookeeperZnodeSpec};
 
 use crate::support::{
-    ExpectedObjects, Harness, TIMEOUT, cluster, create, delete_cluster, eventually,
-    single_group_spec, start_with, wait_for, wait_for_event, wait_for_objects,
+    ExpectedObjects, Harness, TIMEOUT, cluster, create, delete_cluster, single_group_spec,
+    start_with, wait_for, wait_for_event, wait_for_objects,
 };
 
 /// A finalizer of some other controller.
@@ -37,28 +37,13 @@ fn closed_loopback_port() -> u16 {
     listener.local_addr().expect("local address").port()
 }
 
-fn znode_degraded_reason(harness: &Harness, name: &str) -> Option<(ConditionStatus, String)> {
-    let znode = harness
-        .server
-        .get_typed::<ZookeeperZnode>(harness.namespace, name)?;
-    let condition = znode
-        .status?
-        .resource
-        .conditions
-        .into_iter()
-        .find(|condition| condition.type_ == ConditionType::Degraded)?;
-    Some((condition.status, condition.reason))
-}
-
 async fn wait_for_znode_reason(harness: &Harness, name: &str, reason: &str) {
-    eventually(
-        &format!("ZNode {name} Degraded with reason {reason}"),
-        || {
-            (znode_degraded_reason(harness, name)
-                == Some((ConditionStatus::True, reason.to_owned())))
-            .then_some(())
-        },
-        || znode_degraded_reason(harness, name),
+    strata_testing::wait::wait_for_reason::<ZookeeperZnode>(
+        harness,
+        name,
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        reason,
     )
     .await;
 }

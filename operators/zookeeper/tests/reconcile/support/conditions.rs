@@ -1,6 +1,7 @@
-//! Reading and waiting for the cluster's status conditions.
+//! The cluster's status conditions, through the shared waits.
 
 use strata_status::{ClusterCondition, ClusterStatus, ConditionStatus, ConditionType};
+use strata_testing::wait;
 use zookeeper_operator::crd::ZookeeperCluster;
 
 use super::{Harness, eventually};
@@ -13,27 +14,17 @@ pub fn status(harness: &Harness, name: &str) -> Option<ClusterStatus> {
         .status
 }
 
-/// One stored condition of a cluster.
-pub fn condition(harness: &Harness, name: &str, type_: ConditionType) -> Option<ClusterCondition> {
-    status(harness, name)?.condition(type_).cloned()
-}
-
-/// Waits until the condition has `status`, and returns it (reason and message included).
+/// Waits until the cluster's condition has `expected` status, and returns it.
 pub async fn wait_for_condition(
     harness: &Harness,
     name: &str,
     type_: ConditionType,
     expected: ConditionStatus,
 ) -> ClusterCondition {
-    eventually(
-        &format!("{type_} becoming {expected} on {name}"),
-        || condition(harness, name, type_).filter(|found| found.status == expected),
-        || condition(harness, name, type_),
-    )
-    .await
+    wait::wait_for_condition::<ZookeeperCluster>(harness, name, type_, expected).await
 }
 
-/// Waits until the condition has `status` with `reason`.
+/// Waits until the cluster's condition has `expected` status with `reason`.
 pub async fn wait_for_reason(
     harness: &Harness,
     name: &str,
@@ -41,15 +32,7 @@ pub async fn wait_for_reason(
     expected: ConditionStatus,
     reason: &str,
 ) -> ClusterCondition {
-    eventually(
-        &format!("{type_} becoming {expected} with reason {reason} on {name}"),
-        || {
-            condition(harness, name, type_)
-                .filter(|found| found.status == expected && found.reason == reason)
-        },
-        || condition(harness, name, type_),
-    )
-    .await
+    wait::wait_for_reason::<ZookeeperCluster>(harness, name, type_, expected, reason).await
 }
 
 /// Waits until the status reports `version` as the deployed product version.

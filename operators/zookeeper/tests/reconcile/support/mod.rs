@@ -6,7 +6,6 @@ pub mod inspect;
 pub mod workload;
 
 use std::collections::BTreeSet;
-use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,11 +13,10 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::{Resource, ResourceExt};
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-pub use strata_operator::testing::{Harness, TIMEOUT};
 use strata_test_apiserver::TestApiServer;
+pub use strata_testing::wait::{eventually, stored, stored_names, wait_for, wait_for_event};
+pub use strata_testing::{Harness, TIMEOUT};
 use zookeeper_operator::OPERATOR_NAME;
 use zookeeper_operator::controller::ZNODE_CHECK_PERIOD;
 use zookeeper_operator::controller::znode::{ClientServiceAddress, EnsembleAddress};
@@ -29,8 +27,6 @@ use zookeeper_operator::crd::{ZookeeperCluster, ZookeeperZnode};
 pub const NAMESPACE: &str = "default";
 /// The cluster DNS domain the operator is started with.
 pub const CLUSTER_DOMAIN: &str = "cluster.local";
-/// How often the polling waits look again.
-const POLL: Duration = Duration::from_millis(20);
 
 /// Starts both controllers of the operator on a fresh in-memory API server; ensembles
 /// are reached through their client Services, as in a real cluster.
@@ -108,69 +104,6 @@ pub async fn delete_cluster(harness: &Harness, name: &str) {
         .delete(name, &DeleteParams::background())
         .await
         .expect("the cluster is deleted");
-}
-
-/// Polls `probe` until it returns `Some`, failing after [`TIMEOUT`] with `what` and the
-/// last thing `describe` reports.
-pub async fn eventually<T, D: Debug>(
-    what: &str,
-    mut probe: impl FnMut() -> Option<T>,
-    describe: impl Fn() -> D,
-) -> T {
-    let deadline = tokio::time::Instant::now() + TIMEOUT;
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what} did not happen within {TIMEOUT:?}; last seen: {:#?}",
-            describe()
-        );
-        tokio::time::sleep(POLL).await;
-    }
-}
-
-/// Reads a stored object that the test expects to exist.
-pub fn stored<K>(harness: &Harness, name: &str) -> K
-where
-    K: Resource<DynamicType = ()> + DeserializeOwned,
-{
-    harness
-        .server
-        .get_typed::<K>(harness.namespace, name)
-        .unwrap_or_else(|| panic!("{} {name} exists", K::kind(&())))
-}
-
-/// Waits until an object exists and satisfies `predicate`.
-pub async fn wait_for<K>(
-    harness: &Harness,
-    name: &str,
-    what: &str,
-    predicate: impl Fn(&K) -> bool,
-) -> K
-where
-    K: Resource<DynamicType = ()> + DeserializeOwned,
-{
-    harness
-        .server
-        .wait_for::<K>(harness.namespace, name, predicate, TIMEOUT)
-        .await
-        .unwrap_or_else(|error| panic!("{} {name}: {what}: {error}", K::kind(&())))
-}
-
-/// Names of every stored object of a kind, in the test namespace.
-pub fn stored_names<K>(harness: &Harness) -> BTreeSet<String>
-where
-    K: Resource<DynamicType = ()> + DeserializeOwned,
-{
-    harness
-        .server
-        .list_typed::<K>()
-        .iter()
-        .filter(|object| object.namespace().as_deref() == Some(harness.namespace))
-        .map(ResourceExt::name_any)
-        .collect()
 }
 
 /// The names of the objects the operator builds for a cluster, by kind.
@@ -296,33 +229,4 @@ pub async fn started(spec: Value, groups: &[&str]) -> Harness {
     create(&harness, &cluster("zk", spec)).await;
     wait_for_objects(&harness, &ExpectedObjects::new("zk", groups)).await;
     harness
-}
-
-/// Events published about the object `name`, as stored JSON.
-pub fn events_about(harness: &Harness, name: &str) -> Vec<Value> {
-    harness
-        .server
-        .objects("events.events.k8s.io")
-        .into_iter()
-        .filter(|event| event["regarding"]["name"] == name)
-        .collect()
-}
-
-/// Waits for an Event of `event_type` with `reason` about the object `name`.
-pub async fn wait_for_event(
-    harness: &Harness,
-    name: &str,
-    event_type: &str,
-    reason: &str,
-) -> Value {
-    eventually(
-        &format!("a {event_type} Event {reason} about {name}"),
-        || {
-            events_about(harness, name)
-                .into_iter()
-                .find(|event| event["type"] == event_type && event["reason"] == reason)
-        },
-        || events_about(harness, name),
-    )
-    .await
 }

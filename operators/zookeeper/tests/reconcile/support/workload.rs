@@ -2,7 +2,7 @@
 //! the shared test support, plus the claims still stored.
 
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
-pub use strata_operator::testing::workloads::{
+pub use strata_testing::workloads::{
     PodState, create_claims, run_group, set_pod, set_stateful_set_status,
 };
 

@@ -1,18 +1,13 @@
-//! A running operator against the in-memory API, for reconcile tests of every
-//! operator (enabled with the `testing` feature), and [`workloads`]: what
-//! Kubernetes' own controllers would do, since the in-memory API runs none.
-// Test support: an unmet precondition fails the test like an assertion.
-#![allow(clippy::panic)]
-
-pub mod workloads;
+//! A running operator against the in-memory API, for the reconcile tests of
+//! every operator.
 
 use std::future::Future;
 use std::time::Duration;
 
 use strata_test_apiserver::TestApiServer;
 
-use crate::controller::OperatorRuntime;
-use crate::error::BackoffPolicy;
+use strata_operator::controller::OperatorRuntime;
+use strata_operator::error::BackoffPolicy;
 
 /// How long tests wait for the controller to reach a state.
 pub const TIMEOUT: Duration = Duration::from_secs(10);

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{
 };
 use kube::api::ObjectMeta;
 
-use super::Harness;
+use crate::Harness;
 use strata_model::labels::VERSION_LABEL;
 
 fn stored_stateful_set(harness: &Harness, name: &str) -> StatefulSet {

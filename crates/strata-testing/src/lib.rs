@@ -1,0 +1,20 @@
+//! What every operator's tests share, so that a new operator writes only its
+//! product's scenarios.
+//!
+//! - [`harness`]: an operator running against the in-memory API;
+//! - [`workloads`]: what Kubernetes' own controllers would do there;
+//! - [`wait`]: polling for objects, conditions and Events of any kind;
+//! - [`tools`]: the `STRATA_*` variables through which `cargo xtask test` hands
+//!   the external tools (Helm, kubernetes-validate, Java) to the tests;
+//! - [`validate`], [`yaml`], [`chart`] and [`checks`]: the checks every
+//!   operator's binary, examples and chart must pass, which `cargo xtask test`
+//!   runs over the operator registry.
+// Test support: an unmet precondition fails the test like an assertion.
+#![allow(clippy::panic, clippy::expect_used)]
+
+pub mod harness;
+pub mod tools;
+pub mod wait;
+pub mod workloads;
+
+pub use harness::{Harness, TIMEOUT};

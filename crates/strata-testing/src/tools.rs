@@ -1,0 +1,77 @@
+//! The environment contract between `cargo xtask test` and tests that need external tools.
+//!
+//! `cargo xtask test` provisions the tools and exports these variables; a test marked
+//! `#[ignore = "needs <tool>; run by cargo xtask test"]` reads them with [`tool`] or
+//! [`required`] and
+//! fails with a clear message when they are missing, so a forgotten variable can never
+//! turn into a silently skipped check.
+
+use std::path::PathBuf;
+
+/// Path of the `helm` v4 binary.
+pub const HELM: &str = "STRATA_HELM";
+/// Path of the `kubectl` binary (client only; there is no cluster).
+pub const KUBECTL: &str = "STRATA_KUBECTL";
+/// Path of the `kubernetes-validate` executable.
+pub const KUBERNETES_VALIDATE: &str = "STRATA_KUBERNETES_VALIDATE";
+/// Newest Kubernetes version whose schemas the installed kubernetes-validate ships; pass it as `-k`.
+pub const KUBERNETES_VERSION: &str = "STRATA_KUBERNETES_VERSION";
+/// Path of the `hadolint` binary.
+pub const HADOLINT: &str = "STRATA_HADOLINT";
+/// Path of the `java` binary that runs ZooKeeper.
+pub const JAVA: &str = "STRATA_JAVA";
+/// Directory of the Debian ZooKeeper package (`bin/zkServer.sh`, `bin/zkCli.sh`).
+pub const ZOOKEEPER_HOME: &str = "STRATA_ZOOKEEPER_HOME";
+/// Java class path that runs a ZooKeeper server: `java -cp $CP org.apache.zookeeper.server.quorum.QuorumPeerMain zoo.cfg`.
+pub const ZOOKEEPER_CLASSPATH: &str = "STRATA_ZOOKEEPER_CLASSPATH";
+
+/// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
+pub const ALL: [&str; 8] = [
+    HELM,
+    KUBECTL,
+    KUBERNETES_VALIDATE,
+    KUBERNETES_VERSION,
+    HADOLINT,
+    JAVA,
+    ZOOKEEPER_HOME,
+    ZOOKEEPER_CLASSPATH,
+];
+
+/// A tool variable a test needs is not set.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{var} is not set: this test needs an external tool; run it through `cargo xtask test`, \
+     or export the variables printed by `cargo xtask tools`"
+)]
+pub struct MissingTool {
+    /// The variable that was missing or empty.
+    pub var: String,
+}
+
+/// Reads a tool variable; empty counts as missing.
+pub fn required(var: &str) -> Result<String, MissingTool> {
+    match std::env::var(var) {
+        Ok(value) if !value.is_empty() => Ok(value),
+        _ => Err(MissingTool {
+            var: var.to_owned(),
+        }),
+    }
+}
+
+/// Reads a tool variable that names a file or directory.
+pub fn required_path(var: &str) -> Result<PathBuf, MissingTool> {
+    required(var).map(PathBuf::from)
+}
+
+/// The tool a test cannot run without; a missing variable fails the test with
+/// the message that says how to provide it.
+pub fn tool(var: &str) -> PathBuf {
+    required_path(var).unwrap_or_else(|missing| panic!("{missing}"))
+}
+
+/// The Python interpreter of the kubernetes-validate venv, which has PyYAML:
+/// the YAML 1.1 reader kubectl's ecosystem uses, and a real Python for the
+/// `superset_config.py` writer.
+pub fn venv_python() -> Result<PathBuf, MissingTool> {
+    required_path(KUBERNETES_VALIDATE).map(|validate| validate.with_file_name("python"))
+}
