@@ -47,6 +47,9 @@ pub enum Task {
     Test,
     /// Provision the external tools and print their STRATA_* variables as shell exports.
     Tools,
+    /// Provision the external tools and run only the shared operator checks (render,
+    /// kubernetes-validate, PyYAML, chart RBAC) on every registered operator; a step of `test`.
+    CheckOperators,
 }
 
 /// Runs the parsed command against this workspace.
@@ -69,6 +72,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         ),
         Task::Test => commands::test(&workspace),
         Task::Tools => commands::tools(&workspace),
+        Task::CheckOperators => commands::check_operators(&workspace),
     }
 }
 

@@ -59,6 +59,16 @@ pub fn test(workspace: &Path) -> anyhow::Result<()> {
     pipeline::run(workspace)
 }
 
+/// `check-operators`: provision the tools and run the shared operator checks.
+pub fn check_operators(workspace: &Path) -> anyhow::Result<()> {
+    let tools = tools::provision(workspace)?;
+    crate::checks::run(
+        workspace,
+        crate::operators::registered(),
+        &crate::checks::tools_of(&tools),
+    )
+}
+
 /// `tools`: provision the tools and print their variables as shell exports.
 pub fn tools(workspace: &Path) -> anyhow::Result<()> {
     let tools = tools::provision(workspace)?;

@@ -6,7 +6,9 @@
 //! - [`helm`]: `gen-helm`, a chart per operator with RBAC derived from its registration.
 //! - [`images`]: `images`, a container image per operator, and hadolint on the Dockerfiles.
 //! - [`tools`] and [`pipeline`]: `cargo xtask test`, the full suite with real tools.
+//! - [`checks`]: the shared operator checks, run for every registered operator.
 
+pub mod checks;
 pub mod cli;
 pub mod commands;
 pub mod crds;

@@ -8,7 +8,7 @@ use std::{ffi::OsString, path::Path, process::Command, time::Instant};
 
 use anyhow::{Context, bail};
 
-use crate::{commands, tools};
+use crate::{checks, commands, operators, tools};
 
 /// What one step does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,9 @@ pub enum Action {
     CheckHelm,
     /// Lint every Dockerfile with the provisioned hadolint.
     Hadolint,
+    /// Run the shared operator checks (`strata_testing::checks`) on every
+    /// registered operator.
+    OperatorChecks,
 }
 
 /// One named step of the suite.
@@ -59,6 +62,10 @@ pub fn steps() -> Vec<Step> {
             action: Action::Cargo(vec!["test", "--workspace", "--", "--include-ignored"]),
         },
         Step {
+            name: "shared checks of every registered operator (render, validation, chart RBAC)",
+            action: Action::OperatorChecks,
+        },
+        Step {
             name: "generated CRDs are up to date",
             action: Action::CheckCrds,
         },
@@ -83,12 +90,13 @@ pub fn run(workspace: &Path) -> anyhow::Result<()> {
     );
     eprintln!("    done in {:.1}s", started.elapsed().as_secs_f64());
     let env = tools.env_vars();
+    let check_tools = checks::tools_of(&tools);
 
     let steps = steps();
     for (index, step) in steps.iter().enumerate() {
         banner(index + 1, step.name);
         let step_started = Instant::now();
-        execute(workspace, &step.action, &env)
+        execute(workspace, &step.action, &env, &check_tools)
             .with_context(|| format!("step {} ({}) failed", index + 1, step.name))?;
         eprintln!("    ok ({:.1}s)", step_started.elapsed().as_secs_f64());
     }
@@ -104,7 +112,7 @@ pub fn run(workspace: &Path) -> anyhow::Result<()> {
 /// reach the cargo commands xtask starts: cargo records them as inputs of the crates
 /// that read them, so a `cargo test` run with xtask's `CARGO_PKG_NAME` differs from a
 /// plain `cargo test`, and switching between the two rebuilds part of the tree.
-fn package_variables(names: impl Iterator<Item = OsString>) -> Vec<OsString> {
+pub(crate) fn package_variables(names: impl Iterator<Item = OsString>) -> Vec<OsString> {
     const EXACT: [&str; 6] = [
         "CARGO_MANIFEST_DIR",
         "CARGO_MANIFEST_PATH",
@@ -126,6 +134,7 @@ fn execute(
     workspace: &Path,
     action: &Action,
     env: &std::collections::BTreeMap<&'static str, OsString>,
+    check_tools: &strata_testing::checks::Tools,
 ) -> anyhow::Result<()> {
     match action {
         Action::Cargo(args) => {
@@ -145,6 +154,7 @@ fn execute(
             }
             Ok(())
         }
+        Action::OperatorChecks => checks::run(workspace, operators::registered(), check_tools),
         Action::CheckCrds => commands::gen_crds(workspace, true),
         Action::CheckHelm => commands::gen_helm(workspace, true),
         Action::Hadolint => {
@@ -184,6 +194,7 @@ mod tests {
                 ]),
                 Action::Hadolint,
                 Action::Cargo(vec!["test", "--workspace", "--", "--include-ignored"]),
+                Action::OperatorChecks,
                 Action::CheckCrds,
                 Action::CheckHelm,
             ]

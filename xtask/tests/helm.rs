@@ -1,6 +1,7 @@
 //! Every generated chart passes `helm lint --strict` with the real Helm v4, and what
 //! `helm template` renders passes `kubernetes-validate --strict`, with default values, with
-//! `watchNamespace` set and with `metrics.enabled=false`.
+//! `watchNamespace` set, with two replicas and with `metrics.enabled=false`. Which grants
+//! the chart holds is one of the shared operator checks (`strata_testing::checks`).
 //!
 //! Needs helm and kubernetes-validate, so ignored by plain `cargo test`; `cargo xtask test`
 //! runs it with `--include-ignored` and the STRATA_* variables set. Missing variables fail.
@@ -32,7 +33,7 @@ struct Variant {
     absent: &'static [&'static str],
 }
 
-const VARIANTS: [Variant; 3] = [
+const VARIANTS: [Variant; 4] = [
     Variant {
         name: "default values",
         set: &[],
@@ -41,10 +42,12 @@ const VARIANTS: [Variant; 3] = [
             "ServiceAccount",
             "ClusterRole",
             "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
             "Service",
             "Deployment",
         ],
-        absent: &["Role", "RoleBinding"],
+        absent: &[],
     },
     Variant {
         name: "watchNamespace set",
@@ -57,6 +60,12 @@ const VARIANTS: [Variant; 3] = [
             "Deployment",
         ],
         absent: &["ClusterRole", "ClusterRoleBinding"],
+    },
+    Variant {
+        name: "two replicas",
+        set: &["replicas=2"],
+        present: &["Role", "RoleBinding", "Deployment"],
+        absent: &[],
     },
     Variant {
         name: "metrics disabled",
@@ -232,6 +241,7 @@ fn the_deployment_runs_the_operator_with_probes_env_and_a_locked_down_container(
             {"name": "LOG_LEVEL", "value": "debug"},
             {"name": "HTTP_ADDRESS", "value": "0.0.0.0:8080"},
             {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
         ])
     );
     assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
@@ -265,7 +275,14 @@ fn values_reach_the_pod() {
             "tolerations[0].operator=Exists",
             "podAnnotations.team=data",
             "podLabels.tier=control",
+            "replicas=2",
         ],
+    );
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    assert_eq!(
+        deployment["spec"]["strategy"],
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}),
+        "a new pod stands by before the old one releases the Lease"
     );
     let template = &deployment["spec"]["template"];
     let pod = &template["spec"];

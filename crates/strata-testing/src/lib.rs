@@ -12,9 +12,13 @@
 // Test support: an unmet precondition fails the test like an assertion.
 #![allow(clippy::panic, clippy::expect_used)]
 
+pub mod chart;
+pub mod checks;
 pub mod harness;
 pub mod tools;
+pub mod validate;
 pub mod wait;
 pub mod workloads;
+pub mod yaml;
 
 pub use harness::{Harness, TIMEOUT};

@@ -73,5 +73,10 @@ pub fn tool(var: &str) -> PathBuf {
 /// the YAML 1.1 reader kubectl's ecosystem uses, and a real Python for the
 /// `superset_config.py` writer.
 pub fn venv_python() -> Result<PathBuf, MissingTool> {
-    required_path(KUBERNETES_VALIDATE).map(|validate| validate.with_file_name("python"))
+    required_path(KUBERNETES_VALIDATE).map(|validate| python_of_venv(&validate))
+}
+
+/// The interpreter of the venv whose `kubernetes-validate` is at `validate`.
+pub fn python_of_venv(validate: &std::path::Path) -> PathBuf {
+    validate.with_file_name("python")
 }

@@ -9,15 +9,14 @@
 //! granted; and the rules must grant nothing the registration does not
 //! declare.
 //!
-//! One test checks the requests against `rbac::rules(&registration())`; the
-//! other renders the generated chart with the real Helm (`STRATA_HELM`, run by
-//! `cargo xtask test`) and checks the ClusterRole and the Role it produces.
+//! The requests are checked against `rbac::rules(&registration())`; that the
+//! chart, as the real Helm renders it, grants exactly those rules is one of the
+//! shared operator checks (`strata_testing::checks`), which `cargo xtask test`
+//! runs for every registered operator.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -198,28 +197,6 @@ fn assert_granted(rules: &[PolicyRule], used: &BTreeSet<(GroupResource, String)>
     );
 }
 
-/// Every (group, resource, verb) the rules grant, expanded; fails on wildcards.
-fn expand(rules: &[PolicyRule]) -> BTreeMap<GroupResource, BTreeSet<Verb>> {
-    let mut expanded: BTreeMap<GroupResource, BTreeSet<Verb>> = BTreeMap::new();
-    for rule in rules {
-        for group in rule.api_groups.iter().flatten() {
-            for resource in rule.resources.iter().flatten() {
-                for verb in &rule.verbs {
-                    assert!(
-                        ![group, resource, verb].contains(&&"*".to_owned()),
-                        "wildcard in {rule:?}"
-                    );
-                    expanded
-                        .entry(GroupResource::new(group.clone(), resource.clone()))
-                        .or_default()
-                        .insert(verb.parse().unwrap_or_else(|_| panic!("verb {verb}")));
-                }
-            }
-        }
-    }
-    expanded
-}
-
 #[tokio::test]
 async fn every_request_is_granted_and_every_grant_is_used_or_explained() {
     let used = used(&scenario().await);
@@ -261,141 +238,4 @@ async fn every_request_is_granted_and_every_grant_is_used_or_explained() {
         unused.is_empty(),
         "granted but neither used by the scenario nor explained: {unused:#?}"
     );
-}
-
-fn chart_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../helm/zookeeper-operator")
-}
-
-/// `helm template` of the generated chart with `--set` values, as parsed documents.
-fn helm_template(set: &[&str]) -> Vec<Value> {
-    let helm = std::env::var("STRATA_HELM")
-        .ok()
-        .filter(|helm| !helm.is_empty())
-        .unwrap_or_else(|| {
-            panic!(
-                "STRATA_HELM is not set: this test needs Helm; run it through `cargo xtask test`, \
-                 or export the variables printed by `cargo xtask tools`"
-            )
-        });
-    let mut command = Command::new(helm);
-    command
-        .args(["template", "rbac-test"])
-        .arg(chart_dir())
-        .args(["--namespace", "operators"]);
-    for value in set {
-        command.args(["--set", value]);
-    }
-    let output = command.output().expect("helm starts");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "helm template failed: {}\n{stdout}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    strata_operator::render::parse_documents(&stdout).expect("helm output is YAML")
-}
-
-/// Whether `document` is the leader-election Role, which every chart has in the
-/// release namespace whatever `watchNamespace` says.
-fn is_leader_election(document: &Value) -> bool {
-    document["metadata"]["name"]
-        .as_str()
-        .is_some_and(|name| name.ends_with("-leader-election"))
-}
-
-/// The rules of every object of `kind` in `documents` but the leader-election
-/// Role, with its namespace.
-fn rules_of(documents: &[Value], kind: &str) -> Vec<(Option<String>, Vec<PolicyRule>)> {
-    documents
-        .iter()
-        .filter(|document| document["kind"] == kind && !is_leader_election(document))
-        .map(|document| {
-            let namespace = document["metadata"]["namespace"]
-                .as_str()
-                .map(str::to_owned);
-            let rules = serde_json::from_value(document["rules"].clone()).expect("PolicyRules");
-            (namespace, rules)
-        })
-        .collect()
-}
-
-fn kinds(documents: &[Value]) -> BTreeSet<String> {
-    documents
-        .iter()
-        .filter(|document| !is_leader_election(document))
-        .filter_map(|document| document["kind"].as_str().map(str::to_owned))
-        .collect()
-}
-
-#[tokio::test]
-#[ignore = "needs helm; run by cargo xtask test"]
-async fn the_rendered_chart_grants_every_request_and_nothing_beyond_the_registration() {
-    let declared = rbac::permissions(&registration());
-    let all_namespaces = helm_template(&[]);
-    let one_namespace = helm_template(&["watchNamespace=default"]);
-
-    let cluster_roles = rules_of(&all_namespaces, "ClusterRole");
-    assert_eq!(cluster_roles.len(), 1, "one ClusterRole by default");
-    assert!(
-        !kinds(&all_namespaces).contains("Role"),
-        "no Role by default"
-    );
-    let roles = rules_of(&one_namespace, "Role");
-    assert_eq!(roles.len(), 1, "one Role with watchNamespace");
-    assert_eq!(
-        roles[0].0.as_deref(),
-        Some("default"),
-        "Role in the watched namespace"
-    );
-    let one_namespace_kinds = kinds(&one_namespace);
-    assert!(
-        !one_namespace_kinds.contains("ClusterRole")
-            && !one_namespace_kinds.contains("ClusterRoleBinding"),
-        "no cluster-wide grant with watchNamespace: {one_namespace_kinds:?}"
-    );
-
-    let used = used(&scenario().await);
-    for (source, rules) in [
-        ("the chart's ClusterRole", &cluster_roles[0].1),
-        ("the chart's Role", &roles[0].1),
-    ] {
-        assert_eq!(
-            expand(rules),
-            declared,
-            "{source} differs from rbac::permissions(&registration())"
-        );
-        assert_granted(rules, &used, source);
-    }
-    for documents in [&all_namespaces, &one_namespace] {
-        let lease_roles: Vec<&Value> = documents
-            .iter()
-            .filter(|document| is_leader_election(document))
-            .collect();
-        let kinds: BTreeSet<&str> = lease_roles
-            .iter()
-            .filter_map(|document| document["kind"].as_str())
-            .collect();
-        assert_eq!(
-            kinds,
-            BTreeSet::from(["Role", "RoleBinding"]),
-            "a leader-election Role and its binding"
-        );
-        for document in lease_roles {
-            assert_eq!(
-                document["metadata"]["namespace"], "operators",
-                "the leader-election grant is in the release namespace"
-            );
-            if document["kind"] == "Role" {
-                let rules: Vec<PolicyRule> =
-                    serde_json::from_value(document["rules"].clone()).expect("PolicyRules");
-                assert_eq!(
-                    rules,
-                    rbac::lease_rules(),
-                    "the leader-election Role's rules"
-                );
-            }
-        }
-    }
 }

@@ -7,24 +7,18 @@
 //! depends on it): the test runs the `python` next to `$STRATA_KUBERNETES_VALIDATE`, with
 //! both PyYAML loaders (pure Python and, where built, libyaml).
 
-use std::ffi::OsStr;
 use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 
 use pretty_assertions::assert_eq;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use strata_operator::cli::Operator;
 use strata_operator::render::{parse_documents, render_manifest};
+use strata_testing::yaml::read_with_pyyaml;
 use zookeeper_operator::ZookeeperOperator;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-/// Path of the `kubernetes-validate` executable, exported by `cargo xtask test`; PyYAML is
-/// in the same venv.
-const VALIDATE_ENV: &str = "STRATA_KUBERNETES_VALIDATE";
 
 /// Strings some YAML reader resolves to a non-string when they are written plain.
 const AMBIGUOUS: &[&str] = &[
@@ -125,21 +119,8 @@ fn crafted_cluster() -> Result<String, serde_json::Error> {
 /// Every example file, sorted, plus the crafted cluster: (name, manifest).
 fn manifests() -> Result<Vec<(String, String)>, Box<dyn std::error::Error>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/zookeeper");
-    let mut files: Vec<PathBuf> = fs::read_dir(&dir)?
-        .map(|entry| entry.map(|entry| entry.path()))
-        .collect::<Result<_, _>>()?;
-    files.retain(|path| {
-        matches!(
-            path.extension().and_then(OsStr::to_str),
-            Some("yaml" | "yml")
-        )
-    });
-    files.sort();
-    if files.is_empty() {
-        return Err(format!("no examples in {}", dir.display()).into());
-    }
     let mut manifests = Vec::new();
-    for file in files {
+    for file in strata_testing::checks::examples(&dir)? {
         manifests.push((file.display().to_string(), fs::read_to_string(&file)?));
     }
     manifests.push(("crafted cluster".to_owned(), crafted_cluster()?));
@@ -193,86 +174,16 @@ fn a_yaml_1_2_reader_reads_the_built_objects() -> TestResult {
     Ok(())
 }
 
-/// Loads every document with each PyYAML safe loader and prints them as JSON; a key that
-/// is not a string, or a value JSON cannot hold (a timestamp), fails the load.
-const PYYAML_TO_JSON: &str = r#"
-import json, sys, yaml
-
-def strict(node, path):
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if not isinstance(key, str):
-                raise SystemExit(f"{path}: key {key!r} was read as {type(key).__name__}")
-            strict(value, f"{path}.{key}")
-    elif isinstance(node, list):
-        for index, item in enumerate(node):
-            strict(item, f"{path}[{index}]")
-
-text = sys.stdin.read()
-loaders = [yaml.SafeLoader] + ([yaml.CSafeLoader] if hasattr(yaml, "CSafeLoader") else [])
-results = {}
-for loader in loaders:
-    documents = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
-    strict(documents, loader.__name__)
-    results[loader.__name__] = documents
-json.dump(results, sys.stdout)
-"#;
-
-/// The venv's interpreter, next to `kubernetes-validate`.
-fn venv_python() -> Result<PathBuf, String> {
-    let validate = std::env::var(VALIDATE_ENV)
-        .ok()
-        .filter(|value| !value.is_empty())
-        .ok_or_else(|| {
-            format!(
-                "{VALIDATE_ENV} is not set: this test needs PyYAML from the kubernetes-validate \
-                 venv; run it through `cargo xtask test`, or export the variables printed by \
-                 `cargo xtask tools`"
-            )
-        })?;
-    let python = Path::new(&validate).with_file_name("python");
-    if python.exists() {
-        Ok(python)
-    } else {
-        Err(format!("{} does not exist", python.display()))
-    }
-}
-
-/// What each PyYAML loader read from `yaml`, by loader name.
-fn pyyaml(
-    python: &Path,
-    yaml: &str,
-) -> Result<serde_json::Map<String, Value>, Box<dyn std::error::Error>> {
-    let mut child = Command::new(python)
-        .args(["-c", PYYAML_TO_JSON])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(yaml.as_bytes())?;
-    }
-    let output = child.wait_with_output()?;
-    if !output.status.success() {
-        return Err(format!(
-            "PyYAML could not read the rendered YAML: {}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-        .into());
-    }
-    Ok(serde_json::from_slice(&output.stdout)?)
-}
-
 #[test]
 #[ignore = "needs PyYAML from the kubernetes-validate venv (STRATA_KUBERNETES_VALIDATE); run by cargo xtask test"]
 fn pyyaml_reads_the_built_objects() -> TestResult {
-    let python = venv_python()?;
+    let python = strata_testing::tools::venv_python()?;
     let mut checked = 0;
     for (name, manifest) in manifests()? {
         let rendered = render_manifest::<ZookeeperOperator>(&manifest)?.yaml;
         let built = Value::Array(built_objects(&manifest)?);
-        let read = pyyaml(&python, &rendered).map_err(|error| format!("{name}: {error}"))?;
-        assert!(!read.is_empty(), "no PyYAML loader ran");
+        let read =
+            read_with_pyyaml(&python, &rendered).map_err(|error| format!("{name}: {error}"))?;
         for (loader, objects) in read {
             assert_eq!(
                 objects, built,

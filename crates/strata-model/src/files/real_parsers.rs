@@ -8,17 +8,12 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use super::python::PyValue;
 use super::{hadoop_xml, java_properties, python};
-
-fn tool(variable: &str) -> PathBuf {
-    let value = std::env::var(variable)
-        .unwrap_or_else(|_| panic!("{variable} is not set; run `cargo xtask tools`"));
-    PathBuf::from(value)
-}
+use strata_testing::tools::{self, JAVA, tool};
 
 fn hex(text: &str) -> String {
     text.bytes().map(|byte| format!("{byte:02x}")).collect()
@@ -32,7 +27,7 @@ fn run_java(source: &str, input: &str) -> String {
     std::fs::write(&program, source).expect("write program");
     let file = dir.path().join("input");
     std::fs::write(&file, input).expect("write input");
-    let output = Command::new(tool("STRATA_JAVA"))
+    let output = Command::new(tool(JAVA))
         .arg(&program)
         .arg(&file)
         .output()
@@ -126,8 +121,7 @@ public class Read {{
 }
 
 fn venv_python() -> PathBuf {
-    let validate = tool("STRATA_KUBERNETES_VALIDATE");
-    Path::new(&validate).with_file_name("python")
+    tools::venv_python().unwrap_or_else(|missing| panic!("{missing}"))
 }
 
 fn to_json(value: &PyValue) -> serde_json::Value {

@@ -9,24 +9,15 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// The server's Java classpath, exported by `cargo xtask test` (`cargo xtask tools` prints it).
-pub const CLASSPATH_ENV: &str = "STRATA_ZOOKEEPER_CLASSPATH";
-/// The `java` binary that runs the server, exported alongside the classpath.
-pub const JAVA_ENV: &str = "STRATA_JAVA";
+use strata_testing::tools::{self, JAVA, MissingTool, ZOOKEEPER_CLASSPATH};
 
 /// Why a test server could not be provided.
 #[derive(thiserror::Error)]
 pub enum HarnessError {
     /// A tool variable is not set. Tests fail instead of skipping, so a forgotten variable
     /// can never pass as a green run.
-    #[error(
-        "{var} is not set: this test needs Java and ZooKeeper; run it through `cargo xtask test`, \
-         or export the variables printed by `cargo xtask tools`"
-    )]
-    MissingTool {
-        /// The missing (or empty) variable.
-        var: &'static str,
-    },
+    #[error(transparent)]
+    MissingTool(#[from] MissingTool),
     /// A file or process operation failed.
     #[error("{context}")]
     Io {
@@ -137,14 +128,6 @@ pub fn io_context(context: impl Into<String>) -> impl FnOnce(io::Error) -> Harne
     move |source| HarnessError::Io { context, source }
 }
 
-/// Reads a tool variable that `cargo xtask test` exports; empty counts as missing.
-pub fn required_tool(var: &'static str) -> Result<String, HarnessError> {
-    std::env::var(var)
-        .ok()
-        .filter(|value| !value.is_empty())
-        .ok_or(HarnessError::MissingTool { var })
-}
-
 /// Sends a four-letter word and returns the whole answer.
 pub fn four_letter_word(address: SocketAddr, word: &str, timeout: Duration) -> io::Result<String> {
     let mut stream = TcpStream::connect_timeout(&address, timeout)?;
@@ -194,8 +177,8 @@ impl ZkServer {
         client_address: SocketAddr,
         hosts_file: Option<&Path>,
     ) -> Result<Self, HarnessError> {
-        let java = required_tool(JAVA_ENV)?;
-        let classpath = required_tool(CLASSPATH_ENV)?;
+        let java = tools::required(JAVA)?;
+        let classpath = tools::required(ZOOKEEPER_CLASSPATH)?;
         let dir = config_file.parent().unwrap_or(Path::new("."));
         let log_path = dir.join("server.log");
         let log = File::create(&log_path).map_err(io_context(format!(

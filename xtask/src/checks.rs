@@ -1,0 +1,102 @@
+//! The shared operator checks (`strata_testing::checks`), run by `cargo xtask
+//! test` for every registered operator: a new operator is checked by being
+//! registered, without a test file of its own.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail};
+use strata_testing::checks::{self, OperatorUnderTest, Tools};
+use strata_testing::validate::Validator;
+
+use crate::operators::Operator;
+use crate::tools;
+
+/// The checks' tools, from the provisioned ones.
+pub fn tools_of(provisioned: &tools::Tools) -> Tools {
+    Tools {
+        validator: Validator::new(
+            &provisioned.kubernetes_validate,
+            &provisioned.kubernetes_version,
+        ),
+        python: strata_testing::tools::python_of_venv(&provisioned.kubernetes_validate),
+        helm: provisioned.helm.clone(),
+    }
+}
+
+/// Builds each operator's binary and runs every check on it; fails naming
+/// every check that failed, after running all of them.
+pub fn run(workspace: &Path, operators: &[Operator], tools: &Tools) -> anyhow::Result<()> {
+    let mut failed = Vec::new();
+    for operator in operators {
+        let binary = build_binary(workspace, operator.name)?;
+        let under_test = under_test(workspace, operator, binary)?;
+        for (check, outcome) in checks::run_all(&under_test, tools) {
+            match outcome {
+                Ok(summary) => eprintln!("    {}: ok: {check} ({summary})", operator.name),
+                Err(why) => {
+                    eprintln!("    {}: FAILED: {check}\n{why}", operator.name);
+                    failed.push(format!("{}: {check}", operator.name));
+                }
+            }
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        bail!("{} checks failed:\n  {}", failed.len(), failed.join("\n  "))
+    }
+}
+
+fn under_test(
+    workspace: &Path,
+    operator: &Operator,
+    binary: PathBuf,
+) -> anyhow::Result<OperatorUnderTest> {
+    let examples = workspace
+        .join(operator.example)
+        .parent()
+        .map(Path::to_path_buf)
+        .with_context(|| format!("{}: the example has no directory", operator.name))?;
+    Ok(OperatorUnderTest {
+        name: operator.name.to_owned(),
+        binary,
+        examples,
+        chart: workspace.join("helm").join(operator.name),
+        crd_names: (operator.crds)()
+            .into_iter()
+            .filter_map(|crd| crd.metadata.name)
+            .collect(),
+        rules: strata_operator::rbac::rules(&(operator.registration)()),
+        lease_rules: strata_operator::rbac::lease_rules(),
+    })
+}
+
+/// `cargo build` of the operator's binary, returning where cargo put it.
+fn build_binary(workspace: &Path, name: &str) -> anyhow::Result<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(&cargo);
+    for variable in crate::pipeline::package_variables(std::env::vars_os().map(|(name, _)| name)) {
+        command.env_remove(variable);
+    }
+    let output = command
+        .args(["build", "--package", name, "--bin", name])
+        .arg("--message-format=json-render-diagnostics")
+        .current_dir(workspace)
+        .output()
+        .with_context(|| format!("cannot start {cargo:?}"))?;
+    if !output.status.success() {
+        bail!(
+            "cargo build of {name} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| {
+            message["reason"] == "compiler-artifact" && message["target"]["name"] == name
+        })
+        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+        .with_context(|| format!("cargo built no executable named {name}"))
+}
