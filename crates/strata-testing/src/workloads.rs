@@ -12,28 +12,60 @@ use k8s_openapi::api::core::v1::{
 };
 use kube::api::ObjectMeta;
 
-use crate::Harness;
 use strata_model::labels::VERSION_LABEL;
+use strata_test_apiserver::TestApiServer;
 
-fn stored_stateful_set(harness: &Harness, name: &str) -> StatefulSet {
-    harness
+use crate::Harness;
+
+/// Where the simulated controllers act: an API and a namespace. A [`Harness`]
+/// is one; so is a `(&TestApiServer, namespace)` pair, for an operator that
+/// runs in another process.
+#[derive(Clone, Copy, Debug)]
+pub struct Place<'a> {
+    server: &'a TestApiServer,
+    namespace: &'a str,
+}
+
+impl<'a> From<&'a Harness> for Place<'a> {
+    fn from(harness: &'a Harness) -> Self {
+        Self {
+            server: &harness.server,
+            namespace: harness.namespace,
+        }
+    }
+}
+
+impl<'a> From<(&'a TestApiServer, &'a str)> for Place<'a> {
+    fn from((server, namespace): (&'a TestApiServer, &'a str)) -> Self {
+        Self { server, namespace }
+    }
+}
+
+fn stored_stateful_set(place: Place<'_>, name: &str) -> StatefulSet {
+    place
         .server
-        .get_typed::<StatefulSet>(harness.namespace, name)
+        .get_typed::<StatefulSet>(place.namespace, name)
         .unwrap_or_else(|| panic!("StatefulSet {name} exists"))
 }
 
 /// Sets a StatefulSet's status as its controller reports a settled rollout of
 /// the current generation: `replicas` Pods, `ready` of them ready and
 /// available.
-pub fn set_stateful_set_status(harness: &Harness, name: &str, replicas: i32, ready: i32) {
-    let generation = stored_stateful_set(harness, name)
+pub fn set_stateful_set_status<'a>(
+    place: impl Into<Place<'a>>,
+    name: &str,
+    replicas: i32,
+    ready: i32,
+) {
+    let place = place.into();
+    let generation = stored_stateful_set(place, name)
         .metadata
         .generation
         .unwrap_or(1);
-    harness
+    place
         .server
         .patch_status_direct::<StatefulSet>(
-            harness.namespace,
+            place.namespace,
             name,
             serde_json::json!({
                 "observedGeneration": generation,
@@ -70,8 +102,12 @@ impl PodState<'static> {
 }
 
 /// The labels of a StatefulSet's Pod template, as its Pods get them.
-pub fn pod_template_labels(harness: &Harness, stateful_set: &str) -> BTreeMap<String, String> {
-    stored_stateful_set(harness, stateful_set)
+pub fn pod_template_labels<'a>(
+    place: impl Into<Place<'a>>,
+    stateful_set: &str,
+) -> BTreeMap<String, String> {
+    let place = place.into();
+    stored_stateful_set(place, stateful_set)
         .spec
         .template
         .metadata
@@ -81,14 +117,20 @@ pub fn pod_template_labels(harness: &Harness, stateful_set: &str) -> BTreeMap<St
 
 /// Creates or replaces Pod `<stateful_set>-<ordinal>` with the template's
 /// labels, in `state`.
-pub fn set_pod(harness: &Harness, stateful_set: &str, ordinal: u16, state: PodState<'_>) {
-    let template = stored_stateful_set(harness, stateful_set).spec.template;
+pub fn set_pod<'a>(
+    place: impl Into<Place<'a>>,
+    stateful_set: &str,
+    ordinal: u16,
+    state: PodState<'_>,
+) {
+    let place = place.into();
+    let template = stored_stateful_set(place, stateful_set).spec.template;
     let container = template
         .spec
         .as_ref()
         .and_then(|spec| spec.containers.first())
         .map_or_else(|| "main".to_owned(), |container| container.name.clone());
-    let mut labels = pod_template_labels(harness, stateful_set);
+    let mut labels = pod_template_labels(place, stateful_set);
     if let Some(version) = state.version {
         labels.insert(VERSION_LABEL.to_owned(), version.to_owned());
     }
@@ -105,12 +147,12 @@ pub fn set_pod(harness: &Harness, stateful_set: &str, ordinal: u16, state: PodSt
             ..ContainerStatus::default()
         }]
     });
-    harness
+    place
         .server
         .upsert(&Pod {
             metadata: ObjectMeta {
                 name: Some(format!("{stateful_set}-{ordinal}")),
-                namespace: Some(harness.namespace.to_owned()),
+                namespace: Some(place.namespace.to_owned()),
                 labels: Some(labels),
                 ..ObjectMeta::default()
             },
@@ -125,19 +167,25 @@ pub fn set_pod(harness: &Harness, stateful_set: &str, ordinal: u16, state: PodSt
 }
 
 /// A StatefulSet whose `replicas` Pods all run and are ready.
-pub fn run_group(harness: &Harness, stateful_set: &str, replicas: u16) {
+pub fn run_group<'a>(place: impl Into<Place<'a>>, stateful_set: &str, replicas: u16) {
+    let place = place.into();
     for ordinal in 0..replicas {
-        set_pod(harness, stateful_set, ordinal, PodState::RUNNING);
+        set_pod(place, stateful_set, ordinal, PodState::RUNNING);
     }
     let replicas = i32::from(replicas);
-    set_stateful_set_status(harness, stateful_set, replicas, replicas);
+    set_stateful_set_status(place, stateful_set, replicas, replicas);
 }
 
 /// Creates the claims the StatefulSet controller makes from each claim
 /// template, `<template>-<stateful_set>-<ordinal>`, labelled as the template
 /// says and without an owner reference (retention policy `Retain`).
-pub fn create_claims(harness: &Harness, stateful_set: &str, replicas: u16) -> Vec<String> {
-    let templates = stored_stateful_set(harness, stateful_set)
+pub fn create_claims<'a>(
+    place: impl Into<Place<'a>>,
+    stateful_set: &str,
+    replicas: u16,
+) -> Vec<String> {
+    let place = place.into();
+    let templates = stored_stateful_set(place, stateful_set)
         .spec
         .volume_claim_templates
         .unwrap_or_else(|| panic!("StatefulSet {stateful_set} has claim templates"));
@@ -148,12 +196,12 @@ pub fn create_claims(harness: &Harness, stateful_set: &str, replicas: u16) -> Ve
                 "{}-{stateful_set}-{ordinal}",
                 template.metadata.name.as_deref().unwrap_or_default()
             );
-            harness
+            place
                 .server
                 .upsert(&PersistentVolumeClaim {
                     metadata: ObjectMeta {
                         name: Some(name.clone()),
-                        namespace: Some(harness.namespace.to_owned()),
+                        namespace: Some(place.namespace.to_owned()),
                         labels: template.metadata.labels.clone(),
                         ..ObjectMeta::default()
                     },
