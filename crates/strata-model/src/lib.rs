@@ -20,6 +20,7 @@ pub mod files;
 pub mod identity;
 pub mod image;
 pub mod labels;
+pub mod logging;
 pub mod merge;
 pub mod names;
 pub mod pdb;

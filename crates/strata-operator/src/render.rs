@@ -41,7 +41,9 @@ use std::fmt;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::apply::{DesiredObject, DesiredObjects};
 use crate::cli::Operator;
+use crate::error::ReconcileError;
 
 /// Why a manifest file could not be rendered.
 #[derive(Debug, thiserror::Error)]
@@ -237,14 +239,20 @@ pub fn parse_documents(yaml: &str) -> Result<Vec<Value>, RenderError> {
     Ok(documents)
 }
 
-/// Documents of one kind, deserialised into its type.
+/// Namespace of rendered resources that name none, as `kubectl apply` would
+/// place them.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// Documents of one namespaced kind, deserialised into its type, in
+/// [`DEFAULT_NAMESPACE`] when they name no namespace.
 ///
 /// Render inputs usually hold several kinds (a cluster and its ZNodes, a
 /// Trino cluster and its catalogs); each operator picks out the ones it knows.
 /// A type error names the field path and the expected type in manifest terms.
 pub fn documents_of_kind<K>(documents: &[Value]) -> Result<Vec<K>, RenderError>
 where
-    K: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + serde::de::DeserializeOwned,
 {
     let api_version = K::api_version(&());
     let kind = K::kind(&());
@@ -252,16 +260,90 @@ where
         .iter()
         .filter(|document| document["apiVersion"] == *api_version && document["kind"] == *kind)
         .map(|document| {
-            typed::deserialize(document).map_err(|message| RenderError::InvalidResource {
-                kind: kind.to_string(),
-                name: document["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or("<unnamed>")
-                    .to_owned(),
-                message,
-            })
+            let mut resource: K =
+                typed::deserialize(document).map_err(|message| RenderError::InvalidResource {
+                    kind: kind.to_string(),
+                    name: document["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or("<unnamed>")
+                        .to_owned(),
+                    message,
+                })?;
+            resource
+                .meta_mut()
+                .namespace
+                .get_or_insert_with(|| DEFAULT_NAMESPACE.to_owned());
+            Ok(resource)
         })
         .collect()
+}
+
+/// What render builds for one resource, by the controller's own validate and
+/// build steps.
+#[derive(Debug)]
+pub struct Built<M> {
+    /// The validated model, for resources that refer to this one (a ZNode to
+    /// its cluster, a catalog to its Trino cluster).
+    pub model: M,
+    /// The objects the apply step would get.
+    pub objects: DesiredObjects,
+    /// Whether the resource is stopped, so its workloads render with 0
+    /// replicas, as the apply step would write them.
+    pub stopped: bool,
+}
+
+/// Renders every resource of kind `K` in `documents` through `build` into
+/// `rendered`, and returns their models. A resource that fails validation
+/// fails the render, naming it and the condition reason it would get.
+pub fn render_each<K, M>(
+    documents: &[Value],
+    rendered: &mut Rendered,
+    mut build: impl FnMut(&K) -> Result<Built<M>, ReconcileError>,
+) -> Result<Vec<M>, RenderError>
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + serde::de::DeserializeOwned,
+{
+    let mut models = Vec::new();
+    for resource in documents_of_kind::<K>(documents)? {
+        let name = kube::ResourceExt::name_any(&resource);
+        let built = build(&resource).map_err(|error| RenderError::refused::<K>(&name, &error))?;
+        let objects = built
+            .objects
+            .into_objects(built.stopped)
+            .map_err(|error| RenderError::invalid::<K>(&name, &error))?;
+        rendered
+            .objects
+            .extend(objects.into_iter().map(DesiredObject::into_value));
+        models.push(built.model);
+    }
+    Ok(models)
+}
+
+impl RenderError {
+    /// A resource of kind `K` that cannot be rendered, and why.
+    pub fn invalid<K: kube::Resource<DynamicType = ()>>(
+        name: &str,
+        error: &dyn fmt::Display,
+    ) -> Self {
+        Self::InvalidResource {
+            kind: K::kind(&()).into_owned(),
+            name: name.to_owned(),
+            message: error.to_string(),
+        }
+    }
+
+    /// A resource of kind `K` that a reconcile would refuse, with the
+    /// condition reason and message it would report.
+    pub fn refused<K: kube::Resource<DynamicType = ()>>(
+        name: &str,
+        error: &ReconcileError,
+    ) -> Self {
+        Self::invalid::<K>(
+            name,
+            &format_args!("{}: {}", error.reason(), error.message()),
+        )
+    }
 }
 
 /// Prints objects as multi-document YAML, sorted by kind, namespace and name,

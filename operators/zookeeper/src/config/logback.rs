@@ -6,52 +6,11 @@
 //! to the console only: the kubelet collects container output, and a file appender would need
 //! a writable volume and its own rotation.
 
-use std::collections::BTreeMap;
-
-/// Log levels logback understands, ordered from most to least verbose.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LogLevel {
-    /// Everything.
-    Trace,
-    /// Diagnostic detail.
-    Debug,
-    /// Normal operation; ZooKeeper's own default.
-    #[default]
-    Info,
-    /// Unexpected but handled situations.
-    Warn,
-    /// Failures.
-    Error,
-    /// Nothing at all.
-    Off,
-}
-
-impl LogLevel {
-    /// The spelling logback expects in `level` attributes.
-    pub fn as_logback(self) -> &'static str {
-        match self {
-            Self::Trace => "TRACE",
-            Self::Debug => "DEBUG",
-            Self::Info => "INFO",
-            Self::Warn => "WARN",
-            Self::Error => "ERROR",
-            Self::Off => "OFF",
-        }
-    }
-}
-
-/// What `logback.xml` is rendered from.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LogbackInput {
-    /// Level of the root logger.
-    pub root_level: LogLevel,
-    /// Levels of individual loggers (Java package or class names), sorted by name.
-    pub loggers: BTreeMap<String, LogLevel>,
-}
+use strata_model::logging::LoggerLevels;
 
 /// Renders `logback.xml` with one console appender. The pattern carries ZooKeeper's `myid`
 /// from the logging context, so interleaved logs of an ensemble stay attributable.
-pub fn render_logback_xml(input: &LogbackInput) -> String {
+pub fn render_logback_xml(input: &LoggerLevels) -> String {
     let mut out = String::from(concat!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
         "<!-- Rendered by the Strata ZooKeeper operator; edit the ZookeeperCluster instead. -->\n",
@@ -66,12 +25,12 @@ pub fn render_logback_xml(input: &LogbackInput) -> String {
         out.push_str(&format!(
             "  <logger name=\"{}\" level=\"{}\"/>\n",
             escape_attribute(name),
-            level.as_logback()
+            level
         ));
     }
     out.push_str(&format!(
         "  <root level=\"{}\">\n    <appender-ref ref=\"CONSOLE\"/>\n  </root>\n</configuration>\n",
-        input.root_level.as_logback()
+        input.root
     ));
     out
 }
@@ -94,7 +53,7 @@ fn escape_attribute(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
-    use rstest::rstest;
+    use strata_model::logging::LogLevel;
 
     use super::*;
 
@@ -113,13 +72,13 @@ mod tests {
   </root>
 </configuration>
 "#;
-        assert_eq!(render_logback_xml(&LogbackInput::default()), expected);
+        assert_eq!(render_logback_xml(&LoggerLevels::default()), expected);
     }
 
     #[test]
     fn loggers_are_sorted_and_escaped() {
-        let input = LogbackInput {
-            root_level: LogLevel::Warn,
+        let input = LoggerLevels {
+            root: LogLevel::Warn,
             loggers: [
                 ("org.apache.zookeeper.server".to_owned(), LogLevel::Debug),
                 ("a\"<b>&'c".to_owned(), LogLevel::Off),
@@ -140,16 +99,5 @@ mod tests {
             ]
         );
         assert!(xml.contains("<root level=\"WARN\">"), "{xml}");
-    }
-
-    #[rstest]
-    #[case::trace(LogLevel::Trace, "TRACE")]
-    #[case::debug(LogLevel::Debug, "DEBUG")]
-    #[case::info(LogLevel::Info, "INFO")]
-    #[case::warn(LogLevel::Warn, "WARN")]
-    #[case::error(LogLevel::Error, "ERROR")]
-    #[case::off(LogLevel::Off, "OFF")]
-    fn levels_use_logback_spelling(#[case] level: LogLevel, #[case] expected: &str) {
-        assert_eq!(level.as_logback(), expected);
     }
 }

@@ -6,7 +6,7 @@ pub mod myid;
 pub mod server_ids;
 pub mod zoo_cfg;
 
-pub use logback::{LogLevel, LogbackInput, render_logback_xml};
+pub use logback::render_logback_xml;
 pub use myid::myid_script;
 pub use server_ids::{
     Ensemble, MAX_SERVER_ID, MAX_SERVER_ID_WITH_EXTENDED_TYPES, PodDns, RoleGroupServers, Server,

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use strata_model::identity::{ClusterIdentity, RoleGroupIdentity, RoleIdentity};
 use strata_model::labels::RecommendedLabels;
+use strata_model::logging::LoggerLevels;
 use strata_model::merge::defaulted;
 use strata_model::names::RoleGroupRef;
 use strata_model::resources::{HeapRule, ValidatedPvc, ValidatedResources};
@@ -17,10 +18,7 @@ use strata_model::role::MergedRoleGroup;
 use strata_operator::error::ReconcileError;
 
 use crate::config::zoo_cfg::DATA_DIR;
-use crate::config::{
-    LogLevel, LogbackInput, PodDns, RoleGroupServers, ServerIdError, ZooCfg, ZooCfgError,
-    ZooCfgInput,
-};
+use crate::config::{PodDns, RoleGroupServers, ServerIdError, ZooCfg, ZooCfgError, ZooCfgInput};
 use crate::crd::config::{ZookeeperConfig, ZookeeperConfigOverrides};
 use strata_model::duration::parse_seconds;
 
@@ -36,8 +34,6 @@ const HEAP_RULE: HeapRule = HeapRule {
     heap_percent: HEAP_PERCENT_OF_MEMORY,
     min_memory_mib: MIN_MEMORY_LIMIT_MIB,
 };
-/// Key of `configOverrides."logback.xml"` that sets the root logger's level.
-const ROOT_LOGGER_KEY: &str = "ROOT";
 
 /// One role group, checked and with every layer merged; only validation creates one.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,7 +57,7 @@ pub struct ValidatedRoleGroup {
     /// The rendered `zoo.cfg`, with the servers of every role group.
     pub zoo_cfg: ZooCfg,
     /// What `logback.xml` is rendered from.
-    pub logback: LogbackInput,
+    pub logback: LoggerLevels,
     /// Environment variables for the ZooKeeper container; they win over the operator's.
     pub env_overrides: BTreeMap<String, String>,
     /// Pod template parts merged over the generated template last.
@@ -94,7 +90,7 @@ struct Checked<'a> {
     resources: ValidatedResources,
     data: ValidatedPvc,
     termination_grace_period_seconds: i64,
-    logback: LogbackInput,
+    logback: LoggerLevels,
 }
 
 /// Validates every role group, each against the servers of all of them.
@@ -159,8 +155,8 @@ fn check<'a>(
             format!("gracefulShutdownTimeout: {error}"),
         )
     })?;
-    let logback = logback_input(&merged.config_overrides.logback_xml)
-        .map_err(|message| problem("InvalidConfigOverride", message))?;
+    let logback = LoggerLevels::from_overrides("logback.xml", &merged.config_overrides.logback_xml)
+        .map_err(|error| problem("InvalidConfigOverride", error.to_string()))?;
     Ok(Checked {
         merged,
         name,
@@ -239,35 +235,4 @@ fn zoo_cfg_error(role_group: &str, error: &ZooCfgError) -> ReconcileError {
         }
     };
     ReconcileError::invalid_spec(reason, format!("spec.servers: {error}"))
-}
-
-/// `configOverrides."logback.xml"`: logger name to level, `ROOT` for the root logger.
-fn logback_input(overrides: &BTreeMap<String, String>) -> Result<LogbackInput, String> {
-    let mut input = LogbackInput::default();
-    for (logger, level) in overrides {
-        let level = parse_level(level).ok_or_else(|| {
-            format!(
-                "logback.xml: logger {logger:?} has level {level:?}; use one of TRACE, DEBUG, \
-                 INFO, WARN, ERROR or OFF"
-            )
-        })?;
-        if logger == ROOT_LOGGER_KEY {
-            input.root_level = level;
-        } else {
-            input.loggers.insert(logger.clone(), level);
-        }
-    }
-    Ok(input)
-}
-
-fn parse_level(level: &str) -> Option<LogLevel> {
-    match level.trim().to_ascii_uppercase().as_str() {
-        "TRACE" => Some(LogLevel::Trace),
-        "DEBUG" => Some(LogLevel::Debug),
-        "INFO" => Some(LogLevel::Info),
-        "WARN" => Some(LogLevel::Warn),
-        "ERROR" => Some(LogLevel::Error),
-        "OFF" => Some(LogLevel::Off),
-        _ => None,
-    }
 }

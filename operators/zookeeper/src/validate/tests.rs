@@ -257,10 +257,10 @@ fn role_group_settings_win_over_role_settings() -> Result<(), Box<dyn std::error
     assert_eq!(group.zoo_cfg.get("maxClientCnxns"), Some("20"));
     assert_eq!(group.zoo_cfg.get("globalOutstandingLimit"), Some("500"));
     assert_eq!(group.termination_grace_period_seconds, 30);
-    assert_eq!(group.logback.root_level, crate::config::LogLevel::Warn);
+    assert_eq!(group.logback.root, strata_model::logging::LogLevel::Warn);
     assert_eq!(
         group.logback.loggers.get("org.apache.zookeeper"),
-        Some(&crate::config::LogLevel::Debug)
+        Some(&strata_model::logging::LogLevel::Debug)
     );
     Ok(())
 }
