@@ -4,6 +4,12 @@
 //! caller's order (a `BTreeMap` gives sorted, diffable files). Text is XML-escaped;
 //! characters XML 1.0 cannot hold at all (control characters other than tab, line feed
 //! and carriage return) are refused, since no escaping makes them legal.
+//!
+//! Two more refusals follow Hadoop's own parser (`Configuration.Parser`): it trims a
+//! property's name, so `" fs.defaultFS"` would silently become, and override,
+//! `fs.defaultFS`; and it drops a property whose value is empty, so setting one to `""`
+//! would silently keep Hadoop's default. Both are refused with the name, so the user
+//! learns what Hadoop would have done instead.
 
 /// Why a Hadoop XML file could not be written.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -11,6 +17,21 @@ pub enum HadoopXmlError {
     /// Hadoop ignores a property without a name.
     #[error("a property name is empty")]
     EmptyName,
+    /// Hadoop trims names, so this one would become another.
+    #[error("property name {name:?} starts or ends with white space, which Hadoop trims away")]
+    UntrimmedName {
+        /// The property.
+        name: String,
+    },
+    /// Hadoop ignores a property with an empty value.
+    #[error(
+        "property {name:?} has an empty value, which Hadoop ignores; remove it to keep \
+         Hadoop's default"
+    )]
+    EmptyValue {
+        /// The property.
+        name: String,
+    },
     /// XML 1.0 has no way to carry the character.
     #[error("property {name:?} contains the character U+{code:04X}, which XML 1.0 cannot hold")]
     InvalidCharacter {
@@ -60,6 +81,16 @@ pub fn write<'a>(
         if name.is_empty() {
             return Err(HadoopXmlError::EmptyName);
         }
+        if name.trim() != name {
+            return Err(HadoopXmlError::UntrimmedName {
+                name: name.to_owned(),
+            });
+        }
+        if value.is_empty() {
+            return Err(HadoopXmlError::EmptyValue {
+                name: name.to_owned(),
+            });
+        }
         out.push_str("  <property>\n    <name>");
         out.push_str(&escaped(name, name)?);
         out.push_str("</name>\n    <value>");
@@ -89,7 +120,7 @@ pub(crate) mod tests {
             ("lines", "one\ntwo\r\nthree"),
             ("unicode", "grüße ✓ 😀"),
             ("cdata", "]]> <![CDATA[ x ]]>"),
-            ("empty", ""),
+            ("blanks", "  kept as given  "),
         ]
     }
 
@@ -122,6 +153,32 @@ pub(crate) mod tests {
     #[test]
     fn an_empty_name_is_refused() {
         assert_eq!(write([("", "v")]), Err(HadoopXmlError::EmptyName));
+    }
+
+    #[rstest]
+    #[case::leading_blank(" fs.defaultFS")]
+    #[case::trailing_blank("fs.defaultFS ")]
+    #[case::trailing_line_feed("fs.defaultFS\n")]
+    #[case::leading_tab("\tfs.defaultFS")]
+    fn a_name_hadoop_would_trim_is_refused(#[case] name: &str) {
+        assert_eq!(
+            write([(name, "hdfs://x")]),
+            Err(HadoopXmlError::UntrimmedName {
+                name: name.to_owned()
+            })
+        );
+    }
+
+    #[test]
+    fn an_empty_value_hadoop_would_ignore_is_refused_naming_the_property() {
+        let error = write([("dfs.replication", "")]).unwrap_err();
+        assert_eq!(
+            error,
+            HadoopXmlError::EmptyValue {
+                name: "dfs.replication".to_owned()
+            }
+        );
+        assert!(error.to_string().contains("remove it"), "{error}");
     }
 
     #[test]

@@ -6,14 +6,21 @@
 //!   backslash and control character escaped, so no value can leave its literal;
 //! - [`PyValue::Expression`]: text users write in `configOverrides` ("key = Python
 //!   expression"), written verbatim. It is the user's own code in their own Superset,
-//!   so it is not sandboxed, but it must stay on one line, so every assignment is one
-//!   line and no override can add a statement behind the operator's back.
+//!   so it is not sandboxed, but it must be exactly one expression: one line, and
+//!   (by [`expression::check`]) no `;`, no bare `=` and no line continuation outside
+//!   strings and brackets, balanced brackets and closed strings. So every override is
+//!   one assignment, and none can add a statement, or assign another name, behind the
+//!   operator's back.
 //!
 //! Names must be Python identifiers (ASCII) and not keywords. Imports the operator needs
 //! come first, then the assignments in the caller's order.
 
+pub mod expression;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+
+pub use self::expression::ExpressionProblem;
 
 /// A value of an assignment.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,6 +59,14 @@ pub enum PythonError {
     MultiLineExpression {
         /// The assignment's name.
         name: String,
+    },
+    /// A user expression that is not exactly one expression.
+    #[error("the expression for {name} {problem}")]
+    NotOneExpression {
+        /// The assignment's name.
+        name: String,
+        /// What is wrong with it.
+        problem: ExpressionProblem,
     },
     /// Python has no literal for NaN or infinity.
     #[error("the value of {name} is not a finite number")]
@@ -140,6 +155,10 @@ fn literal(name: &str, value: &PyValue, out: &mut String) -> Result<(), PythonEr
                     name: name.to_owned(),
                 });
             }
+            expression::check(expression).map_err(|problem| PythonError::NotOneExpression {
+                name: name.to_owned(),
+                problem,
+            })?;
             out.push_str(expression.trim());
         }
     }

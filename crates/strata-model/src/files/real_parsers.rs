@@ -183,3 +183,64 @@ fn python_reads_every_assignment_back_and_nothing_else() {
         "no value may define a name of its own: {text}"
     );
 }
+
+/// What Python's own parser makes of `NAME = <text>` for each text: `one` for
+/// exactly one assignment to `NAME` alone, `other` for anything else it
+/// accepts, `syntax` for a syntax error.
+fn python_verdicts(texts: &[&str]) -> Vec<String> {
+    let script = "import ast, json, sys\n\
+                  out = []\n\
+                  for text in json.load(sys.stdin):\n\
+                  \x20   try:\n\
+                  \x20       body = ast.parse('NAME = ' + text).body\n\
+                  \x20   except SyntaxError:\n\
+                  \x20       out.append('syntax'); continue\n\
+                  \x20   one = len(body) == 1 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1\n\
+                  \x20   out.append('one' if one else 'other')\n\
+                  print(json.dumps(out))";
+    let mut child = Command::new(venv_python())
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run python");
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(serde_json::to_string(texts).expect("JSON").as_bytes())
+            .expect("write texts");
+    }
+    let output = child.wait_with_output().expect("python ends");
+    assert!(output.status.success(), "python failed");
+    serde_json::from_slice(&output.stdout).expect("python printed JSON")
+}
+
+#[test]
+#[ignore = "needs Python (the kubernetes-validate venv, STRATA_KUBERNETES_VALIDATE); run by cargo xtask test"]
+fn python_agrees_with_the_expression_scanner() {
+    use super::python::expression::ExpressionProblem;
+    use super::python::expression::tests::{ACCEPTED, REFUSED};
+
+    let accepted = python_verdicts(ACCEPTED);
+    for (text, verdict) in ACCEPTED.iter().zip(&accepted) {
+        assert_eq!(
+            verdict, "one",
+            "accepted, but Python reads {text:?} as {verdict}"
+        );
+    }
+    // Refused although Python reads one assignment: a lambda default at the top
+    // level looks like `=`; the message says to add parentheses.
+    let conservative = ["lambda retries=3: retries"];
+    let refused: Vec<&str> = REFUSED
+        .iter()
+        .filter(|(_, problem)| *problem != ExpressionProblem::Empty)
+        .map(|(text, _)| *text)
+        .collect();
+    for (text, verdict) in refused.iter().zip(python_verdicts(&refused)) {
+        assert!(
+            verdict != "one" || conservative.contains(text),
+            "refused, but Python reads {text:?} as one assignment"
+        );
+    }
+}
