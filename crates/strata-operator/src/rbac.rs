@@ -13,14 +13,15 @@
 //! | primary | patch | adding and removing a finalizer, when used |
 //! | primary `/status` | patch | server-side apply of the status |
 //! | child | list, watch | the watch caches of owned objects |
+//! | child | get | reading an object the caches do not hold before it is first applied, so one that belongs to someone else is never taken over |
 //! | child | create, patch | server-side apply; an apply that creates needs `create` too |
 //! | child | delete | pruning, never for PersistentVolumeClaims |
 //! | pods | list, watch | the pod cache of controllers with `watch_pods` |
 //! | referenced kind | list, watch | e.g. the clusters a ZNode controller reads, Secrets named by a cluster (metadata only) |
 //! | `events.k8s.io` events | create, patch | kube's `Recorder` creates, then patches a series |
 //!
-//! There are no wildcards and no `get`: every read goes through a watch
-//! cache, which needs only list and watch.
+//! There are no wildcards. `get` is granted only on child kinds: every other
+//! read goes through a watch cache, which needs only list and watch.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -165,7 +166,13 @@ pub fn permissions(registration: &OperatorRegistration) -> BTreeMap<GroupResourc
             let resource = GroupResource::of(&child.resource);
             grant(
                 resource.clone(),
-                &[Verb::List, Verb::Watch, Verb::Create, Verb::Patch],
+                &[
+                    Verb::Get,
+                    Verb::List,
+                    Verb::Watch,
+                    Verb::Create,
+                    Verb::Patch,
+                ],
             );
             if child.prunable() {
                 grant(resource, &[Verb::Delete]);

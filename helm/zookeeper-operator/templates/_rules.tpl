@@ -13,6 +13,7 @@ or, with watchNamespace, into the Role.
   - configmaps
   - services
   verbs:
+  - get
   - list
   - watch
   - create
@@ -30,6 +31,7 @@ or, with watchNamespace, into the Role.
   resources:
   - statefulsets
   verbs:
+  - get
   - list
   - watch
   - create
@@ -47,6 +49,7 @@ or, with watchNamespace, into the Role.
   resources:
   - poddisruptionbudgets
   verbs:
+  - get
   - list
   - watch
   - create

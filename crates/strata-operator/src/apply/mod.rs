@@ -53,6 +53,18 @@ pub enum ApplyError {
         /// `Kind/name: sentence` per refused change.
         changes: Vec<String>,
     },
+    /// An object of a desired name exists and belongs to someone else: another
+    /// owner, a user, another tool. Taking it over would overwrite it, and
+    /// later garbage-collect it with this owner.
+    #[error(
+        "{}. This resource's objects would replace them; rename the resource, or delete or \
+         rename the other objects. Nothing was applied",
+        objects.join("; ")
+    )]
+    ObjectNotOwned {
+        /// `Kind/name: whose it is` per object.
+        objects: Vec<String>,
+    },
     /// An object no longer desired could not be deleted.
     #[error(
         "deleting {object}, which is no longer desired, failed: {}",
@@ -75,7 +87,9 @@ impl StepError for ApplyError {
         match self {
             Self::OwnerNotPersisted => ErrorKind::Transient,
             Self::BuildFailed(_) => ErrorKind::OperatorBug,
-            Self::ImmutableFieldChanged { .. } => ErrorKind::NeedsUser,
+            Self::ImmutableFieldChanged { .. } | Self::ObjectNotOwned { .. } => {
+                ErrorKind::NeedsUser
+            }
             Self::ApplyFailed { source, .. } | Self::PruneFailed { source, .. } => {
                 kube_error_kind(source)
             }
@@ -106,6 +120,23 @@ fn refuse_immutable_changes(
     } else {
         Err(ApplyError::ImmutableFieldChanged { changes: problems })
     }
+}
+
+/// Who controls an existing object with these owner references, in words,
+/// when it is not `owner_ref`.
+fn foreign_control(references: &[OwnerReference], owner_ref: &OwnerReference) -> Option<String> {
+    if is_controlled_by(references, owner_ref) {
+        return None;
+    }
+    Some(
+        match references
+            .iter()
+            .find(|reference| reference.controller == Some(true))
+        {
+            Some(controller) => format!("controlled by {}/{}", controller.kind, controller.name),
+            None => "not controlled by any owner".to_owned(),
+        },
+    )
 }
 
 /// `bytes` random bytes from the operating system, hex-encoded: the value of a
@@ -191,16 +222,32 @@ impl<'a> Applier<'a> {
             .into_objects(stopped)
             .map_err(|error| ApplyError::BuildFailed(error.to_string()))?;
         let mut changed = Vec::new();
+        let mut foreign = Vec::new();
         for object in objects {
             let object = object.owned_by(&owner_ref);
             desired_keys.insert(object.key());
             let cached = self
                 .caches
                 .get(object.resource(), &namespace, object.name());
+            let (exists, whose) = match &cached {
+                Some(cached) => (true, foreign_control(cached.owner_references(), &owner_ref)),
+                None => match self.read_owners(&namespace, &object).await? {
+                    Some(references) => (true, foreign_control(&references, &owner_ref)),
+                    None => (false, None),
+                },
+            };
+            if let Some(whose) = whose {
+                foreign.push(format!("{} exists and is {whose}", object.display_name()));
+                continue;
+            }
             match cached {
                 Some(cached) if object.matches(&cached) => report.unchanged += 1,
+                _ if exists && object.mode() == ApplyMode::CreateOnce => report.unchanged += 1,
                 cached => changed.push((object, cached)),
             }
+        }
+        if !foreign.is_empty() {
+            return Err(ApplyError::ObjectNotOwned { objects: foreign }.into());
         }
         refuse_immutable_changes(&changed)?;
         for (object, _) in changed {
@@ -231,6 +278,28 @@ impl<'a> Applier<'a> {
         }
         report.pruned.sort();
         Ok(report)
+    }
+
+    /// The owner references of an object the caches do not hold, `None` when
+    /// it does not exist (the usual case, before it is first applied). It may
+    /// also be ours but not cached yet, or belong to someone else, which only a
+    /// read can tell, since the caches hold only objects labelled as this
+    /// operator's. Only metadata is read, so a Secret's data never is.
+    async fn read_owners(
+        &self,
+        namespace: &str,
+        object: &DesiredObject,
+    ) -> Result<Option<Vec<OwnerReference>>, ApplyError> {
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), namespace, object.resource());
+        let found = api
+            .get_metadata_opt(object.name())
+            .await
+            .map_err(|source| ApplyError::ApplyFailed {
+                doing: format!("reading {}", object.display_name()),
+                source,
+            })?;
+        Ok(found.map(|found| found.metadata.owner_references.unwrap_or_default()))
     }
 
     async fn server_side_apply(

@@ -42,17 +42,17 @@ fn verbs(list: &[Verb]) -> BTreeSet<Verb> {
 #[case::child_is_watched_applied_and_pruned(
     registration(vec![controller(vec![ChildKind::of::<ConfigMap>()], true)]),
     GroupResource::new("", "configmaps"),
-    verbs(&[Verb::List, Verb::Watch, Verb::Create, Verb::Patch, Verb::Delete]),
+    verbs(&[Verb::Get, Verb::List, Verb::Watch, Verb::Create, Verb::Patch, Verb::Delete]),
 )]
 #[case::secret_child_gets_only_the_child_verbs(
     registration(vec![controller(vec![ChildKind::of::<Secret>()], true)]),
     GroupResource::new("", "secrets"),
-    verbs(&[Verb::List, Verb::Watch, Verb::Create, Verb::Patch, Verb::Delete]),
+    verbs(&[Verb::Get, Verb::List, Verb::Watch, Verb::Create, Verb::Patch, Verb::Delete]),
 )]
 #[case::persistent_volume_claims_are_never_deleted(
     registration(vec![controller(vec![ChildKind::of::<PersistentVolumeClaim>()], true)]),
     GroupResource::new("", "persistentvolumeclaims"),
-    verbs(&[Verb::List, Verb::Watch, Verb::Create, Verb::Patch]),
+    verbs(&[Verb::Get, Verb::List, Verb::Watch, Verb::Create, Verb::Patch]),
 )]
 #[case::pods_are_cached_when_they_trigger(
     registration(vec![controller(vec![], true)]),
@@ -85,7 +85,7 @@ fn verbs(list: &[Verb]) -> BTreeSet<Verb> {
         .watching::<StatefulSet>(),
     ]),
     GroupResource::new("apps", "statefulsets"),
-    verbs(&[Verb::List, Verb::Watch, Verb::Create, Verb::Patch, Verb::Delete]),
+    verbs(&[Verb::Get, Verb::List, Verb::Watch, Verb::Create, Verb::Patch, Verb::Delete]),
 )]
 fn permissions_follow_the_registration(
     #[case] registration: OperatorRegistration,
@@ -159,7 +159,7 @@ fn rules_merge_resources_with_the_same_verbs_per_group() {
             (
                 strings(&[""]),
                 strings(&["configmaps", "secrets"]),
-                strings(&["list", "watch", "create", "patch", "delete"]),
+                strings(&["get", "list", "watch", "create", "patch", "delete"]),
             ),
             (
                 strings(&[""]),
@@ -179,7 +179,7 @@ fn rules_merge_resources_with_the_same_verbs_per_group() {
             (
                 strings(&["apps"]),
                 strings(&["statefulsets"]),
-                strings(&["list", "watch", "create", "patch", "delete"]),
+                strings(&["get", "list", "watch", "create", "patch", "delete"]),
             ),
             (
                 strings(&["events.k8s.io"]),
