@@ -78,9 +78,11 @@ pub struct Role<C, RC = GenericRoleConfig, O = ConfigOverrides> {
     /// A partial Pod template deep-merged over the generated one, for every role group.
     /// Containers merge by name. Not validated by the operator: the API server validates
     /// the resulting StatefulSet.
+    // Boxed: a PodTemplateSpec is 1.8 KB even when empty, and every cached custom
+    // resource would carry it inline, per role and per role group.
     #[serde(default)]
     #[schemars(schema_with = "pod_overrides_schema")]
-    pub pod_overrides: PodTemplateSpec,
+    pub pod_overrides: Box<PodTemplateSpec>,
 
     /// Settings that apply to the role as a whole and cannot be set per role group.
     #[serde(default)]
@@ -116,9 +118,10 @@ pub struct RoleGroup<C, O = ConfigOverrides> {
     pub env_overrides: EnvOverrides,
 
     /// A partial Pod template deep-merged over the role's and the generated one.
+    // Boxed, as the role's: role groups sit in a map whose nodes hold eleven inline.
     #[serde(default)]
     #[schemars(schema_with = "pod_overrides_schema")]
-    pub pod_overrides: PodTemplateSpec,
+    pub pod_overrides: Box<PodTemplateSpec>,
 }
 
 /// Role-level settings shared by every product (`spec.<role>.roleConfig`).
@@ -207,7 +210,7 @@ impl<C: Merge + Clone, RC, O: Merge + Clone> Role<C, RC, O> {
         let mut env_overrides = group.env_overrides.clone();
         env_overrides.merge_from(&self.env_overrides);
 
-        let mut pod_overrides = group.pod_overrides.clone();
+        let mut pod_overrides = PodTemplateSpec::clone(&group.pod_overrides);
         pod_overrides.merge_from(&self.pod_overrides);
 
         MergedRoleGroup {
