@@ -15,6 +15,7 @@ mod trim;
 
 pub use self::kind::ChildKind;
 pub(crate) use self::trim::trim_metadata;
+pub use self::trim::{full_value, parse};
 use self::trim::{kind_events, trim_pod};
 
 use std::collections::BTreeMap;
@@ -198,7 +199,7 @@ impl ChildCaches {
         K: Resource<DynamicType = ()> + serde::de::DeserializeOwned,
     {
         let object = self.get(&ApiResource::erase::<K>(&()), namespace, name)?;
-        object.as_ref().clone().try_parse::<K>().ok()
+        parse::<K>(&object).ok()
     }
 
     /// Every cached object in `namespace` whose controller is `owner_ref`.

@@ -246,7 +246,7 @@ pub(crate) fn observe_dynamic<K: ChildObject>(
     object: &DynamicObject,
     pods: PodLookup<'_>,
 ) -> Option<WorkloadObservation> {
-    let typed: K = object.clone().try_parse().ok()?;
+    let typed: K = crate::cache::parse(object).ok()?;
     typed.observe(pods)
 }
 
@@ -259,7 +259,7 @@ pub(crate) fn immutable_changes_dynamic<K: ChildObject>(
     let Ok(desired) = serde_json::from_value::<K>(desired.clone()) else {
         return Vec::new();
     };
-    let Ok(existing) = existing.clone().try_parse::<K>() else {
+    let Ok(existing) = crate::cache::parse::<K>(existing) else {
         return Vec::new();
     };
     desired.immutable_changes(&existing)

@@ -198,7 +198,7 @@ impl DesiredObject {
                 .get("metadata")
                 .is_some_and(|metadata| is_subset(metadata, &cached_metadata));
         }
-        let Ok(cached_value) = serde_json::to_value(cached) else {
+        let Ok(cached_value) = crate::cache::full_value(cached) else {
             return false;
         };
         is_subset(&self.value, &cached_value)
