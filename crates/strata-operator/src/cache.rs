@@ -14,7 +14,7 @@ mod kind;
 mod trim;
 
 pub use self::kind::ChildKind;
-pub(crate) use self::trim::trim_metadata;
+pub(crate) use self::trim::{compact, trim_metadata};
 pub use self::trim::{full_value, parse};
 use self::trim::{kind_events, trim_pod};
 

@@ -36,6 +36,12 @@ use crate::reference::{ReferenceIndex, References};
 use strata_model::labels::INSTANCE_LABEL;
 use strata_status::ConditionType;
 
+/// Reconciles one controller runs at once. Unbounded (kube's default), an
+/// operator that starts with 1,000 clusters holds 1,000 reconciles' desired
+/// objects and API responses in memory together; 16 keep the API server busy
+/// (a reconcile mostly waits for it) while memory stays flat.
+pub const RECONCILE_CONCURRENCY: u16 = 16;
+
 /// What every controller of one operator process shares.
 #[derive(Clone)]
 pub struct OperatorRuntime {
@@ -361,7 +367,9 @@ pub async fn run_controller<P, X, F, Fut>(
     };
     let primary_stream = reflector::reflector(primary_writer, primary_events).applied_objects();
 
-    let mut controller = Controller::for_stream(primary_stream, primaries);
+    let mut controller = Controller::for_stream(primary_stream, primaries).with_config(
+        kube::runtime::controller::Config::default().concurrency(RECONCILE_CONCURRENCY),
+    );
     let mut references = References::default();
     for (reference, index) in definition.references.iter().zip(indexes) {
         controller = reference.attach(

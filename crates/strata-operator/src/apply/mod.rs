@@ -322,6 +322,8 @@ impl<'a> Applier<'a> {
             api_version: object.resource().api_version.clone(),
             kind: object.resource().kind.clone(),
         });
+        // Kept as text until the status step observes it, like a cached copy.
+        crate::cache::compact(&mut response);
         Ok(response)
     }
 
