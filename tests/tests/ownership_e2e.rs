@@ -32,6 +32,20 @@ fn users_config_map(name: &str) -> ConfigMap {
     }
 }
 
+/// Waits until widget `w` is Degraded with `ObjectNotOwned`, and returns the
+/// Event that says so.
+async fn wait_until_not_owned(harness: &support::Harness) -> serde_json::Value {
+    wait_for_reason(
+        harness,
+        "w",
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "ObjectNotOwned",
+    )
+    .await;
+    wait_for_event(harness, "w", "Warning", "ObjectNotOwned").await
+}
+
 #[tokio::test]
 async fn an_object_a_user_created_is_never_taken_over() {
     let harness = start();
@@ -41,15 +55,7 @@ async fn an_object_a_user_created_is_never_taken_over() {
         .expect("the user's ConfigMap");
 
     create(&harness, &widget("w", 1)).await;
-    wait_for_reason(
-        &harness,
-        "w",
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "ObjectNotOwned",
-    )
-    .await;
-    let event = wait_for_event(&harness, "w", "Warning", "ObjectNotOwned").await;
+    let event = wait_until_not_owned(&harness).await;
     let note = event["note"].as_str().unwrap_or_default();
     assert!(
         note.contains("ConfigMap/w-config") && note.contains("not controlled by any owner"),
@@ -106,15 +112,7 @@ async fn an_object_another_owner_controls_is_never_taken_over_even_with_our_labe
         .expect("another owner's ConfigMap");
 
     create(&harness, &widget("w", 1)).await;
-    wait_for_reason(
-        &harness,
-        "w",
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "ObjectNotOwned",
-    )
-    .await;
-    let event = wait_for_event(&harness, "w", "Warning", "ObjectNotOwned").await;
+    let event = wait_until_not_owned(&harness).await;
     assert!(
         event["note"]
             .as_str()
@@ -149,12 +147,5 @@ async fn a_create_once_secret_of_someone_else_is_reported_not_kept_silently() {
     let mut keyed = widget("w", 1);
     keyed.spec.generated_key = true;
     create(&harness, &keyed).await;
-    wait_for_reason(
-        &harness,
-        "w",
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "ObjectNotOwned",
-    )
-    .await;
+    wait_until_not_owned(&harness).await;
 }

@@ -11,7 +11,6 @@ use std::process::Command;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::ConfigMap;
-use serde::Deserialize;
 use serde_json::Value;
 use zookeeper_operator::build::config_map::ZOO_CFG;
 use zookeeper_operator::build::container::{MYID_CONTAINER, ZOOKEEPER_CONTAINER};
@@ -36,19 +35,9 @@ pub fn render_manifest(manifest: &Path) -> Result<Vec<Value>, HarnessError> {
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         });
     }
-    parse_documents(&String::from_utf8_lossy(&output.stdout))
-}
-
-/// Splits multi-document YAML into JSON values, skipping empty documents.
-pub fn parse_documents(yaml: &str) -> Result<Vec<Value>, HarnessError> {
-    let mut documents = Vec::new();
-    for document in serde_yaml_ng::Deserializer::from_str(yaml) {
-        let value = Value::deserialize(document)?;
-        if !value.is_null() {
-            documents.push(value);
-        }
-    }
-    Ok(documents)
+    Ok(strata_testing::yaml::documents(&String::from_utf8_lossy(
+        &output.stdout,
+    ))?)
 }
 
 /// The value of `key` in a `key=value` file such as `zoo.cfg`.
