@@ -105,8 +105,8 @@ fn rules_template_holds_exactly_the_rules_of_the_registration() {
 #[case::no_affinity("/affinity", serde_json::json!({}))]
 #[case::no_pod_annotations("/podAnnotations", serde_json::json!({}))]
 #[case::no_pod_labels("/podLabels", serde_json::json!({}))]
-#[case::memory_limit_above_the_measured_figure("/resources/limits/memory", "512Mi")]
-#[case::memory_request("/resources/requests/memory", "256Mi")]
+#[case::memory_limit_above_the_measured_figure("/resources/limits/memory", "256Mi")]
+#[case::memory_request_covers_1000_clusters("/resources/requests/memory", "128Mi")]
 #[case::one_replica("/replicas", 1)]
 fn values_have_safe_documented_defaults(#[case] pointer: &str, #[case] expected: impl Into<Value>) {
     let values = yaml(&chart(&zookeeper())["values.yaml"]);
