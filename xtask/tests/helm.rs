@@ -221,7 +221,14 @@ fn deployment(chart: &Path, set: &[&str]) -> Value {
 #[ignore = "needs helm; run by cargo xtask test"]
 fn the_deployment_runs_the_operator_with_probes_env_and_a_locked_down_container() {
     let chart = workspace_root().join(HELM_DIR).join("zookeeper-operator");
-    let deployment = deployment(&chart, &["watchNamespace=data", "logLevel=debug"]);
+    let deployment = deployment(
+        &chart,
+        &[
+            "watchNamespace=data",
+            "logLevel=debug",
+            "clusterDomain=k8s.example.com",
+        ],
+    );
     let pod = &deployment["spec"]["template"]["spec"];
     let container = &pod["containers"][0];
 
@@ -239,6 +246,7 @@ fn the_deployment_runs_the_operator_with_probes_env_and_a_locked_down_container(
         json!([
             {"name": "WATCH_NAMESPACE", "value": "data"},
             {"name": "LOG_LEVEL", "value": "debug"},
+            {"name": "KUBERNETES_CLUSTER_DOMAIN", "value": "k8s.example.com"},
             {"name": "HTTP_ADDRESS", "value": "0.0.0.0:8080"},
             {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
             {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},

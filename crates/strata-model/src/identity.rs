@@ -178,6 +178,9 @@ impl ClusterIdentity {
     }
 }
 
+/// Kubernetes' default cluster DNS domain.
+pub const DEFAULT_CLUSTER_DOMAIN: &str = "cluster.local";
+
 /// Checks a cluster DNS domain (`cluster.local`): it becomes part of every host name.
 pub fn check_cluster_domain(domain: &str) -> Result<(), IdentityError> {
     let label_ok = |label: &str| {

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 
+use crate::cluster_domain;
 use crate::controller::OperatorRuntime;
 use crate::http::{self, HealthState};
 use crate::leader::{self, Election};
@@ -85,6 +86,10 @@ struct RunArgs {
     /// This instance's pod name, the readable part of its Lease holder identity.
     #[arg(long, env = "POD_NAME", default_value = "")]
     pod_name: String,
+    /// The cluster's DNS domain; empty reads it from the pod's /etc/resolv.conf,
+    /// and falls back to cluster.local.
+    #[arg(long, env = "KUBERNETES_CLUSTER_DOMAIN", default_value = "")]
+    cluster_domain: String,
     /// Log line format.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
     log_format: LogFormat,
@@ -175,8 +180,12 @@ fn run<O: Operator>(args: RunArgs) -> Result<(), String> {
             lease_namespace,
             leader::identity(Some(&args.pod_name)),
         );
+        let resolv_conf = std::fs::read_to_string(cluster_domain::RESOLV_CONF).ok();
+        let (domain, domain_source) =
+            cluster_domain::resolve(&args.cluster_domain, resolv_conf.as_deref())?;
         let mut operator = OperatorRuntime::new(client, O::NAME, namespace);
         operator.api_server = api_server;
+        operator.cluster_domain = domain;
         let state = HealthState {
             ready: operator.ready_flag(),
             metrics: operator.metrics.clone(),
@@ -199,6 +208,8 @@ fn run<O: Operator>(args: RunArgs) -> Result<(), String> {
             lease = %election.lease_name,
             lease_namespace = %election.namespace,
             identity = %election.identity,
+            cluster_domain = %operator.cluster_domain,
+            cluster_domain_from = %domain_source,
             "starting; the controllers run while this instance holds the Lease"
         );
         let shutdown = operator.shutdown.clone();

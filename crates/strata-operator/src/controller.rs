@@ -60,6 +60,9 @@ pub struct OperatorRuntime {
     pub backoff: BackoffPolicy,
     /// The API server's URL, for log lines about failing connections.
     pub api_server: String,
+    /// The cluster's DNS domain, for the host names products are configured
+    /// with ([`crate::cluster_domain`]).
+    pub cluster_domain: String,
     readiness: Readiness,
 }
 
@@ -96,6 +99,7 @@ impl OperatorRuntime {
             shutdown: CancellationToken::new(),
             backoff: BackoffPolicy::default(),
             api_server: String::new(),
+            cluster_domain: crate::cluster_domain::DEFAULT_CLUSTER_DOMAIN.to_owned(),
             readiness: Readiness::default(),
         }
     }

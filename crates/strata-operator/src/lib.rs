@@ -10,6 +10,7 @@ pub mod apply;
 pub mod cache;
 pub mod child;
 pub mod cli;
+pub mod cluster_domain;
 pub mod controller;
 pub mod definition;
 pub mod error;

@@ -45,6 +45,7 @@ impl Operator for ZookeeperOperator {
     }
 
     async fn run(runtime: OperatorRuntime) {
-        controller::run(runtime, controller::RunOptions::from_environment()).await;
+        let options = controller::RunOptions::for_runtime(&runtime);
+        controller::run(runtime, options).await;
     }
 }

@@ -26,8 +26,7 @@ use crate::crd::{
 pub use strata_model::duration::{DurationError, parse_seconds};
 pub use strata_model::quantity::{QuantityError, canonical, parse_milli};
 
-/// Kubernetes' default cluster DNS domain, used when the operator is not told otherwise.
-pub const DEFAULT_CLUSTER_DOMAIN: &str = "cluster.local";
+pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
 
 /// A `ZookeeperCluster` with every default applied and every rule checked.
 ///

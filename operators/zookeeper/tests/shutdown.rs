@@ -91,3 +91,23 @@ fn sigterm_ends_the_operator_while_the_api_server_is_unreachable() {
         "the log names the unreachable server {server}:\n{stderr}"
     );
 }
+
+#[test]
+fn an_invalid_cluster_domain_stops_run_with_a_message_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("kubeconfig");
+    std::fs::write(&config, kubeconfig("https://127.0.0.1:1")).expect("write kubeconfig");
+    let output = Command::new(env!("CARGO_BIN_EXE_zookeeper-operator"))
+        .args(["run", "--http-address", "127.0.0.1:0"])
+        .args(["--cluster-domain", "Not_A.Domain"])
+        .env("KUBECONFIG", &config)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .output()
+        .expect("run the operator");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("--cluster-domain \"Not_A.Domain\""),
+        "{stderr}"
+    );
+}

@@ -96,13 +96,10 @@ impl std::fmt::Debug for RunOptions {
 }
 
 impl RunOptions {
-    /// Options for a real cluster: the domain from `KUBERNETES_CLUSTER_DOMAIN`
-    /// (default `cluster.local`), ensembles through their client Services.
-    pub fn from_environment() -> Self {
-        let cluster_domain = std::env::var("KUBERNETES_CLUSTER_DOMAIN")
-            .ok()
-            .filter(|domain| !domain.is_empty())
-            .unwrap_or_else(|| crate::validate::DEFAULT_CLUSTER_DOMAIN.to_owned());
+    /// Options for a real cluster: the runtime's cluster domain, ensembles
+    /// through their client Services.
+    pub fn for_runtime(runtime: &OperatorRuntime) -> Self {
+        let cluster_domain = runtime.cluster_domain.clone();
         Self {
             ensemble_address: Arc::new(ClientServiceAddress {
                 cluster_domain: cluster_domain.clone(),
