@@ -47,8 +47,15 @@ pub struct StatefulSetParts<'a> {
 /// - Claims are kept when the StatefulSet is scaled down or deleted (retention
 ///   `Retain`): data is never deleted by the operator.
 /// - The pod template carries the config hash, so a changed file rolls the pods.
+/// - Pods get no service account token and no service-link variables unless
+///   the product's pod spec asks for them: product processes never call the
+///   Kubernetes API, and a token they do not need is one an exploit can use;
+///   service links add a variable per Service in the namespace.
 /// - `podOverrides` are merged last, so they win.
 pub fn stateful_set(parts: StatefulSetParts<'_>) -> StatefulSet {
+    let mut pod = parts.pod;
+    pod.automount_service_account_token.get_or_insert(false);
+    pod.enable_service_links.get_or_insert(false);
     let mut template = PodTemplateSpec {
         metadata: Some(ObjectMeta {
             labels: Some(parts.labels.labels()),
@@ -58,7 +65,7 @@ pub fn stateful_set(parts: StatefulSetParts<'_>) -> StatefulSet {
             )])),
             ..ObjectMeta::default()
         }),
-        spec: Some(parts.pod),
+        spec: Some(pod),
     };
     template.merge_from(parts.pod_overrides.clone());
     StatefulSet {
@@ -122,5 +129,58 @@ pub fn pvc_template(
             ..PersistentVolumeClaimSpec::default()
         }),
         status: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    fn built(pod: PodSpec, overrides: &PodTemplateSpec) -> PodSpec {
+        let labels = RecommendedLabels::new("zookeeper", "zk", "zookeeper-operator", "3.9.5")
+            .and_then(|labels| labels.for_role_group("server", "default"))
+            .expect("labels");
+        stateful_set(StatefulSetParts {
+            name: "zk-server-default",
+            namespace: "default",
+            labels: &labels,
+            replicas: 3,
+            parallel: true,
+            config_hash: "hash",
+            pod,
+            pod_overrides: overrides,
+            claims: Vec::new(),
+        })
+        .spec
+        .template
+        .spec
+        .expect("a pod spec")
+    }
+
+    #[rstest]
+    #[case::product_says_nothing(None, None, Some(false))]
+    #[case::product_needs_the_api(Some(true), None, Some(true))]
+    #[case::user_override_wins(None, Some(true), Some(true))]
+    fn pods_get_no_service_account_token_unless_asked(
+        #[case] product: Option<bool>,
+        #[case] user: Option<bool>,
+        #[case] expected: Option<bool>,
+    ) {
+        let pod = PodSpec {
+            automount_service_account_token: product,
+            ..PodSpec::default()
+        };
+        let overrides = PodTemplateSpec {
+            spec: Some(PodSpec {
+                automount_service_account_token: user,
+                ..PodSpec::default()
+            }),
+            ..PodTemplateSpec::default()
+        };
+        let spec = built(pod, &overrides);
+        assert_eq!(spec.automount_service_account_token, expected);
+        assert_eq!(spec.enable_service_links, Some(false));
     }
 }

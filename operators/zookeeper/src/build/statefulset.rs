@@ -51,7 +51,6 @@ pub fn stateful_set(
             termination_grace_period_seconds: Some(group.termination_grace_period_seconds),
             image_pull_secrets: cluster.image.pull_secrets.clone(),
             affinity: Some(preferred_spread(cluster.role_labels.selector())),
-            enable_service_links: Some(false),
             ..PodSpec::default()
         },
         pod_overrides: &group.pod_overrides,

@@ -156,7 +156,7 @@ fn stateful_set_runs_zookeeper_with_least_privilege() -> TestResult {
 
     let main = &pod["containers"][0];
     assert_eq!(main["name"], "zookeeper");
-    assert_eq!(main["image"], "zookeeper:3.9.5");
+    assert_eq!(main["image"], "docker.io/library/zookeeper:3.9.5");
     assert_eq!(main["imagePullPolicy"], "IfNotPresent");
     assert_eq!(main["command"], json!(["zkServer.sh", "start-foreground"]));
     assert_eq!(main["securityContext"], container_security);

@@ -23,8 +23,10 @@ pub const APP_NAME: &str = "zookeeper";
 pub const OPERATOR_NAME: &str = "zookeeper-operator";
 /// The one role of a ZooKeeper cluster.
 pub const SERVER_ROLE: &str = "server";
-/// Repository of the official image; the tag is the product version.
-pub const UPSTREAM_IMAGE_REPOSITORY: &str = "zookeeper";
+/// Repository of the official image; the tag is the product version. Fully
+/// qualified, because CRI-O with short-name mode `enforcing` refuses short
+/// names such as `zookeeper`.
+pub const UPSTREAM_IMAGE_REPOSITORY: &str = "docker.io/library/zookeeper";
 /// Product version run when `spec.image.productVersion` is absent: the newest 3.9 release
 /// the official image publishes.
 pub const DEFAULT_PRODUCT_VERSION: &str = "3.9.5";
