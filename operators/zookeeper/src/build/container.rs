@@ -24,6 +24,9 @@ pub const MYID_CONTAINER: &str = "write-myid";
 pub const CONFIG_DIR: &str = "/conf";
 /// Scratch space of the JVM (`hsperfdata`, temporary files).
 pub const TMP_DIR: &str = "/tmp";
+/// Seconds the JVM caches a resolved host name. Pod IPs change when pods
+/// restart, and the JVM's default keeps an old address for 30 s.
+pub const DNS_CACHE_SECONDS: u32 = 10;
 /// `ZOO_LOG_DIR`; logs go to the console, but the scripts expect the directory.
 pub const LOG_DIR: &str = "/logs";
 /// Name of the volume holding the role group ConfigMap.
@@ -78,6 +81,18 @@ pub fn myid_container(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) ->
     }
 }
 
+/// Extra JVM flags, after the ones `zkServer.sh` sets, so they win there:
+/// heap dumps (the script turns them on for OutOfMemoryError) go to the
+/// writable scratch volume instead of the read-only working directory, and
+/// host names are cached briefly, positive and negative, so a restarted peer's
+/// new address is used within seconds.
+pub fn jvm_flags() -> String {
+    format!(
+        "-XX:HeapDumpPath={TMP_DIR} -Dsun.net.inetaddr.ttl={DNS_CACHE_SECONDS} \
+         -Dsun.net.inetaddr.negative.ttl=1"
+    )
+}
+
 /// The ZooKeeper server in the foreground (`zkServer.sh start-foreground` ends in
 /// `exec java`, so SIGTERM reaches the JVM), configured from `/conf`, with
 /// `ZK_SERVER_HEAP` (MiB, which `zkEnv.sh` turns into `-Xmx`) derived from the memory
@@ -90,6 +105,7 @@ pub fn zookeeper_container(cluster: &ValidatedCluster, group: &ValidatedRoleGrou
             "ZK_SERVER_HEAP".to_owned(),
             group.resources.heap_mib.to_string(),
         ),
+        ("SERVER_JVMFLAGS".to_owned(), jvm_flags()),
     ]);
     Container {
         name: ZOOKEEPER_CONTAINER.to_owned(),

@@ -20,6 +20,12 @@ pub const ZOOKEEPER_UID: i64 = 1000;
 /// because logs go to the console.
 pub const SCRATCH_SIZE_LIMIT: &str = "64Mi";
 
+/// `/tmp` holds a heap dump after an OutOfMemoryError: room for the whole heap
+/// on top of the scratch space, so the dump does not get the pod evicted.
+pub fn tmp_size_limit(group: &ValidatedRoleGroup) -> String {
+    format!("{}Mi", group.resources.heap_mib + 64)
+}
+
 /// `<cluster>-server-<group>`: Pods `<name>-<ordinal>` with `myid = myidOffset + ordinal`.
 ///
 /// `podManagementPolicy: Parallel`: a fresh ensemble needs a quorum before any server
@@ -44,7 +50,7 @@ pub fn stateful_set(
             containers: vec![zookeeper_container(cluster, group)],
             volumes: Some(vec![
                 config_map_volume(CONFIG_VOLUME, name),
-                scratch_volume(TMP_VOLUME, SCRATCH_SIZE_LIMIT),
+                scratch_volume(TMP_VOLUME, &tmp_size_limit(group)),
                 scratch_volume(LOG_VOLUME, SCRATCH_SIZE_LIMIT),
             ]),
             security_context: Some(pod_security_context(ZOOKEEPER_UID)),

@@ -162,8 +162,27 @@ fn stateful_set_runs_zookeeper_with_least_privilege() -> TestResult {
     assert_eq!(main["securityContext"], container_security);
     assert_eq!(
         main["env"],
-        json!([{"name": "ZK_SERVER_HEAP", "value": "768"}, {"name": "ZOOCFGDIR", "value": "/conf"}, {"name": "ZOO_LOG_DIR", "value": "/logs"}])
+        json!([
+            {"name": "SERVER_JVMFLAGS", "value": "-XX:HeapDumpPath=/tmp -Dsun.net.inetaddr.ttl=10 -Dsun.net.inetaddr.negative.ttl=1"},
+            {"name": "ZK_SERVER_HEAP", "value": "768"},
+            {"name": "ZOOCFGDIR", "value": "/conf"},
+            {"name": "ZOO_LOG_DIR", "value": "/logs"}
+        ])
     );
+    let size_limit = |volume: &str| {
+        pod["volumes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|found| found["name"] == volume)
+            .map(|found| found["emptyDir"]["sizeLimit"].clone())
+    };
+    assert_eq!(
+        size_limit("tmp"),
+        Some(json!("832Mi")),
+        "room for a heap dump of the 768 MiB heap"
+    );
+    assert_eq!(size_limit("logs"), Some(json!("64Mi")));
     let ports: Vec<u64> = main["ports"]
         .as_array()
         .into_iter()
