@@ -6,10 +6,11 @@
 //!   stopped cluster renders with 0 replicas; a paused one renders what would be applied
 //!   once reconciliation resumes.
 //! - A ZNode renders its discovery ConfigMap only if its cluster is in the same file
-//!   (the hosts come from the cluster); others are skipped with a [`Skipped`] note, since
-//!   the file cannot say where their cluster lives. A file of such ZNodes only renders
-//!   nothing, which `render` reports as an error. Its path is the one the controller
-//!   would use (see [`znode_path`]).
+//!   (the hosts come from the cluster) and its path is known: recorded in its status or
+//!   named after its uid, as for an object read back from a cluster (see [`znode_path`]).
+//!   A new ZNode has neither, since the API server assigns the uid; it is skipped with a
+//!   [`Skipped`] note rather than rendered with a path that will never exist. A file of
+//!   skipped resources only renders nothing, which `render` reports as an error.
 //! - What every operator's `render` checks before this (kinds, versions, unknown fields,
 //!   type errors in manifest terms, YAML 1.1-safe output) is in
 //!   [`strata_operator::render`].
@@ -65,13 +66,20 @@ pub fn render(documents: &[Value]) -> Result<Rendered, RenderError> {
             continue;
         };
         let name = znode.name_any();
-        let config_map = znode_discovery_config_map(
-            &znode,
-            &cluster.connection_hosts(),
-            &znode_path(&znode),
-            CLIENT_PORT,
-        )
-        .map_err(|error| RenderError::refused::<ZookeeperZnode>(&name, &error))?;
+        let Some(path) = znode_path(&znode) else {
+            rendered.skipped.push(Skipped {
+                kind: "ZookeeperZnode".to_owned(),
+                name: format!("{own_namespace}/{name}"),
+                reason: "its path in ZooKeeper is named after the uid the API server assigns \
+                         when the ZNode is created, so its discovery ConfigMap cannot be \
+                         rendered before that"
+                    .to_owned(),
+            });
+            continue;
+        };
+        let config_map =
+            znode_discovery_config_map(&znode, &cluster.connection_hosts(), &path, CLIENT_PORT)
+                .map_err(|error| RenderError::refused::<ZookeeperZnode>(&name, &error))?;
         let object = DesiredObject::new(&config_map)
             .map_err(|error| RenderError::invalid::<ZookeeperZnode>(&name, &error))?;
         rendered.objects.push(object.into_value());

@@ -98,27 +98,23 @@ pub fn znode_discovery_config_map(
     })
 }
 
-/// The znode path of a ZNode, for `render` and the controller's first reconcile: the
-/// path recorded in the status wins (it is what exists in ZooKeeper); otherwise
-/// `/znode-<uid>`, unique even when a ZNode is deleted and created again with the same
-/// name; without a uid (an object that was never stored, as in `render`)
-/// `/znode-<namespace>-<name>`.
-pub fn znode_path(znode: &ZookeeperZnode) -> String {
-    if let Some(path) = znode
+/// The znode path of a ZNode: the path recorded in the status wins (it is what
+/// exists in ZooKeeper); otherwise `/znode-<uid>`, unique even when a ZNode is
+/// deleted and created again with the same name. `None` for a ZNode that was
+/// never stored (as in `render`): its path depends on the uid the API server
+/// has not assigned yet, and any other name would be a path that never exists.
+pub fn znode_path(znode: &ZookeeperZnode) -> Option<String> {
+    znode
         .status
         .as_ref()
         .and_then(|status| status.znode_path.clone())
-    {
-        return path;
-    }
-    match &znode.metadata.uid {
-        Some(uid) => format!("/znode-{uid}"),
-        None => format!(
-            "/znode-{}-{}",
-            znode.namespace().unwrap_or_default(),
-            znode.name_any()
-        ),
-    }
+        .or_else(|| {
+            znode
+                .metadata
+                .uid
+                .as_ref()
+                .map(|uid| format!("/znode-{uid}"))
+        })
 }
 
 fn discovery_data(
@@ -166,15 +162,16 @@ mod tests {
     }
 
     #[rstest]
-    #[case::recorded_path_wins(Some("u-1"), Some("/custom"), "/custom")]
-    #[case::uid_when_nothing_recorded(Some("u-1"), None, "/znode-u-1")]
-    #[case::namespace_and_name_without_uid(None, None, "/znode-apps-hdfs-znode")]
+    #[case::recorded_path_wins(Some("u-1"), Some("/custom"), Some("/custom"))]
+    #[case::uid_when_nothing_recorded(Some("u-1"), None, Some("/znode-u-1"))]
+    #[case::recorded_path_without_uid(None, Some("/custom"), Some("/custom"))]
+    #[case::no_path_before_the_api_server_assigns_a_uid(None, None, None)]
     fn path(
         #[case] uid: Option<&str>,
         #[case] recorded: Option<&str>,
-        #[case] expected: &str,
+        #[case] expected: Option<&str>,
     ) -> Result<(), serde_json::Error> {
-        assert_eq!(znode_path(&znode(uid, recorded)?), expected);
+        assert_eq!(znode_path(&znode(uid, recorded)?).as_deref(), expected);
         Ok(())
     }
 

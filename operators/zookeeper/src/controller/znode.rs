@@ -164,13 +164,12 @@ async fn apply_steps(
     stored: &mut Option<ZnodeStatus>,
 ) -> Result<(), ReconcileError> {
     let cluster = referenced_cluster(znode, context)?;
-    if znode.uid().is_none() {
+    let Some(path) = znode_path(znode) else {
         return Err(ReconcileError::transient(
             "ZnodeNotPersisted",
             "the ZNode has no uid yet",
         ));
-    }
-    let path = znode_path(znode);
+    };
     record_path(znode, &path, context, stored).await?;
 
     let (client, hosts) = connect(&cluster, context).await?;

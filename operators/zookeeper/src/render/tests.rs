@@ -34,7 +34,7 @@ fn names(objects: &[Value]) -> Vec<String> {
 #[rstest]
 #[case::simple_cluster(SIMPLE, 7, "StatefulSet/simple-zk-server-default")]
 #[case::two_role_groups(TWO_GROUPS, 11, "StatefulSet/split-zk-server-secondary")]
-#[case::cluster_and_znode(ZNODE, 8, "ConfigMap/hdfs-znode")]
+#[case::cluster_and_a_new_znode(ZNODE, 7, "StatefulSet/simple-zk-server-default")]
 fn examples_render(#[case] yaml: &str, #[case] count: usize, #[case] expected: &str) -> TestResult {
     let objects = rendered(yaml)?;
     let names = names(&objects);
@@ -51,16 +51,48 @@ fn examples_render(#[case] yaml: &str, #[case] count: usize, #[case] expected: &
 }
 
 #[test]
-fn znode_config_map_points_at_its_cluster_with_a_chroot() -> TestResult {
-    let objects = rendered(ZNODE)?;
+fn a_new_znode_is_skipped_rather_than_rendered_with_a_path_that_will_never_exist() -> TestResult {
+    let output = render(&parse_documents(ZNODE)?)?;
+    assert!(
+        !names(&output.objects).contains(&"ConfigMap/hdfs-znode".to_owned()),
+        "{:?}",
+        names(&output.objects)
+    );
+    let skipped: Vec<String> = output.skipped.iter().map(ToString::to_string).collect();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert!(
+        skipped[0].starts_with("ZookeeperZnode default/hdfs-znode: its path in ZooKeeper")
+            && skipped[0].contains("uid the API server assigns"),
+        "{skipped:?}"
+    );
+    Ok(())
+}
+
+#[rstest]
+#[case::read_back_with_its_uid(
+    "  uid: 3f1c\n",
+    "",
+    "simple-zk.default.svc.cluster.local:2181/znode-3f1c"
+)]
+#[case::read_back_with_its_recorded_path(
+    "  uid: 3f1c\n",
+    "status:\n  znodePath: /znode-recorded\n",
+    "simple-zk.default.svc.cluster.local:2181/znode-recorded"
+)]
+fn a_stored_znode_renders_its_config_map_with_the_path_the_controller_uses(
+    #[case] metadata: &str,
+    #[case] status: &str,
+    #[case] expected: &str,
+) -> TestResult {
+    let yaml = format!(
+        "{SIMPLE}---\napiVersion: zookeeper.strata.dev/v1alpha1\nkind: ZookeeperZnode\nmetadata:\n  name: hdfs-znode\n{metadata}spec:\n  clusterRef:\n    name: simple-zk\n{status}"
+    );
+    let objects = rendered(&yaml)?;
     let config_map = objects
         .iter()
         .find(|object| object["kind"] == "ConfigMap" && object["metadata"]["name"] == "hdfs-znode")
         .ok_or("no znode ConfigMap")?;
-    assert_eq!(
-        config_map["data"]["ZOOKEEPER"],
-        "simple-zk.default.svc.cluster.local:2181/znode-default-hdfs-znode"
-    );
+    assert_eq!(config_map["data"]["ZOOKEEPER"], expected);
     assert_eq!(config_map["data"]["ZOOKEEPER_CLIENT_PORT"], "2181");
     Ok(())
 }
