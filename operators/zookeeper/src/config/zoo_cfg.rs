@@ -108,6 +108,15 @@ pub enum ZooCfgError {
     /// The properties writer refused an entry.
     #[error(transparent)]
     Properties(#[from] PropertiesError),
+    /// The key sets a port other objects are built for: overriding it in
+    /// `zoo.cfg` alone would break them.
+    #[error("config override {key:?} cannot be changed: {depends}; remove it from configOverrides")]
+    OperatorOwnedKey {
+        /// The rejected key.
+        key: String,
+        /// What depends on the operator's value.
+        depends: &'static str,
+    },
     /// An override value contains a line break, which would inject further settings.
     #[error("config override {key:?} has a value containing a line break")]
     InvalidOverrideValue {
@@ -234,7 +243,30 @@ fn server_id_limit(overrides: &BTreeMap<String, String>) -> u32 {
     }
 }
 
+/// Ports the operator sets in `zoo.cfg` and builds other objects for, with
+/// what depends on them.
+const OPERATOR_OWNED_KEYS: [(&str, &str); 2] = [
+    (
+        "clientPort",
+        "the client Service, the container port, the probes and every discovery \
+         ConfigMap use port 2181",
+    ),
+    (
+        "metricsProvider.httpPort",
+        "the metrics Service, its Prometheus scrape annotation and the container port use \
+         port 7000",
+    ),
+];
+
 fn validate_overrides(overrides: &BTreeMap<String, String>) -> Result<(), ZooCfgError> {
+    for (key, depends) in OPERATOR_OWNED_KEYS {
+        if overrides.contains_key(key) {
+            return Err(ZooCfgError::OperatorOwnedKey {
+                key: key.to_owned(),
+                depends,
+            });
+        }
+    }
     for (key, value) in overrides {
         let key_ok = !key.is_empty()
             && key
@@ -376,6 +408,14 @@ server.3=zk-server-default-2.zk-server-default.ns.svc.cluster.local:2888:3888;21
     #[case::key_with_space(&[("a b", "c")], "config override key \"a b\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
     #[case::empty_key(&[("", "c")], "config override key \"\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
     #[case::value_injecting_a_line(&[("tickTime", "1\nserver.9=evil:1:2")], "config override \"tickTime\" has a value containing a line break")]
+    #[case::client_port_other_objects_are_built_for(
+        &[("clientPort", "2182")],
+        "config override \"clientPort\" cannot be changed: the client Service, the container port, the probes and every discovery ConfigMap use port 2181; remove it from configOverrides"
+    )]
+    #[case::metrics_port_other_objects_are_built_for(
+        &[("metricsProvider.httpPort", "9404")],
+        "config override \"metricsProvider.httpPort\" cannot be changed: the metrics Service, its Prometheus scrape annotation and the container port use port 7000; remove it from configOverrides"
+    )]
     #[case::extended_types_lower_the_id_limit(
         &[("extendedTypesEnabled", "true")],
         "role group \"default\" would use server ids up to 255 (myidOffset 253 plus 3 replicas), above ZooKeeper's limit of 254"

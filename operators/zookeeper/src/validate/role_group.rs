@@ -226,6 +226,7 @@ fn zoo_cfg_error(role_group: &str, error: &ZooCfgError) -> ReconcileError {
         ZooCfgError::ServerIds(ServerIdError::OffsetZero { .. }) => "InvalidMyidOffset",
         ZooCfgError::ServerIds(ServerIdError::AboveLimit { .. }) => "ServerIdOutOfRange",
         ZooCfgError::InvalidOverrideKey { .. }
+        | ZooCfgError::OperatorOwnedKey { .. }
         | ZooCfgError::InvalidOverrideValue { .. }
         | ZooCfgError::Properties(_) => {
             return ReconcileError::invalid_spec(
