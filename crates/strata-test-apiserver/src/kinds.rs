@@ -185,6 +185,11 @@ impl Registry {
             .filter(|info| info.version == version)
     }
 
+    /// Every served resource, sorted by group and plural.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &ResourceInfo> {
+        self.by_key.values()
+    }
+
     /// Finds a resource by its storage key.
     pub(crate) fn get(&self, key: &ResourceKey) -> Option<&ResourceInfo> {
         self.by_key.get(key)

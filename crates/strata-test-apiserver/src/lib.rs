@@ -40,6 +40,7 @@
 
 mod apply;
 mod direct;
+mod discovery;
 mod fault;
 mod fields;
 mod gc;

@@ -111,7 +111,7 @@ async fn handle(
     let (parts, body) = request.into_parts();
     let query = Query::parse(parts.uri.query());
     let Some(path) = parse_path(parts.uri.path()) else {
-        return non_resource(parts.uri.path());
+        return non_resource(&server, parts.uri.path());
     };
     let verb = match verb_of(&parts.method, &path, &query) {
         Ok(verb) => verb,
@@ -171,7 +171,10 @@ async fn handle(
 }
 
 /// `/version` answers like a current server; other non-resource paths are 404.
-fn non_resource(path: &str) -> Response<ResponseBody> {
+fn non_resource(server: &TestApiServer, path: &str) -> Response<ResponseBody> {
+    if let Some(document) = crate::discovery::document(&lock(&server.state).registry, path) {
+        return json_response(200, &document);
+    }
     if path == "/version" {
         let version = json!({
             "major": "1", "minor": "35", "gitVersion": "v1.35.0-strata-test",

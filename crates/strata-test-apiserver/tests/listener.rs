@@ -120,3 +120,92 @@ async fn dropping_the_listener_stops_serving() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// Runs the real `kubectl` (from `cargo xtask tools`) against `kubeconfig`.
+fn kubectl(kubeconfig: &std::path::Path, args: &[&str], stdin: Option<&str>) -> String {
+    use std::io::Write as _;
+    let mut child =
+        std::process::Command::new(strata_testing::tools::tool(strata_testing::tools::KUBECTL))
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kubectl starts");
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(text.as_bytes())
+            .expect("write stdin");
+    } else {
+        drop(child.stdin.take());
+    }
+    let output = child.wait_with_output().expect("kubectl ends");
+    assert!(
+        output.status.success(),
+        "kubectl {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs kubectl (STRATA_KUBECTL); run by cargo xtask test"]
+async fn the_real_kubectl_discovers_reads_and_applies_through_the_listener() {
+    let server = TestApiServer::new();
+    let mut existing = config_map("seen-by-kubectl");
+    existing.metadata.namespace = Some("default".to_owned());
+    server.upsert(&existing).expect("store");
+    let listener = server.listen(loopback_any_port()).await.expect("listening");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        listener.kubeconfig("user", "user-token", "default"),
+    )
+    .expect("kubeconfig");
+
+    let resources = tokio::task::spawn_blocking({
+        let kubeconfig = kubeconfig.clone();
+        move || kubectl(&kubeconfig, &["api-resources", "-o", "name"], None)
+    })
+    .await
+    .expect("kubectl api-resources");
+    for resource in [
+        "configmaps",
+        "statefulsets.apps",
+        "leases.coordination.k8s.io",
+    ] {
+        assert!(
+            resources.lines().any(|line| line == resource),
+            "{resource} not discovered:\n{resources}"
+        );
+    }
+
+    let listed = tokio::task::spawn_blocking({
+        let kubeconfig = kubeconfig.clone();
+        move || kubectl(&kubeconfig, &["get", "configmaps", "-o", "json"], None)
+    })
+    .await
+    .expect("kubectl get");
+    let listed: serde_json::Value = serde_json::from_str(&listed).expect("JSON");
+    assert_eq!(listed["items"][0]["metadata"]["name"], "seen-by-kubectl");
+
+    tokio::task::spawn_blocking(move || {
+        kubectl(
+            &kubeconfig,
+            &["apply", "--server-side", "--validate=false", "-f", "-"],
+            Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied-by-kubectl\ndata:\n  key: value\n"),
+        )
+    })
+    .await
+    .expect("kubectl apply");
+    let applied = server
+        .get_typed::<ConfigMap>("default", "applied-by-kubectl")
+        .expect("kubectl's server-side apply reached the store");
+    assert_eq!(applied.data.expect("data")["key"], "value");
+}
