@@ -39,6 +39,7 @@
 //! Where it differs from a real API server is listed in the crate's `README.md`.
 
 mod apply;
+mod crd;
 mod direct;
 mod discovery;
 mod fault;

@@ -142,6 +142,9 @@ impl State {
         mut new: Value,
         previous: Option<Value>,
     ) -> Value {
+        if crate::crd::is_crd(key) {
+            crate::crd::establish(&mut new, &mut self.registry);
+        }
         let id = object_id(&new);
         if let Some(old) = &previous {
             if *old == new {

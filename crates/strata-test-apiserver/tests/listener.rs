@@ -209,3 +209,51 @@ async fn the_real_kubectl_discovers_reads_and_applies_through_the_listener() {
         .expect("kubectl's server-side apply reached the store");
     assert_eq!(applied.data.expect("data")["key"], "value");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs kubectl (STRATA_KUBECTL); run by cargo xtask test"]
+async fn a_crd_applied_with_kubectl_makes_its_kind_servable_at_once() {
+    let server = TestApiServer::new();
+    let listener = server.listen(loopback_any_port()).await.expect("listening");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        listener.kubeconfig("user", "user-token", "default"),
+    )
+    .expect("kubeconfig");
+    let crd = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../crds/zookeeperclusters.zookeeper.strata.dev.yaml");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/zookeeper/simple-cluster.yaml");
+
+    let listed = tokio::task::spawn_blocking(move || {
+        let file = |path: &std::path::Path| path.to_string_lossy().into_owned();
+        kubectl(
+            &kubeconfig,
+            &["apply", "--server-side", "--validate=false", "-f", &file(&crd)],
+            None,
+        );
+        kubectl(
+            &kubeconfig,
+            &[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=10s",
+                "customresourcedefinitions.apiextensions.k8s.io/zookeeperclusters.zookeeper.strata.dev",
+            ],
+            None,
+        );
+        kubectl(
+            &kubeconfig,
+            &["apply", "--server-side", "--validate=false", "-f", &file(&example)],
+            None,
+        );
+        kubectl(&kubeconfig, &["get", "zookeeperclusters", "-o", "json"], None)
+    })
+    .await
+    .expect("kubectl");
+    let listed: serde_json::Value = serde_json::from_str(&listed).expect("JSON");
+    assert_eq!(listed["items"][0]["metadata"]["name"], "simple-zk");
+    assert_eq!(listed["items"][0]["kind"], "ZookeeperCluster");
+}
