@@ -22,4 +22,5 @@ pub mod pipeline;
 pub mod rbac;
 pub mod reference;
 pub mod render;
+pub mod roll;
 pub mod status;

@@ -10,6 +10,7 @@ pub mod build;
 pub mod config;
 pub mod controller;
 pub mod crd;
+pub mod membership;
 pub mod render;
 pub mod validate;
 pub mod znode_client;

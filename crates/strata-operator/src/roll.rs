@@ -1,0 +1,226 @@
+//! Operator-driven rolls: what a StatefulSet's pods look like to an operator
+//! that restarts them itself, one at a time, in an order the product needs.
+//!
+//! Quorum products (ZooKeeper, HDFS journalnodes and namenodes) cannot leave
+//! rolls to the StatefulSet controller: it restarts the next pod as soon as
+//! the previous one is Ready, in ordinal order, and it never restarts a pod
+//! while another one is not Ready (so a change that needs two pods restarted
+//! together never finishes). Their StatefulSets use the `OnDelete` strategy
+//! and the operator deletes the next pod when the product is healthy. This
+//! module reads the facts such a decision needs from the watch caches.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::ResourceExt;
+
+use crate::cache::{ChildCaches, parse};
+
+/// The label the StatefulSet controller puts on each pod: the revision of the
+/// template the pod was created from.
+pub const REVISION_LABEL: &str = "controller-revision-hash";
+
+/// A StatefulSet the operator controls, with the pods its selector picks.
+#[derive(Clone, Debug)]
+pub struct StatefulSetPods {
+    /// The cached StatefulSet.
+    pub stateful_set: StatefulSet,
+    /// Its pods, as cached (phase, container states, labels).
+    pub pods: Vec<Pod>,
+}
+
+impl StatefulSetPods {
+    /// `metadata.name`.
+    pub fn name(&self) -> String {
+        self.stateful_set.name_any()
+    }
+
+    /// An annotation of the StatefulSet.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.stateful_set
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|annotations| annotations.get(key))
+            .map(String::as_str)
+    }
+
+    /// Whether the StatefulSet controller has seen the latest spec, so that
+    /// `status.updateRevision` names the latest template.
+    pub fn template_observed(&self) -> bool {
+        let generation = self.stateful_set.metadata.generation;
+        let observed = self
+            .stateful_set
+            .status
+            .as_ref()
+            .and_then(|status| status.observed_generation);
+        match (generation, observed) {
+            (Some(generation), Some(observed)) => observed >= generation,
+            (None, _) => true,
+            (Some(_), None) => false,
+        }
+    }
+
+    /// The pods by ordinal, each read for a roll decision. Pods whose name
+    /// does not end in `-<ordinal>` of this StatefulSet are left out.
+    pub fn pods_by_ordinal(&self) -> BTreeMap<u32, PodRollState> {
+        let prefix = format!("{}-", self.name());
+        let update_revision = self
+            .stateful_set
+            .status
+            .as_ref()
+            .and_then(|status| status.update_revision.as_deref());
+        self.pods
+            .iter()
+            .filter_map(|pod| {
+                let name = pod.name_any();
+                let ordinal = name.strip_prefix(&prefix)?.parse().ok()?;
+                Some((ordinal, PodRollState::of(pod, update_revision)))
+            })
+            .collect()
+    }
+}
+
+/// One pod, as far as restarting it or the next one is concerned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodRollState {
+    /// `metadata.name`.
+    pub name: String,
+    /// Phase Running and every container running.
+    pub running: bool,
+    /// Every container passes its readiness probe.
+    pub ready: bool,
+    /// Created from the StatefulSet's latest template (its revision label is
+    /// `status.updateRevision`).
+    pub current: bool,
+    /// Deletion has started.
+    pub terminating: bool,
+}
+
+impl PodRollState {
+    /// Reads `pod`; `update_revision` is the StatefulSet's latest revision,
+    /// unknown (and so not current) while the controller has reported none.
+    pub fn of(pod: &Pod, update_revision: Option<&str>) -> Self {
+        let status = pod.status.as_ref();
+        let containers = status
+            .and_then(|status| status.container_statuses.as_deref())
+            .unwrap_or_default();
+        let phase_running = status.and_then(|status| status.phase.as_deref()) == Some("Running");
+        let revision = pod.labels().get(REVISION_LABEL).map(String::as_str);
+        Self {
+            name: pod.name_any(),
+            running: phase_running
+                && !containers.is_empty()
+                && containers.iter().all(|container| {
+                    container
+                        .state
+                        .as_ref()
+                        .is_some_and(|state| state.running.is_some())
+                }),
+            ready: !containers.is_empty() && containers.iter().all(|container| container.ready),
+            current: revision.is_some() && revision == update_revision,
+            terminating: pod.metadata.deletion_timestamp.is_some(),
+        }
+    }
+}
+
+/// The StatefulSets `owner` controls in `namespace`, with their pods, from the
+/// watch caches; StatefulSets that do not parse are left out.
+pub fn stateful_sets_with_pods(
+    caches: &ChildCaches,
+    owner: &OwnerReference,
+    namespace: &str,
+) -> Vec<StatefulSetPods> {
+    caches
+        .controlled_by_of_kinds(owner, namespace, |kind| kind.resource.kind == "StatefulSet")
+        .into_iter()
+        .filter_map(|(_, object)| parse::<StatefulSet>(&object).ok())
+        .map(|stateful_set| {
+            let pods = stateful_set
+                .spec
+                .selector
+                .match_labels
+                .as_ref()
+                .filter(|labels| !labels.is_empty())
+                .map(|labels| caches.pods_matching(namespace, labels))
+                .unwrap_or_default();
+            StatefulSetPods { stateful_set, pods }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{
+        ContainerState, ContainerStateRunning, ContainerStateWaiting, ContainerStatus, PodStatus,
+    };
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use kube::api::ObjectMeta;
+    use rstest::rstest;
+
+    use super::*;
+
+    fn pod(phase: &str, running: bool, ready: bool, revision: &str, deleting: bool) -> Pod {
+        Pod {
+            metadata: ObjectMeta {
+                name: Some("zk-server-default-0".to_owned()),
+                labels: Some(BTreeMap::from([(
+                    REVISION_LABEL.to_owned(),
+                    revision.to_owned(),
+                )])),
+                deletion_timestamp: deleting.then(|| Time(jiff::Timestamp::UNIX_EPOCH)),
+                ..ObjectMeta::default()
+            },
+            spec: None,
+            status: Some(PodStatus {
+                phase: Some(phase.to_owned()),
+                container_statuses: Some(vec![ContainerStatus {
+                    name: "zookeeper".to_owned(),
+                    ready,
+                    state: Some(if running {
+                        ContainerState {
+                            running: Some(ContainerStateRunning::default()),
+                            ..ContainerState::default()
+                        }
+                    } else {
+                        ContainerState {
+                            waiting: Some(ContainerStateWaiting::default()),
+                            ..ContainerState::default()
+                        }
+                    }),
+                    ..ContainerStatus::default()
+                }]),
+                ..PodStatus::default()
+            }),
+        }
+    }
+
+    #[rstest]
+    #[case::ready_and_current(pod("Running", true, true, "r2", false), true, true, true, false)]
+    #[case::running_not_ready(pod("Running", true, false, "r2", false), true, false, true, false)]
+    #[case::older_template(pod("Running", true, true, "r1", false), true, true, false, false)]
+    #[case::container_waiting(pod("Running", false, false, "r2", false), false, false, true, false)]
+    #[case::pending(pod("Pending", false, false, "r2", false), false, false, true, false)]
+    #[case::being_deleted(pod("Running", true, true, "r2", true), true, true, true, true)]
+    fn pods_are_read_for_roll_decisions(
+        #[case] pod: Pod,
+        #[case] running: bool,
+        #[case] ready: bool,
+        #[case] current: bool,
+        #[case] terminating: bool,
+    ) {
+        let state = PodRollState::of(&pod, Some("r2"));
+        assert_eq!(
+            (state.running, state.ready, state.current, state.terminating),
+            (running, ready, current, terminating)
+        );
+    }
+
+    #[test]
+    fn without_an_update_revision_no_pod_is_current() {
+        let state = PodRollState::of(&pod("Running", true, true, "r2", false), None);
+        assert!(!state.current);
+    }
+}
