@@ -23,4 +23,4 @@ pub use self::pod::{config_map_volume, pod_security_context, preferred_spread, s
 pub use self::service::{
     PrometheusScrape, client_service, headless_service, metrics_service, service_port,
 };
-pub use self::stateful_set::{StatefulSetParts, pvc_template, stateful_set};
+pub use self::stateful_set::{PodUpdates, StatefulSetParts, pvc_template, stateful_set};

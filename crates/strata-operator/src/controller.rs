@@ -287,6 +287,9 @@ pub struct ControllerSpec {
     /// pod changes. Cluster status depends on pod phases, so cluster
     /// controllers want this; others save the watch and its RBAC grant.
     pub watch_pods: bool,
+    /// Whether the controller deletes pods to restart them one at a time
+    /// ([`crate::roll`]), which needs the `delete` verb on pods.
+    pub restarts_pods: bool,
 }
 
 /// Runs the controller `definition` declares until the runtime's shutdown

@@ -12,27 +12,48 @@
 //! the error policy: a cluster is never left with a status that hides why it is
 //! not progressing.
 
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Api, DeleteParams};
 use kube::core::object::HasStatus;
 use kube::runtime::controller::Action;
+use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
-use strata_status::{ClusterStatus, OperationState};
+use strata_status::{ClusterStatus, OperationState, ProgressStep};
 
 use crate::apply::{ApplyReport, DesiredObjects};
 use crate::controller::Context;
-use crate::error::ReconcileError;
+use crate::error::{ErrorKind, ReconcileError, StepError, describe_kube_error, kube_error_kind};
 use crate::status::{
     RESYNC_PERIOD, ReconcileOutcome, ReportError, next_cluster_status, observe_workloads,
 };
 
-/// The build step's result: every object the cluster should have, and the
-/// product version they run.
+/// The build step's result: every object the cluster should have, the
+/// product version they run, and the step of a change the operator drives
+/// itself (see [`crate::roll`]).
 #[derive(Clone, Debug)]
 pub struct Prepared {
     /// The desired objects, still typed, so the apply step can stop workloads.
     pub objects: DesiredObjects,
     /// The product version the pods will run, for `deployedProductVersion`.
     pub product_version: String,
+    /// The step in progress, for the Progressing condition.
+    pub progress: Option<ProgressStep>,
+    /// Pods to delete once the objects are applied, so their StatefulSet
+    /// (strategy `OnDelete`) recreates them from the latest template.
+    pub restarts: Vec<String>,
+}
+
+impl Prepared {
+    /// Objects and version, with no driven step.
+    pub fn new(objects: DesiredObjects, product_version: impl Into<String>) -> Self {
+        Self {
+            objects,
+            product_version: product_version.into(),
+            progress: None,
+            restarts: Vec::new(),
+        }
+    }
 }
 
 /// The apply step's result.
@@ -43,6 +64,33 @@ pub struct Applied {
     /// What was sent and pruned; `None` while the cluster is paused, when
     /// nothing is applied.
     pub report: Option<ApplyReport>,
+    /// The driven step, carried to the status.
+    pub progress: Option<ProgressStep>,
+}
+
+/// Why a driven restart failed; the variant's name is the Degraded reason.
+#[derive(Debug, thiserror::Error, strum::IntoStaticStr)]
+pub enum RestartError {
+    /// The pod could not be deleted.
+    #[error("restarting pod {pod} failed: {}", describe_kube_error(source))]
+    PodRestartFailed {
+        /// The pod.
+        pod: String,
+        /// The client error.
+        source: kube::Error,
+    },
+}
+
+impl StepError for RestartError {
+    fn reason(&self) -> &'static str {
+        self.into()
+    }
+
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Self::PodRestartFailed { source, .. } => kube_error_kind(source),
+        }
+    }
 }
 
 /// A failed step, with what was known when it failed.
@@ -82,11 +130,14 @@ impl<X> Context<X> {
         let Prepared {
             objects,
             product_version,
+            progress,
+            restarts,
         } = prepared;
         if operation.is_paused() {
             return Ok(Applied {
                 product_version,
                 report: None,
+                progress: None,
             });
         }
         match self.apply(cluster, objects, operation.is_stopped()).await {
@@ -94,9 +145,18 @@ impl<X> Context<X> {
                 if report.wrote_anything() {
                     tracing::info!(applied = ?report.applied, pruned = ?report.pruned, "applied changes");
                 }
+                if !operation.is_stopped() {
+                    self.restart_pods(cluster, &restarts, progress.as_ref())
+                        .await
+                        .map_err(|error| Failed {
+                            error,
+                            product_version: Some(product_version.clone()),
+                        })?;
+                }
                 Ok(Applied {
                     product_version,
                     report: Some(report),
+                    progress,
                 })
             }
             Err(error) => Err(Failed {
@@ -104,6 +164,38 @@ impl<X> Context<X> {
                 product_version: Some(product_version),
             }),
         }
+    }
+
+    /// Deletes each pod of `pods` in the cluster's namespace, so that its
+    /// StatefulSet recreates it from the latest template, and says so in an
+    /// Event and the log.
+    async fn restart_pods<K>(
+        &self,
+        cluster: &K,
+        pods: &[String],
+        progress: Option<&ProgressStep>,
+    ) -> Result<(), ReconcileError>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        let namespace = cluster.meta().namespace.clone().unwrap_or_default();
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
+        for pod in pods {
+            let note = progress.map_or_else(
+                || format!("Restarting pod {pod} to run the latest template."),
+                |step| step.message.clone(),
+            );
+            tracing::info!(pod, "{note}");
+            api.delete(pod, &DeleteParams::default())
+                .await
+                .map_err(|source| RestartError::PodRestartFailed {
+                    pod: pod.clone(),
+                    source,
+                })?;
+            self.publish_event(cluster, EventType::Normal, "RestartingPod", "Restart", note)
+                .await;
+        }
+        Ok(())
     }
 
     /// Step 5: computes the status from the workloads and the outcome of the
@@ -123,15 +215,16 @@ impl<X> Context<X> {
             + serde::de::DeserializeOwned
             + std::fmt::Debug,
     {
-        let (product_version, report, failure) = match outcome {
+        let (product_version, report, progress, failure) = match outcome {
             Ok(Applied {
                 product_version,
                 report,
-            }) => (Some(product_version), report, None),
+                progress,
+            }) => (Some(product_version), report, progress, None),
             Err(Failed {
                 error,
                 product_version,
-            }) => (product_version, None, Some(error)),
+            }) => (product_version, None, None, Some(error)),
         };
         let owner_ref = cluster
             .controller_owner_ref(&())
@@ -147,6 +240,7 @@ impl<X> Context<X> {
                 operation,
                 desired_version: product_version.as_deref(),
                 failure: failure.as_ref(),
+                progress: progress.as_ref(),
             },
             Time(jiff::Timestamp::now()),
         );

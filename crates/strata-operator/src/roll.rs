@@ -170,7 +170,7 @@ mod tests {
                     REVISION_LABEL.to_owned(),
                     revision.to_owned(),
                 )])),
-                deletion_timestamp: deleting.then(|| Time(jiff::Timestamp::UNIX_EPOCH)),
+                deletion_timestamp: deleting.then_some(Time(jiff::Timestamp::UNIX_EPOCH)),
                 ..ObjectMeta::default()
             },
             spec: None,

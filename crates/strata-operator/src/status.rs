@@ -11,7 +11,7 @@ use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use strata_status::{
     ClusterCondition, ClusterInputs, ClusterStatus, ConditionStatus, ConditionType,
-    ConditionUpdate, OperationState, Reason, ResourceStatus, WorkloadObservation,
+    ConditionUpdate, OperationState, ProgressStep, Reason, ResourceStatus, WorkloadObservation,
     cluster_conditions, needs_write, next_deployed_version,
 };
 
@@ -106,6 +106,8 @@ pub struct ReconcileOutcome<'a> {
     pub desired_version: Option<&'a str>,
     /// Why the reconcile failed, if it did.
     pub failure: Option<&'a ReconcileError>,
+    /// The step of a change the operator drives itself, if one runs.
+    pub progress: Option<&'a ProgressStep>,
 }
 
 /// The next status of a cluster: all six conditions, the observed generation
@@ -123,6 +125,7 @@ pub fn next_cluster_status(
         workloads,
         operation: outcome.operation,
         failure: failure.as_ref(),
+        progress: outcome.progress,
     });
     let previous_version = stored.and_then(|status| status.deployed_product_version.as_deref());
     let deployed_version = match outcome.desired_version {

@@ -9,6 +9,8 @@
 //! - **Paused** hides nothing: the observed conditions are still computed,
 //!   so the user sees what the cluster does while the operator stands still.
 //!   Upgradable is False (`ReconciliationPaused`).
+//! - **Driven steps** (a membership change the operator runs server by
+//!   server) make Progressing True with the step's reason, unless stopped.
 //! - **Failures** (the reconcile failure and an unknown `operator-command`
 //!   value) make Degraded True with the first failure's reason; the message
 //!   lists all of them, then what was observed on the workloads.
@@ -32,6 +34,20 @@ pub struct ClusterInputs<'a> {
     pub operation: &'a OperationState,
     /// The failure of this reconcile, if it failed.
     pub failure: Option<&'a ReconcileFailure>,
+    /// A step the operator itself drives (a membership change, a roll it
+    /// restarts pod by pod), which the workloads alone cannot show.
+    pub progress: Option<&'a ProgressStep>,
+}
+
+/// A step of a change the operator drives itself. While one runs,
+/// Progressing is True with its reason, even when every pod is ready between
+/// two steps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgressStep {
+    /// The Progressing reason, such as `AddingServer`.
+    pub reason: Reason,
+    /// What happens, naming servers and pods.
+    pub message: String,
 }
 
 /// Computes all six conditions, sorted by [`ConditionType`] order.
@@ -68,7 +84,11 @@ pub fn cluster_conditions(inputs: &ClusterInputs<'_>) -> Vec<ConditionUpdate> {
             ),
         )
     } else {
-        (observed.available, observed.progressing, observed.degraded)
+        let progressing = match inputs.progress {
+            Some(step) => driven_progress(step, &observed.progressing),
+            None => observed.progressing,
+        };
+        (observed.available, progressing, observed.degraded)
     };
 
     let failures: Vec<ReconcileFailure> = inputs
@@ -88,6 +108,21 @@ pub fn cluster_conditions(inputs: &ClusterInputs<'_>) -> Vec<ConditionUpdate> {
         paused,
         stopped,
     ]
+}
+
+/// Progressing True with the driven step's reason; what the workloads show
+/// follows when they are progressing too.
+fn driven_progress(step: &ProgressStep, observed: &ConditionUpdate) -> ConditionUpdate {
+    let mut message = sentence(&step.message);
+    if observed.status == ConditionStatus::True && !observed.message.is_empty() {
+        message = format!("{message} {}", sentence(&observed.message));
+    }
+    ConditionUpdate::new(
+        ConditionType::Progressing,
+        ConditionStatus::True,
+        step.reason.clone(),
+        message,
+    )
 }
 
 /// Degraded True from the failures (first one's reason), followed by the

@@ -40,7 +40,7 @@
 //! };
 //! let workloads = [WorkloadObservation::from_stateful_set(&stateful_set, &[])];
 //! let operation = OperationState::resolve(false, false, &BTreeMap::new());
-//! let updates = cluster_conditions(&ClusterInputs { workloads: &workloads, operation: &operation, failure: None });
+//! let updates = cluster_conditions(&ClusterInputs { workloads: &workloads, operation: &operation, failure: None, progress: None });
 //!
 //! let first = ClusterStatus::next(None, updates.clone(), Time(Timestamp::from_second(1_700_000_000)?), Some(1), None);
 //! let available = first.condition(ConditionType::Available).map(|c| c.status);
@@ -66,7 +66,7 @@ mod version;
 mod workload;
 
 pub use assess::WorkloadAssessment;
-pub use cluster::{ClusterInputs, cluster_conditions};
+pub use cluster::{ClusterInputs, ProgressStep, cluster_conditions};
 pub use combine::{ObservedConditions, combine, combine_conditions};
 pub use condition::{
     Aggregation, ClusterCondition, ConditionStatus, ConditionType, ConditionUpdate,

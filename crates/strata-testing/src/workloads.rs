@@ -7,12 +7,14 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{
-    ContainerState, ContainerStateWaiting, ContainerStatus, PersistentVolumeClaim, Pod, PodSpec,
-    PodStatus,
+    ContainerState, ContainerStateRunning, ContainerStateWaiting, ContainerStatus,
+    PersistentVolumeClaim, Pod, PodSpec, PodStatus,
 };
 use kube::api::ObjectMeta;
 
+use strata_model::build::config_hash;
 use strata_model::labels::VERSION_LABEL;
+use strata_operator::roll::REVISION_LABEL;
 use strata_test_apiserver::TestApiServer;
 
 use crate::Harness;
@@ -48,9 +50,22 @@ fn stored_stateful_set(place: Place<'_>, name: &str) -> StatefulSet {
         .unwrap_or_else(|| panic!("StatefulSet {name} exists"))
 }
 
+/// The revision name the StatefulSet controller gives the current template:
+/// `<statefulset>-<hash of the template>`, so a changed template is a new
+/// revision and pods created before the change keep the old one.
+pub fn template_revision(stateful_set: &StatefulSet) -> String {
+    let template = serde_json::to_string(&stateful_set.spec.template).unwrap_or_default();
+    let hash = config_hash(&BTreeMap::from([("template".to_owned(), template)]));
+    format!(
+        "{}-{}",
+        stateful_set.metadata.name.as_deref().unwrap_or_default(),
+        hash.get(..10).unwrap_or(&hash)
+    )
+}
+
 /// Sets a StatefulSet's status as its controller reports a settled rollout of
 /// the current generation: `replicas` Pods, `ready` of them ready and
-/// available.
+/// available, the current template as the update revision.
 pub fn set_stateful_set_status<'a>(
     place: impl Into<Place<'a>>,
     name: &str,
@@ -58,10 +73,9 @@ pub fn set_stateful_set_status<'a>(
     ready: i32,
 ) {
     let place = place.into();
-    let generation = stored_stateful_set(place, name)
-        .metadata
-        .generation
-        .unwrap_or(1);
+    let stored = stored_stateful_set(place, name);
+    let generation = stored.metadata.generation.unwrap_or(1);
+    let revision = template_revision(&stored);
     place
         .server
         .patch_status_direct::<StatefulSet>(
@@ -73,8 +87,8 @@ pub fn set_stateful_set_status<'a>(
                 "readyReplicas": ready,
                 "availableReplicas": ready,
                 "updatedReplicas": replicas,
-                "currentRevision": format!("{name}-r1"),
-                "updateRevision": format!("{name}-r1"),
+                "currentRevision": revision,
+                "updateRevision": revision,
             }),
         )
         .unwrap_or_else(|error| panic!("the status of StatefulSet {name} is set: {error}"));
@@ -90,6 +104,8 @@ pub struct PodState<'a> {
     /// Replaces the `app.kubernetes.io/version` label of the Pod template, as
     /// Pods created from an older template still carry the old one.
     pub version: Option<&'a str>,
+    /// Whether the readiness probe passes, for a Pod that runs.
+    pub ready: bool,
 }
 
 impl PodState<'static> {
@@ -98,6 +114,14 @@ impl PodState<'static> {
         phase: "Running",
         waiting: None,
         version: None,
+        ready: true,
+    };
+
+    /// A Pod whose container runs but whose readiness probe fails, such as a
+    /// quorum member waiting for the others.
+    pub const NOT_READY: Self = Self {
+        ready: false,
+        ..Self::RUNNING
     };
 }
 
@@ -134,19 +158,30 @@ pub fn set_pod<'a>(
     if let Some(version) = state.version {
         labels.insert(VERSION_LABEL.to_owned(), version.to_owned());
     }
-    let container_statuses = state.waiting.map(|reason| {
-        vec![ContainerStatus {
-            name: container,
-            state: Some(ContainerState {
-                waiting: Some(ContainerStateWaiting {
-                    reason: Some(reason.to_owned()),
-                    ..ContainerStateWaiting::default()
-                }),
-                ..ContainerState::default()
+    labels.insert(
+        REVISION_LABEL.to_owned(),
+        template_revision(&stored_stateful_set(place, stateful_set)),
+    );
+    let container_state = match state.waiting {
+        Some(reason) => ContainerState {
+            waiting: Some(ContainerStateWaiting {
+                reason: Some(reason.to_owned()),
+                ..ContainerStateWaiting::default()
             }),
-            ..ContainerStatus::default()
-        }]
-    });
+            ..ContainerState::default()
+        },
+        None if state.phase == "Running" => ContainerState {
+            running: Some(ContainerStateRunning::default()),
+            ..ContainerState::default()
+        },
+        None => ContainerState::default(),
+    };
+    let container_statuses = Some(vec![ContainerStatus {
+        name: container,
+        ready: state.ready && state.waiting.is_none() && state.phase == "Running",
+        state: Some(container_state),
+        ..ContainerStatus::default()
+    }]);
     place
         .server
         .upsert(&Pod {
@@ -213,4 +248,99 @@ pub fn create_claims<'a>(
         }
     }
     names
+}
+
+/// One pass of what the StatefulSet controller and the kubelets do for every
+/// StatefulSet in the namespace: pods missing below `spec.replicas` are
+/// created from the current template and run ready, pods at or above it are
+/// removed (highest ordinal first, all in one pass), and the status reports
+/// the current generation and template. Pods that exist keep their template
+/// revision, as with the `OnDelete` strategy. Returns whether anything
+/// changed, so a test can repeat passes until the operator stops moving.
+pub fn step_stateful_sets<'a>(place: impl Into<Place<'a>>) -> bool {
+    let place = place.into();
+    let mut changed = false;
+    let stateful_sets: Vec<StatefulSet> = place
+        .server
+        .list_typed::<StatefulSet>()
+        .into_iter()
+        .filter(|stateful_set| stateful_set.metadata.namespace.as_deref() == Some(place.namespace))
+        .collect();
+    let pods: Vec<Pod> = place.server.list_typed::<Pod>();
+    for stateful_set in stateful_sets {
+        let name = stateful_set.metadata.name.clone().unwrap_or_default();
+        let replicas = stateful_set.spec.replicas.unwrap_or(1).max(0);
+        let prefix = format!("{name}-");
+        let mut existing = Vec::new();
+        for pod in &pods {
+            let pod_name = pod.metadata.name.as_deref().unwrap_or_default();
+            let Some(ordinal) = pod_name
+                .strip_prefix(&prefix)
+                .and_then(|ordinal| ordinal.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            if pod.metadata.namespace.as_deref() != Some(place.namespace) {
+                continue;
+            }
+            if ordinal >= replicas {
+                place
+                    .server
+                    .delete_direct::<Pod>(place.namespace, pod_name)
+                    .unwrap_or_else(|error| panic!("pod {pod_name} is removed: {error}"));
+                changed = true;
+            } else {
+                existing.push(ordinal);
+            }
+        }
+        for ordinal in 0..replicas {
+            if !existing.contains(&ordinal) {
+                let ordinal = u16::try_from(ordinal).unwrap_or(u16::MAX);
+                set_pod(place, &name, ordinal, PodState::RUNNING);
+                changed = true;
+            }
+        }
+        let observed = stateful_set
+            .status
+            .as_ref()
+            .and_then(|status| status.observed_generation);
+        let revision = stateful_set
+            .status
+            .as_ref()
+            .and_then(|status| status.update_revision.clone());
+        let current = template_revision(&stateful_set);
+        let ready = stateful_set
+            .status
+            .as_ref()
+            .and_then(|status| status.ready_replicas);
+        if observed != stateful_set.metadata.generation
+            || revision.as_deref() != Some(current.as_str())
+            || ready != Some(replicas)
+        {
+            set_stateful_set_status(place, &name, replicas, replicas);
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Lets the operator and the simulated StatefulSet controller
+/// ([`step_stateful_sets`]) take turns until neither changes anything, calling
+/// `after_each_pass` after every turn, so a test can record the steps an
+/// operator-driven change goes through. Panics after 200 passes.
+pub async fn run_until_settled(harness: &Harness, mut after_each_pass: impl FnMut()) {
+    let mut quiet_passes = 0;
+    for _ in 0..200 {
+        harness.settle().await;
+        after_each_pass();
+        if step_stateful_sets(harness) {
+            quiet_passes = 0;
+        } else {
+            quiet_passes += 1;
+            if quiet_passes == 2 {
+                return;
+            }
+        }
+    }
+    panic!("the operator and the StatefulSets did not settle in 200 passes");
 }

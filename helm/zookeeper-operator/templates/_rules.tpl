@@ -26,6 +26,7 @@ or, with watchNamespace, into the Role.
   verbs:
   - list
   - watch
+  - delete
 - apiGroups:
   - apps
   resources:

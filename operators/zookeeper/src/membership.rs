@@ -218,7 +218,7 @@ pub fn plan(
     let changing = running != settled(desired);
     let health = Health::of(observed);
     if let Some(waiting) = health.waiting_for_pods() {
-        let progress = (changing || !health.stale.is_empty()).then(|| Progress {
+        let progress = (changing || !health.stale.is_empty()).then_some(Progress {
             reason: ProgressReason::WaitingForQuorum,
             message: waiting,
         });
@@ -250,7 +250,7 @@ pub fn plan(
         .waiting_for_readiness()
         .or_else(|| health.waiting_for_joining())
     {
-        let progress = changing.then(|| Progress {
+        let progress = changing.then_some(Progress {
             reason: ProgressReason::WaitingForQuorum,
             message: waiting,
         });

@@ -21,10 +21,12 @@ use strata_operator::error::ReconcileError;
 pub use self::role_group::{HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup};
 use crate::crd::{
     APP_NAME, DEFAULT_PRODUCT_VERSION, OPERATOR_NAME, SERVER_ROLE, UPSTREAM_IMAGE_REPOSITORY,
-    ZookeeperCluster, ZookeeperConfig,
+    ZookeeperCluster, ZookeeperConfig, ZookeeperConfigOverrides,
 };
+use crate::membership::{DesiredMembership, GroupMembers, GroupPlan};
 pub use strata_model::duration::{DurationError, parse_seconds};
 pub use strata_model::quantity::{QuantityError, canonical, parse_milli};
+use strata_model::role::{GenericRoleConfig, Role, RoleGroup};
 
 pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
 
@@ -62,11 +64,64 @@ impl ValidatedCluster {
     /// `operator-command` is reported by the status step, so none of them affects
     /// validation: a stopped cluster validates to the ensemble it will run again.
     pub fn new(cluster: &ZookeeperCluster, cluster_domain: &str) -> Result<Self, ReconcileError> {
+        Self::with_servers(cluster, cluster_domain, &cluster.spec.servers, None)
+    }
+
+    /// Validates `cluster` as it runs during a membership change: each role group with
+    /// the servers `membership` gives it, groups without servers left out, and groups the
+    /// spec no longer has (draining one server at a time) built from the role's settings
+    /// with their recorded `myidOffset`.
+    pub fn for_membership(
+        cluster: &ZookeeperCluster,
+        cluster_domain: &str,
+        membership: &BTreeMap<String, GroupPlan>,
+    ) -> Result<Self, ReconcileError> {
+        let mut servers = cluster.spec.servers.clone();
+        servers
+            .role_groups
+            .retain(|name, _| membership.contains_key(name));
+        for (name, plan) in membership {
+            let group = servers
+                .role_groups
+                .entry(name.clone())
+                .or_insert_with(|| RoleGroup {
+                    config: ZookeeperConfig {
+                        myid_offset: Some(plan.members.myid_offset),
+                        ..ZookeeperConfig::default()
+                    },
+                    ..RoleGroup::default()
+                });
+            group.replicas = Some(plan.members.servers);
+        }
+        Self::with_servers(cluster, cluster_domain, &servers, Some(membership))
+    }
+
+    /// The ensemble the spec asks for, per role group.
+    pub fn membership(&self) -> DesiredMembership {
+        self.role_groups
+            .iter()
+            .map(|group| {
+                (
+                    group.name.role_group().as_str().to_owned(),
+                    GroupMembers {
+                        myid_offset: group.myid_offset,
+                        servers: group.replicas,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn with_servers(
+        cluster: &ZookeeperCluster,
+        cluster_domain: &str,
+        servers: &Role<ZookeeperConfig, GenericRoleConfig, ZookeeperConfigOverrides>,
+        membership: Option<&BTreeMap<String, GroupPlan>>,
+    ) -> Result<Self, ReconcileError> {
         let identity = ClusterIdentity::new(PRODUCT, &cluster.metadata, &cluster.spec.image)?;
         check_cluster_domain(cluster_domain)?;
         let role = identity.role(SERVER_ROLE)?;
 
-        let servers = &cluster.spec.servers;
         if servers.role_groups.is_empty() {
             return Err(IdentityError::NoRoleGroups {
                 role: "servers".to_owned(),
@@ -80,7 +135,12 @@ impl ValidatedCluster {
             role: &role,
             cluster_domain,
         };
-        let role_groups = role_group::validate_all(&context, merged.values())?;
+        let mut role_groups = role_group::validate_all(&context, merged.values())?;
+        for group in &mut role_groups {
+            group.joining = membership
+                .and_then(|membership| membership.get(group.name.role_group().as_str()))
+                .and_then(|plan| plan.joining);
+        }
 
         let ClusterIdentity {
             name,

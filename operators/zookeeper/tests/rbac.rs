@@ -1,7 +1,8 @@
 //! The Helm chart's RBAC rules against what the operator really does.
 //!
 //! The real operator runs against the in-memory API through a scenario that
-//! exercises both controllers: create a cluster, change it, disable its PDB
+//! exercises both controllers: create a cluster, change the config of its
+//! running servers (one pod is restarted), scale it, disable its PDB
 //! (a prune), create a ZNode whose ensemble is unreachable (it still reads
 //! clusters, adds its finalizer, writes status and publishes Events), then
 //! delete the cluster and the ZNode (the finalizer is released). Every request
@@ -20,6 +21,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde_json::{Value, json};
@@ -27,6 +30,7 @@ use strata_operator::rbac::{self, GroupResource, Verb};
 use strata_test_apiserver::{RequestRecord, TestApiServer};
 use strata_testing::Harness;
 use strata_testing::wait::eventually;
+use strata_testing::workloads::{run_group, set_stateful_set_status};
 use zookeeper_operator::OPERATOR_NAME;
 use zookeeper_operator::controller::ZNODE_CHECK_PERIOD;
 use zookeeper_operator::controller::registration;
@@ -135,9 +139,34 @@ async fn scenario() -> Vec<RequestRecord> {
 
     server.upsert(&cluster(servers(3, true))).expect("create");
     wait_until("the PDB exists", || pdb(server)).await;
-    server.upsert(&cluster(servers(5, true))).expect("scale");
+
+    // A config change on a running ensemble: the operator restarts one pod.
+    let group = "zk-server-default";
+    run_group(&harness, group, 3);
+    let template = || {
+        server
+            .get_typed::<StatefulSet>("default", group)
+            .map(|stateful_set| stateful_set.spec.template)
+    };
+    let before = template();
+    let mut changed = servers(3, true);
+    changed["servers"]["config"] = json!({"tickTime": 3000});
+    server.upsert(&cluster(changed)).expect("change");
+    wait_until("the template changes", || template() != before).await;
+    set_stateful_set_status(&harness, group, 3, 3);
+    wait_until("one pod is restarted", || {
+        server
+            .get_typed::<Pod>("default", "zk-server-default-2")
+            .is_none()
+    })
+    .await;
+    let mut scaled = servers(5, true);
+    scaled["servers"]["config"] = json!({"tickTime": 3000});
+    server.upsert(&cluster(scaled)).expect("scale");
     harness.settle().await;
-    server.upsert(&cluster(servers(5, false))).expect("disable");
+    let mut disabled = servers(5, false);
+    disabled["servers"]["config"] = json!({"tickTime": 3000});
+    server.upsert(&cluster(disabled)).expect("disable");
     wait_until("the PDB is pruned", || !pdb(server)).await;
 
     server.upsert(&znode()).expect("create ZNode");

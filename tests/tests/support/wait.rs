@@ -26,6 +26,7 @@ pub fn pod<'a>(phase: &'a str, waiting: Option<&'a str>) -> PodState<'a> {
         phase,
         waiting,
         version: None,
+        ready: true,
     }
 }
 

@@ -221,10 +221,7 @@ pub fn build(widget: &Widget, dereferenced: &Dereferenced) -> Result<Prepared, R
             generate_key,
         );
     }
-    Ok(Prepared {
-        objects: desired,
-        product_version: widget.spec.version.clone(),
-    })
+    Ok(Prepared::new(desired, widget.spec.version.clone()))
 }
 
 /// The test operator's reconcile: the shared pipeline, step by step.
@@ -257,6 +254,7 @@ pub fn definition() -> ControllerDef<Widget> {
             ChildKind::of::<PersistentVolumeClaim>(),
         ],
         watch_pods: true,
+        restarts_pods: false,
     })
     .reading::<ConfigMap>(config_maps)
     .reading_metadata_of::<Secret>(secrets)

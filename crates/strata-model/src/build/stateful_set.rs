@@ -31,6 +31,8 @@ pub struct StatefulSetParts<'a> {
     /// `Parallel` for quorum members, which must all start before any is ready;
     /// `OrderedReady` otherwise.
     pub parallel: bool,
+    /// Who restarts pods after a template change.
+    pub pod_updates: PodUpdates,
     /// The hash of the files the pods mount ([`super::config_hash`]).
     pub config_hash: &'a str,
     /// The pod spec the product built.
@@ -41,9 +43,21 @@ pub struct StatefulSetParts<'a> {
     pub claims: Vec<PersistentVolumeClaim>,
 }
 
+/// Who restarts a StatefulSet's pods when its template changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PodUpdates {
+    /// The StatefulSet controller, one pod at a time from the highest
+    /// ordinal, each once the previous one is Ready (`RollingUpdate`).
+    Rolling,
+    /// The operator, in the order and at the pace the product needs
+    /// (`OnDelete`; see `strata_operator::roll`).
+    ByOperator,
+}
+
 /// The StatefulSet of `parts`.
 ///
-/// - Rolling updates replace one pod at a time.
+/// - Rolling updates replace one pod at a time, by the StatefulSet controller
+///   or by the operator ([`PodUpdates`]).
 /// - Claims are kept when the StatefulSet is scaled down or deleted (retention
 ///   `Retain`): data is never deleted by the operator.
 /// - The pod template carries the config hash, so a changed file rolls the pods.
@@ -86,7 +100,13 @@ pub fn stateful_set(parts: StatefulSetParts<'_>) -> StatefulSet {
                 .to_owned(),
             ),
             update_strategy: Some(StatefulSetUpdateStrategy {
-                type_: Some("RollingUpdate".to_owned()),
+                type_: Some(
+                    match parts.pod_updates {
+                        PodUpdates::Rolling => "RollingUpdate",
+                        PodUpdates::ByOperator => "OnDelete",
+                    }
+                    .to_owned(),
+                ),
                 rolling_update: None,
             }),
             persistent_volume_claim_retention_policy: Some(
@@ -148,6 +168,7 @@ mod tests {
             labels: &labels,
             replicas: 3,
             parallel: true,
+            pod_updates: PodUpdates::Rolling,
             config_hash: "hash",
             pod,
             pod_overrides: overrides,

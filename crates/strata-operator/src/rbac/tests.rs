@@ -12,6 +12,7 @@ fn controller(child_kinds: Vec<ChildKind>, watch_pods: bool) -> ControllerRegist
         name: "deployment",
         child_kinds,
         watch_pods,
+        restarts_pods: false,
     })
 }
 
@@ -81,6 +82,7 @@ fn verbs(list: &[Verb]) -> BTreeSet<Verb> {
             name: "configmap",
             child_kinds: vec![],
             watch_pods: false,
+            restarts_pods: false,
         })
         .watching::<StatefulSet>(),
     ]),
@@ -107,6 +109,25 @@ fn pods_are_not_granted_to_controllers_that_do_not_watch_them() {
         permissions.get(&GroupResource::new("", "pods")),
         None,
         "{permissions:?}"
+    );
+}
+
+#[test]
+fn only_controllers_that_restart_pods_may_delete_them() {
+    let restarting = ControllerRegistration::of::<Deployment>(ControllerSpec {
+        name: "deployment",
+        child_kinds: vec![],
+        watch_pods: true,
+        restarts_pods: true,
+    });
+    let pods = GroupResource::new("", "pods");
+    assert_eq!(
+        permissions(&registration(vec![restarting])).get(&pods),
+        Some(&verbs(&[Verb::List, Verb::Watch, Verb::Delete]))
+    );
+    assert_eq!(
+        permissions(&registration(vec![controller(vec![], true)])).get(&pods),
+        Some(&verbs(&[Verb::List, Verb::Watch]))
     );
 }
 

@@ -42,6 +42,7 @@ fn conditions(
         workloads,
         operation,
         failure,
+        progress: None,
     })
 }
 
@@ -270,4 +271,51 @@ fn rollout_blocks_upgrades() {
         ),
         (False, &Reason::PROGRESSING)
     );
+}
+
+mod driven_steps {
+    use super::*;
+    use strata_status::{ProgressStep, reason};
+
+    fn adding_server() -> ProgressStep {
+        ProgressStep {
+            reason: reason!("AddingServer"),
+            message: "Adding server 2".to_owned(),
+        }
+    }
+
+    fn with_step(
+        workloads: &[WorkloadObservation],
+        operation: &OperationState,
+    ) -> Vec<ConditionUpdate> {
+        cluster_conditions(&ClusterInputs {
+            workloads,
+            operation,
+            failure: None,
+            progress: Some(&adding_server()),
+        })
+    }
+
+    #[test]
+    fn a_driven_step_keeps_progressing_true_between_settled_rollouts() {
+        let workloads = [workload(Kind::StatefulSet, 3, 3).observe(&running(3))];
+        let conditions = with_step(&workloads, &OperationState::default());
+        let progressing = get(&conditions, ConditionType::Progressing);
+        assert_eq!(
+            (progressing.status, progressing.reason.as_str()),
+            (ConditionStatus::True, "AddingServer")
+        );
+        assert_eq!(progressing.message, "Adding server 2.");
+    }
+
+    #[test]
+    fn stopping_wins_over_a_driven_step() {
+        let operation = OperationState {
+            stopped: Some(strata_status::OperationTrigger::Spec),
+            ..OperationState::default()
+        };
+        let conditions = with_step(&[], &operation);
+        let progressing = get(&conditions, ConditionType::Progressing);
+        assert_eq!(progressing.reason.as_str(), "ClusterStopped");
+    }
 }

@@ -125,10 +125,10 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
 
 /// Step 3 of the pipeline: the objects of a validated cluster and the version they run.
 pub fn build(cluster: &ValidatedCluster) -> Prepared {
-    Prepared {
-        objects: cluster_objects(cluster),
-        product_version: cluster.image.product_version.clone(),
-    }
+    Prepared::new(
+        cluster_objects(cluster),
+        cluster.image.product_version.clone(),
+    )
 }
 
 #[cfg(test)]

@@ -1,16 +1,19 @@
 //! The StatefulSet of a role group.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::PodSpec;
 pub use strata_model::build::CONFIG_HASH_ANNOTATION;
 use strata_model::build::{
-    StatefulSetParts, config_map_volume, pod_security_context, preferred_spread, pvc_template,
-    scratch_volume, stateful_set as skeleton,
+    PodUpdates, StatefulSetParts, config_map_volume, pod_security_context, preferred_spread,
+    pvc_template, scratch_volume, stateful_set as skeleton,
 };
 
 use super::container::{
     CONFIG_VOLUME, DATA_VOLUME, LOG_VOLUME, TMP_VOLUME, myid_container, zookeeper_container,
 };
+use crate::membership::{JOINING_ANNOTATION, MYID_OFFSET_ANNOTATION, SERVERS_ANNOTATION};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
 /// uid and gid of the `zookeeper` user in the official image. The image names its user
@@ -30,20 +33,23 @@ pub fn tmp_size_limit(group: &ValidatedRoleGroup) -> String {
 ///
 /// `podManagementPolicy: Parallel`: a fresh ensemble needs a quorum before any server
 /// becomes ready, so starting Pods one at a time (waiting for readiness) would never get
-/// past the first Pod. Rolling updates still replace one Pod at a time. Servers of the
-/// cluster prefer different nodes, so a lost node costs the quorum at most one voter.
+/// past the first Pod. Updates are `OnDelete`: the operator restarts one Pod at a time
+/// when the quorum is healthy ([`crate::membership`]), and the StatefulSet records the
+/// membership its servers belong to. Servers of the cluster prefer different nodes, so a
+/// lost node costs the quorum at most one voter.
 pub fn stateful_set(
     cluster: &ValidatedCluster,
     group: &ValidatedRoleGroup,
     config_hash: &str,
 ) -> StatefulSet {
     let name = group.name.object_name();
-    skeleton(StatefulSetParts {
+    let mut stateful_set = skeleton(StatefulSetParts {
         name,
         namespace: &cluster.namespace,
         labels: &group.labels,
         replicas: group.replicas,
         parallel: true,
+        pod_updates: PodUpdates::ByOperator,
         config_hash,
         pod: PodSpec {
             init_containers: Some(vec![myid_container(cluster, group)]),
@@ -65,5 +71,17 @@ pub fn stateful_set(
             group.labels.selector(),
             &group.data,
         )],
-    })
+    });
+    let mut annotations = BTreeMap::from([
+        (SERVERS_ANNOTATION.to_owned(), group.replicas.to_string()),
+        (
+            MYID_OFFSET_ANNOTATION.to_owned(),
+            group.myid_offset.to_string(),
+        ),
+    ]);
+    if let Some(joining) = group.joining {
+        annotations.insert(JOINING_ANNOTATION.to_owned(), joining.to_string());
+    }
+    stateful_set.metadata.annotations = Some(annotations);
+    stateful_set
 }

@@ -2,13 +2,17 @@
 
 use std::sync::Arc;
 
-use kube::ResourceExt;
 use kube::runtime::controller::Action;
+use kube::{Resource, ResourceExt};
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
+use strata_operator::pipeline::{Failed, Prepared};
+use strata_operator::roll::stateful_sets_with_pods;
+use strata_status::{ProgressStep, Reason};
 
 use crate::build::build;
 use crate::crd::ZookeeperCluster;
+use crate::membership::{self, Plan, PlanError, observe_role_groups};
 use crate::validate::ValidatedCluster;
 
 /// What the cluster controller needs beyond the shared context.
@@ -21,23 +25,65 @@ pub struct ClusterContext {
 
 /// Reconciles one ZookeeperCluster.
 ///
-/// 1. Dereference: nothing; a ZooKeeper cluster references no other object.
-/// 2. Validate: the spec becomes a merged, checked model, or an InvalidSpec error.
+/// 1. Dereference: the role groups' StatefulSets and pods from the watch caches, read
+///    into the membership the servers run and how healthy they are.
+/// 2. Validate: the spec becomes a merged, checked model, or an InvalidSpec error; the
+///    membership planner picks the next safe step towards it ([`crate::membership`]),
+///    and the model is validated again for that step's membership.
 /// 3. Build: pure functions turn the model into desired objects.
-/// 4. Apply (nothing while paused, workloads at zero while stopped) and prune.
-/// 5. Report: conditions from the watched StatefulSets and pods, written on change.
+/// 4. Apply (nothing while paused, workloads at zero while stopped), prune, and restart
+///    the one pod the step names.
+/// 5. Report: conditions from the watched StatefulSets and pods and the step, written on
+///    change.
 pub async fn reconcile(
     cluster: Arc<ZookeeperCluster>,
     context: Arc<Context<ClusterContext>>,
 ) -> Result<Action, ReconcileError> {
     let operation = cluster.spec.cluster_operation.state(cluster.annotations());
     let applied = async {
-        let validated = ValidatedCluster::new(&cluster, &context.extra.cluster_domain)?;
-        let prepared = build(&validated);
+        let prepared = prepare(&cluster, &context, operation.is_stopped())?;
         context
             .apply_prepared(cluster.as_ref(), &operation, prepared)
             .await
     }
     .await;
     context.report(cluster.as_ref(), &operation, applied).await
+}
+
+/// Steps 1 to 3: what this reconcile applies.
+fn prepare(
+    cluster: &ZookeeperCluster,
+    context: &Context<ClusterContext>,
+    stopped: bool,
+) -> Result<Prepared, Failed> {
+    let domain = &context.extra.cluster_domain;
+    let desired = ValidatedCluster::new(cluster, domain)?;
+    let running = match cluster.controller_owner_ref(&()) {
+        Some(owner) => stateful_sets_with_pods(
+            &context.caches,
+            &owner,
+            &cluster.namespace().unwrap_or_default(),
+        ),
+        None => Vec::new(),
+    };
+    let wanted = desired.membership();
+    let observed = observe_role_groups(&running, &wanted);
+    let plan = membership::plan(&wanted, &observed, stopped).map_err(refused)?;
+    let step = ValidatedCluster::for_membership(cluster, domain, &plan.membership)?;
+    Ok(with_step(build(&step), plan))
+}
+
+fn with_step(mut prepared: Prepared, plan: Plan) -> Prepared {
+    prepared.restarts = plan.restart.into_iter().collect();
+    prepared.progress = plan.progress.and_then(|progress| {
+        Some(ProgressStep {
+            reason: Reason::new(<&'static str>::from(progress.reason)).ok()?,
+            message: progress.message,
+        })
+    });
+    prepared
+}
+
+fn refused(error: PlanError) -> Failed {
+    ReconcileError::invalid_spec(error.reason(), error.to_string()).into()
 }

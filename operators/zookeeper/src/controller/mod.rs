@@ -40,6 +40,7 @@ pub fn cluster_controller() -> ControllerDef<ZookeeperCluster> {
         name: "zookeepercluster",
         child_kinds: cluster_child_kinds(),
         watch_pods: true,
+        restarts_pods: true,
     })
 }
 
@@ -50,6 +51,7 @@ pub fn znode_controller() -> ControllerDef<ZookeeperZnode> {
         name: "zookeeperznode",
         child_kinds: znode_child_kinds(),
         watch_pods: false,
+        restarts_pods: false,
     })
     .reading::<ZookeeperCluster>(znode::cluster_reference)
     .with_finalizer(znode::FINALIZER)

@@ -62,6 +62,9 @@ pub struct ValidatedRoleGroup {
     pub env_overrides: BTreeMap<String, String>,
     /// Pod template parts merged over the generated template last.
     pub pod_overrides: PodTemplateSpec,
+    /// The server this group adds in the membership step in progress, recorded on the
+    /// StatefulSet ([`crate::membership::JOINING_ANNOTATION`]).
+    pub joining: Option<u32>,
 }
 
 /// What every role group is validated against.
@@ -216,6 +219,7 @@ fn finish(
         logback: group.logback,
         env_overrides: group.merged.env_overrides.clone(),
         pod_overrides: group.merged.pod_overrides.clone(),
+        joining: None,
     })
 }
 

@@ -7,6 +7,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::ConfigMap;
 use rstest::rstest;
 use serde_json::{Value, json};
+use strata_testing::workloads::run_until_settled;
 use zookeeper_operator::build::statefulset::CONFIG_HASH_ANNOTATION;
 
 use crate::support::inspect::{config_map_hash, template_config_hash};
@@ -66,10 +67,11 @@ async fn a_config_change_rolls_exactly_the_groups_whose_files_changed(
     let harness = start();
     create(&harness, &cluster("zk", two_group_spec())).await;
     wait_for_objects(&harness, &ExpectedObjects::new("zk", &GROUPS)).await;
-    harness.settle().await;
+    run_until_settled(&harness, || ()).await;
     let before = hashes(&harness);
 
     patch_spec(&harness, "zk", change).await;
+    run_until_settled(&harness, || ()).await;
     for &group in changed {
         let old = before[group].clone();
         wait_for::<StatefulSet>(&harness, &object_name(group), "a new config hash", |sts| {

@@ -9,6 +9,7 @@ use rstest::rstest;
 use serde_json::{Value, json};
 use strata_status::{ConditionStatus, ConditionType};
 use strata_test_apiserver::Verb;
+use strata_testing::workloads::run_until_settled;
 use zookeeper_operator::crd::ZookeeperCluster;
 
 use crate::support::conditions::{wait_for_condition, wait_for_reason};
@@ -121,17 +122,20 @@ async fn a_paused_cluster_keeps_its_children_but_its_status_moves_on() {
         "nothing is pruned while paused"
     );
 
-    // Resuming applies everything that waited.
+    // Resuming applies everything that waited: the drift is undone at once, and the
+    // ensemble grows to the spec's 5 servers one at a time as the pods come up.
     patch_spec(
         &harness,
         "zk",
         json!({"clusterOperation": {"reconciliationPaused": false}}),
     )
     .await;
-    wait_for::<StatefulSet>(&harness, STS, "the spec's 5 replicas", |sts| {
-        replicas(sts) == Some(5)
+    wait_for::<StatefulSet>(&harness, STS, "the drift undone", |sts| {
+        replicas(sts) == Some(3)
     })
     .await;
+    run_until_settled(&harness, || ()).await;
+    assert_eq!(replicas(&stored::<StatefulSet>(&harness, STS)), Some(5));
     harness
         .server
         .wait_for_deletion::<PodDisruptionBudget>(
