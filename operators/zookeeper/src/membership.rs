@@ -17,8 +17,8 @@
 //!    config (its pod was restarted from the new template) and is ready again.
 //! 3. **The operator restarts the pods, one at a time.** StatefulSets use the
 //!    `OnDelete` update strategy, and the planner deletes the next pod whose template is
-//!    out of date only while every other member is ready (a server added in this step
-//!    is exempt: it cannot be ready until the others take the membership that names it).
+//!    out of date only while the others keep a quorum, and the leader last: servers that
+//!    took a larger membership can follow only a leader the old members follow too.
 //!
 //! Additions come before removals, so replacing a role group keeps the ensemble at its
 //! larger size in between. The membership each StatefulSet's servers belong to is
@@ -181,9 +181,15 @@ impl fmt::Display for IdList {
 ///
 /// A cluster with no StatefulSets yet starts at its full size: every server is empty,
 /// so there is no data to protect. A stopped cluster keeps its membership.
+///
+/// `leader` is the server that leads, when known: it restarts after every other
+/// server. Servers that took a larger membership can only follow a leader that the
+/// servers on the old membership follow too; restarting that leader first leaves them
+/// unable to form a quorum with either side.
 pub fn plan(
     desired: &DesiredMembership,
     observed: &BTreeMap<String, ObservedGroup>,
+    leader: Option<u32>,
     stopped: bool,
 ) -> Result<Plan, PlanError> {
     check_identities(desired, observed)?;
@@ -216,7 +222,7 @@ pub fn plan(
         return Ok(unchanged(None));
     }
     let changing = running != settled(desired);
-    let health = Health::of(observed);
+    let health = Health::of(observed, leader);
     if let Some(waiting) = health.waiting_for_pods() {
         let progress = (changing || !health.stale.is_empty()).then_some(Progress {
             reason: ProgressReason::WaitingForQuorum,
@@ -225,7 +231,7 @@ pub fn plan(
         return Ok(unchanged(progress));
     }
     if let Some(next) = health.stale.last() {
-        if let Some(waiting) = health.waiting_for_readiness() {
+        if let Some(waiting) = health.waiting_for_restart_of(next) {
             return Ok(unchanged(Some(Progress {
                 reason: ProgressReason::WaitingForQuorum,
                 message: waiting,
@@ -408,20 +414,29 @@ struct Health {
     leaving: Vec<String>,
     /// Members (other than a joining server) that are not ready.
     unready: Vec<String>,
+    /// Members from an older template that are not ready. Once others took the new
+    /// membership, such a server may never find a quorum under its old one.
+    stale_unready: Vec<String>,
+    /// Pod names of the ready members.
+    ready: Vec<String>,
+    /// Servers in the membership.
+    members: usize,
     /// A joining server that is not ready yet; the step is complete only once it is.
     joining_unready: Vec<String>,
-    /// Members from an older template, by ascending server id.
+    /// Members from an older template, the leader first, then by ascending server id;
+    /// the next restart is the last one.
     stale: Vec<StalePod>,
 }
 
 impl Health {
-    fn of(observed: &BTreeMap<String, ObservedGroup>) -> Self {
+    fn of(observed: &BTreeMap<String, ObservedGroup>, leader: Option<u32>) -> Self {
         let mut health = Self::default();
         for (name, group) in observed {
             if !group.template_observed {
                 health.unobserved.push(name.clone());
             }
             let members = u32::from(group.members.servers);
+            health.members += usize::from(group.members.servers);
             for (ordinal, pod) in &group.pods {
                 if *ordinal >= members {
                     health.leaving.push(pod.name.clone());
@@ -439,12 +454,16 @@ impl Health {
                         .push(format!("server {id} (pod {})", pod.name));
                     continue;
                 }
-                if !pod.ready {
+                if pod.ready {
+                    health.ready.push(pod.name.clone());
+                } else {
                     let server = format!("server {id} (pod {})", pod.name);
                     if group.joining == Some(id) {
                         health.joining_unready.push(server);
-                    } else {
+                    } else if pod.current {
                         health.unready.push(server);
+                    } else {
+                        health.stale_unready.push(server);
                     }
                 }
                 if !pod.current {
@@ -455,7 +474,10 @@ impl Health {
                 }
             }
         }
-        health.stale.sort_by_key(|pod| pod.id);
+        // The restart takes the last: the highest id, the leader after every other.
+        health
+            .stale
+            .sort_by_key(|pod| (Some(pod.id) != leader, pod.id));
         health
     }
 
@@ -480,11 +502,56 @@ impl Health {
         })
     }
 
+    /// Members that are not ready, the stale ones included.
     fn waiting_for_readiness(&self) -> Option<String> {
-        (!self.unready.is_empty()).then(|| {
+        let unready: Vec<&str> = self
+            .unready
+            .iter()
+            .chain(&self.stale_unready)
+            .map(String::as_str)
+            .collect();
+        (!unready.is_empty()).then(|| {
             format!(
                 "Waiting for {} to be ready (in a quorum) before the next step.",
-                self.unready.join(", ")
+                unready.join(", ")
+            )
+        })
+    }
+
+    /// Whether `next` may restart now, so that every restart leaves a quorum where
+    /// the membership tolerates one server down:
+    ///
+    /// - every member already on the latest template is ready (the previous restart
+    ///   came back), and
+    /// - the ready members other than `next` are a majority of the membership, or all
+    ///   the others when the membership has only one or two servers.
+    ///
+    /// A server that joins a one-server ensemble counts as ready: the old server runs
+    /// standalone, so the new one cannot be ready before the old one restarts onto the
+    /// two-server membership. A member still on the old template may be unready: once
+    /// others restarted onto a larger membership, it can lose its quorum for good, and
+    /// only its own restart brings it back.
+    fn waiting_for_restart_of(&self, next: &StalePod) -> Option<String> {
+        if !self.unready.is_empty() {
+            return self.waiting_for_readiness();
+        }
+        let mut others_ready = self.ready.iter().filter(|pod| **pod != next.name).count();
+        if self.members == 2 {
+            others_ready += self.joining_unready.len();
+        }
+        let needed = (self.members / 2 + 1).min(self.members.saturating_sub(1));
+        (others_ready < needed).then(|| {
+            let unready: Vec<&str> = self
+                .stale_unready
+                .iter()
+                .chain(&self.joining_unready)
+                .map(String::as_str)
+                .collect();
+            format!(
+                "Waiting for {} to be ready (in a quorum) before restarting server {}: \
+                 {others_ready} other servers are ready, {needed} are needed.",
+                unready.join(", "),
+                next.id
             )
         })
     }

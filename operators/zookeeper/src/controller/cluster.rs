@@ -1,6 +1,7 @@
 //! The ZookeeperCluster controller: the five pipeline steps, in order.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
@@ -10,7 +11,9 @@ use strata_operator::pipeline::{Failed, Prepared};
 use strata_operator::roll::stateful_sets_with_pods;
 use strata_status::{ProgressStep, Reason};
 
+use super::leader::find_leader;
 use crate::build::build;
+use crate::config::zoo_cfg::CLIENT_PORT;
 use crate::crd::ZookeeperCluster;
 use crate::membership::{self, Plan, PlanError, observe_role_groups};
 use crate::validate::ValidatedCluster;
@@ -41,7 +44,7 @@ pub async fn reconcile(
 ) -> Result<Action, ReconcileError> {
     let operation = cluster.spec.cluster_operation.state(cluster.annotations());
     let applied = async {
-        let prepared = prepare(&cluster, &context, operation.is_stopped())?;
+        let prepared = prepare(&cluster, &context, operation.is_stopped()).await?;
         context
             .apply_prepared(cluster.as_ref(), &operation, prepared)
             .await
@@ -50,8 +53,13 @@ pub async fn reconcile(
     context.report(cluster.as_ref(), &operation, applied).await
 }
 
-/// Steps 1 to 3: what this reconcile applies.
-fn prepare(
+/// How long the leader lookup waits for each server's answer.
+const LEADER_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Steps 1 to 3: what this reconcile applies. When the step restarts a pod, the
+/// servers are asked which one leads, and the step is planned again with that
+/// answer, so the leader restarts last.
+async fn prepare(
     cluster: &ZookeeperCluster,
     context: &Context<ClusterContext>,
     stopped: bool,
@@ -68,8 +76,27 @@ fn prepare(
     };
     let wanted = desired.membership();
     let observed = observe_role_groups(&running, &wanted);
-    let plan = membership::plan(&wanted, &observed, stopped).map_err(refused)?;
-    let step = ValidatedCluster::for_membership(cluster, domain, &plan.membership)?;
+    let mut plan = membership::plan(&wanted, &observed, None, stopped).map_err(refused)?;
+    let mut step = ValidatedCluster::for_membership(cluster, domain, &plan.membership)?;
+    if plan.restart.is_some() {
+        let servers = step
+            .role_groups
+            .first()
+            .map(|group| {
+                group
+                    .zoo_cfg
+                    .ensemble()
+                    .servers()
+                    .iter()
+                    .map(|server| (server.id.get(), format!("{}:{CLIENT_PORT}", server.fqdn)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(leader) = find_leader(servers, LEADER_PROBE_TIMEOUT).await {
+            plan = membership::plan(&wanted, &observed, Some(leader), stopped).map_err(refused)?;
+            step = ValidatedCluster::for_membership(cluster, domain, &plan.membership)?;
+        }
+    }
     Ok(with_step(build(&step), plan))
 }
 

@@ -1,6 +1,7 @@
 //! The operator's two controllers and how they are wired together.
 
 pub mod cluster;
+pub mod leader;
 pub mod znode;
 
 use std::sync::Arc;

@@ -101,7 +101,7 @@ fn expected(groups: &[(&str, u16, Option<u32>)]) -> Vec<(String, u16, Option<u32
     &[("default", 1, 3)], &[("default", 1, 2, Some(2), "S-")],
     &[("default", 2, Some(2))], None, Some(ProgressReason::WaitingForQuorum)
 )]
-#[case::the_old_server_restarts_although_the_added_one_is_not_ready(
+#[case::a_standalone_server_restarts_although_the_added_one_is_not_ready(
     &[("default", 1, 3)], &[("default", 1, 2, Some(2), "SN")],
     &[("default", 2, Some(2))], Some("zk-server-default-0"), Some(ProgressReason::RestartingServer)
 )]
@@ -127,6 +127,30 @@ fn expected(groups: &[(&str, u16, Option<u32>)]) -> Vec<(String, u16, Option<u32
 )]
 #[case::no_restart_while_a_restarted_pod_terminates(
     &[("default", 1, 3)], &[("default", 1, 3, None, "SST")],
+    &[("default", 3, None)], None, Some(ProgressReason::WaitingForQuorum)
+)]
+#[case::an_old_server_without_quorum_restarts_when_the_others_are_a_majority(
+    &[("default", 1, 3)], &[("default", 1, 3, Some(3), "sRR")],
+    &[("default", 3, Some(3))], Some("zk-server-default-0"), Some(ProgressReason::RestartingServer)
+)]
+#[case::an_old_server_without_quorum_waits_while_the_others_are_no_majority(
+    &[("default", 1, 3)], &[("default", 1, 3, Some(3), "sRN")],
+    &[("default", 3, Some(3))], None, Some(ProgressReason::WaitingForQuorum)
+)]
+#[case::an_old_member_waits_until_the_added_server_follows_the_leader(
+    &[("default", 1, 3)], &[("default", 1, 3, Some(3), "SSN")],
+    &[("default", 3, Some(3))], None, Some(ProgressReason::WaitingForQuorum)
+)]
+#[case::an_old_member_restarts_once_the_added_server_follows_the_leader(
+    &[("default", 1, 3)], &[("default", 1, 3, Some(3), "SSR")],
+    &[("default", 3, Some(3))], Some("zk-server-default-1"), Some(ProgressReason::RestartingServer)
+)]
+#[case::the_last_server_restarts_alone_after_a_shrink_to_one(
+    &[("default", 1, 1)], &[("default", 1, 1, None, "s")],
+    &[("default", 1, None)], Some("zk-server-default-0"), Some(ProgressReason::RestartingServer)
+)]
+#[case::a_roll_does_not_start_while_two_servers_are_unready(
+    &[("default", 1, 3)], &[("default", 1, 3, None, "ssS")],
     &[("default", 3, None)], None, Some(ProgressReason::WaitingForQuorum)
 )]
 #[case::shrinking_removes_the_highest_ordinal(
@@ -164,7 +188,7 @@ fn each_reconcile_takes_one_safe_step(
     #[case] restart: Option<&str>,
     #[case] reason: Option<ProgressReason>,
 ) -> Result<(), PlanError> {
-    let plan = plan(&desired(spec), &observed(found), false)?;
+    let plan = plan(&desired(spec), &observed(found), None, false)?;
     assert_eq!(membership(&plan), expected(servers));
     assert_eq!(plan.restart.as_deref(), restart);
     assert_eq!(plan.progress.map(|progress| progress.reason), reason);
@@ -180,7 +204,7 @@ fn specs_that_would_reuse_identities_are_refused(
     #[case] spec: &[(&str, u32, u16)],
     #[case] found: Observed<'_>,
 ) {
-    let refused = plan(&desired(spec), &observed(found), false).map(|plan| plan.membership);
+    let refused = plan(&desired(spec), &observed(found), None, false).map(|plan| plan.membership);
     assert_eq!(refused.map_err(|error| error.reason()), Err(reason));
 }
 
@@ -189,6 +213,7 @@ fn a_stopped_cluster_keeps_its_membership() -> Result<(), PlanError> {
     let plan = plan(
         &desired(&[("default", 1, 3)]),
         &observed(&[("default", 1, 1, None, "")]),
+        None,
         true,
     )?;
     assert_eq!(membership(&plan), expected(&[("default", 1, None)]));
@@ -202,7 +227,7 @@ fn nothing_moves_until_the_statefulset_controller_saw_the_template() -> Result<(
     if let Some(group) = found.get_mut("default") {
         group.template_observed = false;
     }
-    let plan = plan(&desired(&[("default", 1, 5)]), &found, false)?;
+    let plan = plan(&desired(&[("default", 1, 5)]), &found, None, false)?;
     assert_eq!(membership(&plan), expected(&[("default", 3, None)]));
     assert_eq!(
         plan.progress.map(|progress| progress.reason),
@@ -259,7 +284,7 @@ fn every_transition_changes_one_server_per_step(
                 (name.clone(), observed_group)
             })
             .collect();
-        let next = plan(&spec, &found, false)?;
+        let next = plan(&spec, &found, None, false)?;
         assert!(
             (size(&next.membership) - size(&running)).abs() <= 1,
             "a step changed more than one server: {running:?} -> {:?}",
@@ -272,4 +297,22 @@ fn every_transition_changes_one_server_per_step(
         running = next.membership;
     }
     panic!("the walk from {from:?} to {to:?} did not settle in 20 steps");
+}
+
+#[rstest]
+#[case::a_follower_before_the_leader(Some(3), Some("zk-server-default-1"))]
+#[case::the_highest_id_without_a_known_leader(None, Some("zk-server-default-2"))]
+#[case::the_leader_when_it_is_the_last(Some(1), Some("zk-server-default-2"))]
+fn the_leader_restarts_last(
+    #[case] leader: Option<u32>,
+    #[case] restart: Option<&str>,
+) -> Result<(), PlanError> {
+    let plan = plan(
+        &desired(&[("default", 1, 4)]),
+        &observed(&[("default", 1, 4, Some(4), "SSSR")]),
+        leader,
+        false,
+    )?;
+    assert_eq!(plan.restart.as_deref(), restart);
+    Ok(())
 }

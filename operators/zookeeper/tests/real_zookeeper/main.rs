@@ -9,6 +9,7 @@
 //! controller.
 
 mod ensemble;
+mod scaling;
 mod support;
 mod znode_client;
 mod znode_controller;

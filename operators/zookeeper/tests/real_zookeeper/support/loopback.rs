@@ -240,7 +240,7 @@ impl LoopbackGroup {
 /// the script's data directory (zoo.cfg's `dataDir`, a volume in the pod) becomes this
 /// server's temp dir. The script must name it exactly once; otherwise it writes `myid`
 /// somewhere ZooKeeper does not read it.
-fn run_myid_command(
+pub fn run_myid_command(
     command: &[String],
     rendered_data_dir: &str,
     data_dir: &Path,
@@ -280,7 +280,7 @@ fn run_myid_command(
 
 /// Checks that the `myid` written for `pod` selects the `server.N` line with the pod's own
 /// DNS name, which is what makes each server bind its own quorum ports.
-fn check_myid(zoo_cfg: &str, data_dir: &Path, pod: &PodIdentity) -> Result<(), HarnessError> {
+pub fn check_myid(zoo_cfg: &str, data_dir: &Path, pod: &PodIdentity) -> Result<(), HarnessError> {
     let myid = fs::read_to_string(data_dir.join("myid"))
         .map_err(io_context(format!(
             "reading the myid written for {}",

@@ -74,6 +74,34 @@ impl RenderedRoleGroup {
     /// mounts as config directory. Pod DNS names use `cluster_domain`, as render does.
     pub fn single(documents: &[Value], cluster_domain: &str) -> Result<Self, HarnessError> {
         let statefulset: StatefulSet = only_of_kind(documents, "StatefulSet")?;
+        Self::of(statefulset, documents, cluster_domain)
+    }
+
+    /// Like [`RenderedRoleGroup::single`], for the StatefulSet `name` among several.
+    pub fn named(
+        documents: &[Value],
+        name: &str,
+        cluster_domain: &str,
+    ) -> Result<Self, HarnessError> {
+        let document = documents
+            .iter()
+            .find(|document| {
+                document["kind"] == "StatefulSet" && document["metadata"]["name"] == name
+            })
+            .ok_or_else(|| HarnessError::Rendered(format!("StatefulSet {name} is missing")))?;
+        let statefulset: StatefulSet =
+            serde_json::from_value(document.clone()).map_err(|source| HarnessError::Typed {
+                kind: "StatefulSet",
+                source,
+            })?;
+        Self::of(statefulset, documents, cluster_domain)
+    }
+
+    fn of(
+        statefulset: StatefulSet,
+        documents: &[Value],
+        cluster_domain: &str,
+    ) -> Result<Self, HarnessError> {
         let name = statefulset.metadata.name.clone().unwrap_or_default();
         let namespace = statefulset
             .metadata
