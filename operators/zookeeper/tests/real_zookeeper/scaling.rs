@@ -377,6 +377,45 @@ impl Ensemble {
         Ok(())
     }
 
+    /// Starts `groups` as a new cluster starts (every server at once) and writes the
+    /// first znodes once every server serves.
+    async fn start_and_write(&mut self, groups: Groups) -> TestResult {
+        let initial = cluster(groups)?;
+        let bootstrap = membership::plan(
+            &ValidatedCluster::new(&initial, DEFAULT_CLUSTER_DOMAIN)?.membership(),
+            &BTreeMap::new(),
+            None,
+            false,
+        )?;
+        self.apply(&initial, &bootstrap.membership)?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let client = loop {
+            let connection = self.connection_string();
+            let ready = self
+                .modes()
+                .iter()
+                .all(|mode| ["leader", "follower", "standalone"].contains(&mode.as_str()));
+            if ready && !connection.is_empty() {
+                break ZnodeClient::connect(&connection, Duration::from_secs(5)).await?;
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "{}: the first ensemble never served; {}",
+                    self.scenario,
+                    self.files()
+                )
+                .into());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        for index in 0..5 {
+            let path = format!("/scaling/before-{index}");
+            client.ensure_path(&path).await?;
+            self.written.push(path);
+        }
+        Ok(())
+    }
+
     fn files(&self) -> String {
         format!("files in {}", self.dir.path().display())
     }
@@ -407,40 +446,7 @@ async fn membership_changes_keep_every_znode(
 ) -> TestResult {
     let started = Instant::now();
     let mut ensemble = Ensemble::new(scenario, case, [from, to])?;
-    let initial = cluster(from)?;
-    let bootstrap = membership::plan(
-        &ValidatedCluster::new(&initial, DEFAULT_CLUSTER_DOMAIN)?.membership(),
-        &BTreeMap::new(),
-        None,
-        false,
-    )?;
-    ensemble.apply(&initial, &bootstrap.membership)?;
-    for index in 0..5 {
-        ensemble.written.push(format!("/scaling/before-{index}"));
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let client = loop {
-        let connection = ensemble.connection_string();
-        let ready = ensemble
-            .modes()
-            .iter()
-            .all(|mode| ["leader", "follower", "standalone"].contains(&mode.as_str()));
-        if ready && !connection.is_empty() {
-            break ZnodeClient::connect(&connection, Duration::from_secs(5)).await?;
-        }
-        if Instant::now() > deadline {
-            return Err(format!(
-                "{scenario}: the first ensemble never served; {}",
-                ensemble.files()
-            )
-            .into());
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
-    for path in &ensemble.written {
-        client.ensure_path(path).await?;
-    }
-    drop(client);
+    ensemble.start_and_write(from).await?;
 
     let target = cluster(to)?;
     let desired = ValidatedCluster::new(&target, DEFAULT_CLUSTER_DOMAIN)?.membership();
@@ -506,6 +512,49 @@ async fn membership_changes_keep_every_znode(
         "{scenario}: {steps} checked steps in {:?}; {} actions",
         started.elapsed(),
         ensemble.log.len()
+    );
+    Ok(())
+}
+
+/// The check catches what the planner prevents: growing 1 → 3 the way a plain StatefulSet
+/// does (both new servers at once with the new membership, then the old server restarted
+/// onto it) lets the two empty servers elect a leader of a newer epoch, which the old
+/// server then follows and syncs from, losing every znode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+async fn an_unstaged_one_to_three_is_caught_losing_data() -> TestResult {
+    const FROM: Groups = &[("default", 1, 1)];
+    const TO: Groups = &[("default", 1, 3)];
+    let mut ensemble = Ensemble::new("unstaged 1 → 3", 8, [FROM, TO])?;
+    ensemble.start_and_write(FROM).await?;
+    let target = cluster(TO)?;
+    let all_at_once = membership::plan(
+        &ValidatedCluster::new(&target, DEFAULT_CLUSTER_DOMAIN)?.membership(),
+        &BTreeMap::new(),
+        None,
+        false,
+    )?;
+    ensemble.apply(&target, &all_at_once.membership)?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ensemble.modes().iter().any(|mode| mode == "leader") {
+        if Instant::now() > deadline {
+            return Err(format!(
+                "the new servers never elected a leader; {}",
+                ensemble.files()
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    ensemble.restart("zk-server-default-0")?;
+    let outcome = ensemble.check_and_write("the unstaged change").await;
+    let message = outcome
+        .err()
+        .map(|error| error.to_string())
+        .unwrap_or_default();
+    assert!(
+        message.contains("unstaged 1 → 3 lost data"),
+        "the unstaged change kept the data or failed otherwise: {message:?}"
     );
     Ok(())
 }
