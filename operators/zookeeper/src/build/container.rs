@@ -39,12 +39,12 @@ pub const TMP_VOLUME: &str = "tmp";
 pub const LOG_VOLUME: &str = "logs";
 
 /// Readiness: the server answers `srvr` with a mode that means it serves requests as part
-/// of a quorum (or alone). A server that runs but has no quorum answers
+/// of a quorum (leader, follower, or observer) or alone. A server that runs but has no quorum answers
 /// "This ZooKeeper instance is not currently serving requests" and stays unready.
 pub fn readiness_script() -> String {
     format!(
         "exec 3<>/dev/tcp/127.0.0.1/{CLIENT_PORT} && printf srvr >&3 && \
-         grep -qE '^Mode: (leader|follower|standalone)$' <&3"
+         grep -qE '^Mode: (leader|follower|observer|standalone)$' <&3"
     )
 }
 

@@ -203,7 +203,7 @@ fn stateful_set_runs_zookeeper_with_least_privilege() -> TestResult {
         .unwrap_or_default();
     assert!(
         readiness.contains("printf srvr")
-            && readiness.contains("Mode: (leader|follower|standalone)"),
+            && readiness.contains("Mode: (leader|follower|observer|standalone)"),
         "{readiness}"
     );
     let liveness = main["livenessProbe"]["exec"]["command"][2]

@@ -3,6 +3,7 @@
 
 pub mod logback;
 pub mod myid;
+pub mod retention;
 pub mod server_ids;
 pub mod zoo_cfg;
 

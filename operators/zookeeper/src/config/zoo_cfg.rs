@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use strata_model::files::java_properties::{self, PropertiesError};
 
+use super::retention::Retention;
 use super::server_ids::{
     Ensemble, MAX_SERVER_ID, MAX_SERVER_ID_WITH_EXTENDED_TYPES, RoleGroupServers, ServerIdError,
 };
@@ -62,10 +63,8 @@ pub struct ZooCfgInput {
     /// Port of the Prometheus metrics endpoint, or `None` to leave the provider out (needed
     /// where the provider jar is missing, such as Debian's package).
     pub prometheus_metrics_port: Option<u16>,
-    /// Hours between purges of old snapshots and logs; 0 disables purging.
-    pub autopurge_interval_hours: u32,
-    /// Snapshots (and their logs) kept by each purge.
-    pub autopurge_snap_retain_count: u32,
+    /// Purging and sizing of snapshots and transaction logs.
+    pub retention: Retention,
     /// Every role group of the ensemble.
     pub role_groups: Vec<RoleGroupServers>,
     /// User overrides, applied last.
@@ -74,7 +73,7 @@ pub struct ZooCfgInput {
 
 impl ZooCfgInput {
     /// The product defaults of [`crate::crd::config`] for timing (defined there once),
-    /// metrics on port 7000, admin server off, autopurge daily keeping 3 snapshots.
+    /// metrics on port 7000, admin server off, and [`Retention::DEFAULT`].
     pub fn new(role_groups: Vec<RoleGroupServers>) -> Self {
         Self {
             tick_time_ms: DEFAULT_TICK_TIME_MS,
@@ -82,8 +81,7 @@ impl ZooCfgInput {
             sync_limit_ticks: DEFAULT_SYNC_LIMIT,
             admin_server_port: None,
             prometheus_metrics_port: Some(METRICS_PORT),
-            autopurge_interval_hours: 24,
-            autopurge_snap_retain_count: 3,
+            retention: Retention::DEFAULT,
             role_groups,
             overrides: BTreeMap::new(),
         }
@@ -203,19 +201,12 @@ fn base_entries(input: &ZooCfgInput) -> BTreeMap<String, String> {
         ("clientPort", CLIENT_PORT.to_string()),
         ("4lw.commands.whitelist", FOUR_LETTER_WORDS.join(",")),
         (
-            "autopurge.purgeInterval",
-            input.autopurge_interval_hours.to_string(),
-        ),
-        (
-            "autopurge.snapRetainCount",
-            input.autopurge_snap_retain_count.to_string(),
-        ),
-        (
             "admin.enableServer",
             input.admin_server_port.is_some().to_string(),
         ),
     ]
     .into_iter()
+    .chain(input.retention.entries())
     .map(|(key, value)| (key.to_owned(), value))
     .collect();
     if let Some(port) = input.admin_server_port {
@@ -266,6 +257,13 @@ fn validate_overrides(overrides: &BTreeMap<String, String>) -> Result<(), ZooCfg
                 depends,
             });
         }
+    }
+    if let Some(key) = overrides.keys().find(|key| key.starts_with("server.")) {
+        return Err(ZooCfgError::OperatorOwnedKey {
+            key: key.clone(),
+            depends: "the operator writes one server line per pod and changes the membership \
+                      one server at a time; set replicas and role groups instead",
+        });
     }
     for (key, value) in overrides {
         let key_ok = !key.is_empty()
@@ -319,13 +317,16 @@ mod tests {
 # Rendered by the Strata ZooKeeper operator; edit the ZookeeperCluster instead.
 4lw.commands.whitelist=conf,isro,mntr,ruok,srvr
 admin.enableServer=false
-autopurge.purgeInterval=24
+autopurge.purgeInterval=1
 autopurge.snapRetainCount=3
 clientPort=2181
 dataDir=/data
 initLimit=10
 metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
 metricsProvider.httpPort=7000
+preAllocSize=16384
+snapCount=100000
+snapSizeLimitInKb=65536
 syncLimit=5
 tickTime=2000
 server.1=zk-server-default-0.zk-server-default.ns.svc.cluster.local:2888:3888;2181
@@ -367,16 +368,12 @@ server.3=zk-server-default-2.zk-server-default.ns.svc.cluster.local:2888:3888;21
         |input: &mut ZooCfgInput| input.overrides = overrides(&[("tickTime", "3000")]),
         &[("tickTime", Some("3000"))]
     )]
-    #[case::override_beats_generated_server_line(
-        |input: &mut ZooCfgInput| input.overrides = overrides(&[("server.2", "other:1:2;3")]),
-        &[("server.2", Some("other:1:2;3"))]
-    )]
     #[case::override_adds_new_key(
         |input: &mut ZooCfgInput| input.overrides = overrides(&[("dataLogDir", "/datalog")]),
         &[("dataLogDir", Some("/datalog"))]
     )]
     #[case::autopurge_disabled(
-        |input: &mut ZooCfgInput| input.autopurge_interval_hours = 0,
+        |input: &mut ZooCfgInput| input.retention.purge_interval_hours = 0,
         &[("autopurge.purgeInterval", Some("0"))]
     )]
     fn settings_follow_the_input(
@@ -416,6 +413,10 @@ server.3=zk-server-default-2.zk-server-default.ns.svc.cluster.local:2888:3888;21
         &[("metricsProvider.httpPort", "9404")],
         "config override \"metricsProvider.httpPort\" cannot be changed: the metrics Service, its Prometheus scrape annotation and the container port use port 7000; remove it from configOverrides"
     )]
+    #[case::server_lines_belong_to_the_membership(
+        &[("server.1", "elsewhere:2888:3888;2181")],
+        "config override \"server.1\" cannot be changed: the operator writes one server line per pod and changes the membership one server at a time; set replicas and role groups instead; remove it from configOverrides"
+    )]
     #[case::extended_types_lower_the_id_limit(
         &[("extendedTypesEnabled", "true")],
         "role group \"default\" would use server ids up to 255 (myidOffset 253 plus 3 replicas), above ZooKeeper's limit of 254"
@@ -447,11 +448,12 @@ server.3=zk-server-default-2.zk-server-default.ns.svc.cluster.local:2888:3888;21
     #[test]
     fn rendering_twice_gives_the_same_bytes() -> Result<(), ZooCfgError> {
         let mut input = ZooCfgInput::new(vec![group("b", 2, 5), group("a", 3, 1)]);
-        input.overrides = overrides(&[("zz", "1"), ("aa", "2"), ("server.100", "x:1:2")]);
+        input.overrides = overrides(&[("zz", "1"), ("aa", "2")]);
         let first = ZooCfg::render(&input)?.to_properties().to_owned();
         let second = ZooCfg::render(&input)?.to_properties().to_owned();
         assert_eq!(first, second);
-        assert!(first.ends_with("server.100=x:1:2\n"), "{first}");
+        let last = first.lines().last().unwrap_or_default();
+        assert!(last.starts_with("server.6="), "{first}");
         Ok(())
     }
 }

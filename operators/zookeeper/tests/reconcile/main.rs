@@ -17,6 +17,7 @@ mod creation;
 mod deletion;
 mod economy;
 mod invalid;
+mod membership;
 mod operations;
 mod pdb;
 mod scaling;
