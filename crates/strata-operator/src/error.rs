@@ -153,6 +153,13 @@ impl ReconcileError {
         }
     }
 
+    /// Appends what the user can do about it, after a semicolon.
+    #[must_use]
+    pub fn with_hint(mut self, hint: &str) -> Self {
+        self.message = format!("{}; {hint}", self.message);
+        self
+    }
+
     /// Attaches the underlying error.
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
         self.source = Some(Box::new(source));

@@ -100,6 +100,21 @@ impl ZnodeError {
     }
 }
 
+impl ZnodeError {
+    /// True when ZooKeeper refused the operation for lack of permission: an application
+    /// set ACLs on its nodes that the operator's anonymous session does not pass.
+    pub fn is_access_denied(&self) -> bool {
+        matches!(
+            self,
+            Self::Operation { source, .. }
+                if matches!(
+                    source,
+                    zookeeper_client::Error::NoAuth | zookeeper_client::Error::AuthFailed
+                )
+        )
+    }
+}
+
 fn is_transient_source(error: &zookeeper_client::Error) -> bool {
     use zookeeper_client::Error as E;
     matches!(

@@ -213,6 +213,18 @@ async fn record_path(
     Ok(())
 }
 
+/// The annotation that releases a ZNode's finalizer without removing its path: for a
+/// path that cannot be removed (ACLs, an ensemble that is gone for good) and data the
+/// user wants to keep.
+pub const KEEP_PATH_ANNOTATION: &str = "zookeeper.strata.dev/keep-path";
+
+/// Removes the path of a deleted ZNode, then lets the finalizer go.
+///
+/// The path is kept, and the finalizer released, when the ZNode carries
+/// [`KEEP_PATH_ANNOTATION`]`: "true"` or when the cluster is gone (its volumes hold the
+/// data). While the path cannot be removed (the cluster is stopped, the ensemble is
+/// unreachable, ACLs refuse the delete) the ZNode says why in Degraded, with a Warning
+/// Event and a log line that name the annotation, and the operator retries.
 async fn cleanup(
     znode: &ZookeeperZnode,
     context: &Context<ZnodeContext>,
@@ -224,27 +236,91 @@ async fn cleanup(
     else {
         return Ok(Action::await_change());
     };
-    let cluster = match referenced_cluster(znode, context) {
-        Ok(cluster) => cluster,
-        Err(_) => {
-            let note = format!(
-                "ZookeeperCluster {} is gone, so {path} could not be removed; its data stays on the cluster's volumes",
-                znode.spec.cluster_ref.name
-            );
-            tracing::warn!(znode = %znode.name_any(), "{note}");
-            context
-                .publish_event(znode, EventType::Warning, "ClusterGone", "RemovePath", note)
-                .await;
-            return Ok(Action::await_change());
-        }
+    if znode
+        .annotations()
+        .get(KEEP_PATH_ANNOTATION)
+        .is_some_and(|value| value == "true")
+    {
+        let note = format!("{path} is kept, as the {KEEP_PATH_ANNOTATION} annotation asks");
+        tracing::info!(znode = %znode.name_any(), "{note}");
+        context
+            .publish_event(znode, EventType::Normal, "PathKept", "RemovePath", note)
+            .await;
+        return Ok(Action::await_change());
+    }
+    let Ok(cluster) = referenced_cluster(znode, context) else {
+        let note = format!(
+            "ZookeeperCluster {} is gone, so {path} could not be removed; its data stays on the cluster's volumes",
+            znode.spec.cluster_ref.name
+        );
+        tracing::warn!(znode = %znode.name_any(), "{note}");
+        context
+            .publish_event(znode, EventType::Warning, "ClusterGone", "RemovePath", note)
+            .await;
+        return Ok(Action::await_change());
     };
-    let (client, _) = connect(&cluster, context).await?;
-    client
-        .delete_recursive(&path)
-        .await
-        .map_err(|error| ensemble_error(error, &format!("removing {path}")))?;
-    tracing::info!(znode = %znode.name_any(), path, "removed the znode path");
-    Ok(Action::await_change())
+    match remove_path(&cluster, &path, context).await {
+        Ok(()) => {
+            tracing::info!(znode = %znode.name_any(), path, "removed the znode path");
+            Ok(Action::await_change())
+        }
+        Err(error) => {
+            let error = error.with_hint(&format!(
+                "to delete the ZNode and keep the path, annotate it with {KEEP_PATH_ANNOTATION}=true"
+            ));
+            tracing::warn!(znode = %znode.name_any(), reason = error.reason(), "{}", error.message());
+            context
+                .publish_event(
+                    znode,
+                    EventType::Warning,
+                    error.reason(),
+                    "RemovePath",
+                    error.message().to_owned(),
+                )
+                .await;
+            let stored = znode.status.as_ref();
+            let status = next_status(znode, stored, Some(&error));
+            context.write_status(znode, stored, &status).await?;
+            Err(error)
+        }
+    }
+}
+
+/// Deletes `path` from the cluster's ensemble, unless the cluster is stopped.
+async fn remove_path(
+    cluster: &ZookeeperCluster,
+    path: &str,
+    context: &Context<ZnodeContext>,
+) -> Result<(), ReconcileError> {
+    if cluster
+        .spec
+        .cluster_operation
+        .state(cluster.annotations())
+        .is_stopped()
+    {
+        return Err(ReconcileError::transient(
+            "ClusterStopped",
+            format!(
+                "ZookeeperCluster {} is stopped, so {path} cannot be removed until it runs again",
+                cluster.name_any()
+            ),
+        ));
+    }
+    let (client, _) = connect(cluster, context).await?;
+    client.delete_recursive(path).await.map_err(|error| {
+        if error.is_access_denied() {
+            ReconcileError::invalid_spec(
+                "PathProtectedByAcl",
+                format!(
+                    "removing {path} failed: ZooKeeper refused it, because the application set \
+                     ACLs on its nodes; remove the ACLs or delete the nodes with the \
+                     application's credentials"
+                ),
+            )
+        } else {
+            ensemble_error(error, &format!("removing {path}"))
+        }
+    })
 }
 
 /// The ZNode's status: Available when the path exists and the discovery ConfigMap is

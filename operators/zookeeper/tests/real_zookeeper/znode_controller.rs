@@ -21,12 +21,13 @@ use strata_operator::error::BackoffPolicy;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_test_apiserver::TestApiServer;
 use strata_testing::Harness;
+use strata_testing::wait::wait_for_event;
 use zookeeper_operator::OPERATOR_NAME;
 use zookeeper_operator::build::discovery::{
     ZOOKEEPER_CHROOT_KEY, ZOOKEEPER_CLIENT_PORT_KEY, ZOOKEEPER_HOSTS_KEY, ZOOKEEPER_KEY,
 };
 use zookeeper_operator::controller::RunOptions;
-use zookeeper_operator::controller::znode::{EnsembleAddress, FINALIZER};
+use zookeeper_operator::controller::znode::{EnsembleAddress, FINALIZER, KEEP_PATH_ANNOTATION};
 use zookeeper_operator::crd::{ClusterRef, ZookeeperCluster, ZookeeperZnode, ZookeeperZnodeSpec};
 use zookeeper_operator::validate::DEFAULT_CLUSTER_DOMAIN;
 use zookeeper_operator::znode_client::ZnodeClient;
@@ -445,5 +446,81 @@ async fn znode_waits_for_its_cluster_and_follows_its_creation() -> TestResult {
     assert!(discovery_data(&harness, "early-znode").is_some());
 
     eprintln!("znode waiting for its cluster: Available {followed_after:?} after the cluster");
+    Ok(())
+}
+
+/// An application that protects its nodes with ACLs (as Kafka, HBase and HDFS do) blocks
+/// the path's removal: the ZNode says so in Degraded with a Warning Event, keeps its
+/// finalizer, and the keep-path annotation releases it with the path in place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+async fn acls_that_block_the_removal_are_reported_and_the_annotation_keeps_the_path() -> TestResult
+{
+    use zookeeper_client::{Acl, Acls, AuthId, CreateMode, Permission};
+
+    let zk = start_standalone("acl-zk", Ipv4Addr::new(127, 0, 0, 24))?;
+    let harness = start_operator(zk.connection_string(), None);
+    create_cluster(&harness, "acl-zk").await?;
+    create_znode(&harness, "acl-znode", "acl-zk").await?;
+    let znode =
+        wait_for_available(&harness, "acl-znode", ConditionStatus::True, "AsExpected").await?;
+    let path = recorded_path(&znode)?;
+
+    // The application's node may be read and extended by anyone, but not deleted from.
+    let application = zookeeper_client::Client::connect(&zk.connection_string()).await?;
+    let protected = format!("{path}/app");
+    let no_delete = [Acl::new(
+        Permission::READ | Permission::CREATE,
+        AuthId::anyone(),
+    )];
+    application
+        .create(
+            &protected,
+            b"",
+            &CreateMode::Persistent.with_acls(Acls::new(&no_delete)),
+        )
+        .await?;
+    application
+        .create(
+            &format!("{protected}/leaf"),
+            b"",
+            &CreateMode::Persistent.with_acls(Acls::anyone_all()),
+        )
+        .await?;
+
+    Api::<ZookeeperZnode>::namespaced(harness.server.client(), NAMESPACE)
+        .delete("acl-znode", &DeleteParams::default())
+        .await?;
+    let blocked = wait_for_available(
+        &harness,
+        "acl-znode",
+        ConditionStatus::False,
+        "PathProtectedByAcl",
+    )
+    .await?;
+    assert!(
+        blocked.metadata.deletion_timestamp.is_some()
+            && blocked.finalizers().iter().any(|f| f == FINALIZER),
+        "the finalizer holds the ZNode: {blocked:?}"
+    );
+    wait_for_event(&harness, "acl-znode", "Warning", "PathProtectedByAcl").await;
+
+    harness
+        .server
+        .modify::<ZookeeperZnode>(NAMESPACE, "acl-znode", |znode| {
+            znode
+                .metadata
+                .annotations
+                .get_or_insert_default()
+                .insert(KEEP_PATH_ANNOTATION.to_owned(), "true".to_owned());
+        })?;
+    harness
+        .server
+        .wait_for_deletion::<ZookeeperZnode>(NAMESPACE, "acl-znode", WAIT)
+        .await?;
+    assert!(
+        path_exists(&zk, &format!("{protected}/leaf")).await?,
+        "the kept path lost data"
+    );
     Ok(())
 }

@@ -10,7 +10,7 @@ use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, PostParams};
 use pretty_assertions::assert_eq;
 use strata_status::{ConditionStatus, ConditionType};
-use zookeeper_operator::controller::znode::{EnsembleAddress, FINALIZER};
+use zookeeper_operator::controller::znode::{EnsembleAddress, FINALIZER, KEEP_PATH_ANNOTATION};
 use zookeeper_operator::crd::{ClusterRef, ZookeeperCluster, ZookeeperZnode, ZookeeperZnodeSpec};
 
 use crate::support::{
@@ -119,6 +119,22 @@ async fn a_znode_reports_what_blocks_it_and_is_released_when_its_cluster_is_gone
             .is_some_and(|znode| znode.metadata.deletion_timestamp.is_some()),
         "the finalizer holds the ZNode while the ensemble is unreachable"
     );
+    strata_testing::wait::eventually(
+        "a Warning Event of the path removal naming the keep-path annotation",
+        || {
+            strata_testing::wait::events_about(&harness, "app")
+                .into_iter()
+                .find(|event| {
+                    event["type"] == "Warning"
+                        && event["action"] == "RemovePath"
+                        && event["note"]
+                            .as_str()
+                            .is_some_and(|note| note.contains(KEEP_PATH_ANNOTATION))
+                })
+        },
+        || strata_testing::wait::events_about(&harness, "app"),
+    )
+    .await;
 
     // ...unless the cluster itself is gone: then there is nothing to remove it from.
     delete_cluster(&harness, "zk").await;
@@ -149,4 +165,60 @@ async fn a_znode_reports_what_blocks_it_and_is_released_when_its_cluster_is_gone
         .wait_for_deletion::<ZookeeperZnode>(harness.namespace, "app", TIMEOUT)
         .await
         .expect("the ZNode is deleted");
+}
+
+#[tokio::test]
+async fn a_znode_of_a_stopped_cluster_says_so_and_the_annotation_keeps_its_path() {
+    let port = closed_loopback_port();
+    let harness = start_with(Arc::new(Unreachable {
+        hosts: format!("127.0.0.1:{port}"),
+    }));
+    create(&harness, &cluster("zk", single_group_spec(1))).await;
+    wait_for_objects(&harness, &ExpectedObjects::new("zk", &["default"])).await;
+    let znodes: Api<ZookeeperZnode> = Api::namespaced(harness.server.client(), harness.namespace);
+    let mut znode = ZookeeperZnode::new(
+        "app",
+        ZookeeperZnodeSpec {
+            cluster_ref: ClusterRef {
+                name: "zk".to_owned(),
+                namespace: None,
+            },
+        },
+    );
+    znode.metadata.namespace = Some(harness.namespace.to_owned());
+    znodes
+        .create(&PostParams::default(), &znode)
+        .await
+        .expect("the ZNode is created");
+    wait_for_znode_reason(&harness, "app", "EnsembleUnreachable").await;
+
+    crate::support::patch_spec(
+        &harness,
+        "zk",
+        serde_json::json!({"clusterOperation": {"stopped": true}}),
+    )
+    .await;
+    znodes
+        .delete("app", &DeleteParams::default())
+        .await
+        .expect("the ZNode deletion is accepted");
+    wait_for_znode_reason(&harness, "app", "ClusterStopped").await;
+    wait_for_event(&harness, "app", "Warning", "ClusterStopped").await;
+
+    harness
+        .server
+        .modify::<ZookeeperZnode>(harness.namespace, "app", |znode| {
+            znode
+                .metadata
+                .annotations
+                .get_or_insert_default()
+                .insert(KEEP_PATH_ANNOTATION.to_owned(), "true".to_owned());
+        })
+        .expect("the user annotates the ZNode");
+    harness
+        .server
+        .wait_for_deletion::<ZookeeperZnode>(harness.namespace, "app", TIMEOUT)
+        .await
+        .expect("the annotation releases the finalizer");
+    wait_for_event(&harness, "app", "Normal", "PathKept").await;
 }
