@@ -69,6 +69,7 @@ fn under_test(
             .collect(),
         rules: strata_operator::rbac::rules(&(operator.registration)()),
         lease_rules: strata_operator::rbac::lease_rules(),
+        crd_rules: strata_operator::rbac::crd_rules(&(operator.crds)()),
     })
 }
 

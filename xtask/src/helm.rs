@@ -117,6 +117,7 @@ pub fn chart_files(
         repository: images::repository(images::DEFAULT_REGISTRY, operator.name),
         rules: rules_yaml(operator)?,
         lease_rules: lease_rules_yaml(operator)?,
+        crd_rules: yaml_sequence(operator, &strata_operator::rbac::crd_rules(&crd_values))?,
         kinds: crd_values
             .iter()
             .map(|crd| crd.metadata.name.clone().unwrap_or_default())

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::cluster_domain;
 use crate::controller::OperatorRuntime;
+use crate::crds;
 use crate::http::{self, HealthState};
 use crate::leader::{self, Election};
 use crate::render::{self, RenderError, Rendered};
@@ -93,6 +94,10 @@ struct RunArgs {
     /// Log line format.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
     log_format: LogFormat,
+    /// Apply this operator's CRDs when it becomes the leader, so `helm upgrade`
+    /// upgrades them (Helm never upgrades a chart's `crds/`); see `crate::crds`.
+    #[arg(long, env = "MANAGE_CRDS", default_value_t = true, action = clap::ArgAction::Set)]
+    manage_crds: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -214,7 +219,15 @@ fn run<O: Operator>(args: RunArgs) -> Result<(), String> {
         );
         let shutdown = operator.shutdown.clone();
         tokio::select! {
-            () = leader::lead(&operator, &election, O::run) => {}
+            () = leader::lead(&operator, &election, |term| {
+                let manage_crds = args.manage_crds;
+                async move {
+                    if manage_crds {
+                        upgrade_crds::<O>(&term).await;
+                    }
+                    O::run(term).await;
+                }
+            }) => {}
             () = async {
                 shutdown.cancelled().await;
                 tokio::time::sleep(SHUTDOWN_BOUND).await;
@@ -233,6 +246,41 @@ fn run<O: Operator>(args: RunArgs) -> Result<(), String> {
             Err(error) => Err(format!("the HTTP task failed: {error}")),
         }
     })
+}
+
+/// Applies the operator's CRDs; a failure is logged, and the controllers start anyway
+/// with the CRDs as installed.
+async fn upgrade_crds<O: Operator>(runtime: &OperatorRuntime) {
+    match crds::upgrade(
+        &runtime.client,
+        O::NAME,
+        env!("CARGO_PKG_VERSION"),
+        O::crds(),
+    )
+    .await
+    {
+        Ok(outcomes) => {
+            for (crd, outcome) in outcomes {
+                match outcome {
+                    crds::CrdOutcome::Applied => tracing::info!(crd, "applied the CRD"),
+                    crds::CrdOutcome::Missing => tracing::warn!(
+                        crd,
+                        "the CRD is not installed; install the chart, whose crds/ directory has it"
+                    ),
+                    crds::CrdOutcome::Newer(version) => tracing::warn!(
+                        crd,
+                        version,
+                        "the CRD was applied by a newer operator; leaving it as it is"
+                    ),
+                }
+            }
+        }
+        Err(error) => tracing::warn!(
+            %error,
+            "could not upgrade the CRDs; the controllers run with the CRDs as installed \
+             (set manageCrds in the chart, or --manage-crds=false to skip this)"
+        ),
+    }
 }
 
 async fn wait_for_termination() {

@@ -12,6 +12,7 @@ pub mod child;
 pub mod cli;
 pub mod cluster_domain;
 pub mod controller;
+pub mod crds;
 pub mod definition;
 pub mod error;
 pub mod guard;

@@ -30,6 +30,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::rbac::v1::PolicyRule;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Resource;
 use kube::api::ApiResource;
 
@@ -241,6 +242,29 @@ pub fn lease_rules() -> Vec<PolicyRule> {
         api_groups: Some(vec![lease.group]),
         resources: Some(vec![lease.plural]),
         verbs: crate::leader::LEASE_VERBS
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        ..PolicyRule::default()
+    }]
+}
+
+/// The rules of the chart's CRD ClusterRole: read and server-side apply the
+/// operator's own CustomResourceDefinitions, by name and nothing else
+/// ([`crate::crds`]). `create` is not granted: it cannot be limited to names,
+/// and Helm installs the CRDs before the operator first starts.
+pub fn crd_rules(crds: &[CustomResourceDefinition]) -> Vec<PolicyRule> {
+    let resource = ApiResource::erase::<CustomResourceDefinition>(&());
+    let mut names: Vec<String> = crds
+        .iter()
+        .filter_map(|crd| crd.metadata.name.clone())
+        .collect();
+    names.sort();
+    vec![PolicyRule {
+        api_groups: Some(vec![resource.group]),
+        resources: Some(vec![resource.plural]),
+        resource_names: Some(names),
+        verbs: crate::crds::CRD_VERBS
             .iter()
             .map(ToString::to_string)
             .collect(),

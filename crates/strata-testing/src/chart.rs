@@ -10,6 +10,9 @@ use serde_json::Value;
 /// Suffix of the leader-election Role and RoleBinding, which every chart has in
 /// the release namespace, whatever `watchNamespace` says.
 pub const LEADER_ELECTION_SUFFIX: &str = "-leader-election";
+/// Suffix of the ClusterRole and binding with which the operator keeps its own
+/// CRDs current (`manageCrds`).
+pub const CRD_MANAGEMENT_SUFFIX: &str = "-crds";
 
 /// `helm template <release> <chart> --namespace <namespace> --set ...`, as
 /// parsed documents.
@@ -60,6 +63,11 @@ impl Grant {
     pub fn is_leader_election(&self) -> bool {
         self.name.ends_with(LEADER_ELECTION_SUFFIX)
     }
+
+    /// Whether this is the CRD management ClusterRole.
+    pub fn is_crd_management(&self) -> bool {
+        self.name.ends_with(CRD_MANAGEMENT_SUFFIX)
+    }
 }
 
 /// Every Role and ClusterRole in `documents`.
@@ -85,15 +93,16 @@ pub fn grants(documents: &[Value]) -> Result<Vec<Grant>, String> {
         .collect()
 }
 
-/// The kinds of every object in `documents` that is not part of leader election.
-pub fn kinds_outside_leader_election(documents: &[Value]) -> Vec<String> {
+/// The names of the ClusterRoles and ClusterRoleBindings in `documents` other than
+/// the CRD management ones.
+pub fn cluster_wide_outside_crd_management(documents: &[Value]) -> Vec<String> {
     documents
         .iter()
         .filter(|document| {
-            !document["metadata"]["name"]
-                .as_str()
-                .is_some_and(|name| name.ends_with(LEADER_ELECTION_SUFFIX))
+            document["kind"] == "ClusterRole" || document["kind"] == "ClusterRoleBinding"
         })
-        .filter_map(|document| document["kind"].as_str().map(str::to_owned))
+        .filter_map(|document| document["metadata"]["name"].as_str())
+        .filter(|name| !name.ends_with(CRD_MANAGEMENT_SUFFIX))
+        .map(str::to_owned)
         .collect()
 }

@@ -38,6 +38,8 @@ pub struct OperatorUnderTest {
     pub rules: Vec<PolicyRule>,
     /// Its leader-election rules.
     pub lease_rules: Vec<PolicyRule>,
+    /// The rules of its CRD ClusterRole.
+    pub crd_rules: Vec<PolicyRule>,
 }
 
 /// The external tools the checks run.
@@ -249,16 +251,29 @@ fn expect_grant(
 
 fn chart_grants_the_registration(operator: &OperatorUnderTest, helm: &Path) -> Outcome {
     let watched = format!("watchNamespace={WATCHED_NAMESPACE}");
-    for (set, kind, namespace) in [
-        (None, "ClusterRole", None),
-        (Some(watched.as_str()), "Role", Some(WATCHED_NAMESPACE)),
+    let unmanaged = "manageCrds=false";
+    for (values, kind, namespace, manages_crds) in [
+        (vec![], "ClusterRole", None, true),
+        (
+            vec![watched.as_str()],
+            "Role",
+            Some(WATCHED_NAMESPACE),
+            true,
+        ),
+        (
+            vec![watched.as_str(), unmanaged],
+            "Role",
+            Some(WATCHED_NAMESPACE),
+            false,
+        ),
     ] {
-        let values: Vec<&str> = set.into_iter().collect();
         let what = format!("helm template {values:?}");
         let documents = chart::template(helm, &operator.chart, RELEASE_NAMESPACE, &values)?;
         let grants = chart::grants(&documents)?;
-        let (leader_election, operator_grants): (Vec<Grant>, Vec<Grant>) =
+        let (leader_election, others): (Vec<Grant>, Vec<Grant>) =
             grants.into_iter().partition(Grant::is_leader_election);
+        let (crd_grants, operator_grants): (Vec<Grant>, Vec<Grant>) =
+            others.into_iter().partition(Grant::is_crd_management);
         expect_grant(&operator_grants, kind, namespace, &operator.rules, &what)?;
         if operator_grants.len() != 1 {
             return Err(format!("{what}: more than one grant: {operator_grants:#?}"));
@@ -270,16 +285,27 @@ fn chart_grants_the_registration(operator: &OperatorUnderTest, helm: &Path) -> O
             &operator.lease_rules,
             &format!("{what}, leader election"),
         )?;
-        let kinds = chart::kinds_outside_leader_election(&documents);
-        if set.is_some()
-            && kinds
-                .iter()
-                .any(|kind| kind == "ClusterRole" || kind == "ClusterRoleBinding")
-        {
+        if manages_crds {
+            expect_grant(
+                &crd_grants,
+                "ClusterRole",
+                None,
+                &operator.crd_rules,
+                &format!("{what}, CRD management"),
+            )?;
+        } else if !crd_grants.is_empty() {
+            return Err(format!("{what}: a CRD grant although manageCrds is false"));
+        }
+        let cluster_wide = chart::cluster_wide_outside_crd_management(&documents);
+        if namespace.is_some() && !cluster_wide.is_empty() {
             return Err(format!(
-                "{what}: a cluster-wide grant although one namespace is watched: {kinds:?}"
+                "{what}: a cluster-wide grant although one namespace is watched: {cluster_wide:?}"
             ));
         }
     }
-    Ok("ClusterRole, Role with watchNamespace, leader-election Role".to_owned())
+    Ok(
+        "ClusterRole, Role with watchNamespace, leader-election Role, CRD ClusterRole unless \
+         manageCrds=false"
+            .to_owned(),
+    )
 }

@@ -94,3 +94,20 @@ create and patch the Lease in the operator's own namespace.
   - create
   - patch
 {{- end }}
+
+{{/*
+The CRD ClusterRole's rules (strata_operator::rbac::crd_rules): get and patch
+the operator's own CustomResourceDefinitions, by name.
+*/}}
+{{- define "zookeeper-operator.crdRules" -}}
+- apiGroups:
+  - apiextensions.k8s.io
+  resourceNames:
+  - zookeeperclusters.zookeeper.strata.dev
+  - zookeeperznodes.zookeeper.strata.dev
+  resources:
+  - customresourcedefinitions
+  verbs:
+  - get
+  - patch
+{{- end }}

@@ -55,6 +55,8 @@ pub struct Values {
     pub rules: String,
     /// `@LEASE_RULES@`: the leader-election Role's rules, as `@RULES@`.
     pub lease_rules: String,
+    /// `@CRD_RULES@`: the CRD ClusterRole's rules, as `@RULES@`.
+    pub crd_rules: String,
     /// `@KINDS@`: the CRD names, comma-separated.
     pub kinds: String,
     /// `@KIND@`, `@OBJECT@`, `@EXAMPLE@`: the first-cluster example.
@@ -78,6 +80,7 @@ pub fn render(values: &Values) -> Result<Vec<(String, String)>, UnknownPlacehold
         ("@SOURCE@", values.source.to_owned()),
         ("@REPOSITORY@", values.repository.clone()),
         ("@LEASE_RULES@", values.lease_rules.clone()),
+        ("@CRD_RULES@", values.crd_rules.clone()),
         ("@RULES@", values.rules.clone()),
         ("@KINDS@", values.kinds.clone()),
         ("@KIND@", values.example.kind.clone()),

@@ -17,3 +17,11 @@ create and patch the Lease in the operator's own namespace.
 {{- define "@NAME@.leaseRules" -}}
 @LEASE_RULES@
 {{- end }}
+
+{{/*
+The CRD ClusterRole's rules (strata_operator::rbac::crd_rules): get and patch
+the operator's own CustomResourceDefinitions, by name.
+*/}}
+{{- define "@NAME@.crdRules" -}}
+@CRD_RULES@
+{{- end }}
