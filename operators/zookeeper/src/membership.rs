@@ -41,6 +41,8 @@ pub const MYID_OFFSET_ANNOTATION: &str = "zookeeper.strata.dev/myid-offset";
 /// On a role group's StatefulSet: the server added by the step in progress, which is
 /// exempt from the readiness check until the others have restarted.
 pub const JOINING_ANNOTATION: &str = "zookeeper.strata.dev/joining-server";
+/// On a role group's StatefulSet: `observer` when its servers do not vote.
+pub const PEER_TYPE_ANNOTATION: &str = "zookeeper.strata.dev/peer-type";
 
 /// A role group's share of the ensemble: servers `myid_offset .. myid_offset + servers`,
 /// on pods with ordinals `0 .. servers`.
@@ -50,6 +52,8 @@ pub struct GroupMembers {
     pub myid_offset: u32,
     /// Number of servers of the group in the ensemble.
     pub servers: u16,
+    /// Whether the servers are observers, which do not vote.
+    pub observer: bool,
 }
 
 impl GroupMembers {
@@ -140,6 +144,22 @@ pub enum PlanError {
         /// The ids both claim.
         ids: IdList,
     },
+    /// A group's servers would switch between voting and observing. Doing that
+    /// server by server could leave two disjoint majorities under the old and the new
+    /// voter sets.
+    #[error(
+        "role group {role_group:?} runs servers as {running}, but the spec asks for {requested}; \
+         a running group cannot change its peerType. Add a new role group with the new \
+         peerType and free ids, and remove this one, so servers join and leave one at a time"
+    )]
+    PeerTypeChanged {
+        /// The group.
+        role_group: String,
+        /// What its servers are.
+        running: &'static str,
+        /// What the spec asks for.
+        requested: &'static str,
+    },
     /// A group's servers would change their ids, which their data directories record.
     #[error(
         "role group {role_group:?} runs servers with myidOffset {running}, but the spec asks \
@@ -162,6 +182,7 @@ impl PlanError {
         match self {
             Self::IdsInUse { .. } => "ServerIdsInUse",
             Self::MyidOffsetChanged { .. } => "MyidOffsetChanged",
+            Self::PeerTypeChanged { .. } => "PeerTypeChanged",
         }
     }
 }
@@ -311,6 +332,7 @@ fn next_step(desired: &DesiredMembership, running: BTreeMap<String, GroupPlan>) 
                 members: GroupMembers {
                     myid_offset,
                     servers: servers + 1,
+                    observer: desired.get(&name).is_some_and(|wanted| wanted.observer),
                 },
                 joining: Some(id),
             },
@@ -376,6 +398,14 @@ fn check_identities(
                         role_group: name.clone(),
                         running: group.members.myid_offset,
                         requested: wanted.myid_offset,
+                    });
+                }
+                if group.members.observer != wanted.observer {
+                    let peer_type = |observer| if observer { "observer" } else { "participant" };
+                    return Err(PlanError::PeerTypeChanged {
+                        role_group: name.clone(),
+                        running: peer_type(group.members.observer),
+                        requested: peer_type(wanted.observer),
                     });
                 }
                 continue;

@@ -19,6 +19,7 @@ use strata_model::pdb::PdbConfig;
 use strata_operator::error::ReconcileError;
 
 pub use self::role_group::{HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup};
+use crate::crd::config::PeerType;
 use crate::crd::{
     APP_NAME, DEFAULT_PRODUCT_VERSION, OPERATOR_NAME, SERVER_ROLE, UPSTREAM_IMAGE_REPOSITORY,
     ZookeeperCluster, ZookeeperConfig, ZookeeperConfigOverrides,
@@ -87,6 +88,11 @@ impl ValidatedCluster {
                 .or_insert_with(|| RoleGroup {
                     config: ZookeeperConfig {
                         myid_offset: Some(plan.members.myid_offset),
+                        peer_type: Some(if plan.members.observer {
+                            PeerType::Observer
+                        } else {
+                            PeerType::Participant
+                        }),
                         ..ZookeeperConfig::default()
                     },
                     ..RoleGroup::default()
@@ -106,6 +112,7 @@ impl ValidatedCluster {
                     GroupMembers {
                         myid_offset: group.myid_offset,
                         servers: group.replicas,
+                        observer: group.observer,
                     },
                 )
             })

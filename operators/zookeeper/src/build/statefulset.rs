@@ -13,7 +13,9 @@ use strata_model::build::{
 use super::container::{
     CONFIG_VOLUME, DATA_VOLUME, LOG_VOLUME, TMP_VOLUME, myid_container, zookeeper_container,
 };
-use crate::membership::{JOINING_ANNOTATION, MYID_OFFSET_ANNOTATION, SERVERS_ANNOTATION};
+use crate::membership::{
+    JOINING_ANNOTATION, MYID_OFFSET_ANNOTATION, PEER_TYPE_ANNOTATION, SERVERS_ANNOTATION,
+};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
 /// uid and gid of the `zookeeper` user in the official image. The image names its user
@@ -79,6 +81,9 @@ pub fn stateful_set(
             group.myid_offset.to_string(),
         ),
     ]);
+    if group.observer {
+        annotations.insert(PEER_TYPE_ANNOTATION.to_owned(), "observer".to_owned());
+    }
     if let Some(joining) = group.joining {
         annotations.insert(JOINING_ANNOTATION.to_owned(), joining.to_string());
     }

@@ -59,6 +59,8 @@ pub struct RoleGroupServers {
     pub replicas: u32,
     /// Server id of the group's pod with ordinal 0.
     pub myid_offset: u32,
+    /// Whether the group's servers are observers (non-voting).
+    pub observer: bool,
     /// How the group's pods are reached.
     pub pod_dns: PodDns,
 }
@@ -98,6 +100,8 @@ pub struct Server {
     pub ordinal: u32,
     /// The pod's DNS name, used in the `server.N` line.
     pub fqdn: String,
+    /// Whether the server is an observer (non-voting).
+    pub observer: bool,
 }
 
 /// Why a set of role groups cannot form one ensemble.
@@ -183,6 +187,7 @@ impl Ensemble {
                     role_group: group.role_group.clone(),
                     ordinal,
                     fqdn: group.pod_dns.pod_fqdn(ordinal),
+                    observer: group.observer,
                 })
             })
             .collect();
@@ -244,6 +249,7 @@ pub(crate) mod tests {
             role_group: name.to_owned(),
             replicas,
             myid_offset,
+            observer: false,
             pod_dns: PodDns {
                 statefulset: format!("zk-server-{name}"),
                 service: format!("zk-server-{name}"),
@@ -347,6 +353,7 @@ pub(crate) mod tests {
                 role_group: "default".to_owned(),
                 ordinal: 1,
                 fqdn: "zk-server-default-1.zk-server-default.ns.svc.cluster.local".to_owned(),
+                observer: false,
             })
         );
         Ok(())

@@ -67,6 +67,8 @@ pub struct ZooCfgInput {
     pub retention: Retention,
     /// Every role group of the ensemble.
     pub role_groups: Vec<RoleGroupServers>,
+    /// Whether this file is for observers (`peerType=observer`).
+    pub observer: bool,
     /// User overrides, applied last.
     pub overrides: BTreeMap<String, String>,
 }
@@ -82,6 +84,7 @@ impl ZooCfgInput {
             admin_server_port: None,
             prometheus_metrics_port: Some(METRICS_PORT),
             retention: Retention::DEFAULT,
+            observer: false,
             role_groups,
             overrides: BTreeMap::new(),
         }
@@ -142,8 +145,9 @@ impl ZooCfg {
             entries.insert(
                 format!("server.{}", server.id),
                 format!(
-                    "{}:{QUORUM_PORT}:{LEADER_ELECTION_PORT};{CLIENT_PORT}",
-                    server.fqdn
+                    "{}:{QUORUM_PORT}:{LEADER_ELECTION_PORT}{};{CLIENT_PORT}",
+                    server.fqdn,
+                    if server.observer { ":observer" } else { "" }
                 ),
             );
         }
@@ -211,6 +215,9 @@ fn base_entries(input: &ZooCfgInput) -> BTreeMap<String, String> {
     .collect();
     if let Some(port) = input.admin_server_port {
         entries.insert("admin.serverPort".to_owned(), port.to_string());
+    }
+    if input.observer {
+        entries.insert("peerType".to_owned(), "observer".to_owned());
     }
     if let Some(port) = input.prometheus_metrics_port {
         entries.insert(

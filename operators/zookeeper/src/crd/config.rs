@@ -73,6 +73,23 @@ pub struct ZookeeperConfig {
     /// `1h30m`; it becomes the Pod's `terminationGracePeriodSeconds`. Defaults to `2m`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graceful_shutdown_timeout: Option<String>,
+
+    /// `participant` (votes in the quorum) or `observer` (serves reads and forwards
+    /// writes, but does not vote), for every server of the role group. Defaults to
+    /// `participant`. It cannot change while the group has servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_type: Option<PeerType>,
+}
+
+/// What a server is in the ensemble.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum PeerType {
+    /// A voting member.
+    #[default]
+    Participant,
+    /// A non-voting member: it adds read capacity without slowing writes down.
+    Observer,
 }
 
 merge_struct!(ZookeeperConfig {
@@ -82,6 +99,7 @@ merge_struct!(ZookeeperConfig {
     sync_limit,
     myid_offset,
     graceful_shutdown_timeout,
+    peer_type,
 });
 
 /// Whether nothing is set, so an empty object is left out of serialised specs.
@@ -115,6 +133,7 @@ impl ZookeeperConfig {
             sync_limit: Some(DEFAULT_SYNC_LIMIT),
             myid_offset: Some(DEFAULT_MYID_OFFSET),
             graceful_shutdown_timeout: Some(DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT.to_owned()),
+            peer_type: Some(PeerType::Participant),
         }
     }
 }

@@ -7,7 +7,7 @@ use strata_operator::roll::StatefulSetPods;
 
 use super::{
     DesiredMembership, GroupMembers, JOINING_ANNOTATION, MYID_OFFSET_ANNOTATION, ObservedGroup,
-    SERVERS_ANNOTATION,
+    PEER_TYPE_ANNOTATION, SERVERS_ANNOTATION,
 };
 
 /// The role groups the operator runs, by role-group label.
@@ -47,6 +47,7 @@ pub fn observe_role_groups(
                 servers: number(SERVERS_ANNOTATION)
                     .and_then(|servers: u32| u16::try_from(servers).ok())
                     .unwrap_or(replicas),
+                observer: observed.annotation(PEER_TYPE_ANNOTATION) == Some("observer"),
             };
             Some((
                 role_group,

@@ -42,6 +42,7 @@ fn observed(groups: Observed<'_>) -> BTreeMap<String, ObservedGroup> {
                     members: GroupMembers {
                         myid_offset: *myid_offset,
                         servers: *servers,
+                        observer: false,
                     },
                     joining: *joining,
                     template_observed: true,
@@ -62,6 +63,7 @@ fn desired(groups: &[(&str, u32, u16)]) -> DesiredMembership {
                 GroupMembers {
                     myid_offset: *myid_offset,
                     servers: *servers,
+                    observer: false,
                 },
             )
         })
@@ -206,6 +208,21 @@ fn specs_that_would_reuse_identities_are_refused(
 ) {
     let refused = plan(&desired(spec), &observed(found), None, false).map(|plan| plan.membership);
     assert_eq!(refused.map_err(|error| error.reason()), Err(reason));
+}
+
+#[test]
+fn a_running_group_cannot_switch_between_voting_and_observing() {
+    let mut spec = desired(&[("a", 1, 3)]);
+    if let Some(group) = spec.get_mut("a") {
+        group.observer = true;
+    }
+    let refused = plan(&spec, &observed(&[("a", 1, 3, None, "RRR")]), None, false);
+    assert_eq!(
+        refused
+            .map(|plan| plan.membership)
+            .map_err(|error| error.reason()),
+        Err("PeerTypeChanged")
+    );
 }
 
 #[test]

@@ -19,7 +19,7 @@ use strata_operator::error::ReconcileError;
 
 use crate::config::zoo_cfg::DATA_DIR;
 use crate::config::{PodDns, RoleGroupServers, ServerIdError, ZooCfg, ZooCfgError, ZooCfgInput};
-use crate::crd::config::{ZookeeperConfig, ZookeeperConfigOverrides};
+use crate::crd::config::{PeerType, ZookeeperConfig, ZookeeperConfigOverrides};
 use strata_model::duration::parse_seconds;
 
 /// Share of the memory limit given to the JVM heap. The remaining quarter covers
@@ -48,6 +48,8 @@ pub struct ValidatedRoleGroup {
     pub replicas: u16,
     /// Server id of the group's first Pod.
     pub myid_offset: u32,
+    /// Whether the group's servers are observers.
+    pub observer: bool,
     /// CPU, memory and the heap derived from it.
     pub resources: ValidatedResources,
     /// The `data` volume.
@@ -89,6 +91,7 @@ struct Checked<'a> {
     name: RoleGroupRef,
     labels: RecommendedLabels,
     myid_offset: u32,
+    observer: bool,
     timing: Timing,
     resources: ValidatedResources,
     data: ValidatedPvc,
@@ -104,12 +107,20 @@ pub(super) fn validate_all<'a>(
     let checked: Vec<Checked<'a>> = groups
         .map(|group| check(context, group))
         .collect::<Result<_, _>>()?;
+    if !checked.is_empty() && checked.iter().all(|group| group.observer) {
+        return Err(ReconcileError::invalid_spec(
+            "NoParticipants",
+            "every role group has peerType observer, but an ensemble needs voting servers; \
+             make at least one group a participant",
+        ));
+    }
     let servers: Vec<RoleGroupServers> = checked
         .iter()
         .map(|group| RoleGroupServers {
             role_group: group.name.role_group().to_string(),
             replicas: u32::from(group.merged.replicas),
             myid_offset: group.myid_offset,
+            observer: group.observer,
             pod_dns: PodDns {
                 statefulset: group.name.object_name().to_owned(),
                 service: group.name.object_name().to_owned(),
@@ -165,6 +176,7 @@ fn check<'a>(
         name,
         labels,
         myid_offset: defaulted("myidOffset", &config.myid_offset)?,
+        observer: defaulted("peerType", &config.peer_type)? == PeerType::Observer,
         timing,
         resources: config
             .resources
@@ -190,6 +202,7 @@ fn finish(
     input.init_limit_ticks = group.timing.init_limit_ticks;
     input.sync_limit_ticks = group.timing.sync_limit_ticks;
     input.overrides = group.merged.config_overrides.zoo_cfg.clone();
+    input.observer = group.observer;
     let zoo_cfg =
         ZooCfg::render(&input).map_err(|error| zoo_cfg_error(&group.merged.name, &error))?;
     for key in ["dataDir", "dataLogDir"] {
@@ -212,6 +225,7 @@ fn finish(
         labels: group.labels,
         replicas: group.merged.replicas,
         myid_offset: group.myid_offset,
+        observer: group.observer,
         resources: group.resources,
         data: group.data,
         termination_grace_period_seconds: group.termination_grace_period_seconds,

@@ -117,6 +117,39 @@ fn an_unknown_config_file_is_refused_by_the_types(#[case] spec: Value) {
 }
 
 #[test]
+fn an_ensemble_of_observers_only_is_refused() -> Result<(), serde_json::Error> {
+    let spec = json!({"servers": {"roleGroups": {
+        "readers": {"replicas": 2, "config": {"peerType": "observer"}}
+    }}});
+    let (reason, _) = failure(spec)?.unwrap_or_default();
+    assert_eq!(reason, "NoParticipants");
+    Ok(())
+}
+
+#[test]
+fn observers_are_marked_in_every_server_line_and_in_their_own_file()
+-> Result<(), Box<dyn std::error::Error>> {
+    let spec = json!({"servers": {"roleGroups": {
+        "voters": {"replicas": 3},
+        "readers": {"replicas": 1, "config": {"peerType": "observer", "myidOffset": 10}}
+    }}});
+    let validated = ValidatedCluster::new(&cluster(spec)?, "cluster.local")?;
+    for group in &validated.role_groups {
+        let text = group.zoo_cfg.to_properties();
+        assert!(
+            text.contains("server.10=simple-zk-server-readers-0.simple-zk-server-readers.data.svc.cluster.local:2888:3888:observer;2181"),
+            "{text}"
+        );
+        assert!(text.contains("server.1=simple-zk-server-voters-0.simple-zk-server-voters.data.svc.cluster.local:2888:3888;2181"), "{text}");
+        assert_eq!(
+            group.zoo_cfg.get("peerType") == Some("observer"),
+            group.observer
+        );
+    }
+    Ok(())
+}
+
+#[test]
 fn overlapping_ranges_name_both_groups_and_the_shared_ids() -> Result<(), serde_json::Error> {
     let spec = json!({"servers": {"roleGroups": {
         "primary": {"replicas": 3, "config": {"myidOffset": 1}},

@@ -45,13 +45,20 @@ const CLIENT_PORT: u16 = 2181;
 /// `(role group, myidOffset, replicas)`.
 type Groups = &'static [(&'static str, u32, u16)];
 
+/// The cluster with `groups`; a group whose name starts with `observer` has
+/// `peerType: observer`.
 fn cluster(groups: Groups) -> Result<ZookeeperCluster, serde_json::Error> {
     let role_groups: serde_json::Map<String, Value> = groups
         .iter()
         .map(|(name, offset, replicas)| {
+            let peer_type = if name.starts_with("observer") {
+                "observer"
+            } else {
+                "participant"
+            };
             (
                 (*name).to_owned(),
-                json!({"replicas": replicas, "config": {"myidOffset": offset}}),
+                json!({"replicas": replicas, "config": {"myidOffset": offset, "peerType": peer_type}}),
             )
         })
         .collect();
@@ -391,10 +398,9 @@ impl Ensemble {
         let deadline = Instant::now() + Duration::from_secs(60);
         let client = loop {
             let connection = self.connection_string();
-            let ready = self
-                .modes()
-                .iter()
-                .all(|mode| ["leader", "follower", "standalone"].contains(&mode.as_str()));
+            let ready = self.modes().iter().all(|mode| {
+                ["leader", "follower", "observer", "standalone"].contains(&mode.as_str())
+            });
             if ready && !connection.is_empty() {
                 break ZnodeClient::connect(&connection, Duration::from_secs(5)).await?;
             }
@@ -436,6 +442,7 @@ fn data_dirs_exist(ensemble: &Ensemble) -> bool {
 #[case::three_to_one("3 → 1", 5, &[("default", 1, 3)], &[("default", 1, 1)])]
 #[case::role_group_added("role group added", 6, &[("a", 1, 3)], &[("a", 1, 3), ("b", 4, 2)])]
 #[case::role_group_removed("role group removed", 7, &[("a", 1, 3), ("b", 4, 2)], &[("a", 1, 3)])]
+#[case::observers_added("observers added", 9, &[("a", 1, 3)], &[("a", 1, 3), ("observers", 10, 2)])]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
 async fn membership_changes_keep_every_znode(
@@ -493,6 +500,17 @@ async fn membership_changes_keep_every_znode(
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
 
+    let observers = to
+        .iter()
+        .filter(|(name, _, _)| name.starts_with("observer"))
+        .map(|(_, _, replicas)| usize::from(*replicas))
+        .sum::<usize>();
+    let modes = ensemble.modes();
+    assert_eq!(
+        modes.iter().filter(|mode| *mode == "observer").count(),
+        observers,
+        "{scenario}: observers at the end, modes {modes:?}"
+    );
     let servers: u16 = to.iter().map(|(_, _, replicas)| replicas).sum();
     let running = ensemble
         .pods
