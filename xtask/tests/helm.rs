@@ -33,7 +33,7 @@ struct Variant {
     absent: &'static [&'static str],
 }
 
-const VARIANTS: [Variant; 4] = [
+const VARIANTS: [Variant; 5] = [
     Variant {
         name: "default values",
         set: &[],
@@ -52,6 +52,21 @@ const VARIANTS: [Variant; 4] = [
     Variant {
         name: "watchNamespace set",
         set: &["watchNamespace=data"],
+        present: &[
+            "ServiceAccount",
+            "Role",
+            "RoleBinding",
+            "Service",
+            "Deployment",
+            // Only the one that keeps the operator's CRDs current.
+            "ClusterRole",
+            "ClusterRoleBinding",
+        ],
+        absent: &[],
+    },
+    Variant {
+        name: "watchNamespace set and CRDs not managed",
+        set: &["watchNamespace=data", "manageCrds=false"],
         present: &[
             "ServiceAccount",
             "Role",
@@ -247,6 +262,7 @@ fn the_deployment_runs_the_operator_with_probes_env_and_a_locked_down_container(
             {"name": "WATCH_NAMESPACE", "value": "data"},
             {"name": "LOG_LEVEL", "value": "debug"},
             {"name": "KUBERNETES_CLUSTER_DOMAIN", "value": "k8s.example.com"},
+            {"name": "MANAGE_CRDS", "value": "true"},
             {"name": "HTTP_ADDRESS", "value": "0.0.0.0:8080"},
             {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
             {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
