@@ -186,12 +186,18 @@ impl<X> Context<X> {
                 |step| step.message.clone(),
             );
             tracing::info!(pod, "{note}");
-            api.delete(pod, &DeleteParams::default())
-                .await
-                .map_err(|source| RestartError::PodRestartFailed {
-                    pod: pod.clone(),
-                    source,
-                })?;
+            match api.delete(pod, &DeleteParams::default()).await {
+                Ok(_) => {}
+                // Already gone: the cache had not seen the previous delete yet.
+                Err(kube::Error::Api(status)) if status.code == 404 => continue,
+                Err(source) => {
+                    return Err(RestartError::PodRestartFailed {
+                        pod: pod.clone(),
+                        source,
+                    }
+                    .into());
+                }
+            }
             self.publish_event(cluster, EventType::Normal, "RestartingPod", "Restart", note)
                 .await;
         }

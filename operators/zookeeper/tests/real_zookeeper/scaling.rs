@@ -340,25 +340,19 @@ impl Ensemble {
     /// Every znode written so far is readable, the ensemble has a leader, and one more
     /// znode is written for the next step.
     async fn check_and_write(&mut self, after: &str) -> TestResult {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let modes = loop {
-            let modes = self.modes();
-            if modes
-                .iter()
-                .any(|mode| mode == "leader" || mode == "standalone")
-            {
-                break modes;
-            }
-            if Instant::now() > deadline {
-                return Err(format!(
-                    "{}: no leader after {after}; modes {modes:?}; {}",
-                    self.scenario,
-                    self.files()
-                )
-                .into());
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
+        let modes = self
+            .poll(
+                &format!("no leader after {after}"),
+                Duration::from_secs(30),
+                |ensemble| {
+                    let modes = ensemble.modes();
+                    modes
+                        .iter()
+                        .any(|mode| mode == "leader" || mode == "standalone")
+                        .then_some(modes)
+                },
+            )
+            .await?;
         let timeout = Duration::from_secs(5);
         let client = ZnodeClient::connect(&self.connection_string(), timeout).await?;
         for path in &self.written {
@@ -395,31 +389,52 @@ impl Ensemble {
             false,
         )?;
         self.apply(&initial, &bootstrap.membership)?;
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let client = loop {
-            let connection = self.connection_string();
-            let ready = self.modes().iter().all(|mode| {
-                ["leader", "follower", "observer", "standalone"].contains(&mode.as_str())
-            });
-            if ready && !connection.is_empty() {
-                break ZnodeClient::connect(&connection, Duration::from_secs(5)).await?;
-            }
-            if Instant::now() > deadline {
-                return Err(format!(
-                    "{}: the first ensemble never served; {}",
-                    self.scenario,
-                    self.files()
-                )
-                .into());
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
+        let connection = self
+            .poll(
+                "the first ensemble never served",
+                Duration::from_secs(60),
+                |ensemble| {
+                    let connection = ensemble.connection_string();
+                    let serving = ensemble.modes().iter().all(|mode| {
+                        ["leader", "follower", "observer", "standalone"].contains(&mode.as_str())
+                    });
+                    (serving && !connection.is_empty()).then_some(connection)
+                },
+            )
+            .await?;
+        let client = ZnodeClient::connect(&connection, Duration::from_secs(5)).await?;
         for index in 0..5 {
             let path = format!("/scaling/before-{index}");
             client.ensure_path(&path).await?;
             self.written.push(path);
         }
         Ok(())
+    }
+
+    /// Calls `ready` every 200 ms until it returns a value; after `timeout`, fails
+    /// with `what`, the servers' modes and where their files are.
+    async fn poll<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        mut ready: impl FnMut(&Self) -> Option<T>,
+    ) -> Result<T, Box<dyn std::error::Error>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(value) = ready(self) {
+                return Ok(value);
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "{}: {what}; modes {:?}; {}",
+                    self.scenario,
+                    self.modes(),
+                    self.files()
+                )
+                .into());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
 
     fn files(&self) -> String {
@@ -553,17 +568,19 @@ async fn an_unstaged_one_to_three_is_caught_losing_data() -> TestResult {
         false,
     )?;
     ensemble.apply(&target, &all_at_once.membership)?;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ensemble.modes().iter().any(|mode| mode == "leader") {
-        if Instant::now() > deadline {
-            return Err(format!(
-                "the new servers never elected a leader; {}",
-                ensemble.files()
-            )
-            .into());
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    ensemble
+        .poll(
+            "the new servers never elected a leader",
+            Duration::from_secs(60),
+            |ensemble| {
+                ensemble
+                    .modes()
+                    .iter()
+                    .any(|mode| mode == "leader")
+                    .then_some(())
+            },
+        )
+        .await?;
     ensemble.restart("zk-server-default-0")?;
     let outcome = ensemble.check_and_write("the unstaged change").await;
     let message = outcome

@@ -37,6 +37,21 @@ fn closed_loopback_port() -> u16 {
     listener.local_addr().expect("local address").port()
 }
 
+/// The ZNode `app` of cluster `zk` in the harness namespace.
+fn app_znode(harness: &Harness) -> ZookeeperZnode {
+    let mut znode = ZookeeperZnode::new(
+        "app",
+        ZookeeperZnodeSpec {
+            cluster_ref: ClusterRef {
+                name: "zk".to_owned(),
+                namespace: None,
+            },
+        },
+    );
+    znode.metadata.namespace = Some(harness.namespace.to_owned());
+    znode
+}
+
 async fn wait_for_znode_reason(harness: &Harness, name: &str, reason: &str) {
     strata_testing::wait::wait_for_reason::<ZookeeperZnode>(
         harness,
@@ -55,16 +70,7 @@ async fn a_znode_reports_what_blocks_it_and_is_released_when_its_cluster_is_gone
         hosts: format!("127.0.0.1:{port}"),
     }));
     let znodes: Api<ZookeeperZnode> = Api::namespaced(harness.server.client(), harness.namespace);
-    let mut znode = ZookeeperZnode::new(
-        "app",
-        ZookeeperZnodeSpec {
-            cluster_ref: ClusterRef {
-                name: "zk".to_owned(),
-                namespace: None,
-            },
-        },
-    );
-    znode.metadata.namespace = Some(harness.namespace.to_owned());
+    let mut znode = app_znode(&harness);
     // Another controller's finalizer, as backup tools add: ours must sit next to it and
     // be released without touching it.
     znode.metadata.finalizers = Some(vec![OTHER_FINALIZER.to_owned()]);
@@ -176,18 +182,8 @@ async fn a_znode_of_a_stopped_cluster_says_so_and_the_annotation_keeps_its_path(
     create(&harness, &cluster("zk", single_group_spec(1))).await;
     wait_for_objects(&harness, &ExpectedObjects::new("zk", &["default"])).await;
     let znodes: Api<ZookeeperZnode> = Api::namespaced(harness.server.client(), harness.namespace);
-    let mut znode = ZookeeperZnode::new(
-        "app",
-        ZookeeperZnodeSpec {
-            cluster_ref: ClusterRef {
-                name: "zk".to_owned(),
-                namespace: None,
-            },
-        },
-    );
-    znode.metadata.namespace = Some(harness.namespace.to_owned());
     znodes
-        .create(&PostParams::default(), &znode)
+        .create(&PostParams::default(), &app_znode(&harness))
         .await
         .expect("the ZNode is created");
     wait_for_znode_reason(&harness, "app", "EnsembleUnreachable").await;
