@@ -33,6 +33,7 @@ pub(crate) fn document(registry: &Registry, path: &str) -> Option<Value> {
         })),
         ["api", "v1"] => Some(resource_list(registry, "", "v1")),
         ["apis"] => Some(group_list(registry)),
+        ["openapi", "v3"] => Some(json!({"paths": {}})),
         ["apis", group, version] => {
             let list = resource_list(registry, group, version);
             let empty = list["resources"].as_array().is_none_or(Vec::is_empty);
@@ -145,6 +146,12 @@ mod tests {
             .filter_map(|resource| resource["name"].as_str())
             .collect();
         assert_eq!(names, ["zookeeperclusters", "zookeeperclusters/status"]);
+    }
+
+    #[test]
+    fn openapi_v3_lists_no_group_versions() {
+        let index = document(&registry(), "/openapi/v3").expect("served");
+        assert_eq!(index, json!({"paths": {}}));
     }
 
     #[test]

@@ -6,6 +6,17 @@
 //! same [`ApiService`] as an in-process client; watches stream as chunked
 //! responses. A bearer token, when sent, is recorded as the request's user, so
 //! a test can tell the operator's requests from its own.
+//!
+//! **OpenAPI** is served as empty documents: `/openapi/v3` lists no group
+//! versions and `/openapi/v2` is an empty protobuf document. Clients then find
+//! no schema for any kind and skip their client-side validation, so `kubectl
+//! apply` needs no `--validate=false`, and `helm install` gets past validation
+//! without `--disable-openapi-validation`. The API itself does not check
+//! objects against schemas, so a field a real API server would refuse is
+//! stored here; strict validation is tested with `kubernetes-validate`.
+//!
+//! **Protobuf** bodies are not understood. Helm stores its releases with a
+//! protobuf Secret, so `helm install` still fails at that step.
 
 use std::net::SocketAddr;
 

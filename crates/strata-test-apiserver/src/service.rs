@@ -175,6 +175,18 @@ fn non_resource(server: &TestApiServer, path: &str) -> Response<ResponseBody> {
     if let Some(document) = crate::discovery::document(&lock(&server.state).registry, path) {
         return json_response(200, &document);
     }
+    if path == "/openapi/v2" {
+        // An empty OpenAPI v2 document: zero bytes are a valid, empty protobuf
+        // `openapi_v2.Document`, which clients read as "no schemas".
+        let mut response = Response::new(Full::new(Bytes::new()).boxed_unsync());
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static(
+                "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+            ),
+        );
+        return response;
+    }
     if path == "/version" {
         let version = json!({
             "major": "1", "minor": "35", "gitVersion": "v1.35.0-strata-test",

@@ -198,7 +198,7 @@ async fn the_real_kubectl_discovers_reads_and_applies_through_the_listener() {
     tokio::task::spawn_blocking(move || {
         kubectl(
             &kubeconfig,
-            &["apply", "--server-side", "--validate=false", "-f", "-"],
+            &["apply", "--server-side", "-f", "-"],
             Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied-by-kubectl\ndata:\n  key: value\n"),
         )
     })
@@ -231,7 +231,7 @@ async fn a_crd_applied_with_kubectl_makes_its_kind_servable_at_once() {
         let file = |path: &std::path::Path| path.to_string_lossy().into_owned();
         kubectl(
             &kubeconfig,
-            &["apply", "--server-side", "--validate=false", "-f", &file(&crd)],
+            &["apply", "--server-side", "-f", &file(&crd)],
             None,
         );
         kubectl(
@@ -246,7 +246,7 @@ async fn a_crd_applied_with_kubectl_makes_its_kind_servable_at_once() {
         );
         kubectl(
             &kubeconfig,
-            &["apply", "--server-side", "--validate=false", "-f", &file(&example)],
+            &["apply", "--server-side", "-f", &file(&example)],
             None,
         );
         kubectl(&kubeconfig, &["get", "zookeeperclusters", "-o", "json"], None)
