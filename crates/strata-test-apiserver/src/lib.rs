@@ -49,6 +49,7 @@ mod kinds;
 mod listener;
 mod object;
 mod patch;
+mod protobuf;
 mod read;
 mod requests;
 mod route;

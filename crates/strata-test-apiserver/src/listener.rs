@@ -10,13 +10,16 @@
 //! **OpenAPI** is served as empty documents: `/openapi/v3` lists no group
 //! versions and `/openapi/v2` is an empty protobuf document. Clients then find
 //! no schema for any kind and skip their client-side validation, so `kubectl
-//! apply` needs no `--validate=false`, and `helm install` gets past validation
-//! without `--disable-openapi-validation`. The API itself does not check
-//! objects against schemas, so a field a real API server would refuse is
-//! stored here; strict validation is tested with `kubernetes-validate`.
+//! apply` needs no `--validate=false`, and `helm install` needs no
+//! `--disable-openapi-validation`. The API itself does not check objects
+//! against schemas, so a field a real API server would refuse is stored here;
+//! strict validation is tested with `kubernetes-validate`.
 //!
-//! **Protobuf** bodies are not understood. Helm stores its releases with a
-//! protobuf Secret, so `helm install` still fails at that step.
+//! **Protobuf** request bodies are decoded for Secrets and ConfigMaps
+//! (`crate::protobuf`), which client-go's typed clients send that way; Helm
+//! stores its releases so. Responses are always JSON, which those clients
+//! accept as well. So the real `helm install` of an operator chart works, CRDs
+//! included.
 
 use std::net::SocketAddr;
 

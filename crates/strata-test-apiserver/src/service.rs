@@ -170,6 +170,16 @@ async fn handle(
     }
 }
 
+/// The object in a create or update body: JSON, or protobuf for the kinds
+/// client-go's typed clients send that way.
+fn request_object(content_type: Option<&str>, body: &[u8]) -> Result<Value, ApiError> {
+    if crate::protobuf::is_protobuf(content_type) {
+        crate::protobuf::decode_object(body)
+    } else {
+        write::parse_object(body)
+    }
+}
+
 /// `/version` answers like a current server; other non-resource paths are 404.
 fn non_resource(server: &TestApiServer, path: &str) -> Response<ResponseBody> {
     if let Some(document) = crate::discovery::document(&lock(&server.state).registry, path) {
@@ -278,7 +288,7 @@ fn dispatch(server: &TestApiServer, request: Incoming) -> Result<Reply, ApiError
                     "create is not allowed on subresources",
                 ));
             }
-            let object = write::parse_object(&body)?;
+            let object = request_object(content_type.as_deref(), &body)?;
             if object
                 .pointer("/metadata/resourceVersion")
                 .and_then(Value::as_str)
@@ -301,7 +311,8 @@ fn dispatch(server: &TestApiServer, request: Incoming) -> Result<Reply, ApiError
             Reply::Json(201, shape.render(&created))
         }
         Verb::Update => {
-            let updated = write::update(&mut state, address, write::parse_object(&body)?, &writer)?;
+            let object = request_object(content_type.as_deref(), &body)?;
+            let updated = write::update(&mut state, address, object, &writer)?;
             Reply::Json(200, shape.render(&updated))
         }
         Verb::Patch => {

@@ -257,3 +257,108 @@ async fn a_crd_applied_with_kubectl_makes_its_kind_servable_at_once() {
     assert_eq!(listed["items"][0]["metadata"]["name"], "simple-zk");
     assert_eq!(listed["items"][0]["kind"], "ZookeeperCluster");
 }
+
+/// Runs the real `helm` (from `cargo xtask tools`) against `kubeconfig`, with its
+/// caches and configuration under `home`; returns its output, or panics with it.
+fn helm(kubeconfig: &std::path::Path, home: &std::path::Path, args: &[&str]) -> String {
+    let output =
+        std::process::Command::new(strata_testing::tools::tool(strata_testing::tools::HELM))
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(args)
+            .env("HELM_CACHE_HOME", home.join("cache"))
+            .env("HELM_CONFIG_HOME", home.join("config"))
+            .env("HELM_DATA_HOME", home.join("data"))
+            .output()
+            .expect("helm starts");
+    assert!(
+        output.status.success(),
+        "helm {args:?} failed ({}): {}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `helm install` of the real operator chart, with no flag turned off: Helm
+/// installs the CRDs from the chart's `crds/` (their kinds become servable),
+/// applies the templates, and stores its release as a protobuf Secret, which
+/// `helm list` reads back.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs helm (STRATA_HELM); run by cargo xtask test"]
+async fn the_real_helm_installs_the_operator_chart_through_the_listener() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::Secret;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+    let server = TestApiServer::new();
+    let listener = server.listen(loopback_any_port()).await.expect("listening");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        listener.kubeconfig("admin", "admin-token", "default"),
+    )
+    .expect("kubeconfig");
+    let chart = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../helm/zookeeper-operator")
+        .to_string_lossy()
+        .into_owned();
+    let home = dir.path().to_owned();
+    let listed = tokio::task::spawn_blocking(move || {
+        helm(
+            &kubeconfig,
+            &home,
+            &[
+                "install",
+                "zookeeper-operator",
+                &chart,
+                "--namespace",
+                "strata-operators",
+                "--create-namespace",
+            ],
+        );
+        helm(
+            &kubeconfig,
+            &home,
+            &[
+                "list",
+                "--namespace",
+                "strata-operators",
+                "--output",
+                "json",
+            ],
+        )
+    })
+    .await
+    .expect("helm");
+
+    let releases: serde_json::Value = serde_json::from_str(&listed).expect("JSON");
+    assert_eq!(releases[0]["name"], "zookeeper-operator");
+    assert_eq!(releases[0]["status"], "deployed");
+    let crds: Vec<String> = server
+        .list_typed::<CustomResourceDefinition>()
+        .into_iter()
+        .filter_map(|crd| crd.metadata.name)
+        .collect();
+    assert!(
+        crds.contains(&"zookeeperclusters.zookeeper.strata.dev".to_owned()),
+        "{crds:?}"
+    );
+    assert!(
+        server
+            .get_typed::<Deployment>("strata-operators", "zookeeper-operator")
+            .is_some(),
+        "the operator Deployment is applied"
+    );
+    let release = server
+        .list_typed::<Secret>()
+        .into_iter()
+        .find(|secret| secret.type_.as_deref() == Some("helm.sh/release.v1"))
+        .expect("Helm stored its release");
+    assert_eq!(
+        release.metadata.namespace.as_deref(),
+        Some("strata-operators")
+    );
+}
