@@ -50,6 +50,16 @@ pub enum Task {
     /// Provision the external tools and run only the shared operator checks (render,
     /// kubernetes-validate, PyYAML, chart RBAC) on every registered operator; a step of `test`.
     CheckOperators,
+    /// Run every operator against the in-memory API, installed with the real helm and
+    /// driven with the real kubectl; no cluster needed. Runs until Ctrl-C.
+    Sandbox {
+        /// Loopback port of the API; 0 picks a free one.
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Apply each operator's example, show it Available, stop it, and exit.
+        #[arg(long)]
+        demo: bool,
+    },
 }
 
 /// Runs the parsed command against this workspace.
@@ -73,6 +83,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Task::Test => commands::test(&workspace),
         Task::Tools => commands::tools(&workspace),
         Task::CheckOperators => commands::check_operators(&workspace),
+        Task::Sandbox { port, demo } => {
+            crate::sandbox::run(&workspace, crate::sandbox::SandboxOptions { port, demo })
+        }
     }
 }
 

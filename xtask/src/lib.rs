@@ -6,6 +6,7 @@
 //! - [`helm`]: `gen-helm`, a chart per operator with RBAC derived from its registration.
 //! - [`images`]: `images`, a container image per operator, and hadolint on the Dockerfiles.
 //! - [`tools`] and [`pipeline`]: `cargo xtask test`, the full suite with real tools.
+//! - [`sandbox`]: `cargo xtask sandbox`, the operators against the in-memory API.
 //! - [`checks`]: the shared operator checks, run for every registered operator.
 
 pub mod checks;
@@ -17,5 +18,6 @@ pub mod helm;
 pub mod images;
 pub mod operators;
 pub mod pipeline;
+pub mod sandbox;
 pub mod structural;
 pub mod tools;

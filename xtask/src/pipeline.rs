@@ -24,6 +24,9 @@ pub enum Action {
     /// Run the shared operator checks (`strata_testing::checks`) on every
     /// registered operator.
     OperatorChecks,
+    /// `cargo xtask sandbox --demo`: every operator binary installed with the real
+    /// helm into the in-memory API and driven with the real kubectl.
+    SandboxDemo,
 }
 
 /// One named step of the suite.
@@ -64,6 +67,10 @@ pub fn steps() -> Vec<Step> {
         Step {
             name: "shared checks of every registered operator (render, validation, chart RBAC)",
             action: Action::OperatorChecks,
+        },
+        Step {
+            name: "sandbox demo: helm install, kubectl apply, Available, Stopped",
+            action: Action::SandboxDemo,
         },
         Step {
             name: "generated CRDs are up to date",
@@ -155,6 +162,13 @@ fn execute(
             Ok(())
         }
         Action::OperatorChecks => checks::run(workspace, operators::registered(), check_tools),
+        Action::SandboxDemo => crate::sandbox::run(
+            workspace,
+            crate::sandbox::SandboxOptions {
+                port: 0,
+                demo: true,
+            },
+        ),
         Action::CheckCrds => commands::gen_crds(workspace, true),
         Action::CheckHelm => commands::gen_helm(workspace, true),
         Action::Hadolint => {
@@ -195,6 +209,7 @@ mod tests {
                 Action::Hadolint,
                 Action::Cargo(vec!["test", "--workspace", "--", "--include-ignored"]),
                 Action::OperatorChecks,
+                Action::SandboxDemo,
                 Action::CheckCrds,
                 Action::CheckHelm,
             ]

@@ -1,0 +1,369 @@
+//! `cargo xtask sandbox`: the real operators on this machine, installed by the real
+//! `helm` into the in-memory API and driven by the real `kubectl`, with no cluster.
+//!
+//! 1. The in-memory API ([`strata_test_apiserver`]) listens on a loopback address and a
+//!    kubeconfig for it is written to `target/sandbox/kubeconfig`.
+//! 2. A simulated data plane runs all the time: the StatefulSet controller and the
+//!    kubelets of [`strata_testing::workloads::step_stateful_sets`], every half second,
+//!    so pods appear, become Ready and go away like on a cluster, and their volumes stay.
+//! 3. `helm install` of every registered operator's chart, then each operator's binary
+//!    (`<operator> run`) as a child process, with a kubeconfig whose token names the
+//!    chart's ServiceAccount, and its log in `target/sandbox/<operator>.log`.
+//! 4. Without `--demo`, it prints how to use it and runs until Ctrl-C. With `--demo`, it
+//!    applies each operator's example, waits for Available, shows `kubectl get` and the
+//!    conditions, stops the cluster with the `operator-command` annotation, waits for
+//!    Stopped, and exits.
+//!
+//! Every child is stopped by its PID when the sandbox ends, also on Ctrl-C and on error.
+//! A child that dies ends the sandbox with its last log lines.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use k8s_openapi::api::apps::v1::StatefulSet;
+use strata_test_apiserver::{Listener, TestApiServer};
+use strata_testing::workloads::step_stateful_sets;
+
+use crate::operators::{self, Operator};
+use crate::tools::{self, Tools};
+
+/// The namespace the charts are installed into.
+pub const OPERATOR_NAMESPACE: &str = "strata-operators";
+/// How often the simulated data plane acts.
+const DATA_PLANE_PERIOD: Duration = Duration::from_millis(500);
+/// How long the demo waits for a condition.
+const DEMO_TIMEOUT: &str = "180s";
+
+/// What `cargo xtask sandbox` was asked for.
+#[derive(Clone, Copy, Debug)]
+pub struct SandboxOptions {
+    /// Loopback port of the API; 0 picks a free one.
+    pub port: u16,
+    /// Run the scripted demo and exit.
+    pub demo: bool,
+}
+
+/// Runs the sandbox until Ctrl-C, or through the demo.
+pub fn run(workspace: &Path, options: SandboxOptions) -> anyhow::Result<()> {
+    let tools = tools::provision(workspace)?;
+    let operators = operators::registered();
+    build_operators(workspace, operators)?;
+    let dir = workspace.join("target").join("sandbox");
+    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(sandbox(workspace, &dir, &tools, operators, options))
+}
+
+/// `cargo build` of every operator binary, so the children start at once.
+fn build_operators(workspace: &Path, operators: &[Operator]) -> anyhow::Result<()> {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(workspace).arg("build");
+    for operator in operators {
+        command.args(["--package", operator.name]);
+    }
+    for name in crate::pipeline::package_variables(std::env::vars_os().map(|(name, _)| name)) {
+        command.env_remove(name);
+    }
+    let status = command.status().context("running cargo build")?;
+    if !status.success() {
+        bail!("building the operators failed: {status}");
+    }
+    Ok(())
+}
+
+/// The operator processes; dropping them stops each by its PID.
+struct Children(Vec<(String, Child, PathBuf)>);
+
+impl Children {
+    /// Fails with the last log lines of the first child that has exited.
+    fn check(&mut self) -> anyhow::Result<()> {
+        for (name, child, log) in &mut self.0 {
+            if let Some(status) = child.try_wait()? {
+                bail!(
+                    "{name} exited ({status}); the last lines of {}:\n{}",
+                    log.display(),
+                    last_lines(log, 20)
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for (name, child, _) in &mut self.0 {
+            if child.kill().is_ok() {
+                let _ = child.wait();
+                eprintln!("    stopped {name} (pid {})", child.id());
+            }
+        }
+    }
+}
+
+fn last_lines(path: &Path, count: usize) -> String {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(count)..].join("\n")
+}
+
+async fn sandbox(
+    workspace: &Path,
+    dir: &Path,
+    tools: &Tools,
+    operators: &[Operator],
+    options: SandboxOptions,
+) -> anyhow::Result<()> {
+    let server = TestApiServer::new();
+    let address = SocketAddr::from(([127, 0, 0, 1], options.port));
+    let listener = server
+        .listen(address)
+        .await
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
+    let kubeconfig = dir.join("kubeconfig");
+    fs::write(
+        &kubeconfig,
+        listener.kubeconfig("sandbox-admin", "sandbox-admin", "default"),
+    )?;
+    eprintln!("==> the in-memory API listens on {}", listener.url());
+
+    let data_plane = tokio::spawn(simulate_data_plane(server.clone()));
+    let kubectl = Kubectl {
+        binary: tools.kubectl.clone(),
+        helm: tools.helm.clone(),
+        kubeconfig: kubeconfig.clone(),
+        home: dir.to_owned(),
+    };
+    let mut children = Children(Vec::new());
+    for operator in operators {
+        eprintln!("==> helm install {}", operator.name);
+        kubectl.helm(&[
+            "install",
+            operator.name,
+            &workspace.join("helm").join(operator.name).to_string_lossy(),
+            "--namespace",
+            OPERATOR_NAMESPACE,
+            "--create-namespace",
+        ])?;
+        children
+            .0
+            .push(start_operator(workspace, dir, &listener, operator)?);
+    }
+
+    let outcome = if options.demo {
+        demo(workspace, &kubectl, operators, &mut children).await
+    } else {
+        print_usage(&kubeconfig, workspace, operators);
+        wait_for_ctrl_c(&mut children).await
+    };
+    data_plane.abort();
+    drop(children);
+    outcome
+}
+
+/// The StatefulSet controller and the kubelets, for every namespace, forever.
+async fn simulate_data_plane(server: TestApiServer) {
+    loop {
+        let namespaces: BTreeSet<String> = server
+            .list_typed::<StatefulSet>()
+            .into_iter()
+            .filter_map(|stateful_set| stateful_set.metadata.namespace)
+            .collect();
+        for namespace in &namespaces {
+            step_stateful_sets((&server, namespace.as_str()));
+        }
+        tokio::time::sleep(DATA_PLANE_PERIOD).await;
+    }
+}
+
+/// Starts `<operator> run` against the sandbox as the chart's ServiceAccount.
+fn start_operator(
+    workspace: &Path,
+    dir: &Path,
+    listener: &Listener,
+    operator: &Operator,
+) -> anyhow::Result<(String, Child, PathBuf)> {
+    let service_account = format!(
+        "system:serviceaccount:{OPERATOR_NAMESPACE}:{}",
+        operator.name
+    );
+    let kubeconfig = dir.join(format!("{}.kubeconfig", operator.name));
+    fs::write(
+        &kubeconfig,
+        listener.kubeconfig(operator.name, &service_account, OPERATOR_NAMESPACE),
+    )?;
+    let log = dir.join(format!("{}.log", operator.name));
+    let binary = workspace.join("target").join("debug").join(operator.name);
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|target| target.join("debug").join(operator.name))
+        .filter(|path| path.is_file())
+        .unwrap_or(binary);
+    let child = Command::new(&target)
+        .arg("run")
+        .env("KUBECONFIG", &kubeconfig)
+        .env("POD_NAMESPACE", OPERATOR_NAMESPACE)
+        .env("POD_NAME", format!("{}-sandbox", operator.name))
+        .env("HTTP_ADDRESS", "127.0.0.1:0")
+        .env("KUBERNETES_CLUSTER_DOMAIN", "cluster.local")
+        .env("LOG_FORMAT", "text")
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&log)?)
+        .stderr(fs::File::create(&log)?)
+        .spawn()
+        .with_context(|| format!("starting {}", target.display()))?;
+    eprintln!(
+        "==> started {} (pid {}), log in {}",
+        operator.name,
+        child.id(),
+        log.display()
+    );
+    Ok((operator.name.to_owned(), child, log))
+}
+
+fn print_usage(kubeconfig: &Path, workspace: &Path, operators: &[Operator]) {
+    eprintln!("\nThe sandbox runs. In another shell:\n");
+    eprintln!("  export KUBECONFIG={}", kubeconfig.display());
+    for operator in operators {
+        eprintln!(
+            "  kubectl apply --server-side -f {}",
+            workspace.join(operator.example).display()
+        );
+    }
+    eprintln!("  kubectl get zookeeperclusters --watch");
+    eprintln!("  kubectl describe zookeeperclusters\n");
+    eprintln!("Ctrl-C stops the sandbox and every operator it started.");
+}
+
+async fn wait_for_ctrl_c(children: &mut Children) -> anyhow::Result<()> {
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+            () = tokio::time::sleep(Duration::from_secs(1)) => children.check()?,
+        }
+    }
+}
+
+/// Applies each operator's example, shows it Available, stops it and shows Stopped.
+async fn demo(
+    workspace: &Path,
+    kubectl: &Kubectl,
+    operators: &[Operator],
+    children: &mut Children,
+) -> anyhow::Result<()> {
+    for operator in operators {
+        let example = workspace.join(operator.example);
+        let (resource, namespace) = first_resource(&example)?;
+        eprintln!("==> kubectl apply --server-side -f {}", operator.example);
+        kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
+        for condition in ["Available", "Stopped"] {
+            eprintln!("==> kubectl wait {resource} --for=condition={condition}");
+            if condition == "Stopped" {
+                kubectl.run(&[
+                    "annotate",
+                    "--namespace",
+                    &namespace,
+                    &resource,
+                    "operator-command=Stopped",
+                ])?;
+            }
+            let waited = kubectl.run(&[
+                "wait",
+                "--namespace",
+                &namespace,
+                &resource,
+                &format!("--for=condition={condition}"),
+                &format!("--timeout={DEMO_TIMEOUT}"),
+            ]);
+            children.check()?;
+            waited?;
+            println!(
+                "{}",
+                kubectl.run(&["get", "--namespace", &namespace, &resource])?
+            );
+            let conditions = kubectl.run(&[
+                "get",
+                "--namespace",
+                &namespace,
+                &resource,
+                "-o",
+                "jsonpath={range .status.conditions[*]}{.type}={.status} ({.reason}){\"\\n\"}{end}",
+            ])?;
+            println!("{conditions}");
+        }
+    }
+    eprintln!("==> the demo finished");
+    Ok(())
+}
+
+/// `<kind>/<name>` and the namespace of the first document of an example.
+fn first_resource(example: &Path) -> anyhow::Result<(String, String)> {
+    let text = fs::read_to_string(example)?;
+    let documents = strata_testing::yaml::documents(&text)
+        .map_err(|error| anyhow::anyhow!("{}: {error}", example.display()))?;
+    let first = documents
+        .first()
+        .with_context(|| format!("{} has no document", example.display()))?;
+    let kind = first["kind"].as_str().unwrap_or_default().to_lowercase();
+    let name = first["metadata"]["name"].as_str().unwrap_or_default();
+    let namespace = first["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("default")
+        .to_owned();
+    Ok((format!("{kind}/{name}"), namespace))
+}
+
+/// The provisioned kubectl and helm, pointed at the sandbox.
+struct Kubectl {
+    binary: PathBuf,
+    helm: PathBuf,
+    kubeconfig: PathBuf,
+    home: PathBuf,
+}
+
+impl Kubectl {
+    fn run(&self, args: &[&str]) -> anyhow::Result<String> {
+        output(
+            Command::new(&self.binary)
+                .arg("--kubeconfig")
+                .arg(&self.kubeconfig)
+                .args(args),
+            "kubectl",
+            args,
+        )
+    }
+
+    fn helm(&self, args: &[&str]) -> anyhow::Result<String> {
+        output(
+            Command::new(&self.helm)
+                .arg("--kubeconfig")
+                .arg(&self.kubeconfig)
+                .args(args)
+                .env("HELM_CACHE_HOME", self.home.join("helm-cache"))
+                .env("HELM_CONFIG_HOME", self.home.join("helm-config"))
+                .env("HELM_DATA_HOME", self.home.join("helm-data")),
+            "helm",
+            args,
+        )
+    }
+}
+
+fn output(command: &mut Command, program: &str, args: &[&str]) -> anyhow::Result<String> {
+    let output = command
+        .output()
+        .with_context(|| format!("starting {program}"))?;
+    if !output.status.success() {
+        bail!(
+            "{program} {args:?} failed ({}): {}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
