@@ -8,7 +8,10 @@
 //!    so pods appear, become Ready and go away like on a cluster, and their volumes stay.
 //! 3. `helm install` of every registered operator's chart, then each operator's binary
 //!    (`<operator> run`) as a child process, with a kubeconfig whose token names the
-//!    chart's ServiceAccount, and its log in `target/sandbox/<operator>.log`.
+//!    chart's ServiceAccount, and its log in `target/sandbox/<operator>.log`. RBAC is
+//!    enforced for ServiceAccounts: an operator gets exactly what its chart's Roles and
+//!    bindings grant, and a request they do not grant is a 403. The sandbox fails at
+//!    the end if any operator request was refused.
 //! 4. Without `--demo`, it prints how to use it and runs until Ctrl-C. With `--demo`, it
 //!    applies each operator's example, waits for Available, shows `kubectl get` and the
 //!    conditions, stops the cluster with the `operator-command` annotation, waits for
@@ -37,7 +40,7 @@ pub const OPERATOR_NAMESPACE: &str = "strata-operators";
 /// How often the simulated data plane acts.
 const DATA_PLANE_PERIOD: Duration = Duration::from_millis(500);
 /// How long the demo waits for a condition.
-const DEMO_TIMEOUT: &str = "180s";
+const DEMO_TIMEOUT: &str = "120s";
 
 /// What `cargo xtask sandbox` was asked for.
 #[derive(Clone, Copy, Debug)]
@@ -120,6 +123,7 @@ async fn sandbox(
     options: SandboxOptions,
 ) -> anyhow::Result<()> {
     let server = TestApiServer::new();
+    server.enforce_rbac();
     let address = SocketAddr::from(([127, 0, 0, 1], options.port));
     let listener = server
         .listen(address)
@@ -163,7 +167,43 @@ async fn sandbox(
     };
     data_plane.abort();
     drop(children);
-    outcome
+    let denied: Vec<String> = server
+        .denied()
+        .iter()
+        .map(|request| {
+            format!(
+                "{} {} {}/{} {}",
+                request.user.as_deref().unwrap_or_default(),
+                request.verb,
+                request.group,
+                request.resource,
+                request.name.as_deref().unwrap_or_default()
+            )
+        })
+        .collect();
+    if !denied.is_empty() {
+        let failure = outcome
+            .err()
+            .map(|error| {
+                format!(
+                    "{error:#}
+"
+                )
+            })
+            .unwrap_or_default();
+        bail!(
+            "{failure}the chart's RBAC refused {} request(s) of the operators:
+  {}",
+            denied.len(),
+            denied.join(
+                "
+  "
+            )
+        );
+    }
+    outcome?;
+    eprintln!("==> no request of an operator was refused by its chart's RBAC");
+    Ok(())
 }
 
 /// The StatefulSet controller and the kubelets, for every namespace, forever.

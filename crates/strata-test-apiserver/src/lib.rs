@@ -50,6 +50,7 @@ mod listener;
 mod object;
 mod patch;
 mod protobuf;
+mod rbac;
 mod read;
 mod requests;
 mod route;

@@ -133,6 +133,10 @@ async fn handle(
         user,
     };
     lock(&server.requests).push(record.clone());
+    if let Some(forbidden) = crate::rbac::authorize(&server, &record) {
+        lock(&server.denied).push(record);
+        return error_response(&forbidden);
+    }
 
     let decision = fault::decide(&mut lock(&server.faults), &record);
     if decision.delay > Duration::ZERO {
