@@ -121,19 +121,26 @@ async fn dropping_the_listener_stops_serving() {
     }
 }
 
-/// Runs the real `kubectl` (from `cargo xtask tools`) against `kubeconfig`.
-fn kubectl(kubeconfig: &std::path::Path, args: &[&str], stdin: Option<&str>) -> String {
+/// Runs a provisioned tool (`STRATA_KUBECTL`, `STRATA_HELM`) against `kubeconfig`
+/// with `envs` and `stdin`; returns its stdout, or panics with its output.
+fn run_tool(
+    variable: &str,
+    kubeconfig: &std::path::Path,
+    args: &[&str],
+    envs: &[(&str, std::path::PathBuf)],
+    stdin: Option<&str>,
+) -> String {
     use std::io::Write as _;
-    let mut child =
-        std::process::Command::new(strata_testing::tools::tool(strata_testing::tools::KUBECTL))
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("kubectl starts");
+    let mut child = std::process::Command::new(strata_testing::tools::tool(variable))
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .envs(envs.iter().map(|(name, value)| (*name, value)))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("{variable} starts: {error}"));
     if let Some(text) = stdin {
         child
             .stdin
@@ -144,13 +151,35 @@ fn kubectl(kubeconfig: &std::path::Path, args: &[&str], stdin: Option<&str>) -> 
     } else {
         drop(child.stdin.take());
     }
-    let output = child.wait_with_output().expect("kubectl ends");
+    let output = child.wait_with_output().expect("the tool ends");
     assert!(
         output.status.success(),
-        "kubectl {args:?} failed: {}",
+        "{variable} {args:?} failed ({}): {}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Runs the real `kubectl` (from `cargo xtask tools`) against `kubeconfig`.
+fn kubectl(kubeconfig: &std::path::Path, args: &[&str], stdin: Option<&str>) -> String {
+    run_tool(strata_testing::tools::KUBECTL, kubeconfig, args, &[], stdin)
+}
+
+/// Writes a kubeconfig for `listener` into `dir`, as `user`.
+fn kubeconfig_file(
+    listener: &strata_test_apiserver::Listener,
+    dir: &std::path::Path,
+    user: &str,
+) -> std::path::PathBuf {
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        listener.kubeconfig(user, &format!("{user}-token"), "default"),
+    )
+    .expect("kubeconfig");
+    path
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -162,12 +191,7 @@ async fn the_real_kubectl_discovers_reads_and_applies_through_the_listener() {
     server.upsert(&existing).expect("store");
     let listener = server.listen(loopback_any_port()).await.expect("listening");
     let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        listener.kubeconfig("user", "user-token", "default"),
-    )
-    .expect("kubeconfig");
+    let kubeconfig = kubeconfig_file(&listener, dir.path(), "user");
 
     let resources = tokio::task::spawn_blocking({
         let kubeconfig = kubeconfig.clone();
@@ -216,12 +240,7 @@ async fn a_crd_applied_with_kubectl_makes_its_kind_servable_at_once() {
     let server = TestApiServer::new();
     let listener = server.listen(loopback_any_port()).await.expect("listening");
     let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        listener.kubeconfig("user", "user-token", "default"),
-    )
-    .expect("kubeconfig");
+    let kubeconfig = kubeconfig_file(&listener, dir.path(), "user");
     let crd = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../crds/zookeeperclusters.zookeeper.strata.dev.yaml");
     let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -259,26 +278,14 @@ async fn a_crd_applied_with_kubectl_makes_its_kind_servable_at_once() {
 }
 
 /// Runs the real `helm` (from `cargo xtask tools`) against `kubeconfig`, with its
-/// caches and configuration under `home`; returns its output, or panics with it.
+/// caches and configuration under `home`.
 fn helm(kubeconfig: &std::path::Path, home: &std::path::Path, args: &[&str]) -> String {
-    let output =
-        std::process::Command::new(strata_testing::tools::tool(strata_testing::tools::HELM))
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .args(args)
-            .env("HELM_CACHE_HOME", home.join("cache"))
-            .env("HELM_CONFIG_HOME", home.join("config"))
-            .env("HELM_DATA_HOME", home.join("data"))
-            .output()
-            .expect("helm starts");
-    assert!(
-        output.status.success(),
-        "helm {args:?} failed ({}): {}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    let envs = [
+        ("HELM_CACHE_HOME", home.join("cache")),
+        ("HELM_CONFIG_HOME", home.join("config")),
+        ("HELM_DATA_HOME", home.join("data")),
+    ];
+    run_tool(strata_testing::tools::HELM, kubeconfig, args, &envs, None)
 }
 
 /// `helm install` of the real operator chart, with no flag turned off: Helm
@@ -295,12 +302,7 @@ async fn the_real_helm_installs_the_operator_chart_through_the_listener() {
     let server = TestApiServer::new();
     let listener = server.listen(loopback_any_port()).await.expect("listening");
     let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        listener.kubeconfig("admin", "admin-token", "default"),
-    )
-    .expect("kubeconfig");
+    let kubeconfig = kubeconfig_file(&listener, dir.path(), "admin");
     let chart = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../helm/zookeeper-operator")
         .to_string_lossy()
