@@ -286,8 +286,9 @@ pub fn plan(
     Ok(next_step(desired, running))
 }
 
-/// Every desired group at its full size, none joining.
-fn settled(desired: &DesiredMembership) -> BTreeMap<String, GroupPlan> {
+/// Every desired group at its full size, none joining: the membership of a cluster
+/// with no change in progress.
+pub fn settled(desired: &DesiredMembership) -> BTreeMap<String, GroupPlan> {
     desired
         .iter()
         .filter(|(_, members)| members.servers > 0)

@@ -69,18 +69,21 @@ impl ValidatedCluster {
     }
 
     /// Validates `cluster` as it runs during a membership change: each role group with
-    /// the servers `membership` gives it, groups without servers left out, and groups the
-    /// spec no longer has (draining one server at a time) built from the role's settings
-    /// with their recorded `myidOffset`.
+    /// the servers `membership` gives it (none for a spec group that has not joined
+    /// yet), and groups the spec no longer has (draining one server at a time) built
+    /// from the role's settings with their recorded `myidOffset`. With the settled
+    /// membership it equals [`ValidatedCluster::new`].
     pub fn for_membership(
         cluster: &ZookeeperCluster,
         cluster_domain: &str,
         membership: &BTreeMap<String, GroupPlan>,
     ) -> Result<Self, ReconcileError> {
         let mut servers = cluster.spec.servers.clone();
-        servers
-            .role_groups
-            .retain(|name, _| membership.contains_key(name));
+        for (name, group) in &mut servers.role_groups {
+            if !membership.contains_key(name) {
+                group.replicas = Some(0);
+            }
+        }
         for (name, plan) in membership {
             let group = servers
                 .role_groups

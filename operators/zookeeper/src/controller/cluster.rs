@@ -77,7 +77,12 @@ async fn prepare(
     let wanted = desired.membership();
     let observed = observe_role_groups(&running, &wanted);
     let mut plan = membership::plan(&wanted, &observed, None, stopped).map_err(refused)?;
-    let mut step = ValidatedCluster::for_membership(cluster, domain, &plan.membership)?;
+    // With no change in progress (almost every reconcile) the spec is the step.
+    let mut step = if plan.membership == membership::settled(&wanted) {
+        desired
+    } else {
+        ValidatedCluster::for_membership(cluster, domain, &plan.membership)?
+    };
     if plan.restart.is_some() {
         let servers = step
             .role_groups

@@ -297,3 +297,20 @@ fn role_group_settings_win_over_role_settings() -> Result<(), Box<dyn std::error
     );
     Ok(())
 }
+
+/// The reconcile skips the second validation when no change runs, which is only right
+/// if both give the same model.
+#[test]
+fn the_settled_membership_validates_to_the_spec() -> Result<(), Box<dyn std::error::Error>> {
+    let spec = cluster(json!({"servers": {"roleGroups": {
+        "primary": {"replicas": 3},
+        "secondary": {"replicas": 2, "config": {"myidOffset": 10}}
+    }}}))?;
+    let desired = ValidatedCluster::new(&spec, DEFAULT_CLUSTER_DOMAIN)?;
+    let settled = crate::membership::settled(&desired.membership());
+    assert_eq!(
+        ValidatedCluster::for_membership(&spec, DEFAULT_CLUSTER_DOMAIN, &settled)?,
+        desired
+    );
+    Ok(())
+}
