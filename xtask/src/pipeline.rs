@@ -69,7 +69,7 @@ pub fn steps() -> Vec<Step> {
             action: Action::OperatorChecks,
         },
         Step {
-            name: "sandbox demo: helm install, kubectl apply, Available, Stopped",
+            name: "sandbox demo: helm install, kubectl apply, Available, Degraded, healed, Stopped",
             action: Action::SandboxDemo,
         },
         Step {

@@ -13,9 +13,11 @@
 //!    bindings grant, and a request they do not grant is a 403. The sandbox fails at
 //!    the end if any operator request was refused.
 //! 4. Without `--demo`, it prints how to use it and runs until Ctrl-C. With `--demo`, it
-//!    applies each operator's example, waits for Available, shows `kubectl get` and the
-//!    conditions, stops the cluster with the `operator-command` annotation, waits for
-//!    Stopped, and exits.
+//!    applies each operator's example and waits for Available; makes its pods fail
+//!    (`CrashLoopBackOff`, through `podOverrides` and the
+//!    [`SIMULATED_FAILURE_ANNOTATION`]) and waits for Degraded; heals them; stops the
+//!    cluster with the `operator-command` annotation and waits for Stopped. Each step
+//!    shows `kubectl get` and the conditions.
 //!
 //! Every child is stopped by its PID when the sandbox ends, also on Ctrl-C and on error.
 //! A child that dies ends the sandbox with its last log lines.
@@ -29,8 +31,9 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use k8s_openapi::api::apps::v1::StatefulSet;
+use serde_json::{Value, json};
 use strata_test_apiserver::{Listener, TestApiServer};
-use strata_testing::workloads::step_stateful_sets;
+use strata_testing::workloads::{SIMULATED_FAILURE_ANNOTATION, step_stateful_sets};
 
 use crate::operators::{self, Operator};
 use crate::tools::{self, Tools};
@@ -289,7 +292,9 @@ async fn wait_for_ctrl_c(children: &mut Children) -> anyhow::Result<()> {
     }
 }
 
-/// Applies each operator's example, shows it Available, stops it and shows Stopped.
+/// Applies each operator's example and shows it Available; makes its pods fail
+/// (through `podOverrides` and [`SIMULATED_FAILURE_ANNOTATION`]) and shows Degraded;
+/// heals it and shows Available again; stops it and shows Stopped.
 async fn demo(
     workspace: &Path,
     kubectl: &Kubectl,
@@ -298,51 +303,104 @@ async fn demo(
 ) -> anyhow::Result<()> {
     for operator in operators {
         let example = workspace.join(operator.example);
-        let (resource, namespace) = first_resource(&example)?;
+        let target = first_resource(&example)?;
         eprintln!("==> kubectl apply --server-side -f {}", operator.example);
         kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
-        for condition in ["Available", "Stopped"] {
-            eprintln!("==> kubectl wait {resource} --for=condition={condition}");
-            if condition == "Stopped" {
-                kubectl.run(&[
-                    "annotate",
-                    "--namespace",
-                    &namespace,
-                    &resource,
-                    "operator-command=Stopped",
-                ])?;
-            }
-            let waited = kubectl.run(&[
-                "wait",
-                "--namespace",
-                &namespace,
-                &resource,
-                &format!("--for=condition={condition}"),
-                &format!("--timeout={DEMO_TIMEOUT}"),
-            ]);
-            children.check()?;
-            waited?;
-            println!(
-                "{}",
-                kubectl.run(&["get", "--namespace", &namespace, &resource])?
-            );
-            let conditions = kubectl.run(&[
-                "get",
-                "--namespace",
-                &namespace,
-                &resource,
-                "-o",
-                "jsonpath={range .status.conditions[*]}{.type}={.status} ({.reason}){\"\\n\"}{end}",
-            ])?;
-            println!("{conditions}");
-        }
+        show(kubectl, &target, "Available=True", children)?;
+
+        let failing = json!({"metadata": {"annotations": {SIMULATED_FAILURE_ANNOTATION: "CrashLoopBackOff"}}});
+        eprintln!(
+            "==> simulated CrashLoopBackOff through spec.{}.podOverrides",
+            target.role
+        );
+        target.patch_role(kubectl, &failing)?;
+        show(kubectl, &target, "Degraded=True", children)?;
+        eprintln!("==> podOverrides removed");
+        target.patch_role(kubectl, &Value::Null)?;
+        show(kubectl, &target, "Available=True", children)?;
+
+        eprintln!(
+            "==> kubectl annotate {} operator-command=Stopped",
+            target.resource
+        );
+        kubectl.run(&[
+            "annotate",
+            "--namespace",
+            &target.namespace,
+            &target.resource,
+            "operator-command=Stopped",
+        ])?;
+        show(kubectl, &target, "Stopped=True", children)?;
     }
     eprintln!("==> the demo finished");
     Ok(())
 }
 
-/// `<kind>/<name>` and the namespace of the first document of an example.
-fn first_resource(example: &Path) -> anyhow::Result<(String, String)> {
+/// Waits for `condition` (`Type=Status`) and prints `kubectl get` and the conditions.
+fn show(
+    kubectl: &Kubectl,
+    target: &DemoTarget,
+    condition: &str,
+    children: &mut Children,
+) -> anyhow::Result<()> {
+    eprintln!(
+        "==> kubectl wait {} --for=condition={condition}",
+        target.resource
+    );
+    let waited = kubectl.run(&[
+        "wait",
+        "--namespace",
+        &target.namespace,
+        &target.resource,
+        &format!("--for=condition={condition}"),
+        &format!("--timeout={DEMO_TIMEOUT}"),
+    ]);
+    children.check()?;
+    waited?;
+    println!(
+        "{}",
+        kubectl.run(&["get", "--namespace", &target.namespace, &target.resource])?
+    );
+    let conditions = kubectl.run(&[
+        "get",
+        "--namespace",
+        &target.namespace,
+        &target.resource,
+        "-o",
+        "jsonpath={range .status.conditions[*]}{.type}={.status} ({.reason}): {.message}{\"\\n\"}{end}",
+    ])?;
+    println!("{conditions}");
+    Ok(())
+}
+
+/// The object a demo drives: `<kind>/<name>`, its namespace and its first role.
+struct DemoTarget {
+    resource: String,
+    namespace: String,
+    role: String,
+}
+
+impl DemoTarget {
+    /// Sets (or with `null`, removes) the role's `podOverrides` with a merge patch.
+    fn patch_role(&self, kubectl: &Kubectl, pod_overrides: &Value) -> anyhow::Result<()> {
+        let patch = json!({"spec": {self.role.as_str(): {"podOverrides": pod_overrides}}});
+        kubectl.run(&[
+            "patch",
+            "--namespace",
+            &self.namespace,
+            &self.resource,
+            "--type",
+            "merge",
+            "-p",
+            &patch.to_string(),
+        ])?;
+        Ok(())
+    }
+}
+
+/// The first document of an example: `<kind>/<name>`, its namespace, and the first
+/// `spec` field that holds `roleGroups` (its first role).
+fn first_resource(example: &Path) -> anyhow::Result<DemoTarget> {
     let text = fs::read_to_string(example)?;
     let documents = strata_testing::yaml::documents(&text)
         .map_err(|error| anyhow::anyhow!("{}: {error}", example.display()))?;
@@ -351,11 +409,22 @@ fn first_resource(example: &Path) -> anyhow::Result<(String, String)> {
         .with_context(|| format!("{} has no document", example.display()))?;
     let kind = first["kind"].as_str().unwrap_or_default().to_lowercase();
     let name = first["metadata"]["name"].as_str().unwrap_or_default();
-    let namespace = first["metadata"]["namespace"]
-        .as_str()
-        .unwrap_or("default")
-        .to_owned();
-    Ok((format!("{kind}/{name}"), namespace))
+    let role = first["spec"]
+        .as_object()
+        .and_then(|spec| {
+            spec.iter()
+                .find(|(_, value)| value.get("roleGroups").is_some())
+                .map(|(key, _)| key.clone())
+        })
+        .with_context(|| format!("{} has no role with roleGroups", example.display()))?;
+    Ok(DemoTarget {
+        resource: format!("{kind}/{name}"),
+        namespace: first["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default")
+            .to_owned(),
+        role,
+    })
 }
 
 /// The provisioned kubectl and helm, pointed at the sandbox.

@@ -250,9 +250,29 @@ pub fn create_claims<'a>(
     names
 }
 
+/// A pod template annotation that makes [`step_stateful_sets`] create the pods
+/// failing: their container waits with the annotation's value as its reason, such
+/// as `CrashLoopBackOff` or `ImagePullBackOff`, and they never get ready. Set it
+/// through a cluster's `podOverrides` to see Degraded in the sandbox.
+pub const SIMULATED_FAILURE_ANNOTATION: &str = "sandbox.strata.dev/simulate-failure";
+
+/// The waiting reason [`SIMULATED_FAILURE_ANNOTATION`] asks for, if any.
+fn simulated_failure(stateful_set: &StatefulSet) -> Option<String> {
+    stateful_set
+        .spec
+        .template
+        .metadata
+        .as_ref()?
+        .annotations
+        .as_ref()?
+        .get(SIMULATED_FAILURE_ANNOTATION)
+        .cloned()
+}
+
 /// One pass of what the StatefulSet controller and the kubelets do for every
 /// StatefulSet in the namespace: pods missing below `spec.replicas` are
-/// created from the current template and run ready, pods at or above it are
+/// created from the current template and run ready (or fail, with
+/// [`SIMULATED_FAILURE_ANNOTATION`]), pods at or above it are
 /// removed (highest ordinal first, all in one pass), and the status reports
 /// the current generation and template. Pods that exist keep their template
 /// revision, as with the `OnDelete` strategy. Returns whether anything
@@ -293,10 +313,19 @@ pub fn step_stateful_sets<'a>(place: impl Into<Place<'a>>) -> bool {
                 existing.push(ordinal);
             }
         }
+        let failure = simulated_failure(&stateful_set);
         for ordinal in 0..replicas {
             if !existing.contains(&ordinal) {
                 let ordinal = u16::try_from(ordinal).unwrap_or(u16::MAX);
-                set_pod(place, &name, ordinal, PodState::RUNNING);
+                let state = match failure.as_deref() {
+                    Some(reason) => PodState {
+                        waiting: Some(reason),
+                        ready: false,
+                        ..PodState::RUNNING
+                    },
+                    None => PodState::RUNNING,
+                };
+                set_pod(place, &name, ordinal, state);
                 changed = true;
             }
         }
@@ -313,15 +342,43 @@ pub fn step_stateful_sets<'a>(place: impl Into<Place<'a>>) -> bool {
             .status
             .as_ref()
             .and_then(|status| status.ready_replicas);
+        let ready_now = ready_pods(place, &prefix, replicas);
         if observed != stateful_set.metadata.generation
             || revision.as_deref() != Some(current.as_str())
-            || ready != Some(replicas)
+            || ready != Some(ready_now)
         {
-            set_stateful_set_status(place, &name, replicas, replicas);
+            set_stateful_set_status(place, &name, replicas, ready_now);
             changed = true;
         }
     }
     changed
+}
+
+/// How many pods `<prefix><ordinal>` below `replicas` have every container ready.
+fn ready_pods(place: Place<'_>, prefix: &str, replicas: i32) -> i32 {
+    let ready = place
+        .server
+        .list_typed::<Pod>()
+        .into_iter()
+        .filter(|pod| pod.metadata.namespace.as_deref() == Some(place.namespace))
+        .filter(|pod| {
+            pod.metadata
+                .name
+                .as_deref()
+                .and_then(|name| name.strip_prefix(prefix))
+                .and_then(|ordinal| ordinal.parse::<i32>().ok())
+                .is_some_and(|ordinal| ordinal < replicas)
+        })
+        .filter(|pod| {
+            pod.status
+                .as_ref()
+                .and_then(|status| status.container_statuses.as_deref())
+                .is_some_and(|containers| {
+                    !containers.is_empty() && containers.iter().all(|container| container.ready)
+                })
+        })
+        .count();
+    i32::try_from(ready).unwrap_or(i32::MAX)
 }
 
 /// Lets the operator and the simulated StatefulSet controller

@@ -244,6 +244,22 @@ pub fn plan(
     }
     let changing = running != settled(desired);
     let health = Health::of(observed, leader);
+    if health.unobserved.is_empty()
+        && let Some(down) = health.stale_down.first()
+    {
+        return Ok(Plan {
+            membership: running.clone(),
+            restart: Some(down.name.clone()),
+            progress: Some(Progress {
+                reason: ProgressReason::RestartingServer,
+                message: format!(
+                    "Restarting server {} (pod {}), which is down on an older configuration, \
+                     so that it runs the latest one.",
+                    down.id, down.name
+                ),
+            }),
+        });
+    }
     if let Some(waiting) = health.waiting_for_pods() {
         let progress = (changing || !health.stale.is_empty()).then_some(Progress {
             reason: ProgressReason::WaitingForQuorum,
@@ -439,6 +455,8 @@ struct StalePod {
 struct Health {
     /// StatefulSets whose controller has not seen the latest template.
     unobserved: Vec<String>,
+    /// Members that are down (not running, not terminating) on an older template.
+    stale_down: Vec<StalePod>,
     /// Members whose pod is missing, terminating or not running.
     absent: Vec<String>,
     /// Pods above the membership that are still going.
@@ -479,6 +497,15 @@ impl Health {
                     health.absent.push(format!("server {id} (no pod yet)"));
                     continue;
                 };
+                if !pod.terminating && !pod.running && !pod.current {
+                    // Down on an older template: restarting it costs nothing, and it
+                    // is the only way out when that template is what broke it.
+                    health.stale_down.push(StalePod {
+                        id,
+                        name: pod.name.clone(),
+                    });
+                    continue;
+                }
                 if pod.terminating || !pod.running {
                     health
                         .absent

@@ -9,7 +9,8 @@ use super::*;
 
 /// Pods in a compact notation, by ordinal: `R` ready on the latest template, `S` ready on
 /// an older one, `s` running on an older one but not ready, `N` running on the latest
-/// template but not ready, `P` not running, `T` terminating, `-` no pod.
+/// template but not ready, `P` not running on the latest template, `x` not running on an
+/// older one, `T` terminating, `-` no pod.
 fn pods(statefulset: &str, notation: &str) -> BTreeMap<u32, PodState> {
     notation
         .chars()
@@ -19,7 +20,7 @@ fn pods(statefulset: &str, notation: &str) -> BTreeMap<u32, PodState> {
             let ordinal = u32::try_from(ordinal).unwrap_or(u32::MAX);
             let pod = PodState {
                 name: format!("{statefulset}-{ordinal}"),
-                running: !matches!(state, 'P'),
+                running: !matches!(state, 'P' | 'x'),
                 ready: matches!(state, 'R' | 'S' | 'T'),
                 current: matches!(state, 'R' | 'N' | 'P' | 'T'),
                 terminating: state == 'T',
@@ -122,6 +123,14 @@ fn expected(groups: &[(&str, u16, Option<u32>)]) -> Vec<(String, u16, Option<u32
 #[case::the_next_restart_waits_for_the_restarted_server(
     &[("default", 1, 3)], &[("default", 1, 3, None, "SSN")],
     &[("default", 3, None)], None, Some(ProgressReason::WaitingForQuorum)
+)]
+#[case::a_server_down_on_an_older_template_restarts_at_once(
+    &[("default", 1, 3)], &[("default", 1, 3, None, "RRx")],
+    &[("default", 3, None)], Some("zk-server-default-2"), Some(ProgressReason::RestartingServer)
+)]
+#[case::a_server_down_on_the_latest_template_is_awaited(
+    &[("default", 1, 3)], &[("default", 1, 3, None, "RRP")],
+    &[("default", 3, None)], None, None
 )]
 #[case::no_restart_while_a_server_is_down(
     &[("default", 1, 3)], &[("default", 1, 3, None, "SPS")],
