@@ -69,7 +69,7 @@ pub fn steps() -> Vec<Step> {
             action: Action::OperatorChecks,
         },
         Step {
-            name: "sandbox demo: helm install, kubectl apply, Available, Degraded, healed, Stopped",
+            name: "sandbox demo: helm install; Available, Degraded, healed, Stopped, deleted with its PVCs kept",
             action: Action::SandboxDemo,
         },
         Step {

@@ -4,8 +4,9 @@
 //! 1. The in-memory API ([`strata_test_apiserver`]) listens on a loopback address and a
 //!    kubeconfig for it is written to `target/sandbox/kubeconfig`.
 //! 2. A simulated data plane runs all the time: the StatefulSet controller and the
-//!    kubelets of [`strata_testing::workloads::step_stateful_sets`], every half second,
-//!    so pods appear, become Ready and go away like on a cluster, and their volumes stay.
+//!    kubelets of [`strata_testing::workloads::step_stateful_sets`] and the claims of
+//!    [`strata_testing::workloads::provision_claims`], every half second, so pods
+//!    appear, become Ready and go away like on a cluster, and their volumes stay.
 //! 3. `helm install` of every registered operator's chart, then each operator's binary
 //!    (`<operator> run`) as a child process, with a kubeconfig whose token names the
 //!    chart's ServiceAccount, and its log in `target/sandbox/<operator>.log`. RBAC is
@@ -16,8 +17,9 @@
 //!    applies each operator's example and waits for Available; makes its pods fail
 //!    (`CrashLoopBackOff`, through `podOverrides` and the
 //!    [`SIMULATED_FAILURE_ANNOTATION`]) and waits for Degraded; heals them; stops the
-//!    cluster with the `operator-command` annotation and waits for Stopped. Each step
-//!    shows `kubectl get` and the conditions.
+//!    cluster with the `operator-command` annotation and waits for Stopped; deletes it,
+//!    and checks that its children were garbage-collected and its volume claims stay.
+//!    Each step shows `kubectl get` and the conditions.
 //!
 //! Every child is stopped by its PID when the sandbox ends, also on Ctrl-C and on error.
 //! A child that dies ends the sandbox with its last log lines.
@@ -33,7 +35,9 @@ use anyhow::{Context, bail};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::{Value, json};
 use strata_test_apiserver::{Listener, TestApiServer};
-use strata_testing::workloads::{SIMULATED_FAILURE_ANNOTATION, step_stateful_sets};
+use strata_testing::workloads::{
+    SIMULATED_FAILURE_ANNOTATION, provision_claims, step_stateful_sets,
+};
 
 use crate::operators::{self, Operator};
 use crate::tools::{self, Tools};
@@ -219,6 +223,7 @@ async fn simulate_data_plane(server: TestApiServer) {
             .collect();
         for namespace in &namespaces {
             step_stateful_sets((&server, namespace.as_str()));
+            provision_claims((&server, namespace.as_str()));
         }
         tokio::time::sleep(DATA_PLANE_PERIOD).await;
     }
@@ -331,6 +336,38 @@ async fn demo(
             "operator-command=Stopped",
         ])?;
         show(kubectl, &target, "Stopped=True", children)?;
+
+        eprintln!("==> kubectl delete {}", target.resource);
+        kubectl.run(&[
+            "delete",
+            "--namespace",
+            &target.namespace,
+            &target.resource,
+            "--wait=true",
+        ])?;
+        let left = kubectl.run(&[
+            "get",
+            "--namespace",
+            &target.namespace,
+            "statefulsets,configmaps,services,persistentvolumeclaims",
+            "-o",
+            "name",
+        ])?;
+        println!("{left}");
+        let objects: Vec<&str> = left.lines().collect();
+        if objects
+            .iter()
+            .any(|object| !object.starts_with("persistentvolumeclaim/"))
+        {
+            bail!("children of {} outlived it: {objects:?}", target.resource);
+        }
+        if objects.is_empty() {
+            bail!("the volumes of {} went away with it", target.resource);
+        }
+        eprintln!(
+            "==> its children were garbage-collected; its {} volume claims stay",
+            objects.len()
+        );
     }
     eprintln!("==> the demo finished");
     Ok(())

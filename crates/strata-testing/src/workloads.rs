@@ -250,6 +250,53 @@ pub fn create_claims<'a>(
     names
 }
 
+/// What the StatefulSet controller and the volume provisioner do for claims: every
+/// pod of every StatefulSet in the namespace gets its claims from the claim
+/// templates, `<template>-<statefulset>-<ordinal>`, when they do not exist yet.
+/// Claims are never deleted, as with retention `Retain`. Returns whether any was
+/// created.
+pub fn provision_claims<'a>(place: impl Into<Place<'a>>) -> bool {
+    let place = place.into();
+    let mut created = false;
+    for stateful_set in place.server.list_typed::<StatefulSet>() {
+        if stateful_set.metadata.namespace.as_deref() != Some(place.namespace) {
+            continue;
+        }
+        let name = stateful_set.metadata.name.clone().unwrap_or_default();
+        let replicas = stateful_set.spec.replicas.unwrap_or(1).max(0);
+        for template in stateful_set.spec.volume_claim_templates.iter().flatten() {
+            for ordinal in 0..replicas {
+                let claim = format!(
+                    "{}-{name}-{ordinal}",
+                    template.metadata.name.as_deref().unwrap_or_default()
+                );
+                if place
+                    .server
+                    .get_typed::<PersistentVolumeClaim>(place.namespace, &claim)
+                    .is_some()
+                {
+                    continue;
+                }
+                place
+                    .server
+                    .upsert(&PersistentVolumeClaim {
+                        metadata: ObjectMeta {
+                            name: Some(claim),
+                            namespace: Some(place.namespace.to_owned()),
+                            labels: template.metadata.labels.clone(),
+                            ..ObjectMeta::default()
+                        },
+                        spec: template.spec.clone(),
+                        status: None,
+                    })
+                    .unwrap_or_else(|error| panic!("the claim is stored: {error}"));
+                created = true;
+            }
+        }
+    }
+    created
+}
+
 /// A pod template annotation that makes [`step_stateful_sets`] create the pods
 /// failing: their container waits with the annotation's value as its reason, such
 /// as `CrashLoopBackOff` or `ImagePullBackOff`, and they never get ready. Set it
