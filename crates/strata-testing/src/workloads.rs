@@ -227,27 +227,48 @@ pub fn create_claims<'a>(
     let mut names = Vec::new();
     for template in &templates {
         for ordinal in 0..replicas {
-            let name = format!(
-                "{}-{stateful_set}-{ordinal}",
-                template.metadata.name.as_deref().unwrap_or_default()
-            );
-            place
-                .server
-                .upsert(&PersistentVolumeClaim {
-                    metadata: ObjectMeta {
-                        name: Some(name.clone()),
-                        namespace: Some(place.namespace.to_owned()),
-                        labels: template.metadata.labels.clone(),
-                        ..ObjectMeta::default()
-                    },
-                    spec: template.spec.clone(),
-                    status: None,
-                })
-                .unwrap_or_else(|error| panic!("the claim is stored: {error}"));
-            names.push(name);
+            names.push(store_claim(
+                place,
+                template,
+                stateful_set,
+                i32::from(ordinal),
+            ));
         }
     }
     names
+}
+
+/// Stores the claim `<template>-<stateful_set>-<ordinal>`, labelled as the
+/// template says and without an owner reference (retention policy `Retain`), and
+/// returns its name.
+fn store_claim(
+    place: Place<'_>,
+    template: &PersistentVolumeClaim,
+    stateful_set: &str,
+    ordinal: i32,
+) -> String {
+    let name = claim_name(template, stateful_set, ordinal);
+    place
+        .server
+        .upsert(&PersistentVolumeClaim {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                namespace: Some(place.namespace.to_owned()),
+                labels: template.metadata.labels.clone(),
+                ..ObjectMeta::default()
+            },
+            spec: template.spec.clone(),
+            status: None,
+        })
+        .unwrap_or_else(|error| panic!("the claim is stored: {error}"));
+    name
+}
+
+fn claim_name(template: &PersistentVolumeClaim, stateful_set: &str, ordinal: i32) -> String {
+    format!(
+        "{}-{stateful_set}-{ordinal}",
+        template.metadata.name.as_deref().unwrap_or_default()
+    )
 }
 
 /// What the StatefulSet controller and the volume provisioner do for claims: every
@@ -266,31 +287,15 @@ pub fn provision_claims<'a>(place: impl Into<Place<'a>>) -> bool {
         let replicas = stateful_set.spec.replicas.unwrap_or(1).max(0);
         for template in stateful_set.spec.volume_claim_templates.iter().flatten() {
             for ordinal in 0..replicas {
-                let claim = format!(
-                    "{}-{name}-{ordinal}",
-                    template.metadata.name.as_deref().unwrap_or_default()
-                );
+                let claim = claim_name(template, &name, ordinal);
                 if place
                     .server
                     .get_typed::<PersistentVolumeClaim>(place.namespace, &claim)
-                    .is_some()
+                    .is_none()
                 {
-                    continue;
+                    store_claim(place, template, &name, ordinal);
+                    created = true;
                 }
-                place
-                    .server
-                    .upsert(&PersistentVolumeClaim {
-                        metadata: ObjectMeta {
-                            name: Some(claim),
-                            namespace: Some(place.namespace.to_owned()),
-                            labels: template.metadata.labels.clone(),
-                            ..ObjectMeta::default()
-                        },
-                        spec: template.spec.clone(),
-                        status: None,
-                    })
-                    .unwrap_or_else(|error| panic!("the claim is stored: {error}"));
-                created = true;
             }
         }
     }
