@@ -128,6 +128,18 @@ pub enum ProgressReason {
     WaitingForQuorum,
 }
 
+impl ProgressReason {
+    /// The Progressing condition's reason, checked at compile time.
+    pub fn reason(self) -> strata_status::Reason {
+        match self {
+            Self::AddingServer => strata_status::reason!("AddingServer"),
+            Self::RemovingServer => strata_status::reason!("RemovingServer"),
+            Self::RestartingServer => strata_status::reason!("RestartingServer"),
+            Self::WaitingForQuorum => strata_status::reason!("WaitingForQuorum"),
+        }
+    }
+}
+
 /// The next step from `observed` towards `desired`.
 ///
 /// A cluster with no StatefulSets yet starts at its full size: every server is empty,

@@ -9,7 +9,7 @@ use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::{Failed, Prepared};
 use strata_operator::roll::stateful_sets_with_pods;
-use strata_status::{ProgressStep, Reason};
+use strata_status::ProgressStep;
 
 use super::leader::find_leader;
 use crate::build::build;
@@ -107,11 +107,9 @@ async fn prepare(
 
 fn with_step(mut prepared: Prepared, plan: Plan) -> Prepared {
     prepared.restarts = plan.restart.into_iter().collect();
-    prepared.progress = plan.progress.and_then(|progress| {
-        Some(ProgressStep {
-            reason: Reason::new(<&'static str>::from(progress.reason)).ok()?,
-            message: progress.message,
-        })
+    prepared.progress = plan.progress.map(|progress| ProgressStep {
+        reason: progress.reason.reason(),
+        message: progress.message,
     });
     prepared
 }
