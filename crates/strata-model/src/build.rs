@@ -19,7 +19,10 @@ pub use self::container::{
     restricted_security_context, tcp_probe, volume_mount,
 };
 pub use self::meta::{CONFIG_HASH_ANNOTATION, config_hash, object_meta};
-pub use self::pod::{config_map_volume, pod_security_context, preferred_spread, scratch_volume};
+pub use self::pod::{
+    config_map_volume, pod_security_context, pod_security_context_as, preferred_spread,
+    scratch_volume,
+};
 pub use self::service::{
     PrometheusScrape, client_service, headless_service, metrics_service, service_port,
 };

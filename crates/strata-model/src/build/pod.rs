@@ -16,10 +16,16 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 /// Upstream images often name their user without a numeric `USER`, so `runAsNonRoot`
 /// needs the number spelled out.
 pub fn pod_security_context(uid: i64) -> PodSecurityContext {
+    pod_security_context_as(uid, uid)
+}
+
+/// [`pod_security_context`] for images whose user's primary group is not its uid
+/// (the `hadoop` user of `apache/hadoop` 3.4 is uid 1000 in group 100).
+pub fn pod_security_context_as(uid: i64, gid: i64) -> PodSecurityContext {
     PodSecurityContext {
         run_as_user: Some(uid),
-        run_as_group: Some(uid),
-        fs_group: Some(uid),
+        run_as_group: Some(gid),
+        fs_group: Some(gid),
         fs_group_change_policy: Some("OnRootMismatch".to_owned()),
         run_as_non_root: Some(true),
         seccomp_profile: Some(SeccompProfile {

@@ -1,0 +1,97 @@
+//! The ConfigMaps: each role group's files, the namenodes' state, and the discovery
+//! ConfigMap clients use.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use strata_model::build::object_meta;
+
+use super::NameNodeState;
+use crate::config::scripts::{FORMAT_NAMENODE, START_ZKFC};
+use crate::crd::HdfsRole;
+use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
+
+/// Key of `core-site.xml`.
+pub const CORE_SITE: &str = "core-site.xml";
+/// Key of `hdfs-site.xml`.
+pub const HDFS_SITE: &str = "hdfs-site.xml";
+/// Key of `log4j.properties`.
+pub const LOG4J_PROPERTIES: &str = "log4j.properties";
+/// Key of the namenode's init script.
+pub const FORMAT_SCRIPT: &str = "format-namenode.sh";
+/// Key of the ZKFC's start script.
+pub const ZKFC_SCRIPT: &str = "start-zkfc.sh";
+/// Key of the state ConfigMap holding the cluster ID.
+pub const CLUSTER_ID_KEY: &str = "cluster-id";
+/// Key of the state ConfigMap holding the excluded datanodes (`dfs.hosts.exclude`).
+pub const EXCLUDED_DATANODES_KEY: &str = "datanodes";
+
+/// `<hdfs>-<role>-<rg>`: the site files, logging, and for namenodes the scripts of the
+/// init container and the ZKFC sidecar. All of it is hashed into the pod template.
+pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {
+    let mut data = BTreeMap::from([
+        (CORE_SITE.to_owned(), group.site.core_site.clone()),
+        (HDFS_SITE.to_owned(), group.site.hdfs_site.clone()),
+        (LOG4J_PROPERTIES.to_owned(), group.log4j_properties.clone()),
+    ]);
+    if group.name.role().as_str() == <&str>::from(HdfsRole::NameNode) {
+        data.insert(FORMAT_SCRIPT.to_owned(), FORMAT_NAMENODE.to_owned());
+        data.insert(ZKFC_SCRIPT.to_owned(), START_ZKFC.to_owned());
+    }
+    ConfigMap {
+        metadata: object_meta(
+            group.name.object_name(),
+            &cluster.namespace,
+            group.labels.labels(),
+        ),
+        data: Some(data),
+        ..ConfigMap::default()
+    }
+}
+
+/// `<hdfs>-namenode-state`: the cluster ID the init container checks against, and the
+/// datanodes the namenodes exclude. Not hashed into any template: a change must reach
+/// running namenodes without restarting them.
+pub fn namenode_state_config_map(cluster: &ValidatedCluster, state: &NameNodeState) -> ConfigMap {
+    let mut excluded = state.excluded_datanodes.join("\n");
+    if !excluded.is_empty() {
+        excluded.push('\n');
+    }
+    ConfigMap {
+        metadata: object_meta(
+            &namenode_state_name(cluster),
+            &cluster.namespace,
+            cluster.cluster_labels.labels(),
+        ),
+        data: Some(BTreeMap::from([
+            (
+                CLUSTER_ID_KEY.to_owned(),
+                state.cluster_id.clone().unwrap_or_default(),
+            ),
+            (EXCLUDED_DATANODES_KEY.to_owned(), excluded),
+        ])),
+        ..ConfigMap::default()
+    }
+}
+
+/// The namenode state ConfigMap's name.
+pub fn namenode_state_name(cluster: &ValidatedCluster) -> String {
+    format!("{}-namenode-state", cluster.name)
+}
+
+/// `<hdfs>`: `core-site.xml` and `hdfs-site.xml` that an in-cluster client uses as they
+/// are (`HADOOP_CONF_DIR` pointing at the mounted ConfigMap).
+pub fn discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
+    ConfigMap {
+        metadata: object_meta(
+            cluster.name.as_str(),
+            &cluster.namespace,
+            cluster.cluster_labels.labels(),
+        ),
+        data: Some(BTreeMap::from([
+            (CORE_SITE.to_owned(), cluster.discovery.core_site.clone()),
+            (HDFS_SITE.to_owned(), cluster.discovery.hdfs_site.clone()),
+        ])),
+        ..ConfigMap::default()
+    }
+}

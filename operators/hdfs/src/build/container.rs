@@ -1,0 +1,247 @@
+//! The containers of each role: the daemon itself (`hdfs <daemon>` in the foreground,
+//! never the image's entrypoint, which uses `sudo` and formats with `-force`), the
+//! namenode's format init container and its ZKFC sidecar, with probes that ask HDFS
+//! rather than the process table.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Container, EnvVar, EnvVarSource, ObjectFieldSelector};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use strata_model::build::{
+    container_port, env_vars, exec_probe, resource_requirements, restricted_security_context,
+    tcp_probe, volume_mount,
+};
+use strata_model::resources::ValidatedResources;
+
+use super::config_map::{CLUSTER_ID_KEY, FORMAT_SCRIPT, ZKFC_SCRIPT};
+use super::service::{DATANODE_HTTP, JOURNALNODE_HTTP, JOURNALNODE_RPC, NAMENODE_RPC, ZKFC, ports};
+use crate::config::site::{DATA_MOUNT, NAME_DIR};
+use crate::config::topology::{DATANODE_HTTP_PORT, NAMENODE_HTTP_PORT};
+use crate::crd::HdfsRole;
+use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
+
+/// The `hdfs` launcher in the upstream image.
+pub const HDFS_BIN: &str = "/opt/hadoop/bin/hdfs";
+/// Where the role group ConfigMap is mounted: `HADOOP_CONF_DIR`.
+pub const CONFIG_DIR: &str = "/strata/config";
+/// Where the namenode state ConfigMap is mounted.
+pub const STATE_DIR: &str = "/strata/state";
+/// `HADOOP_LOG_DIR`: the launcher refuses to start unless it is writable, although
+/// every log goes to the console.
+pub const LOG_DIR: &str = "/strata/log";
+/// Parent of each container's own `HADOOP_PID_DIR`: `hdfs namenode -format` and
+/// `hdfs namenode` write the same pid file name, and a leftover could stop the daemon.
+pub const RUN_DIR: &str = "/strata/run";
+/// Scratch space of the JVM.
+pub const TMP_DIR: &str = "/tmp";
+/// Volume names.
+pub const CONFIG_VOLUME: &str = "config";
+/// The namenode state volume.
+pub const STATE_VOLUME: &str = "state";
+/// The PersistentVolumeClaim template's name.
+pub const DATA_VOLUME: &str = "data";
+/// The log directory volume.
+pub const LOG_VOLUME: &str = "log";
+/// The pid directories' volume.
+pub const RUN_VOLUME: &str = "run";
+/// The `/tmp` volume.
+pub const TMP_VOLUME: &str = "tmp";
+/// Name of the namenode's init container.
+pub const FORMAT_CONTAINER: &str = "format-namenode";
+/// Name of the ZKFC sidecar.
+pub const ZKFC_CONTAINER: &str = "zkfc";
+/// Seconds the JVM caches a resolved host name: pod IPs change when pods restart.
+pub const DNS_CACHE_SECONDS: u32 = 10;
+/// Heap of the ZKFC, which holds one ZooKeeper session and two RPC clients.
+pub const ZKFC_HEAP_MIB: u64 = 192;
+
+/// The daemon's container name: the target of `envOverrides`.
+pub fn daemon_container(role: HdfsRole) -> &'static str {
+    role.daemon()
+}
+
+/// `HDFS_<DAEMON>_OPTS`: the JVM flags of one daemon. `HADOOP_HEAPSIZE_MAX` would apply
+/// to every `hdfs` command in the container, so the heap is set per daemon.
+pub fn opts_variable(daemon: &str) -> String {
+    format!("HDFS_{}_OPTS", daemon.to_uppercase())
+}
+
+/// The heap, an exit on OutOfMemoryError (the kubelet restarts the pod; a JVM that
+/// stays up after one may be broken), heap dumps and temporary files on the scratch
+/// volume, and short DNS caching.
+pub fn jvm_opts(heap_mib: u64) -> String {
+    format!(
+        "-Xmx{heap_mib}m -XX:+ExitOnOutOfMemoryError -XX:HeapDumpPath={TMP_DIR} \
+         -Djava.io.tmpdir={TMP_DIR} -Dsun.net.inetaddr.ttl={DNS_CACHE_SECONDS} \
+         -Dsun.net.inetaddr.negative.ttl=1"
+    )
+}
+
+/// The variables every Hadoop process in the pod needs; `pid_dir` is the container's own.
+fn hadoop_env(container: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("HADOOP_CONF_DIR".to_owned(), CONFIG_DIR.to_owned()),
+        ("HADOOP_LOG_DIR".to_owned(), LOG_DIR.to_owned()),
+        (
+            "HADOOP_PID_DIR".to_owned(),
+            format!("{RUN_DIR}/{container}"),
+        ),
+    ])
+}
+
+fn common_mounts() -> Vec<k8s_openapi::api::core::v1::VolumeMount> {
+    vec![
+        volume_mount(CONFIG_VOLUME, CONFIG_DIR, true),
+        volume_mount(LOG_VOLUME, LOG_DIR, false),
+        volume_mount(RUN_VOLUME, RUN_DIR, false),
+        volume_mount(TMP_VOLUME, TMP_DIR, false),
+    ]
+}
+
+/// Readiness of a namenode: it serves as active (`/isActive` answers 200) or standby
+/// (405). A namenode still loading its image or waiting for the journalnodes answers
+/// neither.
+pub fn namenode_readiness_script() -> String {
+    format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{NAMENODE_HTTP_PORT} && \
+         printf 'GET /isActive HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && \
+         head -n 1 <&3 | grep -qE '^HTTP/1\\.[01] (200|405) '"
+    )
+}
+
+/// Readiness of a datanode: it is registered with a namenode (a block pool actor in
+/// state `RUNNING`). Until then it keeps retrying the namenodes and logs each attempt.
+pub fn datanode_readiness_script() -> String {
+    format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{DATANODE_HTTP_PORT} && \
+         printf 'GET /jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && \
+         grep -q 'ActorState.*RUNNING' <&3"
+    )
+}
+
+/// The daemon of `role`: `hdfs <daemon>` in the foreground, so SIGTERM reaches the JVM.
+pub fn daemon(cluster: &ValidatedCluster, role: HdfsRole, group: &ValidatedRoleGroup) -> Container {
+    let name = daemon_container(role);
+    let mut env = hadoop_env(name);
+    env.insert(
+        opts_variable(role.daemon()),
+        jvm_opts(group.resources.heap_mib),
+    );
+    let (readiness, liveness) = match role {
+        HdfsRole::NameNode => (
+            exec_probe(&namenode_readiness_script(), 10, 3),
+            tcp_probe(NAMENODE_RPC, 10, 6),
+        ),
+        HdfsRole::JournalNode => (
+            tcp_probe(JOURNALNODE_RPC, 10, 3),
+            tcp_probe(JOURNALNODE_HTTP, 10, 6),
+        ),
+        HdfsRole::DataNode => (
+            exec_probe(&datanode_readiness_script(), 10, 3),
+            tcp_probe(DATANODE_HTTP, 10, 6),
+        ),
+    };
+    let mut mounts = common_mounts();
+    mounts.push(volume_mount(DATA_VOLUME, DATA_MOUNT, false));
+    if role == HdfsRole::NameNode {
+        // dfs.hosts.exclude lives here.
+        mounts.push(volume_mount(STATE_VOLUME, STATE_DIR, true));
+    }
+    Container {
+        name: name.to_owned(),
+        image: Some(cluster.image.image.clone()),
+        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        command: Some(vec![HDFS_BIN.to_owned(), role.daemon().to_owned()]),
+        env: Some(env_vars(env, &group.env_overrides)),
+        ports: Some(ports(role).iter().copied().map(container_port).collect()),
+        resources: Some(resource_requirements(&group.resources)),
+        // Loading a large fsimage or replaying edits can take minutes: the liveness
+        // probe starts only once the RPC port answers, for up to 30 minutes.
+        startup_probe: Some(tcp_probe(ports(role)[0], 10, 180)),
+        liveness_probe: Some(liveness),
+        readiness_probe: Some(readiness),
+        security_context: Some(restricted_security_context()),
+        volume_mounts: Some(mounts),
+        ..Container::default()
+    }
+}
+
+/// The namenode's init container: formats once or bootstraps, see
+/// `src/scripts/format-namenode.sh`. A state it cannot handle safely stops the pod
+/// with a reason in its termination message, which the status reports.
+pub fn format_container(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Container {
+    let mut env = hadoop_env(FORMAT_CONTAINER);
+    env.insert(
+        opts_variable(HdfsRole::NameNode.daemon()),
+        jvm_opts(group.resources.heap_mib),
+    );
+    env.insert("NAME_DIR".to_owned(), NAME_DIR.to_owned());
+    env.insert("FORMATTER_POD".to_owned(), cluster.formatter_pod.clone());
+    env.insert(
+        "CLUSTER_ID_FILE".to_owned(),
+        format!("{STATE_DIR}/{CLUSTER_ID_KEY}"),
+    );
+    let mut variables = env_vars(env, &BTreeMap::new());
+    variables.push(pod_name_variable());
+    let mut mounts = common_mounts();
+    mounts.push(volume_mount(DATA_VOLUME, DATA_MOUNT, false));
+    mounts.push(volume_mount(STATE_VOLUME, STATE_DIR, true));
+    Container {
+        name: FORMAT_CONTAINER.to_owned(),
+        image: Some(cluster.image.image.clone()),
+        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        command: Some(vec![
+            "bash".to_owned(),
+            format!("{CONFIG_DIR}/{FORMAT_SCRIPT}"),
+        ]),
+        env: Some(variables),
+        resources: Some(resource_requirements(&group.resources)),
+        security_context: Some(restricted_security_context()),
+        termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
+        volume_mounts: Some(mounts),
+        ..Container::default()
+    }
+}
+
+/// The ZKFC sidecar: creates the failover znode if it is missing, then runs `hdfs zkfc`,
+/// which makes its namenode active or standby through ZooKeeper.
+pub fn zkfc_container(cluster: &ValidatedCluster) -> Container {
+    let mut env = hadoop_env(ZKFC_CONTAINER);
+    env.insert(opts_variable("zkfc"), jvm_opts(ZKFC_HEAP_MIB));
+    Container {
+        name: ZKFC_CONTAINER.to_owned(),
+        image: Some(cluster.image.image.clone()),
+        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        command: Some(vec![
+            "bash".to_owned(),
+            format!("{CONFIG_DIR}/{ZKFC_SCRIPT}"),
+        ]),
+        env: Some(env_vars(env, &BTreeMap::new())),
+        ports: Some(vec![container_port(ZKFC)]),
+        resources: Some(resource_requirements(&ValidatedResources {
+            cpu_min: Quantity("100m".to_owned()),
+            cpu_max: Quantity("500m".to_owned()),
+            memory_limit: Quantity("256Mi".to_owned()),
+            heap_mib: ZKFC_HEAP_MIB,
+        })),
+        security_context: Some(restricted_security_context()),
+        termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
+        volume_mounts: Some(common_mounts()),
+        ..Container::default()
+    }
+}
+
+/// `POD_NAME` from the downward API: the init script compares it with the formatter.
+fn pod_name_variable() -> EnvVar {
+    EnvVar {
+        name: "POD_NAME".to_owned(),
+        value: None,
+        value_from: Some(EnvVarSource {
+            field_ref: Some(ObjectFieldSelector {
+                field_path: "metadata.name".to_owned(),
+                api_version: None,
+            }),
+            ..EnvVarSource::default()
+        }),
+    }
+}

@@ -1,0 +1,147 @@
+//! Build: pure functions from a [`ValidatedCluster`] and what the operator observed of
+//! the namenodes to the objects the operator wants.
+//!
+//! | object | name | per |
+//! | --- | --- | --- |
+//! | ConfigMap (`core-site.xml`, `hdfs-site.xml`, `log4j.properties`, scripts) | `<hdfs>-<role>-<rg>` | role group |
+//! | headless Service | `<hdfs>-<role>-<rg>` | role group |
+//! | metrics Service (`/prom`) | `<hdfs>-<role>-<rg>-metrics` | role group |
+//! | StatefulSet | `<hdfs>-<role>-<rg>` | role group |
+//! | PodDisruptionBudget (unless disabled) | `<hdfs>-<role>` | role |
+//! | namenode state ConfigMap (cluster ID, excluded datanodes) | `<hdfs>-namenode-state` | cluster |
+//! | discovery ConfigMap (`core-site.xml`, `hdfs-site.xml`) | `<hdfs>` | cluster |
+
+pub mod config_map;
+pub mod container;
+pub mod pdb;
+pub mod service;
+pub mod statefulset;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use strata_operator::apply::DesiredObjects;
+use strata_operator::pipeline::Prepared;
+
+use crate::validate::{ValidatedCluster, ValidatedRole, ValidatedRoleGroup};
+
+/// What the operator knows about the namespace beyond the spec: the cluster ID once
+/// a namenode reported it, and the datanodes being taken out of service.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NameNodeState {
+    /// The namespace's cluster ID, as a namenode reported it; never guessed.
+    pub cluster_id: Option<String>,
+    /// Host names of the datanodes the namenodes decommission.
+    pub excluded_datanodes: Vec<String>,
+}
+
+/// The objects of one role group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoleGroupObjects {
+    /// The daemon's files and scripts.
+    pub config_map: ConfigMap,
+    /// Stable pod DNS names for the topology.
+    pub headless_service: Service,
+    /// Prometheus scrape target.
+    pub metrics_service: Service,
+    /// The daemons.
+    pub stateful_set: StatefulSet,
+}
+
+/// Every object of a cluster, typed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterObjects {
+    /// Per role group, roles in roll order, groups by name.
+    pub role_groups: Vec<RoleGroupObjects>,
+    /// Per role, unless disabled.
+    pub pdbs: Vec<PodDisruptionBudget>,
+    /// The cluster ID and the exclude list the namenodes read.
+    pub namenode_state: ConfigMap,
+    /// `<hdfs>`: the client configuration.
+    pub discovery_config_map: ConfigMap,
+}
+
+/// Builds the objects of one role group; the StatefulSet's pod template carries the
+/// hash of the ConfigMap built alongside it.
+pub fn role_group_objects(
+    cluster: &ValidatedCluster,
+    role: &ValidatedRole,
+    group: &ValidatedRoleGroup,
+) -> RoleGroupObjects {
+    let config_map = config_map::role_group_config_map(cluster, group);
+    let hash = config_map
+        .data
+        .as_ref()
+        .map(strata_model::build::config_hash)
+        .unwrap_or_default();
+    RoleGroupObjects {
+        stateful_set: statefulset::stateful_set(cluster, role, group, &hash),
+        headless_service: service::headless_service(cluster, role.role, group),
+        metrics_service: service::metrics_service(cluster, role.role, group),
+        config_map,
+    }
+}
+
+/// Builds every object of the cluster.
+pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> ClusterObjects {
+    ClusterObjects {
+        role_groups: cluster
+            .roles
+            .iter()
+            .flat_map(|role| {
+                role.groups
+                    .iter()
+                    .map(move |group| role_group_objects(cluster, role, group))
+            })
+            .collect(),
+        pdbs: cluster
+            .roles
+            .iter()
+            .filter_map(|role| pdb::role_pdb(cluster, role))
+            .collect(),
+        namenode_state: config_map::namenode_state_config_map(cluster, state),
+        discovery_config_map: config_map::discovery_config_map(cluster),
+    }
+}
+
+/// Every object of the cluster in the apply step's form; destructured field by field,
+/// so an object added to [`ClusterObjects`] but not applied does not compile.
+pub fn cluster_objects(cluster: &ValidatedCluster, state: &NameNodeState) -> DesiredObjects {
+    let ClusterObjects {
+        role_groups,
+        pdbs,
+        namenode_state,
+        discovery_config_map,
+    } = build_cluster(cluster, state);
+    let mut desired = DesiredObjects::new();
+    // The state the namenodes mount exists before their pods do.
+    desired.push(namenode_state);
+    for RoleGroupObjects {
+        config_map,
+        headless_service,
+        metrics_service,
+        stateful_set,
+    } in role_groups
+    {
+        desired.push(config_map);
+        desired.push(headless_service);
+        desired.push(metrics_service);
+        desired.push(stateful_set);
+    }
+    for pdb in pdbs {
+        desired.push(pdb);
+    }
+    desired.push(discovery_config_map);
+    desired
+}
+
+/// Step 3 of the pipeline: the objects of a validated cluster and the version they run.
+pub fn build(cluster: &ValidatedCluster, state: &NameNodeState) -> Prepared {
+    Prepared::new(
+        cluster_objects(cluster, state),
+        cluster.image.product_version.clone(),
+    )
+}
+
+#[cfg(test)]
+mod tests;

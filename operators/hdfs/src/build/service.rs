@@ -1,0 +1,116 @@
+//! Services: a headless Service per role group for stable pod DNS names (the topology
+//! names every namenode and journalnode by it), and a metrics Service per role group.
+
+use k8s_openapi::api::core::v1::Service;
+use strata_model::build::{
+    ContainerPort, PrometheusScrape, headless_service as headless, metrics_service as metrics,
+    object_meta,
+};
+
+use crate::config::topology::{
+    DATANODE_DATA_PORT, DATANODE_HTTP_PORT, DATANODE_IPC_PORT, JOURNALNODE_HTTP_PORT,
+    JOURNALNODE_RPC_PORT, NAMENODE_HTTP_PORT, NAMENODE_RPC_PORT, ZKFC_PORT,
+};
+use crate::crd::HdfsRole;
+use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
+
+/// Namenode RPC, where clients and datanodes connect.
+pub const NAMENODE_RPC: ContainerPort = ContainerPort {
+    name: "rpc",
+    number: NAMENODE_RPC_PORT,
+};
+/// Namenode HTTP: web UI, JMX, `/isActive`, `/prom`.
+pub const NAMENODE_HTTP: ContainerPort = ContainerPort {
+    name: "http",
+    number: NAMENODE_HTTP_PORT,
+};
+/// The ZKFC's RPC port.
+pub const ZKFC: ContainerPort = ContainerPort {
+    name: "zkfc",
+    number: ZKFC_PORT,
+};
+/// Journalnode RPC, where namenodes write the edit log.
+pub const JOURNALNODE_RPC: ContainerPort = ContainerPort {
+    name: "rpc",
+    number: JOURNALNODE_RPC_PORT,
+};
+/// Journalnode HTTP, where a lagging journalnode fetches edits.
+pub const JOURNALNODE_HTTP: ContainerPort = ContainerPort {
+    name: "http",
+    number: JOURNALNODE_HTTP_PORT,
+};
+/// Datanode block transfer.
+pub const DATANODE_DATA: ContainerPort = ContainerPort {
+    name: "data",
+    number: DATANODE_DATA_PORT,
+};
+/// Datanode IPC.
+pub const DATANODE_IPC: ContainerPort = ContainerPort {
+    name: "ipc",
+    number: DATANODE_IPC_PORT,
+};
+/// Datanode HTTP: JMX and `/prom`.
+pub const DATANODE_HTTP: ContainerPort = ContainerPort {
+    name: "http",
+    number: DATANODE_HTTP_PORT,
+};
+
+/// The ports a role's daemon listens on.
+pub fn ports(role: HdfsRole) -> &'static [ContainerPort] {
+    match role {
+        HdfsRole::NameNode => &[NAMENODE_RPC, NAMENODE_HTTP],
+        HdfsRole::JournalNode => &[JOURNALNODE_RPC, JOURNALNODE_HTTP],
+        HdfsRole::DataNode => &[DATANODE_DATA, DATANODE_IPC, DATANODE_HTTP],
+    }
+}
+
+/// The HTTP port that serves a role's metrics at `/prom`.
+pub fn http_port(role: HdfsRole) -> ContainerPort {
+    match role {
+        HdfsRole::NameNode => NAMENODE_HTTP,
+        HdfsRole::JournalNode => JOURNALNODE_HTTP,
+        HdfsRole::DataNode => DATANODE_HTTP,
+    }
+}
+
+/// `<hdfs>-<role>-<rg>`: the StatefulSet's `serviceName`. It publishes unready pods: a
+/// namenode becomes ready only once it reaches the journalnodes by these names.
+pub fn headless_service(
+    cluster: &ValidatedCluster,
+    role: HdfsRole,
+    group: &ValidatedRoleGroup,
+) -> Service {
+    let mut all_ports = ports(role).to_vec();
+    if role == HdfsRole::NameNode {
+        all_ports.push(ZKFC);
+    }
+    headless(
+        object_meta(
+            group.name.object_name(),
+            &cluster.namespace,
+            group.labels.labels(),
+        ),
+        group.labels.selector(),
+        &all_ports,
+    )
+}
+
+/// `<hdfs>-<role>-<rg>-metrics`: scraped pod by pod at `/prom`.
+pub fn metrics_service(
+    cluster: &ValidatedCluster,
+    role: HdfsRole,
+    group: &ValidatedRoleGroup,
+) -> Service {
+    metrics(
+        object_meta(
+            &format!("{}-metrics", group.name.object_name()),
+            &cluster.namespace,
+            group.labels.labels(),
+        ),
+        group.labels.selector(),
+        PrometheusScrape {
+            port: http_port(role),
+            path: "/prom",
+        },
+    )
+}

@@ -1,0 +1,114 @@
+//! The StatefulSet of a role group.
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::PodSpec;
+use strata_model::build::{
+    PodUpdates, StatefulSetParts, config_map_volume, pod_security_context_as, preferred_spread,
+    pvc_template, scratch_volume, stateful_set as skeleton,
+};
+
+use super::config_map::namenode_state_name;
+use super::container::{
+    CONFIG_VOLUME, DATA_VOLUME, LOG_VOLUME, RUN_VOLUME, STATE_VOLUME, TMP_VOLUME, daemon,
+    format_container, zkfc_container,
+};
+use crate::crd::HdfsRole;
+use crate::validate::{ValidatedCluster, ValidatedRole, ValidatedRoleGroup};
+
+/// Size limit of the log and pid scratch volumes; logs go to the console.
+pub const SCRATCH_SIZE_LIMIT: &str = "64Mi";
+
+/// The `hadoop` user of the upstream image for a product version: uid 1000 in group
+/// 100 up to 3.4; from 3.5 the image is based on Ubuntu 24.04, whose `ubuntu` user
+/// holds 1000, and `hadoop` is 1001 in group 1001. The image names its user without a
+/// numeric `USER`, so `runAsNonRoot` needs the numbers.
+pub fn hadoop_user(product_version: &str) -> (i64, i64) {
+    let mut parts = product_version
+        .split(['.', '-'])
+        .map(|part| part.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) if (major, minor) >= (3, 5) => (1001, 1001),
+        _ => (1000, 100),
+    }
+}
+
+/// `/tmp` holds a heap dump after an OutOfMemoryError: room for the whole heap on top
+/// of the scratch space, so the dump does not get the pod evicted.
+pub fn tmp_size_limit(group: &ValidatedRoleGroup) -> String {
+    format!("{}Mi", group.resources.heap_mib + 64)
+}
+
+/// `<hdfs>-<role>-<rg>`.
+///
+/// Journalnodes and namenodes start in parallel: a namenode waits for the journalnode
+/// quorum, and a second namenode bootstraps from the first, so ordered starts would
+/// only slow a new cluster down. Pods are restarted by the operator (`OnDelete`), in
+/// the order HDFS needs: journalnodes, then namenodes, then datanodes.
+pub fn stateful_set(
+    cluster: &ValidatedCluster,
+    role: &ValidatedRole,
+    group: &ValidatedRoleGroup,
+    config_hash: &str,
+) -> StatefulSet {
+    let name = group.name.object_name();
+    let (uid, gid) = hadoop_user(&cluster.image.product_version);
+    let mut volumes = vec![
+        config_map_volume(CONFIG_VOLUME, name),
+        scratch_volume(TMP_VOLUME, &tmp_size_limit(group)),
+        scratch_volume(LOG_VOLUME, SCRATCH_SIZE_LIMIT),
+        scratch_volume(RUN_VOLUME, SCRATCH_SIZE_LIMIT),
+    ];
+    let mut containers = vec![daemon(cluster, role.role, group)];
+    let mut init_containers = None;
+    if role.role == HdfsRole::NameNode {
+        volumes.push(config_map_volume(
+            STATE_VOLUME,
+            &namenode_state_name(cluster),
+        ));
+        containers.push(zkfc_container(cluster));
+        init_containers = Some(vec![format_container(cluster, group)]);
+    }
+    skeleton(StatefulSetParts {
+        name,
+        namespace: &cluster.namespace,
+        labels: &group.labels,
+        replicas: group.replicas,
+        parallel: true,
+        pod_updates: PodUpdates::ByOperator,
+        config_hash,
+        pod: PodSpec {
+            init_containers,
+            containers,
+            volumes: Some(volumes),
+            security_context: Some(pod_security_context_as(uid, gid)),
+            termination_grace_period_seconds: Some(group.termination_grace_period_seconds),
+            image_pull_secrets: cluster.image.pull_secrets.clone(),
+            affinity: Some(preferred_spread(role.labels.selector())),
+            ..PodSpec::default()
+        },
+        pod_overrides: &group.pod_overrides,
+        claims: vec![pvc_template(
+            DATA_VOLUME,
+            group.labels.selector(),
+            &group.data,
+        )],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    #[rstest]
+    #[case::hadoop_3_3("3.3.6", (1000, 100))]
+    #[case::hadoop_3_4("3.4.2", (1000, 100))]
+    #[case::hadoop_3_5("3.5.0", (1001, 1001))]
+    #[case::hadoop_3_5_suffixed("3.5.0-patched", (1001, 1001))]
+    #[case::hadoop_4("4.0.0", (1001, 1001))]
+    #[case::unparsable_keeps_the_3_4_user("latest", (1000, 100))]
+    fn the_user_follows_the_product_version(#[case] version: &str, #[case] user: (i64, i64)) {
+        assert_eq!(hadoop_user(version), user);
+    }
+}

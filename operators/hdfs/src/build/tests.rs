@@ -1,0 +1,218 @@
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{Container, PodSpec};
+use kube::ResourceExt;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use strata_operator::error::ReconcileError;
+
+use super::*;
+use crate::crd::HdfsRole;
+use crate::validate::tests::validated;
+
+type TestResult = Result<(), ReconcileError>;
+
+fn objects() -> Result<ClusterObjects, ReconcileError> {
+    Ok(build_cluster(
+        &validated(json!({}))?,
+        &NameNodeState::default(),
+    ))
+}
+
+fn stateful_set<'a>(objects: &'a ClusterObjects, name: &str) -> Option<&'a StatefulSet> {
+    objects
+        .role_groups
+        .iter()
+        .map(|group| &group.stateful_set)
+        .find(|set| set.name_any() == name)
+}
+
+fn pod_spec(set: Option<&StatefulSet>) -> PodSpec {
+    set.and_then(|set| set.spec.template.spec.clone())
+        .unwrap_or_default()
+}
+
+fn container_names(containers: &[Container]) -> Vec<&str> {
+    containers
+        .iter()
+        .map(|container| container.name.as_str())
+        .collect()
+}
+
+#[test]
+fn every_role_group_gets_its_objects_in_roll_order() -> TestResult {
+    let objects = objects()?;
+    let names: Vec<String> = objects
+        .role_groups
+        .iter()
+        .map(|group| group.stateful_set.name_any())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "simple-hdfs-journalnode-default",
+            "simple-hdfs-namenode-default",
+            "simple-hdfs-datanode-default"
+        ]
+    );
+    let pdbs: Vec<String> = objects.pdbs.iter().map(ResourceExt::name_any).collect();
+    assert_eq!(
+        pdbs,
+        [
+            "simple-hdfs-journalnode",
+            "simple-hdfs-namenode",
+            "simple-hdfs-datanode"
+        ]
+    );
+    assert_eq!(objects.discovery_config_map.name_any(), "simple-hdfs");
+    assert_eq!(
+        objects.namenode_state.name_any(),
+        "simple-hdfs-namenode-state"
+    );
+    Ok(())
+}
+
+#[test]
+fn namenodes_format_in_an_init_container_and_run_zkfc_beside_the_daemon() -> TestResult {
+    let objects = objects()?;
+    let pod = pod_spec(stateful_set(&objects, "simple-hdfs-namenode-default"));
+    assert_eq!(container_names(&pod.containers), ["namenode", "zkfc"]);
+    let init = pod.init_containers.unwrap_or_default();
+    assert_eq!(container_names(&init), ["format-namenode"]);
+    let env: Vec<(String, Option<String>)> = init[0]
+        .env
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|var| (var.name, var.value))
+        .filter(|(name, _)| {
+            [
+                "NAME_DIR",
+                "FORMATTER_POD",
+                "CLUSTER_ID_FILE",
+                "HADOOP_PID_DIR",
+            ]
+            .contains(&name.as_str())
+        })
+        .collect();
+    assert_eq!(
+        env,
+        [
+            (
+                "CLUSTER_ID_FILE".to_owned(),
+                Some("/strata/state/cluster-id".to_owned())
+            ),
+            (
+                "FORMATTER_POD".to_owned(),
+                Some("simple-hdfs-namenode-default-0".to_owned())
+            ),
+            (
+                "HADOOP_PID_DIR".to_owned(),
+                Some("/strata/run/format-namenode".to_owned())
+            ),
+            ("NAME_DIR".to_owned(), Some("/data/name".to_owned())),
+        ]
+    );
+    Ok(())
+}
+
+#[test]
+fn daemons_run_hdfs_directly_never_the_image_entrypoint() -> TestResult {
+    let objects = objects()?;
+    for (set, daemon) in [
+        ("simple-hdfs-journalnode-default", "journalnode"),
+        ("simple-hdfs-namenode-default", "namenode"),
+        ("simple-hdfs-datanode-default", "datanode"),
+    ] {
+        let pod = pod_spec(stateful_set(&objects, set));
+        let container = &pod.containers[0];
+        assert_eq!(
+            container.command,
+            Some(vec!["/opt/hadoop/bin/hdfs".to_owned(), daemon.to_owned()])
+        );
+        let security = pod.security_context.unwrap_or_default();
+        assert_eq!(
+            (security.run_as_user, security.run_as_group),
+            (Some(1000), Some(100))
+        );
+        let pid_dir = container
+            .env
+            .iter()
+            .flatten()
+            .find(|var| var.name == "HADOOP_PID_DIR")
+            .and_then(|var| var.value.clone());
+        assert_eq!(pid_dir, Some(format!("/strata/run/{daemon}")));
+    }
+    Ok(())
+}
+
+#[test]
+fn pods_restart_only_by_the_operator_and_keep_their_claims() -> TestResult {
+    let objects = objects()?;
+    for group in &objects.role_groups {
+        let spec = group.stateful_set.spec.clone();
+        assert_eq!(
+            spec.update_strategy.and_then(|strategy| strategy.type_),
+            Some("OnDelete".to_owned())
+        );
+        assert_eq!(
+            spec.persistent_volume_claim_retention_policy
+                .map(|policy| (policy.when_deleted, policy.when_scaled)),
+            Some((Some("Retain".to_owned()), Some("Retain".to_owned())))
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn the_namenode_state_holds_the_cluster_id_and_the_excluded_datanodes() -> TestResult {
+    let cluster = validated(json!({}))?;
+    let state = NameNodeState {
+        cluster_id: Some("CID-1".to_owned()),
+        excluded_datanodes: vec!["dn-2.dn".to_owned(), "dn-1.dn".to_owned()],
+    };
+    let data = build_cluster(&cluster, &state)
+        .namenode_state
+        .data
+        .unwrap_or_default();
+    assert_eq!(data["cluster-id"], "CID-1");
+    assert_eq!(data["datanodes"], "dn-2.dn\ndn-1.dn\n");
+    Ok(())
+}
+
+#[test]
+fn a_changed_site_file_changes_only_the_pod_templates_of_its_role() -> TestResult {
+    let before = objects()?;
+    let after = build_cluster(
+        &validated(json!({
+            "dataNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.datanode.du.reserved": "1"}}}
+        }))?,
+        &NameNodeState::default(),
+    );
+    fn hash<'a>(objects: &'a ClusterObjects, set: &str) -> Option<&'a str> {
+        stateful_set(objects, set)
+            .and_then(|set| set.spec.template.metadata.as_ref())
+            .and_then(|meta| meta.annotations.as_ref())
+            .and_then(|annotations| annotations.get(strata_model::build::CONFIG_HASH_ANNOTATION))
+            .map(String::as_str)
+    }
+    for (set, changes) in [
+        ("simple-hdfs-journalnode-default", false),
+        ("simple-hdfs-namenode-default", false),
+        ("simple-hdfs-datanode-default", true),
+    ] {
+        assert_eq!(hash(&before, set) != hash(&after, set), changes, "{set}");
+    }
+    Ok(())
+}
+
+#[test]
+fn the_pdb_can_be_disabled_per_role() -> TestResult {
+    let cluster = validated(json!({
+        "dataNodes": {"roleConfig": {"podDisruptionBudget": {"enabled": false}}}
+    }))?;
+    let objects = build_cluster(&cluster, &NameNodeState::default());
+    let pdbs: Vec<String> = objects.pdbs.iter().map(ResourceExt::name_any).collect();
+    assert_eq!(pdbs, ["simple-hdfs-journalnode", "simple-hdfs-namenode"]);
+    assert!(cluster.role(HdfsRole::DataNode).is_some());
+    Ok(())
+}

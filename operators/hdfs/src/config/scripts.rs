@@ -1,0 +1,10 @@
+//! The shell scripts the containers run, kept as files under `src/scripts/` so they are
+//! tested as they ship (`tests/format_script.rs` runs them against a fake `hdfs`).
+
+/// The namenode's init container: formats a new namespace once, on one designated pod,
+/// bootstraps every other namenode from the active one, and stops with a reason on any
+/// state it cannot handle safely.
+pub const FORMAT_NAMENODE: &str = include_str!("../scripts/format-namenode.sh");
+
+/// The ZKFC sidecar: creates the failover znode when it is missing, then runs `zkfc`.
+pub const START_ZKFC: &str = include_str!("../scripts/start-zkfc.sh");

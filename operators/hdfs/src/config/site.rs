@@ -1,0 +1,240 @@
+//! `core-site.xml` and `hdfs-site.xml`: what every daemon and every client reads.
+//!
+//! Every key written here exists in Hadoop 3.4 (`core-default.xml`, `hdfs-default.xml`):
+//! Hadoop ignores unknown keys silently, so a misspelled key would be a setting that is
+//! never applied. The table test in this module lists them all; `docs/hdfs.md` explains
+//! each.
+
+use std::collections::BTreeMap;
+
+use strata_model::files::hadoop_xml::{self, HadoopXmlError};
+
+use super::topology::Topology;
+use crate::crd::HdfsRole;
+
+/// Mount point of every role's data volume.
+pub const DATA_MOUNT: &str = "/data";
+/// The namenode's name directory: a subdirectory, because a fresh volume may hold
+/// `lost+found`, which a format would count as existing data.
+pub const NAME_DIR: &str = "/data/name";
+/// The journalnode's edit log directory.
+pub const JOURNAL_DIR: &str = "/data/journal";
+/// The datanode's block directory.
+pub const BLOCK_DIR: &str = "/data/blocks";
+/// The datanodes the namenodes take out of service, one host per line; kept by the
+/// operator in a ConfigMap mounted at this path's directory.
+pub const EXCLUDE_FILE: &str = "/strata/state/datanodes";
+/// The client-side failover: try the namenodes in order until one is active.
+pub const FAILOVER_PROXY_PROVIDER: &str =
+    "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider";
+/// Fencing without ssh: the journalnodes accept one writer only, so a namenode that
+/// lost the active role cannot corrupt the edit log, and fencing needs to do nothing.
+pub const FENCING_METHOD: &str = "shell(/bin/true)";
+
+/// Keys of `core-site.xml` the operator owns: an override would split the cluster.
+const CORE_SITE_OWNED: &[&str] = &["fs.defaultFS", "ha.zookeeper.quorum"];
+/// Keys (and key prefixes before a `.`) of `hdfs-site.xml` the operator owns: the
+/// nameservice, the directories on the volumes, and format safety.
+const HDFS_SITE_OWNED: &[&str] = &[
+    "dfs.nameservices",
+    "dfs.ha.namenodes",
+    "dfs.namenode.rpc-address",
+    "dfs.namenode.http-address",
+    "dfs.namenode.shared.edits.dir",
+    "dfs.namenode.name.dir",
+    "dfs.journalnode.edits.dir",
+    "dfs.datanode.data.dir",
+    "dfs.reformat.disabled",
+    "dfs.hosts.exclude",
+    "dfs.ha.automatic-failover.enabled",
+];
+
+/// Why a site file could not be rendered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SiteError {
+    /// The override sets a key the operator owns.
+    #[error(
+        "{file}: {key} is set by the operator (it defines the nameservice, a data \
+         directory or format safety) and cannot be overridden"
+    )]
+    OperatorOwnedKey {
+        /// `core-site.xml` or `hdfs-site.xml`.
+        file: &'static str,
+        /// The key.
+        key: String,
+    },
+    /// The file cannot be written.
+    #[error("{file}: {source}")]
+    Xml {
+        /// The file.
+        file: &'static str,
+        /// What is wrong.
+        source: HadoopXmlError,
+    },
+}
+
+/// The two files of one role group or of the discovery ConfigMap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiteFiles {
+    /// `core-site.xml`.
+    pub core_site: String,
+    /// `hdfs-site.xml`.
+    pub hdfs_site: String,
+}
+
+/// What a role group's files are rendered from.
+#[derive(Clone, Copy, Debug)]
+pub struct ServerSite<'a> {
+    /// Where the daemons are.
+    pub topology: &'a Topology,
+    /// The role whose daemons read the files.
+    pub role: HdfsRole,
+    /// `dfs.replication`.
+    pub dfs_replication: u16,
+    /// `ha.zookeeper.quorum`: hosts and chroot from the ZNode discovery ConfigMap.
+    pub zookeeper_quorum: &'a str,
+    /// `configOverrides` of `core-site.xml`.
+    pub core_overrides: &'a BTreeMap<String, String>,
+    /// `configOverrides` of `hdfs-site.xml`.
+    pub hdfs_overrides: &'a BTreeMap<String, String>,
+}
+
+/// What a client needs in `core-site.xml`: the nameservice as the default file system.
+pub fn client_core_properties(topology: &Topology) -> BTreeMap<String, String> {
+    BTreeMap::from([("fs.defaultFS".to_owned(), topology.default_fs())])
+}
+
+/// What a client needs in `hdfs-site.xml` to find the active namenode: the nameservice,
+/// every namenode's RPC and HTTP address, and the failover proxy provider.
+pub fn client_hdfs_properties(topology: &Topology) -> BTreeMap<String, String> {
+    let ns = &topology.nameservice;
+    let mut properties = BTreeMap::from([
+        ("dfs.nameservices".to_owned(), ns.clone()),
+        (format!("dfs.ha.namenodes.{ns}"), topology.namenode_ids()),
+        (
+            format!("dfs.client.failover.proxy.provider.{ns}"),
+            FAILOVER_PROXY_PROVIDER.to_owned(),
+        ),
+    ]);
+    for namenode in &topology.namenodes {
+        properties.insert(
+            format!("dfs.namenode.rpc-address.{ns}.{}", namenode.id),
+            namenode.rpc_address(),
+        );
+        properties.insert(
+            format!("dfs.namenode.http-address.{ns}.{}", namenode.id),
+            namenode.http_address(),
+        );
+    }
+    properties
+}
+
+/// The daemons' `core-site.xml` properties before overrides.
+pub fn server_core_properties(site: &ServerSite<'_>) -> BTreeMap<String, String> {
+    let mut properties = client_core_properties(site.topology);
+    properties.insert(
+        "ha.zookeeper.quorum".to_owned(),
+        site.zookeeper_quorum.to_owned(),
+    );
+    properties.insert(
+        "hadoop.prometheus.endpoint.enabled".to_owned(),
+        "true".to_owned(),
+    );
+    properties
+}
+
+/// The daemons' `hdfs-site.xml` properties before overrides.
+pub fn server_hdfs_properties(site: &ServerSite<'_>) -> BTreeMap<String, String> {
+    let mut properties = client_hdfs_properties(site.topology);
+    let mut set = |key: &str, value: String| {
+        properties.insert(key.to_owned(), value);
+    };
+    set("dfs.replication", site.dfs_replication.to_string());
+    set(
+        "dfs.namenode.shared.edits.dir",
+        site.topology.shared_edits_dir(),
+    );
+    set("dfs.ha.automatic-failover.enabled", "true".to_owned());
+    set("dfs.ha.fencing.methods", FENCING_METHOD.to_owned());
+    // Datanodes register by pod IP, whose reverse lookup Kubernetes DNS does not
+    // guarantee.
+    set(
+        "dfs.namenode.datanode.registration.ip-hostname-check",
+        "false".to_owned(),
+    );
+    match site.role {
+        HdfsRole::NameNode => {
+            set("dfs.namenode.name.dir", NAME_DIR.to_owned());
+            set("dfs.reformat.disabled", "true".to_owned());
+            set("dfs.hosts.exclude", EXCLUDE_FILE.to_owned());
+            // Listen on every interface, advertise the pod's DNS name.
+            set("dfs.namenode.rpc-bind-host", "0.0.0.0".to_owned());
+            set("dfs.namenode.http-bind-host", "0.0.0.0".to_owned());
+        }
+        HdfsRole::JournalNode => set("dfs.journalnode.edits.dir", JOURNAL_DIR.to_owned()),
+        HdfsRole::DataNode => set("dfs.datanode.data.dir", BLOCK_DIR.to_owned()),
+    }
+    properties
+}
+
+/// Renders a role group's files: the operator's properties, then the overrides, which
+/// win except on the keys the operator owns.
+pub fn server_site(site: &ServerSite<'_>) -> Result<SiteFiles, SiteError> {
+    let core = with_overrides(
+        "core-site.xml",
+        server_core_properties(site),
+        site.core_overrides,
+        CORE_SITE_OWNED,
+    )?;
+    let hdfs = with_overrides(
+        "hdfs-site.xml",
+        server_hdfs_properties(site),
+        site.hdfs_overrides,
+        HDFS_SITE_OWNED,
+    )?;
+    Ok(SiteFiles {
+        core_site: write("core-site.xml", &core)?,
+        hdfs_site: write("hdfs-site.xml", &hdfs)?,
+    })
+}
+
+/// Renders the discovery ConfigMap's files, which an in-cluster client uses as they are.
+pub fn client_site(topology: &Topology) -> Result<SiteFiles, SiteError> {
+    Ok(SiteFiles {
+        core_site: write("core-site.xml", &client_core_properties(topology))?,
+        hdfs_site: write("hdfs-site.xml", &client_hdfs_properties(topology))?,
+    })
+}
+
+fn with_overrides(
+    file: &'static str,
+    mut properties: BTreeMap<String, String>,
+    overrides: &BTreeMap<String, String>,
+    owned: &[&str],
+) -> Result<BTreeMap<String, String>, SiteError> {
+    for (key, value) in overrides {
+        let is_owned = owned
+            .iter()
+            .any(|owned| key == owned || key.starts_with(&format!("{owned}.")));
+        if is_owned {
+            return Err(SiteError::OperatorOwnedKey {
+                file,
+                key: key.clone(),
+            });
+        }
+        properties.insert(key.clone(), value.clone());
+    }
+    Ok(properties)
+}
+
+fn write(file: &'static str, properties: &BTreeMap<String, String>) -> Result<String, SiteError> {
+    hadoop_xml::write(
+        properties
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.as_str())),
+    )
+    .map_err(|source| SiteError::Xml { file, source })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,178 @@
+use pretty_assertions::assert_eq;
+use rstest::rstest;
+
+use super::*;
+use crate::config::NameNodeAddress;
+
+fn topology() -> Topology {
+    Topology {
+        nameservice: "hdfs".to_owned(),
+        namenodes: ["nn-0", "nn-1"]
+            .map(|id| NameNodeAddress {
+                id: id.to_owned(),
+                fqdn: format!("{id}.nn.default.svc.cluster.local"),
+            })
+            .to_vec(),
+        journalnodes: vec!["jn-0.jn".to_owned()],
+    }
+}
+
+const NO_OVERRIDES: &BTreeMap<String, String> = &BTreeMap::new();
+
+fn site(role: HdfsRole) -> ServerSite<'static> {
+    let topology = Box::leak(Box::new(topology()));
+    ServerSite {
+        topology,
+        role,
+        dfs_replication: 3,
+        zookeeper_quorum: "zk:2181/chroot",
+        core_overrides: NO_OVERRIDES,
+        hdfs_overrides: NO_OVERRIDES,
+    }
+}
+
+/// Every key the operator writes, as Hadoop 3.4's `core-default.xml` and
+/// `hdfs-default.xml` spell it (`<ns>` and `<nn>` are the nameservice and namenode ids
+/// the key ends in). Hadoop ignores unknown keys silently, so this list is the check
+/// that nothing written is a typo; a new key must be looked up before it is added.
+const HADOOP_KEYS: &[&str] = &[
+    "fs.defaultFS",
+    "ha.zookeeper.quorum",
+    "hadoop.prometheus.endpoint.enabled",
+    "dfs.nameservices",
+    "dfs.ha.namenodes.<ns>",
+    "dfs.namenode.rpc-address.<ns>.<nn>",
+    "dfs.namenode.http-address.<ns>.<nn>",
+    "dfs.client.failover.proxy.provider.<ns>",
+    "dfs.replication",
+    "dfs.namenode.shared.edits.dir",
+    "dfs.ha.automatic-failover.enabled",
+    "dfs.ha.fencing.methods",
+    "dfs.namenode.datanode.registration.ip-hostname-check",
+    "dfs.namenode.name.dir",
+    "dfs.reformat.disabled",
+    "dfs.hosts.exclude",
+    "dfs.namenode.rpc-bind-host",
+    "dfs.namenode.http-bind-host",
+    "dfs.journalnode.edits.dir",
+    "dfs.datanode.data.dir",
+];
+
+fn generic(key: &str) -> String {
+    key.replace(".hdfs.nn-0", ".<ns>.<nn>")
+        .replace(".hdfs.nn-1", ".<ns>.<nn>")
+        .replace("namenodes.hdfs", "namenodes.<ns>")
+        .replace("provider.hdfs", "provider.<ns>")
+}
+
+#[rstest]
+#[case::namenode(HdfsRole::NameNode)]
+#[case::journalnode(HdfsRole::JournalNode)]
+#[case::datanode(HdfsRole::DataNode)]
+fn every_written_key_is_a_hadoop_key(#[case] role: HdfsRole) {
+    let site = site(role);
+    let written: Vec<String> = server_core_properties(&site)
+        .into_keys()
+        .chain(server_hdfs_properties(&site).into_keys())
+        .map(|key| generic(&key))
+        .filter(|key| !HADOOP_KEYS.contains(&key.as_str()))
+        .collect();
+    assert_eq!(
+        written,
+        Vec::<String>::new(),
+        "keys Hadoop 3.4 does not know"
+    );
+}
+
+#[rstest]
+#[case::namenode(HdfsRole::NameNode, "dfs.namenode.name.dir", "/data/name")]
+#[case::journalnode(HdfsRole::JournalNode, "dfs.journalnode.edits.dir", "/data/journal")]
+#[case::datanode(HdfsRole::DataNode, "dfs.datanode.data.dir", "/data/blocks")]
+fn each_role_keeps_its_data_in_a_subdirectory_of_its_volume(
+    #[case] role: HdfsRole,
+    #[case] key: &str,
+    #[case] dir: &str,
+) {
+    let properties = server_hdfs_properties(&site(role));
+    assert_eq!(properties.get(key).map(String::as_str), Some(dir));
+    assert!(dir.starts_with(&format!("{DATA_MOUNT}/")));
+}
+
+#[test]
+fn namenodes_never_reformat_and_read_the_exclude_list() {
+    let properties = server_hdfs_properties(&site(HdfsRole::NameNode));
+    assert_eq!(
+        properties.get("dfs.reformat.disabled").map(String::as_str),
+        Some("true")
+    );
+    assert_eq!(
+        properties.get("dfs.hosts.exclude").map(String::as_str),
+        Some(EXCLUDE_FILE)
+    );
+}
+
+#[test]
+fn clients_get_the_nameservice_and_nothing_of_the_servers() {
+    let properties = client_hdfs_properties(&topology());
+    assert_eq!(
+        properties.keys().map(String::as_str).collect::<Vec<_>>(),
+        [
+            "dfs.client.failover.proxy.provider.hdfs",
+            "dfs.ha.namenodes.hdfs",
+            "dfs.namenode.http-address.hdfs.nn-0",
+            "dfs.namenode.http-address.hdfs.nn-1",
+            "dfs.namenode.rpc-address.hdfs.nn-0",
+            "dfs.namenode.rpc-address.hdfs.nn-1",
+            "dfs.nameservices",
+        ]
+    );
+    assert_eq!(
+        properties["dfs.namenode.rpc-address.hdfs.nn-1"],
+        "nn-1.nn.default.svc.cluster.local:8020"
+    );
+    assert_eq!(properties["dfs.ha.namenodes.hdfs"], "nn-0,nn-1");
+}
+
+#[rstest]
+#[case::exact_key("hdfs-site.xml", "dfs.nameservices", true)]
+#[case::key_with_a_suffix("hdfs-site.xml", "dfs.namenode.rpc-address.hdfs.nn-0", true)]
+#[case::longer_key_sharing_a_prefix("hdfs-site.xml", "dfs.namenode.name.dir.restore", true)]
+#[case::unrelated_key("hdfs-site.xml", "dfs.blocksize", false)]
+#[case::similar_but_other_key("hdfs-site.xml", "dfs.namenode.http-address-other", false)]
+#[case::core_site_owned("core-site.xml", "ha.zookeeper.quorum", true)]
+#[case::core_site_free("core-site.xml", "io.file.buffer.size", false)]
+fn overrides_of_operator_keys_are_refused(
+    #[case] file: &str,
+    #[case] key: &str,
+    #[case] refused: bool,
+) {
+    let overrides = BTreeMap::from([(key.to_owned(), "x".to_owned())]);
+    let mut site = site(HdfsRole::NameNode);
+    if file == "core-site.xml" {
+        site.core_overrides = &overrides;
+    } else {
+        site.hdfs_overrides = &overrides;
+    }
+    let result = server_site(&site);
+    assert_eq!(
+        matches!(result, Err(SiteError::OperatorOwnedKey { .. })),
+        refused,
+        "{result:?}"
+    );
+}
+
+#[test]
+fn overrides_win_over_the_operators_other_keys() -> Result<(), SiteError> {
+    let overrides = BTreeMap::from([("dfs.replication".to_owned(), "2".to_owned())]);
+    let mut site = site(HdfsRole::DataNode);
+    site.hdfs_overrides = &overrides;
+    let files = server_site(&site)?;
+    assert!(
+        files
+            .hdfs_site
+            .contains("<name>dfs.replication</name>\n    <value>2</value>"),
+        "{}",
+        files.hdfs_site
+    );
+    Ok(())
+}

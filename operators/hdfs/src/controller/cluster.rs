@@ -1,0 +1,175 @@
+//! The HdfsCluster controller: the five pipeline steps, in order.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::runtime::controller::Action;
+use kube::{Resource, ResourceExt};
+use strata_operator::controller::Context;
+use strata_operator::error::ReconcileError;
+use strata_operator::pipeline::{Failed, Prepared};
+use strata_operator::reference::Target;
+use strata_operator::roll::{StatefulSetPods, stateful_sets_with_pods};
+use strata_status::ProgressStep;
+
+use super::active::ActiveNameNodeProbe;
+use crate::build::{NameNodeState, build};
+use crate::crd::{HdfsCluster, HdfsRole};
+use crate::roll::{GroupPods, next_step};
+use crate::validate::{ValidatedCluster, roll_order};
+
+/// The key of a ZNode discovery ConfigMap with the connection string and chroot.
+pub const ZOOKEEPER_KEY: &str = "ZOOKEEPER";
+
+/// What the controller needs beyond the shared context.
+#[derive(Clone, Debug)]
+pub struct ClusterContext {
+    /// The cluster's DNS domain, for pod FQDNs.
+    pub cluster_domain: String,
+    /// How the active namenode is found before a namenode restarts.
+    pub active_probe: ActiveNameNodeProbe,
+}
+
+/// The ZNode discovery ConfigMap a cluster names: the controller's declared reference,
+/// so a change to it requeues the cluster.
+pub fn zookeeper_reference(cluster: &HdfsCluster) -> Vec<Target> {
+    vec![Target::named(
+        cluster.namespace().unwrap_or_default(),
+        &cluster.spec.cluster_config.zookeeper_config_map_name,
+    )]
+}
+
+/// Reconciles one HdfsCluster.
+///
+/// 1. Dereference: the ZNode discovery ConfigMap from the reference cache; the
+///    StatefulSets and pods from the watch caches.
+/// 2. Validate: the spec and the ZooKeeper connection become a checked model, or an
+///    InvalidSpec error; nothing is applied until the ConfigMap exists.
+/// 3. Build: pure functions turn the model into desired objects; the roll planner
+///    names the one pod to restart, in the order journalnodes, namenodes (standby
+///    first), datanodes.
+/// 4. Apply (nothing while paused, workloads at zero while stopped), prune, restart.
+/// 5. Report: conditions from the watched StatefulSets and pods, written on change.
+pub async fn reconcile(
+    cluster: Arc<HdfsCluster>,
+    context: Arc<Context<ClusterContext>>,
+) -> Result<Action, ReconcileError> {
+    let operation = cluster.spec.cluster_operation.state(cluster.annotations());
+    let applied = async {
+        let prepared = prepare(&cluster, &context).await?;
+        context
+            .apply_prepared(cluster.as_ref(), &operation, prepared)
+            .await
+    }
+    .await;
+    context.report(cluster.as_ref(), &operation, applied).await
+}
+
+/// Steps 1 to 3.
+async fn prepare(
+    cluster: &HdfsCluster,
+    context: &Context<ClusterContext>,
+) -> Result<Prepared, Failed> {
+    let quorum = zookeeper_quorum(cluster, context)?;
+    let validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain, &quorum)?;
+    let state = NameNodeState::default();
+    let mut prepared = build(&validated, &state);
+
+    let namespace = cluster.namespace().unwrap_or_default();
+    let running = match cluster.controller_owner_ref(&()) {
+        Some(owner) => stateful_sets_with_pods(&context.caches, &owner, &namespace),
+        None => Vec::new(),
+    };
+    let groups = group_pods(&validated, &running);
+    let mut step = next_step(&groups, roll_order(), None);
+    let restarts_namenode = step
+        .as_ref()
+        .and_then(|step| step.restart.as_ref())
+        .is_some_and(|pod| {
+            validated
+                .topology
+                .namenodes
+                .iter()
+                .any(|namenode| &namenode.id == pod)
+        });
+    if restarts_namenode {
+        let active = context
+            .extra
+            .active_probe
+            .find_active(&validated.topology.namenodes)
+            .await;
+        step = next_step(&groups, roll_order(), active.as_deref());
+    }
+    if let Some(step) = step {
+        prepared.restarts = step.restart.into_iter().collect();
+        prepared.progress = Some(ProgressStep {
+            reason: step.reason,
+            message: step.message,
+        });
+    }
+    Ok(prepared)
+}
+
+/// Step 1: `ha.zookeeper.quorum` from the ZNode discovery ConfigMap.
+fn zookeeper_quorum(
+    cluster: &HdfsCluster,
+    context: &Context<ClusterContext>,
+) -> Result<String, ReconcileError> {
+    let namespace = cluster.namespace().unwrap_or_default();
+    let name = &cluster.spec.cluster_config.zookeeper_config_map_name;
+    let config_map = context
+        .references
+        .get::<ConfigMap>(&namespace, name)
+        .map_err(|error| ReconcileError::operator_bug("UndeclaredReference", error.to_string()))?
+        .ok_or_else(|| {
+            ReconcileError::transient(
+                "ZookeeperConfigMapMissing",
+                format!(
+                    "the ZNode discovery ConfigMap {namespace}/{name} \
+                     (clusterConfig.zookeeperConfigMapName) does not exist; nothing is \
+                     applied until it does"
+                ),
+            )
+        })?;
+    quorum_of(&config_map).ok_or_else(|| {
+        ReconcileError::invalid_spec(
+            "ZookeeperConfigMapInvalid",
+            format!(
+                "the ConfigMap {namespace}/{name} (clusterConfig.zookeeperConfigMapName) has \
+                 no {ZOOKEEPER_KEY} key; name the discovery ConfigMap of a ZookeeperZnode"
+            ),
+        )
+    })
+}
+
+/// The `ZOOKEEPER` value of a ZNode discovery ConfigMap: hosts and chroot.
+pub fn quorum_of(config_map: &ConfigMap) -> Option<String> {
+    config_map
+        .data
+        .as_ref()?
+        .get(ZOOKEEPER_KEY)
+        .map(|value| value.trim().to_owned())
+        .filter(|value| !value.is_empty())
+}
+
+/// The running StatefulSets matched to the validated role groups by name.
+fn group_pods(validated: &ValidatedCluster, running: &[StatefulSetPods]) -> Vec<GroupPods> {
+    let role_of = |name: &str| -> Option<HdfsRole> {
+        validated.roles.iter().find_map(|role| {
+            role.groups
+                .iter()
+                .any(|group| group.name.object_name() == name)
+                .then_some(role.role)
+        })
+    };
+    running
+        .iter()
+        .filter_map(|set| {
+            Some(GroupPods {
+                role: role_of(&set.name())?,
+                template_observed: set.template_observed(),
+                pods: set.pods_by_ordinal(),
+            })
+        })
+        .collect()
+}

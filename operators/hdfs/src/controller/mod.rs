@@ -1,0 +1,54 @@
+//! The HdfsCluster controller and how it is wired.
+
+pub mod active;
+pub mod cluster;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use strata_operator::cache::ChildKind;
+use strata_operator::controller::{ControllerSpec, OperatorRuntime, run_controller};
+use strata_operator::definition::ControllerDef;
+use strata_operator::rbac::OperatorRegistration;
+
+use self::active::ActiveNameNodeProbe;
+use self::cluster::ClusterContext;
+use crate::crd::HdfsCluster;
+
+/// Kinds the controller creates: watched, applied, pruned, and granted in the chart.
+pub fn child_kinds() -> Vec<ChildKind> {
+    vec![
+        ChildKind::of::<ConfigMap>(),
+        ChildKind::of::<Service>(),
+        ChildKind::of::<StatefulSet>(),
+        ChildKind::of::<PodDisruptionBudget>(),
+    ]
+}
+
+/// The cluster controller: HdfsClusters with their children and pods, reading the
+/// ZNode discovery ConfigMap each cluster names.
+pub fn cluster_controller() -> ControllerDef<HdfsCluster> {
+    ControllerDef::new(ControllerSpec {
+        name: "hdfscluster",
+        child_kinds: child_kinds(),
+        watch_pods: true,
+        restarts_pods: true,
+    })
+    .reading::<ConfigMap>(cluster::zookeeper_reference)
+}
+
+/// The controller as the Helm chart's RBAC rules see it.
+pub fn registration() -> OperatorRegistration {
+    OperatorRegistration {
+        controllers: vec![cluster_controller().registration()],
+    }
+}
+
+/// Runs the controller until the runtime shuts down.
+pub async fn run(runtime: OperatorRuntime) {
+    let context = ClusterContext {
+        cluster_domain: runtime.cluster_domain.clone(),
+        active_probe: ActiveNameNodeProbe::default(),
+    };
+    run_controller(&runtime, &cluster_controller(), context, cluster::reconcile).await;
+}

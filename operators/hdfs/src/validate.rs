@@ -1,0 +1,225 @@
+//! Validation: turns an `HdfsCluster` and the ZooKeeper connection it refers to into a
+//! [`ValidatedCluster`], the merged and checked model every build function reads.
+//!
+//! Everything that can be wrong with a spec is found here, so the build step cannot fail
+//! on user input. Each problem becomes [`ReconcileError::invalid_spec`] with a CamelCase
+//! reason and a message naming the field or role group. What is allowed but unwise (one
+//! namenode, an even number of journalnodes, more replicas than datanodes) becomes a
+//! [`Warning`].
+
+mod role_group;
+mod warnings;
+
+use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
+use strata_model::image::ResolvedImage;
+use strata_model::labels::RecommendedLabels;
+use strata_model::names::{ClusterName, RoleRef};
+use strata_model::pdb::PdbConfig;
+use strata_operator::error::ReconcileError;
+
+pub use self::role_group::{HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup};
+pub use self::warnings::Warning;
+use crate::config::site::client_site;
+use crate::config::{NameNodeAddress, SiteFiles, Topology};
+use crate::crd::{
+    APP_NAME, DEFAULT_DFS_REPLICATION, DEFAULT_PRODUCT_VERSION, HdfsCluster, HdfsRole,
+    OPERATOR_NAME, UPSTREAM_IMAGE_REPOSITORY,
+};
+pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
+
+/// An `HdfsCluster` with every default applied and every rule checked.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ValidatedCluster {
+    /// The cluster object's name; also the nameservice.
+    pub name: ClusterName,
+    /// The namespace of the cluster and of every object built for it.
+    pub namespace: String,
+    /// Cluster DNS domain used in host names.
+    pub cluster_domain: String,
+    /// The image every pod runs, with pull settings.
+    pub image: ResolvedImage,
+    /// Labels of cluster-wide objects (the discovery ConfigMap).
+    pub cluster_labels: RecommendedLabels,
+    /// `dfs.replication`.
+    pub dfs_replication: u16,
+    /// `ha.zookeeper.quorum`, from the ZNode discovery ConfigMap.
+    pub zookeeper_quorum: String,
+    /// Where every daemon is.
+    pub topology: Topology,
+    /// The client files of the discovery ConfigMap.
+    pub discovery: SiteFiles,
+    /// The namenode pod that may format a new namespace: the first one.
+    pub formatter_pod: String,
+    /// The roles in roll order: journalnodes, namenodes, datanodes.
+    pub roles: Vec<ValidatedRole>,
+    /// What is allowed but unwise.
+    pub warnings: Vec<Warning>,
+}
+
+/// One role, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidatedRole {
+    /// Which role.
+    pub role: HdfsRole,
+    /// `<cluster>-<role>`, the PodDisruptionBudget's name.
+    pub name: RoleRef,
+    /// Labels of role-wide objects; their selector spans the role's pods.
+    pub labels: RecommendedLabels,
+    /// The role's PodDisruptionBudget settings.
+    pub pdb: PdbConfig,
+    /// The role groups, sorted by name.
+    pub groups: Vec<ValidatedRoleGroup>,
+}
+
+impl ValidatedRole {
+    /// Pods of every role group of the role, as the spec asks.
+    pub fn replicas(&self) -> u16 {
+        self.groups.iter().map(|group| group.replicas).sum()
+    }
+}
+
+impl ValidatedCluster {
+    /// Validates `cluster` for the cluster DNS domain, with the ZooKeeper connection
+    /// string the dereference step read from the ZNode discovery ConfigMap.
+    pub fn new(
+        cluster: &HdfsCluster,
+        cluster_domain: &str,
+        zookeeper_quorum: &str,
+    ) -> Result<Self, ReconcileError> {
+        let identity = ClusterIdentity::new(PRODUCT, &cluster.metadata, &cluster.spec.image)?;
+        check_cluster_domain(cluster_domain)?;
+        let dfs_replication = cluster
+            .spec
+            .cluster_config
+            .dfs_replication
+            .unwrap_or(DEFAULT_DFS_REPLICATION);
+        if dfs_replication == 0 {
+            return Err(ReconcileError::invalid_spec(
+                "InvalidDfsReplication",
+                "clusterConfig.dfsReplication must be at least 1",
+            ));
+        }
+
+        let checked = roll_order()
+            .map(|role| role_group::check_role(&identity, role, cluster.spec.role(role)))
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?;
+        let topology = topology(&identity, &checked, cluster_domain);
+        if topology.namenodes.is_empty() || topology.journalnodes.is_empty() {
+            let role = if topology.namenodes.is_empty() {
+                HdfsRole::NameNode
+            } else {
+                HdfsRole::JournalNode
+            };
+            return Err(ReconcileError::invalid_spec(
+                "NoReplicas",
+                format!(
+                    "{} has no replicas; an HDFS cluster needs at least one namenode and \
+                     one journalnode",
+                    role.spec_field()
+                ),
+            ));
+        }
+        let formatter_pod = topology
+            .namenodes
+            .first()
+            .map(|namenode| namenode.id.clone())
+            .unwrap_or_default();
+        let site_context = role_group::SiteContext {
+            topology: &topology,
+            dfs_replication,
+            zookeeper_quorum,
+        };
+        let roles = checked
+            .into_iter()
+            .map(|role| role_group::finish_role(&site_context, role))
+            .collect::<Result<Vec<_>, _>>()?;
+        let warnings = warnings::check(&roles, dfs_replication);
+        let discovery = client_site(&topology).map_err(|error| {
+            ReconcileError::invalid_spec("InvalidClientConfig", error.to_string())
+        })?;
+
+        let ClusterIdentity {
+            name,
+            namespace,
+            image,
+            labels: cluster_labels,
+        } = identity;
+        Ok(Self {
+            name,
+            namespace,
+            cluster_domain: cluster_domain.to_owned(),
+            image,
+            cluster_labels,
+            dfs_replication,
+            zookeeper_quorum: zookeeper_quorum.to_owned(),
+            topology,
+            discovery,
+            formatter_pod,
+            roles,
+            warnings,
+        })
+    }
+
+    /// The validated role.
+    pub fn role(&self, role: HdfsRole) -> Option<&ValidatedRole> {
+        self.roles.iter().find(|validated| validated.role == role)
+    }
+}
+
+/// The order in which roles are validated, built and rolled: the edit log first, then
+/// the namenodes that write it, then the datanodes that report to them.
+pub const fn roll_order() -> [HdfsRole; 3] {
+    [
+        HdfsRole::JournalNode,
+        HdfsRole::NameNode,
+        HdfsRole::DataNode,
+    ]
+}
+
+fn topology(
+    identity: &ClusterIdentity,
+    roles: &[role_group::CheckedRole],
+    domain: &str,
+) -> Topology {
+    let pods = |role: HdfsRole| -> Vec<(String, String)> {
+        roles
+            .iter()
+            .filter(|checked| checked.role == role)
+            .flat_map(|checked| &checked.groups)
+            .flat_map(|group| {
+                (0..group.replicas).map(|ordinal| {
+                    let name = &group.name;
+                    (
+                        name.pod_name(ordinal),
+                        name.pod_fqdn(ordinal, &identity.namespace, name.object_name(), domain),
+                    )
+                })
+            })
+            .collect()
+    };
+    Topology {
+        nameservice: identity.name.to_string(),
+        namenodes: pods(HdfsRole::NameNode)
+            .into_iter()
+            .map(|(id, fqdn)| NameNodeAddress { id, fqdn })
+            .collect(),
+        journalnodes: pods(HdfsRole::JournalNode)
+            .into_iter()
+            .map(|(_, fqdn)| fqdn)
+            .collect(),
+    }
+}
+
+/// The HDFS operator's facts for the shared identity checks.
+const PRODUCT: Product = Product {
+    kind: "HdfsCluster",
+    app_name: APP_NAME,
+    operator_name: OPERATOR_NAME,
+    repository: UPSTREAM_IMAGE_REPOSITORY,
+    default_version: DEFAULT_PRODUCT_VERSION,
+};
+
+#[cfg(test)]
+pub(crate) mod tests;
