@@ -5,6 +5,7 @@
 //! works before any test depends on it.
 
 pub mod env;
+pub mod hadoop_client;
 pub mod layer;
 pub mod process;
 pub mod venv;
@@ -48,6 +49,8 @@ pub struct Tools {
     pub zookeeper_home: PathBuf,
     /// Class path that starts a ZooKeeper server.
     pub zookeeper_classpath: String,
+    /// Class path of the Hadoop client jars, for `strata_testing::hadoop`.
+    pub hadoop_client_classpath: String,
     /// Tool name to the version line it printed, for the report.
     pub versions: BTreeMap<&'static str, String>,
 }
@@ -76,6 +79,10 @@ impl Tools {
                 env::ZOOKEEPER_CLASSPATH,
                 self.zookeeper_classpath.clone().into(),
             ),
+            (
+                env::HADOOP_CLIENT_CLASSPATH,
+                self.hadoop_client_classpath.clone().into(),
+            ),
         ])
     }
 }
@@ -93,6 +100,10 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         layer::ensure(&tools_dir)
     })?;
     let (zookeeper, _) = step("zookeeper (Debian package)", zookeeper::ensure)?;
+    let (hadoop_client, _) = step("hadoop client jars (pyspark sdist from PyPI)", || {
+        hadoop_client::ensure(&tools_dir)
+    })?;
+    let hadoop_client_classpath = hadoop_client::classpath(&hadoop_client);
 
     let kubernetes_version = venv.newest_kubernetes_version()?;
     let versions = BTreeMap::from([
@@ -125,6 +136,15 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
                     .arg("org.apache.zookeeper.Version"),
             )?,
         ),
+        (
+            "hadoop-client",
+            version(
+                Command::new(&zookeeper.java)
+                    .arg("-cp")
+                    .arg(&hadoop_client_classpath)
+                    .arg("org.apache.hadoop.util.VersionInfo"),
+            )?,
+        ),
     ]);
     Ok(Tools {
         helm: layer.helm,
@@ -135,6 +155,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         java: zookeeper.java,
         zookeeper_home: zookeeper.home,
         zookeeper_classpath: zookeeper.classpath,
+        hadoop_client_classpath,
         versions,
     })
 }

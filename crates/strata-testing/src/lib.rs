@@ -6,6 +6,8 @@
 //! - [`wait`]: polling for objects, conditions and Events of any kind;
 //! - [`tools`]: the `STRATA_*` variables through which `cargo xtask test` hands
 //!   the external tools (Helm, kubernetes-validate, Java) to the tests;
+//! - [`hadoop`]: what the real Hadoop client makes of a rendered HDFS client
+//!   configuration;
 //! - [`validate`], [`yaml`], [`chart`] and [`checks`]: the checks every
 //!   operator's binary, examples and chart must pass, which `cargo xtask test`
 //!   runs over the operator registry.
@@ -14,6 +16,7 @@
 
 pub mod chart;
 pub mod checks;
+pub mod hadoop;
 pub mod harness;
 pub mod tools;
 pub mod validate;

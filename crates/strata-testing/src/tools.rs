@@ -18,15 +18,18 @@ pub const KUBERNETES_VALIDATE: &str = "STRATA_KUBERNETES_VALIDATE";
 pub const KUBERNETES_VERSION: &str = "STRATA_KUBERNETES_VERSION";
 /// Path of the `hadolint` binary.
 pub const HADOLINT: &str = "STRATA_HADOLINT";
-/// Path of the `java` binary that runs ZooKeeper.
+/// Path of the `java` binary that runs ZooKeeper and the Hadoop client.
 pub const JAVA: &str = "STRATA_JAVA";
 /// Directory of the Debian ZooKeeper package (`bin/zkServer.sh`, `bin/zkCli.sh`).
 pub const ZOOKEEPER_HOME: &str = "STRATA_ZOOKEEPER_HOME";
 /// Java class path that runs a ZooKeeper server: `java -cp $CP org.apache.zookeeper.server.quorum.QuorumPeerMain zoo.cfg`.
 pub const ZOOKEEPER_CLASSPATH: &str = "STRATA_ZOOKEEPER_CLASSPATH";
+/// Java class path of the Hadoop 3.4.2 client jars, for [`crate::hadoop`]:
+/// `$STRATA_JAVA -cp $CP ResolveHdfsClientConfig.java <conf dir>`.
+pub const HADOOP_CLIENT_CLASSPATH: &str = "STRATA_HADOOP_CLIENT_CLASSPATH";
 
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 8] = [
+pub const ALL: [&str; 9] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -35,6 +38,7 @@ pub const ALL: [&str; 8] = [
     JAVA,
     ZOOKEEPER_HOME,
     ZOOKEEPER_CLASSPATH,
+    HADOOP_CLIENT_CLASSPATH,
 ];
 
 /// A tool variable a test needs is not set.
