@@ -10,6 +10,7 @@ use std::{collections::BTreeSet, path::Path};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use strata_operator::rbac::OperatorRegistration;
+use hdfs_operator::HdfsOperator;
 use zookeeper_operator::ZookeeperOperator;
 
 /// One operator: its name, where its crate lives, its CRDs and its controllers.
@@ -32,13 +33,22 @@ pub struct Operator {
 /// Every operator of the workspace, in the order generators report them.
 ///
 /// Add one entry per operator, like the ZooKeeper one below.
-pub const OPERATORS: &[Operator] = &[Operator {
-    name: "zookeeper-operator",
-    crate_dir: "operators/zookeeper",
-    crds: <ZookeeperOperator as strata_operator::cli::Operator>::crds,
-    registration: <ZookeeperOperator as strata_operator::cli::Operator>::registration,
-    example: "examples/zookeeper/simple-cluster.yaml",
-}];
+pub const OPERATORS: &[Operator] = &[
+    Operator {
+        name: "zookeeper-operator",
+        crate_dir: "operators/zookeeper",
+        crds: <ZookeeperOperator as strata_operator::cli::Operator>::crds,
+        registration: <ZookeeperOperator as strata_operator::cli::Operator>::registration,
+        example: "examples/zookeeper/simple-cluster.yaml",
+    },
+    Operator {
+        name: "hdfs-operator",
+        crate_dir: "operators/hdfs",
+        crds: <HdfsOperator as strata_operator::cli::Operator>::crds,
+        registration: <HdfsOperator as strata_operator::cli::Operator>::registration,
+        example: "examples/hdfs/simple-hdfs.yaml",
+    },
+];
 
 /// The registered operators; generators take a slice so tests can pass fixtures instead.
 pub fn registered() -> &'static [Operator] {
