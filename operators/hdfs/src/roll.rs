@@ -17,13 +17,25 @@ use crate::crd::HdfsRole;
 /// The pods of one role group, read from the watch caches.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GroupPods {
+    /// The StatefulSet's name.
+    pub name: String,
     /// The group's role.
     pub role: HdfsRole,
     /// Whether the StatefulSet controller has seen the latest template, so `current`
     /// means something.
     pub template_observed: bool,
+    /// The StatefulSet's `spec.replicas`: an ordinal below it without a pod is a pod
+    /// being recreated, which the roll waits for like a pod that is not Ready.
+    pub replicas: u32,
     /// Its pods by ordinal.
     pub pods: BTreeMap<u32, PodRollState>,
+}
+
+impl GroupPods {
+    /// The first ordinal below `replicas` that has no pod.
+    fn missing(&self) -> Option<u32> {
+        (0..self.replicas).find(|ordinal| !self.pods.contains_key(ordinal))
+    }
 }
 
 /// The next step of a roll.
@@ -71,17 +83,17 @@ pub fn next_step(
             .collect();
         let busy = pods
             .iter()
-            .find(|pod| pod.terminating || (pod.current && !pod.ready));
+            .find(|pod| pod.terminating || (pod.current && !pod.ready))
+            .map(|pod| pod.name.clone())
+            .or_else(|| missing_pod(groups, role));
         if outdated.is_empty() {
             match busy {
-                Some(pod) if outdated_later(index) => {
-                    return Some(waiting(role, &pod.name));
-                }
+                Some(pod) if outdated_later(index) => return Some(waiting(role, &pod)),
                 _ => continue,
             }
         }
         if let Some(pod) = busy {
-            return Some(waiting(role, &pod.name));
+            return Some(waiting(role, &pod));
         }
         let next = outdated
             .iter()
@@ -112,6 +124,18 @@ fn pods_of(groups: &[GroupPods], role: HdfsRole) -> impl Iterator<Item = &PodRol
         .iter()
         .filter(move |group| group.role == role)
         .flat_map(|group| group.pods.values())
+}
+
+/// `<statefulset>-<ordinal>` of the first missing pod of `role`, named after an
+/// existing pod of its group (the group's StatefulSet name is the pod names' prefix).
+fn missing_pod(groups: &[GroupPods], role: HdfsRole) -> Option<String> {
+    groups
+        .iter()
+        .filter(|group| group.role == role)
+        .find_map(|group| {
+            let ordinal = group.missing()?;
+            Some(format!("{} (ordinal {ordinal})", group.name))
+        })
 }
 
 fn waiting(role: HdfsRole, pod: &str) -> RollStep {

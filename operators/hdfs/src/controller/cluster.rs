@@ -166,7 +166,14 @@ fn group_pods(validated: &ValidatedCluster, running: &[StatefulSetPods]) -> Vec<
         .iter()
         .filter_map(|set| {
             Some(GroupPods {
+                name: set.name(),
                 role: role_of(&set.name())?,
+                replicas: set
+                    .stateful_set
+                    .spec
+                    .replicas
+                    .and_then(|replicas| u32::try_from(replicas).ok())
+                    .unwrap_or(1),
                 template_observed: set.template_observed(),
                 pods: set.pods_by_ordinal(),
             })

@@ -44,11 +44,17 @@ pub fn registration() -> OperatorRegistration {
     }
 }
 
-/// Runs the controller until the runtime shuts down.
+/// Runs the controller until the runtime shuts down, reaching namenodes at their pod
+/// DNS names.
 pub async fn run(runtime: OperatorRuntime) {
     let context = ClusterContext {
         cluster_domain: runtime.cluster_domain.clone(),
         active_probe: ActiveNameNodeProbe::default(),
     };
+    run_with(runtime, context).await;
+}
+
+/// Runs the controller with `context`; tests point the namenode probe at loopback.
+pub async fn run_with(runtime: OperatorRuntime, context: ClusterContext) {
     run_controller(&runtime, &cluster_controller(), context, cluster::reconcile).await;
 }

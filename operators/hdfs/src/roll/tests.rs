@@ -6,7 +6,7 @@ use crate::validate::roll_order;
 
 /// A pod as `state` describes it: `R` Ready and current, `O` Ready on an older
 /// template, `o` down on an older template, `N` current but not Ready, `T`
-/// terminating.
+/// terminating, `-` missing (deleted, not yet recreated).
 fn pod(name: &str, state: char) -> PodRollState {
     PodRollState {
         name: name.to_owned(),
@@ -27,16 +27,22 @@ fn cluster(states: &str) -> Vec<GroupPods> {
         (HdfsRole::DataNode, "dn"),
     ]
     .into_iter()
-    .map(|(role, prefix)| GroupPods {
-        role,
-        template_observed: true,
-        pods: roles
-            .next()
-            .unwrap_or_default()
-            .chars()
-            .enumerate()
-            .map(|(ordinal, state)| (ordinal as u32, pod(&format!("{prefix}-{ordinal}"), state)))
-            .collect(),
+    .map(|(role, prefix)| {
+        let states = roles.next().unwrap_or_default();
+        GroupPods {
+            name: prefix.to_owned(),
+            role,
+            template_observed: true,
+            replicas: states.chars().count() as u32,
+            pods: states
+                .chars()
+                .enumerate()
+                .filter(|(_, state)| *state != '-')
+                .map(|(ordinal, state)| {
+                    (ordinal as u32, pod(&format!("{prefix}-{ordinal}"), state))
+                })
+                .collect(),
+        }
     })
     .collect()
 }
@@ -75,6 +81,13 @@ fn cluster(states: &str) -> Vec<GroupPods> {
     None,
     Some("RollingJournalNodes")
 )]
+#[case::waits_for_a_deleted_journalnode_to_be_recreated(
+    "-OO OO OOO",
+    None,
+    None,
+    Some("RollingJournalNodes")
+)]
+#[case::a_missing_datanode_at_the_end_holds_nothing_back("RRR RR RR-", None, None, None)]
 #[case::only_datanodes_changed("RRR RR ROO", None, Some("dn-1"), Some("RollingDataNodes"))]
 fn the_roll_goes_journalnodes_namenodes_datanodes_one_pod_at_a_time(
     #[case] states: &str,
