@@ -2,6 +2,8 @@
 //! as it would in a cluster, and the tests act as the user (creating and patching
 //! clusters and ConfigMaps) and as Kubernetes' own controllers (running pods).
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 mod creation;
 mod operations;
 mod roll_order;
