@@ -8,9 +8,9 @@
 
 use std::{collections::BTreeSet, path::Path};
 
+use hdfs_operator::HdfsOperator;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use strata_operator::rbac::OperatorRegistration;
-use hdfs_operator::HdfsOperator;
 use zookeeper_operator::ZookeeperOperator;
 
 /// One operator: its name, where its crate lives, its CRDs and its controllers.

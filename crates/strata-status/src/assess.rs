@@ -231,10 +231,19 @@ impl<'a> PodProblems<'a> {
         }
     }
 
-    /// The reason for a failing workload, `None` when no pod is failing.
+    /// The reason for a failing workload, `None` when no pod is failing. A
+    /// container that said why it stopped ([`crate::ReportedStop`]) names the
+    /// reason instead of `PodsFailing`.
     fn failing_reason(&self) -> Option<Reason> {
+        let reported = self
+            .containers
+            .iter()
+            .flat_map(|pod| &pod.failing_containers)
+            .find_map(|container| container.reported.as_ref());
         if !self.failed.is_empty() {
             Some(Reason::POD_PHASE_FAILED)
+        } else if let Some(reported) = reported {
+            Some(reported.reason.clone())
         } else if !self.containers.is_empty() {
             Some(Reason::PODS_FAILING)
         } else {
@@ -258,7 +267,13 @@ impl<'a> PodProblems<'a> {
                     } else {
                         "container"
                     };
-                    format!("{kind} {} {}", c.name, c.reason)
+                    match &c.reported {
+                        Some(stop) => format!(
+                            "{kind} {} {}: {}: {}",
+                            c.name, c.reason, stop.reason, stop.message
+                        ),
+                        None => format!("{kind} {} {}", c.name, c.reason),
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join(", ");

@@ -82,6 +82,6 @@ pub use transition::apply_updates;
 pub use upgradable::upgradable_condition;
 pub use version::next_deployed_version;
 pub use workload::{
-    FAILING_WAITING_REASONS, FailingContainer, PodObservation, PodPhase, VERSION_LABEL,
-    WorkloadKind, WorkloadObservation,
+    FAILING_WAITING_REASONS, FailingContainer, PodObservation, PodPhase, ReportedStop,
+    VERSION_LABEL, WorkloadKind, WorkloadObservation,
 };

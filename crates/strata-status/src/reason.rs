@@ -29,6 +29,9 @@
 //! | `Degraded` | Upgradable False | blocked because the cluster is (or may be) Degraded |
 //! | `Progressing` | Upgradable False | blocked because the cluster is Progressing |
 //!
+//! A container that stops on purpose may name the Degraded reason itself through its
+//! termination message ([`ReportedStop`](crate::ReportedStop)).
+//!
 //! Operators add their own reasons with [`reason!`](crate::reason!) (checked at
 //! compile time) or [`Reason::new`] (checked at run time).
 

@@ -79,6 +79,56 @@ pub struct FailingContainer {
     pub init: bool,
     /// The waiting reason, e.g. `CrashLoopBackOff`.
     pub reason: String,
+    /// Why the container last stopped, in its own words, when it said so
+    /// ([`ReportedStop`]).
+    pub reported: Option<ReportedStop>,
+}
+
+/// What a container that stops on purpose says about why.
+///
+/// The contract: a container that finds a state it must not run in (an HDFS
+/// namenode whose name directory holds half a format) writes its
+/// termination message (`/dev/termination-log`) as two lines, a CamelCase
+/// reason and one sentence saying what to do, and exits non-zero. The
+/// status then names that reason instead of the `CrashLoopBackOff` the
+/// restarts lead to, because the crash loop is the symptom and the message
+/// is the cause. Anything else in a termination message is ignored.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ReportedStop {
+    /// The reason, checked to be one CamelCase word.
+    pub reason: Reason,
+    /// The sentence.
+    pub message: String,
+}
+
+impl ReportedStop {
+    /// Longest message kept; a termination message is at most 4096 bytes, and a
+    /// condition message should stay readable.
+    pub const MAX_MESSAGE_CHARS: usize = 1000;
+
+    /// Reads a termination message written by the contract above.
+    #[must_use]
+    pub fn parse(termination_message: &str) -> Option<Self> {
+        let mut lines = termination_message.lines();
+        let reason = Reason::new(lines.next()?.trim()).ok()?;
+        let message: String = lines
+            .next()?
+            .trim()
+            .chars()
+            .take(Self::MAX_MESSAGE_CHARS)
+            .collect();
+        (!message.is_empty()).then_some(Self { reason, message })
+    }
+
+    /// The stop a container status reports: its last termination, or the
+    /// current one.
+    fn of(status: &ContainerStatus) -> Option<Self> {
+        [status.last_state.as_ref(), status.state.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter_map(|state| state.terminated.as_ref()?.message.as_deref())
+            .find_map(Self::parse)
+    }
 }
 
 /// What the status rules need to know about one pod.
@@ -141,6 +191,7 @@ fn failing(
                     name: status.name.clone(),
                     init,
                     reason: reason.to_owned(),
+                    reported: ReportedStop::of(status),
                 })
         })
 }

@@ -126,8 +126,24 @@ pub(crate) fn trim_metadata<K: Resource>(object: &mut K) {
     }
 }
 
+/// Of a container's last state, only its termination message: what a container
+/// that stopped on purpose said about why (`strata_status::ReportedStop`).
+fn last_termination(
+    state: k8s_openapi::api::core::v1::ContainerState,
+) -> Option<k8s_openapi::api::core::v1::ContainerState> {
+    let message = state.terminated?.message?;
+    Some(k8s_openapi::api::core::v1::ContainerState {
+        terminated: Some(k8s_openapi::api::core::v1::ContainerStateTerminated {
+            message: Some(message),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+}
+
 /// Keeps of a pod only what the status step reads: its name, namespace,
-/// labels and owners, its phase and the waiting state of its containers.
+/// labels and owners, its phase, the state of its containers and the
+/// message of their last termination.
 /// The spec (containers, volumes, env) is most of a pod's size and is never
 /// read.
 pub(crate) fn trim_pod(pod: &mut Pod) {
@@ -142,6 +158,7 @@ pub(crate) fn trim_pod(pod: &mut Pod) {
                     *container = k8s_openapi::api::core::v1::ContainerStatus {
                         name: std::mem::take(&mut container.name),
                         state: container.state.take(),
+                        last_state: container.last_state.take().and_then(last_termination),
                         ready: container.ready,
                         ..Default::default()
                     };
@@ -211,5 +228,47 @@ mod tests {
         compact(&mut twice);
         assert_eq!(full_value(&twice).unwrap(), full_value(&plain).unwrap());
         assert_eq!(parse::<StatefulSet>(&plain).unwrap(), original);
+    }
+
+    #[test]
+    fn a_pod_keeps_the_termination_message_its_status_may_name() {
+        use k8s_openapi::api::core::v1::{
+            ContainerState, ContainerStateTerminated, ContainerStatus, Pod, PodStatus,
+        };
+        let terminated = |message: &str| ContainerState {
+            terminated: Some(ContainerStateTerminated {
+                exit_code: 1,
+                message: Some(message.to_owned()),
+                reason: Some("Error".to_owned()),
+                ..ContainerStateTerminated::default()
+            }),
+            ..ContainerState::default()
+        };
+        let mut pod = Pod {
+            status: Some(PodStatus {
+                init_container_statuses: Some(vec![ContainerStatus {
+                    name: "format-namenode".to_owned(),
+                    last_state: Some(terminated("PartialFormat\nmove it aside")),
+                    image: "apache/hadoop:3.4.2".to_owned(),
+                    ..ContainerStatus::default()
+                }]),
+                ..PodStatus::default()
+            }),
+            ..Pod::default()
+        };
+        trim_pod(&mut pod);
+        let init = pod
+            .status
+            .and_then(|status| status.init_container_statuses)
+            .unwrap_or_default();
+        let kept = init[0]
+            .last_state
+            .as_ref()
+            .and_then(|state| state.terminated.as_ref());
+        assert_eq!(
+            kept.map(|terminated| (terminated.message.as_deref(), terminated.reason.as_deref())),
+            Some((Some("PartialFormat\nmove it aside"), None))
+        );
+        assert_eq!(init[0].image, "");
     }
 }

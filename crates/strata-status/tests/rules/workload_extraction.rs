@@ -100,9 +100,54 @@ fn init_container_failure_is_recorded_as_init() {
             name: "init".to_owned(),
             init: true,
             reason: "CrashLoopBackOff".to_owned(),
+            reported: None,
         }]
     );
     assert_eq!(observed.phase, PodPhase::Pending);
+}
+
+/// `waiting_init_pod` whose init container last stopped with `message`.
+fn init_pod_that_said(message: &str) -> k8s_openapi::api::core::v1::Pod {
+    use k8s_openapi::api::core::v1::{ContainerState, ContainerStateTerminated};
+    let mut pod = waiting_init_pod("p", "CrashLoopBackOff");
+    if let Some(init) = pod
+        .status
+        .as_mut()
+        .and_then(|status| status.init_container_statuses.as_mut())
+        .and_then(|statuses| statuses.first_mut())
+    {
+        init.last_state = Some(ContainerState {
+            terminated: Some(ContainerStateTerminated {
+                exit_code: 1,
+                message: Some(message.to_owned()),
+                ..ContainerStateTerminated::default()
+            }),
+            ..ContainerState::default()
+        });
+    }
+    pod
+}
+
+#[rstest]
+#[case::reason_and_sentence(
+    "PartialFormat\nThe name directory holds VERSION but no fsimage.\n",
+    Some(("PartialFormat", "The name directory holds VERSION but no fsimage."))
+)]
+#[case::blanks_around_are_trimmed(" ClusterIdMismatch \n  ids differ  ", Some(("ClusterIdMismatch", "ids differ")))]
+#[case::a_log_tail_is_no_reason("Exception in thread main\njava.lang.NullPointerException", None)]
+#[case::a_reason_without_a_sentence("PartialFormat\n", None)]
+#[case::one_line("PartialFormat", None)]
+#[case::empty("", None)]
+fn a_container_that_says_why_it_stopped_is_believed_only_in_the_contract_form(
+    #[case] message: &str,
+    #[case] expected: Option<(&str, &str)>,
+) {
+    let observed = PodObservation::from_pod(&init_pod_that_said(message));
+    let reported = observed.failing_containers[0]
+        .reported
+        .as_ref()
+        .map(|stop| (stop.reason.as_str(), stop.message.as_str()));
+    assert_eq!(reported, expected);
 }
 
 #[rstest]
@@ -152,5 +197,31 @@ fn progress_deadline_is_read(
     assert_eq!(
         workload.observe(&[]).progress_deadline_exceeded.as_deref(),
         expected
+    );
+}
+
+#[test]
+fn a_reported_stop_names_the_degraded_reason_instead_of_the_crash_loop() {
+    let pods = vec![
+        crate::fixtures::pod("pod-0", "Running"),
+        init_pod_that_said("PartialFormat\nmove the name directory aside"),
+    ];
+    let assessment = workload(Kind::StatefulSet, 2, 1)
+        .named("nn")
+        .observe(&pods)
+        .assess();
+    assert_eq!(
+        (
+            assessment.degraded.status,
+            assessment.degraded.reason.as_str()
+        ),
+        (strata_status::ConditionStatus::True, "PartialFormat")
+    );
+    assert!(
+        assessment.degraded.message.contains(
+            "p (init container init CrashLoopBackOff: PartialFormat: move the name directory aside)"
+        ),
+        "{}",
+        assessment.degraded.message
     );
 }

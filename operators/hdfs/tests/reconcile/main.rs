@@ -5,6 +5,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 mod creation;
+mod format_state;
 mod operations;
 mod roll_order;
 mod zookeeper_reference;
