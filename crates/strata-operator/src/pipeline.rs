@@ -19,7 +19,7 @@ use kube::core::object::HasStatus;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
-use strata_status::{ClusterStatus, OperationState, ProgressStep};
+use strata_status::{ClusterStatus, NoProductStatus, OperationState, ProgressStep, SpecWarning};
 
 use crate::apply::{ApplyReport, DesiredObjects};
 use crate::controller::Context;
@@ -42,16 +42,19 @@ pub struct Prepared {
     /// Pods to delete once the objects are applied, so their StatefulSet
     /// (strategy `OnDelete`) recreates them from the latest template.
     pub restarts: Vec<String>,
+    /// What validation warned about, for the Warning condition.
+    pub warnings: Vec<SpecWarning>,
 }
 
 impl Prepared {
-    /// Objects and version, with no driven step.
+    /// Objects and version, with no driven step and no warning.
     pub fn new(objects: DesiredObjects, product_version: impl Into<String>) -> Self {
         Self {
             objects,
             product_version: product_version.into(),
             progress: None,
             restarts: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -66,6 +69,8 @@ pub struct Applied {
     pub report: Option<ApplyReport>,
     /// The driven step, carried to the status.
     pub progress: Option<ProgressStep>,
+    /// The validation warnings, carried to the status.
+    pub warnings: Vec<SpecWarning>,
 }
 
 /// Why a driven restart failed; the variant's name is the Degraded reason.
@@ -132,12 +137,14 @@ impl<X> Context<X> {
             product_version,
             progress,
             restarts,
+            warnings,
         } = prepared;
         if operation.is_paused() {
             return Ok(Applied {
                 product_version,
                 report: None,
                 progress: None,
+                warnings,
             });
         }
         match self.apply(cluster, objects, operation.is_stopped()).await {
@@ -157,6 +164,7 @@ impl<X> Context<X> {
                     product_version,
                     report: Some(report),
                     progress,
+                    warnings,
                 })
             }
             Err(error) => Err(Failed {
@@ -221,16 +229,44 @@ impl<X> Context<X> {
             + serde::de::DeserializeOwned
             + std::fmt::Debug,
     {
-        let (product_version, report, progress, failure) = match outcome {
+        self.report_with(cluster, operation, outcome, NoProductStatus {})
+            .await
+    }
+
+    /// [`report`](Self::report) for a product whose status adds fields of its
+    /// own (`product`), such as the HDFS cluster ID.
+    pub async fn report_with<K, P>(
+        &self,
+        cluster: &K,
+        operation: &OperationState,
+        outcome: Result<Applied, Failed>,
+        product: P,
+    ) -> Result<Action, ReconcileError>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + HasStatus<Status = ClusterStatus<P>>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+        P: Clone + Default + PartialEq + serde::Serialize,
+    {
+        let (product_version, report, progress, warnings, failure) = match outcome {
             Ok(Applied {
                 product_version,
                 report,
                 progress,
-            }) => (Some(product_version), report, progress, None),
+                warnings,
+            }) => (
+                Some(product_version),
+                report,
+                progress,
+                Some(warnings),
+                None,
+            ),
             Err(Failed {
                 error,
                 product_version,
-            }) => (product_version, None, None, Some(error)),
+            }) => (product_version, None, None, None, Some(error)),
         };
         let owner_ref = cluster
             .controller_owner_ref(&())
@@ -238,7 +274,7 @@ impl<X> Context<X> {
         let namespace = cluster.namespace().unwrap_or_default();
         let workloads = observe_workloads(&self.caches, &owner_ref, &namespace, report.as_ref());
         let stored = cluster.status();
-        let status = next_cluster_status(
+        let mut status = next_cluster_status(
             stored,
             cluster.meta().generation,
             &workloads,
@@ -247,9 +283,11 @@ impl<X> Context<X> {
                 desired_version: product_version.as_deref(),
                 failure: failure.as_ref(),
                 progress: progress.as_ref(),
+                warnings: warnings.as_deref(),
             },
             Time(jiff::Timestamp::now()),
         );
+        status.product = product;
         let previous_conditions = stored
             .map(|status| status.conditions.as_slice())
             .unwrap_or_default();

@@ -11,8 +11,8 @@ use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use strata_status::{
     ClusterCondition, ClusterInputs, ClusterStatus, ConditionStatus, ConditionType,
-    ConditionUpdate, OperationState, ProgressStep, Reason, ResourceStatus, WorkloadObservation,
-    cluster_conditions, needs_write, next_deployed_version,
+    ConditionUpdate, OperationState, ProgressStep, Reason, ResourceStatus, SpecWarning,
+    WorkloadObservation, cluster_conditions, needs_write, next_deployed_version,
 };
 
 use crate::apply::ApplyReport;
@@ -108,17 +108,19 @@ pub struct ReconcileOutcome<'a> {
     pub failure: Option<&'a ReconcileError>,
     /// The step of a change the operator drives itself, if one runs.
     pub progress: Option<&'a ProgressStep>,
+    /// The validation warnings; `None` when validation did not get that far.
+    pub warnings: Option<&'a [SpecWarning]>,
 }
 
 /// The next status of a cluster: all six conditions, the observed generation
 /// and the deployed product version.
-pub fn next_cluster_status(
-    stored: Option<&ClusterStatus>,
+pub fn next_cluster_status<P: Clone + Default>(
+    stored: Option<&ClusterStatus<P>>,
     generation: Option<i64>,
     workloads: &[WorkloadObservation],
     outcome: ReconcileOutcome<'_>,
     now: Time,
-) -> ClusterStatus {
+) -> ClusterStatus<P> {
     // An unknown operator-command annotation is added by `cluster_conditions` itself.
     let failure = outcome.failure.map(ReconcileError::to_failure);
     let updates = cluster_conditions(&ClusterInputs {
@@ -126,6 +128,7 @@ pub fn next_cluster_status(
         operation: outcome.operation,
         failure: failure.as_ref(),
         progress: outcome.progress,
+        warnings: outcome.warnings,
     });
     let previous_version = stored.and_then(|status| status.deployed_product_version.as_deref());
     let deployed_version = match outcome.desired_version {
@@ -228,7 +231,9 @@ fn is_bad_news(before: Option<&ClusterCondition>, condition: &ClusterCondition) 
         Some(ConditionType::Available) => {
             before.is_some() && condition.status != ConditionStatus::True
         }
-        Some(ConditionType::Degraded) => condition.status == ConditionStatus::True,
+        Some(ConditionType::Degraded | ConditionType::Warning) => {
+            condition.status == ConditionStatus::True
+        }
         _ => false,
     }
 }
@@ -242,6 +247,7 @@ fn is_quiet(condition: &ClusterCondition) -> bool {
                     | ConditionType::Paused
                     | ConditionType::Stopped
                     | ConditionType::Progressing
+                    | ConditionType::Warning
             )
         )
 }
@@ -364,6 +370,12 @@ mod tests {
     #[case::paused_becomes_true(
         vec![condition(ConditionType::Paused, ConditionStatus::False)],
         ConditionType::Paused, ConditionStatus::True, Some(EventType::Normal)
+    )]
+    #[case::warning_appears_false_is_quiet(vec![], ConditionType::Warning, ConditionStatus::False, None)]
+    #[case::warning_appears_true(vec![], ConditionType::Warning, ConditionStatus::True, Some(EventType::Warning))]
+    #[case::warning_lifted(
+        vec![condition(ConditionType::Warning, ConditionStatus::True)],
+        ConditionType::Warning, ConditionStatus::False, Some(EventType::Normal)
     )]
     #[case::upgradable_never_announced(
         vec![condition(ConditionType::Upgradable, ConditionStatus::False)],

@@ -37,6 +37,44 @@ pub struct ClusterInputs<'a> {
     /// A step the operator itself drives (a membership change, a roll it
     /// restarts pod by pod), which the workloads alone cannot show.
     pub progress: Option<&'a ProgressStep>,
+    /// What validation warned about; `None` when validation did not get that
+    /// far, so the stored Warning condition stays as it is.
+    pub warnings: Option<&'a [SpecWarning]>,
+}
+
+/// Something a valid spec asks for that runs with less safety than the user
+/// may think. It makes the Warning condition True and, when it appears, a
+/// Warning Event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecWarning {
+    /// The Warning condition's reason, such as `NoHighAvailability`.
+    pub reason: Reason,
+    /// What it costs and how to lift it.
+    pub message: String,
+}
+
+/// The Warning condition: True with the first warning's reason and every
+/// warning's message, False when there is none.
+#[must_use]
+pub fn warning_condition(warnings: &[SpecWarning]) -> ConditionUpdate {
+    match warnings.first() {
+        Some(first) => ConditionUpdate::new(
+            ConditionType::Warning,
+            ConditionStatus::True,
+            first.reason.clone(),
+            warnings
+                .iter()
+                .map(|warning| sentence(&warning.message))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        None => ConditionUpdate::new(
+            ConditionType::Warning,
+            ConditionStatus::False,
+            Reason::AS_EXPECTED,
+            "The spec has nothing to warn about.",
+        ),
+    }
 }
 
 /// A step of a change the operator drives itself. While one runs,
@@ -50,7 +88,8 @@ pub struct ProgressStep {
     pub message: String,
 }
 
-/// Computes all six conditions, sorted by [`ConditionType`] order.
+/// Computes all six ADR027 conditions and, when validation got that far, the
+/// Warning condition, sorted by [`ConditionType`] order.
 #[must_use]
 pub fn cluster_conditions(inputs: &ClusterInputs<'_>) -> Vec<ConditionUpdate> {
     let assessments: Vec<_> = inputs
@@ -100,14 +139,16 @@ pub fn cluster_conditions(inputs: &ClusterInputs<'_>) -> Vec<ConditionUpdate> {
     let degraded = degraded_with_failures(observed_degraded, &failures);
     let upgradable = upgradable_condition(&available, &progressing, &degraded, &paused);
 
-    vec![
+    let mut conditions = vec![
         available,
         progressing,
         degraded,
         upgradable,
         paused,
         stopped,
-    ]
+    ];
+    conditions.extend(inputs.warnings.map(warning_condition));
+    conditions
 }
 
 /// Progressing True with the driven step's reason; what the workloads show

@@ -43,6 +43,10 @@ pub enum ConditionType {
     Paused,
     /// All replicas are set to 0 by request.
     Stopped,
+    /// The spec is valid but unwise: it runs, with less safety than the user
+    /// may think (one HDFS namenode, an even number of journalnodes). Not part
+    /// of ADR027's six; the reason names the first warning, the message all.
+    Warning,
 }
 
 /// The `type` of a stored condition: one of the six [`ConditionType`]s, or a
@@ -146,7 +150,9 @@ impl ConditionType {
     pub const fn aggregation(self) -> Aggregation {
         match self {
             Self::Available | Self::Upgradable => Aggregation::All,
-            Self::Progressing | Self::Degraded | Self::Paused | Self::Stopped => Aggregation::Any,
+            Self::Progressing | Self::Degraded | Self::Paused | Self::Stopped | Self::Warning => {
+                Aggregation::Any
+            }
         }
     }
 }
@@ -281,7 +287,8 @@ mod tests {
                 "Degraded",
                 "Upgradable",
                 "Paused",
-                "Stopped"
+                "Stopped",
+                "Warning"
             ]
         );
         let mut sorted: Vec<ConditionType> = ConditionType::iter().rev().collect();

@@ -40,14 +40,14 @@
 //! };
 //! let workloads = [WorkloadObservation::from_stateful_set(&stateful_set, &[])];
 //! let operation = OperationState::resolve(false, false, &BTreeMap::new());
-//! let updates = cluster_conditions(&ClusterInputs { workloads: &workloads, operation: &operation, failure: None, progress: None });
+//! let updates = cluster_conditions(&ClusterInputs { workloads: &workloads, operation: &operation, failure: None, progress: None, warnings: None });
 //!
-//! let first = ClusterStatus::next(None, updates.clone(), Time(Timestamp::from_second(1_700_000_000)?), Some(1), None);
+//! let first = <ClusterStatus>::next(None, updates.clone(), Time(Timestamp::from_second(1_700_000_000)?), Some(1), None);
 //! let available = first.condition(ConditionType::Available).map(|c| c.status);
 //! assert_eq!(available, Some(ConditionStatus::True));
 //!
 //! // A later reconcile with the same observations computes the same status: no write.
-//! let later = ClusterStatus::next(Some(&first), updates, Time(Timestamp::from_second(1_700_000_600)?), Some(1), None);
+//! let later = <ClusterStatus>::next(Some(&first), updates, Time(Timestamp::from_second(1_700_000_600)?), Some(1), None);
 //! assert!(!needs_write(Some(&first), &later));
 //! # Ok::<(), k8s_openapi::jiff::Error>(())
 //! ```
@@ -66,7 +66,9 @@ mod version;
 mod workload;
 
 pub use assess::WorkloadAssessment;
-pub use cluster::{ClusterInputs, ProgressStep, cluster_conditions};
+pub use cluster::{
+    ClusterInputs, ProgressStep, SpecWarning, cluster_conditions, warning_condition,
+};
 pub use combine::{ObservedConditions, combine, combine_conditions};
 pub use condition::{
     Aggregation, ClusterCondition, ConditionStatus, ConditionType, ConditionUpdate,
@@ -77,7 +79,7 @@ pub use operation::{
     COMMAND_PAUSED, COMMAND_STOPPED, OPERATOR_COMMAND_ANNOTATION, OperationState, OperationTrigger,
 };
 pub use reason::{InvalidReason, MAX_REASON_LEN, Reason, is_valid_reason};
-pub use status::{ClusterStatus, ResourceStatus, find_condition, needs_write};
+pub use status::{ClusterStatus, NoProductStatus, ResourceStatus, find_condition, needs_write};
 pub use transition::apply_updates;
 pub use upgradable::upgradable_condition;
 pub use version::next_deployed_version;

@@ -10,9 +10,13 @@ use crate::{
 };
 
 /// The status of a cluster resource (`ZookeeperCluster`, `TrinoCluster`, ...).
+// `P` holds what a product adds to the shared fields, such as the HDFS cluster
+// ID; its fields appear next to the shared ones. Products with nothing to add
+// use the default, `NoProductStatus`. (A comment, not documentation: the
+// documentation becomes the CRD's description users read.)
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ClusterStatus {
+pub struct ClusterStatus<P = NoProductStatus> {
     /// The ADR027 conditions, sorted by type.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<ClusterCondition>,
@@ -23,7 +27,14 @@ pub struct ClusterStatus {
     /// version only once every pod runs that version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deployed_product_version: Option<String>,
+    /// The product's own fields.
+    #[serde(flatten)]
+    pub product: P,
 }
+
+/// The product part of a [`ClusterStatus`] for products that add nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NoProductStatus {}
 
 /// The status of a sub-resource (`ZookeeperZnode`, `TrinoCatalog`, ...):
 /// conditions without a product version.
@@ -47,11 +58,12 @@ pub fn find_condition(
     conditions.iter().find(|c| c.type_ == condition_type)
 }
 
-impl ClusterStatus {
+impl<P: Clone + Default> ClusterStatus<P> {
     /// The next status: `updates` applied on top of the stored conditions,
     /// stamped with `generation`, and the given deployed version. Stored
     /// conditions of types this operator does not know are dropped (see
-    /// [`apply_updates`]), so the next write removes them.
+    /// [`apply_updates`]), so the next write removes them. The product part
+    /// is kept as stored; the product's reconcile replaces it.
     #[must_use]
     pub fn next(
         stored: Option<&Self>,
@@ -65,9 +77,12 @@ impl ClusterStatus {
             conditions: apply_updates(previous, updates, now, generation),
             observed_generation: generation,
             deployed_product_version,
+            product: stored.map(|s| s.product.clone()).unwrap_or_default(),
         }
     }
+}
 
+impl<P> ClusterStatus<P> {
     /// The stored condition of a type.
     #[must_use]
     pub fn condition(&self, condition_type: ConditionType) -> Option<&ClusterCondition> {

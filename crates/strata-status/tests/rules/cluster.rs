@@ -43,6 +43,7 @@ fn conditions(
         operation,
         failure,
         progress: None,
+        warnings: None,
     })
 }
 
@@ -64,7 +65,88 @@ fn summary(conditions: &[ConditionUpdate]) -> Vec<(ConditionType, ConditionStatu
 fn all_six_in_display_order() {
     let result = conditions(&healthy(), &operation(false, false, None), None);
     let types: Vec<_> = result.iter().map(|c| c.type_).collect();
-    assert_eq!(types, ConditionType::iter().collect::<Vec<_>>());
+    assert_eq!(types, ConditionType::iter().take(6).collect::<Vec<_>>());
+}
+
+mod warnings {
+    use strata_status::{ConditionStatus, SpecWarning, reason};
+
+    use super::*;
+
+    fn with_warnings(warnings: &[SpecWarning]) -> Vec<ConditionUpdate> {
+        cluster_conditions(&ClusterInputs {
+            workloads: &healthy(),
+            operation: &operation(false, false, None),
+            failure: None,
+            progress: None,
+            warnings: Some(warnings),
+        })
+    }
+
+    fn warning(updates: &[ConditionUpdate]) -> Option<(ConditionStatus, String, String)> {
+        updates
+            .iter()
+            .find(|update| update.type_ == ConditionType::Warning)
+            .map(|update| {
+                (
+                    update.status,
+                    update.reason.to_string(),
+                    update.message.clone(),
+                )
+            })
+    }
+
+    #[test]
+    fn a_validated_spec_without_warnings_has_warning_false_last() {
+        let updates = with_warnings(&[]);
+        let types: Vec<_> = updates.iter().map(|c| c.type_).collect();
+        assert_eq!(types, ConditionType::iter().collect::<Vec<_>>());
+        assert_eq!(
+            warning(&updates),
+            Some((
+                ConditionStatus::False,
+                "AsExpected".to_owned(),
+                "The spec has nothing to warn about.".to_owned()
+            ))
+        );
+    }
+
+    #[test]
+    fn warnings_name_the_first_reason_and_every_message() {
+        let updates = with_warnings(&[
+            SpecWarning {
+                reason: reason!("NoHighAvailability"),
+                message: "one namenode".to_owned(),
+            },
+            SpecWarning {
+                reason: reason!("WeakJournalQuorum"),
+                message: "two journalnodes".to_owned(),
+            },
+        ]);
+        assert_eq!(
+            warning(&updates),
+            Some((
+                ConditionStatus::True,
+                "NoHighAvailability".to_owned(),
+                "one namenode. two journalnodes.".to_owned()
+            ))
+        );
+        let degraded = updates
+            .iter()
+            .find(|update| update.type_ == ConditionType::Degraded)
+            .map(|update| update.status);
+        assert_eq!(
+            degraded,
+            Some(ConditionStatus::False),
+            "a warning is not a fault"
+        );
+    }
+
+    #[test]
+    fn without_a_validated_spec_the_stored_warning_stays() {
+        let updates = conditions(&healthy(), &operation(false, false, None), None);
+        assert_eq!(warning(&updates), None);
+    }
 }
 
 #[test]
@@ -293,6 +375,7 @@ mod driven_steps {
             operation,
             failure: None,
             progress: Some(&adding_server()),
+            warnings: None,
         })
     }
 

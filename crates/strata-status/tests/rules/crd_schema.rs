@@ -88,7 +88,8 @@ fn cluster_status_schema_is_structural() {
             "Degraded",
             "Upgradable",
             "Paused",
-            "Stopped"
+            "Stopped",
+            "Warning"
         ])
     );
     assert_eq!(

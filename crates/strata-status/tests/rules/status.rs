@@ -23,7 +23,7 @@ fn updates() -> Vec<strata_status::ConditionUpdate> {
 }
 
 fn status_at(second: i64, version: Option<&str>) -> ClusterStatus {
-    ClusterStatus::next(
+    <ClusterStatus>::next(
         None,
         updates(),
         at(second),
@@ -47,11 +47,11 @@ fn needs_write_only_on_difference(
 
 #[test]
 fn steady_state_writes_nothing_after_a_round_trip() {
-    let first = ClusterStatus::next(None, updates(), at(100), Some(3), Some("1.0".to_owned()));
+    let first = <ClusterStatus>::next(None, updates(), at(100), Some(3), Some("1.0".to_owned()));
     // What the API server hands back on the next reconcile.
     let stored: ClusterStatus =
         serde_json::from_value(serde_json::to_value(&first).unwrap()).unwrap();
-    let later = ClusterStatus::next(
+    let later = <ClusterStatus>::next(
         Some(&stored),
         updates(),
         at(5_000),
@@ -66,8 +66,8 @@ fn steady_state_writes_nothing_after_a_round_trip() {
 
 #[test]
 fn new_generation_needs_a_write() {
-    let stored = ClusterStatus::next(None, updates(), at(100), Some(3), None);
-    let later = ClusterStatus::next(Some(&stored), updates(), at(200), Some(4), None);
+    let stored = <ClusterStatus>::next(None, updates(), at(100), Some(3), None);
+    let later = <ClusterStatus>::next(Some(&stored), updates(), at(200), Some(4), None);
     assert!(needs_write(Some(&stored), &later));
     // The generation changed, the statuses did not: transition times stay.
     assert_eq!(
@@ -94,7 +94,7 @@ fn resource_status_keeps_transition_times() {
 #[test]
 fn empty_status_serializes_to_empty_object() {
     assert_eq!(
-        serde_json::to_value(ClusterStatus::default()).unwrap(),
+        serde_json::to_value(<ClusterStatus>::default()).unwrap(),
         serde_json::json!({})
     );
     assert_eq!(
@@ -128,7 +128,7 @@ fn status_from_newer_operator() -> ClusterStatus {
 fn next_status_drops_unknown_condition_types_and_writes_once() {
     let stored = status_from_newer_operator();
     assert_eq!(stored.conditions.len(), 3);
-    let next = ClusterStatus::next(
+    let next = <ClusterStatus>::next(
         Some(&stored),
         updates(),
         at(200),
@@ -137,7 +137,7 @@ fn next_status_drops_unknown_condition_types_and_writes_once() {
     );
     assert_eq!(next, status_at(100, Some("1.0")));
     assert!(needs_write(Some(&stored), &next));
-    let after = ClusterStatus::next(
+    let after = <ClusterStatus>::next(
         Some(&next),
         updates(),
         at(300),

@@ -14,9 +14,9 @@ use strata_status::ProgressStep;
 
 use super::active::ActiveNameNodeProbe;
 use crate::build::{NameNodeState, build};
-use crate::crd::{HdfsCluster, HdfsRole};
+use crate::crd::{HdfsCluster, HdfsFormatStatus, HdfsRole};
 use crate::roll::{GroupPods, next_step};
-use crate::validate::{ValidatedCluster, roll_order};
+use crate::validate::{ValidatedCluster, Warning, roll_order};
 
 /// The key of a ZNode discovery ConfigMap with the connection string and chroot.
 pub const ZOOKEEPER_KEY: &str = "ZOOKEEPER";
@@ -55,25 +55,41 @@ pub async fn reconcile(
     context: Arc<Context<ClusterContext>>,
 ) -> Result<Action, ReconcileError> {
     let operation = cluster.spec.cluster_operation.state(cluster.annotations());
+    let mut format = cluster
+        .status
+        .as_ref()
+        .map(|status| status.product.clone())
+        .unwrap_or_default();
     let applied = async {
-        let prepared = prepare(&cluster, &context).await?;
+        let prepared = prepare(&cluster, &context, &mut format).await?;
         context
             .apply_prepared(cluster.as_ref(), &operation, prepared)
             .await
     }
     .await;
-    context.report(cluster.as_ref(), &operation, applied).await
+    context
+        .report_with(cluster.as_ref(), &operation, applied, format)
+        .await
 }
 
 /// Steps 1 to 3.
 async fn prepare(
     cluster: &HdfsCluster,
     context: &Context<ClusterContext>,
+    format: &mut HdfsFormatStatus,
 ) -> Result<Prepared, Failed> {
     let quorum = zookeeper_quorum(cluster, context)?;
     let validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain, &quorum)?;
-    let state = NameNodeState::default();
+    let state = NameNodeState {
+        cluster_id: format.cluster_id.clone(),
+        excluded_datanodes: Vec::new(),
+    };
     let mut prepared = build(&validated, &state);
+    prepared.warnings = validated
+        .warnings
+        .iter()
+        .map(Warning::to_spec_warning)
+        .collect();
 
     let namespace = cluster.namespace().unwrap_or_default();
     let running = match cluster.controller_owner_ref(&()) {

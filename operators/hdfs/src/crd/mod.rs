@@ -11,6 +11,22 @@ use strata_model::image::ProductImage;
 use strata_model::role::{GenericRoleConfig, Role};
 use strata_status::ClusterStatus;
 
+/// The status of an `HdfsCluster`: the shared conditions and versions, and the format
+/// state.
+pub type HdfsClusterStatus = ClusterStatus<HdfsFormatStatus>;
+
+/// The format state of the namespace.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct HdfsFormatStatus {
+    /// The namespace's cluster ID, as a namenode reported it once the namespace was
+    /// formatted; never guessed. While it is set, no namenode formats a new namespace:
+    /// one that lost its volume bootstraps from the others. Absent until the first
+    /// namenode serves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_id: Option<String>,
+}
+
 pub use self::config::{HdfsConfig, HdfsConfigOverrides, HdfsRole};
 
 /// API group of the kind.
@@ -41,12 +57,13 @@ pub type HdfsRoleSpec = Role<HdfsConfig, GenericRoleConfig, HdfsConfigOverrides>
     plural = "hdfsclusters",
     shortname = "hdfs",
     namespaced,
-    status = "ClusterStatus",
+    status = "HdfsClusterStatus",
     derive = "PartialEq",
     doc = "An HDFS cluster managed by the Strata HDFS operator.",
     printcolumn = r#"{"name":"Available","type":"string","jsonPath":".status.conditions[?(@.type==\"Available\")].status"}"#,
     printcolumn = r#"{"name":"Degraded","type":"string","jsonPath":".status.conditions[?(@.type==\"Degraded\")].status"}"#,
     printcolumn = r#"{"name":"Version","type":"string","jsonPath":".status.deployedProductVersion"}"#,
+    printcolumn = r#"{"name":"Cluster ID","type":"string","priority":1,"jsonPath":".status.clusterId"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
@@ -121,7 +138,10 @@ mod tests {
             .as_array()
             .map(|columns| columns.iter().map(|column| &column["name"]).collect())
             .unwrap_or_default();
-        assert_eq!(columns, ["Available", "Degraded", "Version", "Age"]);
+        assert_eq!(
+            columns,
+            ["Available", "Degraded", "Version", "Cluster ID", "Age"]
+        );
         Ok(())
     }
 

@@ -126,7 +126,11 @@ fn unwise_layouts_are_warnings(
     #[case] reasons: &[&str],
 ) -> Result<(), ReconcileError> {
     let cluster = validated(patch)?;
-    let found: Vec<&str> = cluster.warnings.iter().map(Warning::reason).collect();
+    let found: Vec<String> = cluster
+        .warnings
+        .iter()
+        .map(|warning| warning.reason().to_string())
+        .collect();
     assert_eq!(found, reasons);
     Ok(())
 }

@@ -1,11 +1,13 @@
 //! What a valid spec may still get wrong: layouts HDFS runs with, but not safely.
 
+use strata_status::{Reason, SpecWarning};
+
 use crate::crd::HdfsRole;
 use crate::validate::ValidatedRole;
 
 /// A setting that is allowed but unwise. The reason is the condition reason; the
 /// message says what it costs and what to do.
-#[derive(Clone, Debug, PartialEq, Eq, strum::IntoStaticStr)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Warning {
     /// One namenode: no failover, every namenode restart is an outage.
     NoHighAvailability {
@@ -28,9 +30,23 @@ pub enum Warning {
 }
 
 impl Warning {
-    /// The condition reason.
-    pub fn reason(&self) -> &'static str {
-        self.into()
+    /// The Warning condition's reason, checked at compile time.
+    pub fn reason(&self) -> Reason {
+        match self {
+            Self::NoHighAvailability { .. } => strata_status::reason!("NoHighAvailability"),
+            Self::WeakJournalQuorum { .. } => strata_status::reason!("WeakJournalQuorum"),
+            Self::ReplicationAboveDataNodes { .. } => {
+                strata_status::reason!("ReplicationAboveDataNodes")
+            }
+        }
+    }
+
+    /// The warning as the status step takes it.
+    pub fn to_spec_warning(&self) -> SpecWarning {
+        SpecWarning {
+            reason: self.reason(),
+            message: self.message(),
+        }
     }
 
     /// What the warning costs and how to lift it.

@@ -12,7 +12,9 @@ use strata_test_apiserver::Verb;
 use strata_testing::wait::{stored, stored_names, wait_for_condition};
 use strata_testing::workloads::run_until_settled;
 
-use crate::{CLUSTER, QUORUM, create_cluster, publish_znode, publish_znode_with, spec, start};
+use crate::{
+    CLUSTER, QUORUM, create_cluster, patch_spec, publish_znode, publish_znode_with, spec, start,
+};
 use hdfs_operator::crd::HdfsCluster;
 
 fn names(names: &[&str]) -> BTreeSet<String> {
@@ -102,4 +104,47 @@ async fn a_steady_cluster_writes_nothing_and_lists_nothing() {
         .map(|request| format!("{request:?}"))
         .collect();
     assert_eq!(operator, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn an_unwise_layout_is_a_warning_condition_and_event_not_a_fault() {
+    let harness = start();
+    publish_znode(&harness, QUORUM).await;
+    create_cluster(
+        &harness,
+        spec(json!({"nameNodes": {"roleGroups": {"default": {"replicas": 1}}}})),
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+
+    let warning = strata_testing::wait::wait_for_reason::<HdfsCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Warning,
+        ConditionStatus::True,
+        "NoHighAvailability",
+    )
+    .await;
+    assert!(warning.message.contains("run 2"), "{}", warning.message);
+    strata_testing::wait::wait_for_event(&harness, CLUSTER, "Warning", "NoHighAvailability").await;
+    wait_for_condition::<HdfsCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Available,
+        ConditionStatus::True,
+    )
+    .await;
+
+    patch_spec(
+        &harness,
+        json!({"nameNodes": {"roleGroups": {"default": {"replicas": 2}}}}),
+    )
+    .await;
+    wait_for_condition::<HdfsCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Warning,
+        ConditionStatus::False,
+    )
+    .await;
 }
