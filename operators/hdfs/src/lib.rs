@@ -9,6 +9,7 @@ pub mod build;
 pub mod config;
 pub mod controller;
 pub mod crd;
+pub mod decommission;
 pub mod render;
 pub mod roll;
 pub mod validate;

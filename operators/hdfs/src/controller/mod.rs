@@ -2,6 +2,7 @@
 
 pub mod active;
 pub mod cluster;
+pub mod namenode_http;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
