@@ -28,6 +28,10 @@ pub struct Operator {
     /// Example manifest, relative to the workspace root, whose first document the chart's
     /// `NOTES.txt` shows as the first cluster to create.
     pub example: &'static str,
+    /// A manifest the sandbox applies before the example, relative to the workspace
+    /// root: what another operator would publish in a real cluster but cannot in the
+    /// sandbox (the HDFS example's ZNode ConfigMap needs a real ZooKeeper).
+    pub sandbox_prerequisite: Option<&'static str>,
 }
 
 /// Every operator of the workspace, in the order generators report them.
@@ -40,6 +44,7 @@ pub const OPERATORS: &[Operator] = &[
         crds: <ZookeeperOperator as strata_operator::cli::Operator>::crds,
         registration: <ZookeeperOperator as strata_operator::cli::Operator>::registration,
         example: "examples/zookeeper/simple-cluster.yaml",
+        sandbox_prerequisite: None,
     },
     Operator {
         name: "hdfs-operator",
@@ -47,6 +52,7 @@ pub const OPERATORS: &[Operator] = &[
         crds: <HdfsOperator as strata_operator::cli::Operator>::crds,
         registration: <HdfsOperator as strata_operator::cli::Operator>::registration,
         example: "examples/hdfs/simple-hdfs.yaml",
+        sandbox_prerequisite: Some("xtask/sandbox/hdfs-znode.yaml"),
     },
 ];
 
@@ -78,6 +84,14 @@ pub fn registry_problems(operators: &[Operator], workspace: &Path) -> Vec<String
             problems.push(format!(
                 "{}: example {} does not exist",
                 operator.name, operator.example
+            ));
+        }
+        if let Some(prerequisite) = operator.sandbox_prerequisite
+            && !workspace.join(prerequisite).is_file()
+        {
+            problems.push(format!(
+                "{}: sandbox prerequisite {prerequisite} does not exist",
+                operator.name
             ));
         }
     }

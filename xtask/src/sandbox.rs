@@ -278,13 +278,25 @@ fn print_usage(kubeconfig: &Path, workspace: &Path, operators: &[Operator]) {
     eprintln!("\nThe sandbox runs. In another shell:\n");
     eprintln!("  export KUBECONFIG={}", kubeconfig.display());
     for operator in operators {
-        eprintln!(
-            "  kubectl apply --server-side -f {}",
-            workspace.join(operator.example).display()
-        );
+        for manifest in operator
+            .sandbox_prerequisite
+            .iter()
+            .chain([&operator.example])
+        {
+            eprintln!(
+                "  kubectl apply --server-side -f {}",
+                workspace.join(manifest).display()
+            );
+        }
     }
-    eprintln!("  kubectl get zookeeperclusters --watch");
-    eprintln!("  kubectl describe zookeeperclusters\n");
+    let kinds: Vec<String> = operators
+        .iter()
+        .flat_map(|operator| (operator.crds)())
+        .map(|crd| crd.spec.names.plural)
+        .filter(|plural| plural.ends_with("clusters"))
+        .collect();
+    eprintln!("  kubectl get {} --watch", kinds.join(","));
+    eprintln!("  kubectl describe {}\n", kinds.join(","));
     eprintln!("Ctrl-C stops the sandbox and every operator it started.");
 }
 
@@ -309,6 +321,15 @@ async fn demo(
     for operator in operators {
         let example = workspace.join(operator.example);
         let target = first_resource(&example)?;
+        let prerequisite = operator
+            .sandbox_prerequisite
+            .map(|path| workspace.join(path).to_string_lossy().into_owned());
+        if let (Some(path), Some(prerequisite)) = (operator.sandbox_prerequisite, &prerequisite) {
+            eprintln!(
+                "==> kubectl apply --server-side -f {path} (what another operator would publish)"
+            );
+            kubectl.run(&["apply", "--server-side", "-f", prerequisite])?;
+        }
         eprintln!("==> kubectl apply --server-side -f {}", operator.example);
         kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
         show(kubectl, &target, "Available=True", children)?;
@@ -345,6 +366,9 @@ async fn demo(
             &target.resource,
             "--wait=true",
         ])?;
+        if let Some(prerequisite) = &prerequisite {
+            kubectl.run(&["delete", "-f", prerequisite, "--wait=true"])?;
+        }
         let left = kubectl.run(&[
             "get",
             "--namespace",

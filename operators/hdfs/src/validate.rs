@@ -10,6 +10,8 @@
 mod role_group;
 mod warnings;
 
+use std::collections::BTreeMap;
+
 use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
 use strata_model::image::ResolvedImage;
 use strata_model::labels::RecommendedLabels;
@@ -165,6 +167,23 @@ impl ValidatedCluster {
     /// The validated role.
     pub fn role(&self, role: HdfsRole) -> Option<&ValidatedRole> {
         self.roles.iter().find(|validated| validated.role == role)
+    }
+
+    /// Runs the role groups of `role` named in `replicas` (by StatefulSet name) with
+    /// those replicas for now instead of the spec's: a datanode group keeps its pods
+    /// until they are decommissioned ([`crate::decommission`]).
+    pub fn hold_replicas(&mut self, role: HdfsRole, replicas: &BTreeMap<String, u16>) {
+        for validated in self
+            .roles
+            .iter_mut()
+            .filter(|validated| validated.role == role)
+        {
+            for group in &mut validated.groups {
+                if let Some(held) = replicas.get(group.name.object_name()) {
+                    group.replicas = *held;
+                }
+            }
+        }
     }
 }
 

@@ -12,9 +12,11 @@ use strata_operator::reference::Target;
 use strata_operator::roll::{StatefulSetPods, stateful_sets_with_pods};
 use strata_status::ProgressStep;
 
-use super::active::ActiveNameNodeProbe;
+use super::namenodes::NameNodeHttp;
+use crate::build::config_map::{EXCLUDED_DATANODES_KEY, namenode_state_name};
 use crate::build::{NameNodeState, build};
 use crate::crd::{HdfsCluster, HdfsFormatStatus, HdfsRole};
+use crate::decommission::{self, DataNodeGroup, DecommissionInput};
 use crate::roll::{GroupPods, next_step};
 use crate::validate::{ValidatedCluster, Warning, roll_order};
 
@@ -26,8 +28,9 @@ pub const ZOOKEEPER_KEY: &str = "ZOOKEEPER";
 pub struct ClusterContext {
     /// The cluster's DNS domain, for pod FQDNs.
     pub cluster_domain: String,
-    /// How the active namenode is found before a namenode restarts.
-    pub active_probe: ActiveNameNodeProbe,
+    /// How the namenodes are asked which one is active, the cluster ID and the
+    /// datanodes' admin states.
+    pub namenodes: NameNodeHttp,
 }
 
 /// The ZNode discovery ConfigMap a cluster names: the controller's declared reference,
@@ -72,17 +75,54 @@ pub async fn reconcile(
         .await
 }
 
-/// Steps 1 to 3.
+/// Steps 1 to 3. `format` is the status' format state; a cluster ID a namenode
+/// reports for the first time is recorded in it.
 async fn prepare(
     cluster: &HdfsCluster,
     context: &Context<ClusterContext>,
     format: &mut HdfsFormatStatus,
 ) -> Result<Prepared, Failed> {
     let quorum = zookeeper_quorum(cluster, context)?;
-    let validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain, &quorum)?;
+    let mut validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain, &quorum)?;
+    let namespace = cluster.namespace().unwrap_or_default();
+    let running = match cluster.controller_owner_ref(&()) {
+        Some(owner) => stateful_sets_with_pods(&context.caches, &owner, &namespace),
+        None => Vec::new(),
+    };
+
+    let datanodes = datanode_groups(&validated, &running);
+    let excluded = recorded_exclusions(context, &validated);
+    let shrinking = datanodes.iter().any(|group| {
+        group
+            .current_replicas
+            .is_some_and(|current| current > group.replicas)
+    });
+    let namenode = if format.cluster_id.is_none() || shrinking || !excluded.is_empty() {
+        context
+            .extra
+            .namenodes
+            .info(&validated.topology.namenodes)
+            .await
+    } else {
+        None
+    };
+    if format.cluster_id.is_none() {
+        format.cluster_id = namenode.as_ref().and_then(|info| info.cluster_id.clone());
+    }
+    let decommission = decommission::plan(&DecommissionInput {
+        groups: &datanodes,
+        namespace: &namespace,
+        cluster_domain: &context.extra.cluster_domain,
+        excluded: &excluded,
+        namenode: namenode.as_ref().map(|info| &info.nodes),
+        dfs_replication: validated.dfs_replication,
+    })
+    .map_err(ReconcileError::from)?;
+    validated.hold_replicas(HdfsRole::DataNode, &decommission.replicas);
+
     let state = NameNodeState {
         cluster_id: format.cluster_id.clone(),
-        excluded_datanodes: Vec::new(),
+        excluded_datanodes: decommission.excluded,
     };
     let mut prepared = build(&validated, &state);
     prepared.warnings = validated
@@ -91,11 +131,6 @@ async fn prepare(
         .map(Warning::to_spec_warning)
         .collect();
 
-    let namespace = cluster.namespace().unwrap_or_default();
-    let running = match cluster.controller_owner_ref(&()) {
-        Some(owner) => stateful_sets_with_pods(&context.caches, &owner, &namespace),
-        None => Vec::new(),
-    };
     let groups = group_pods(&validated, &running);
     let mut step = next_step(&groups, roll_order(), None);
     let restarts_namenode = step
@@ -111,7 +146,7 @@ async fn prepare(
     if restarts_namenode {
         let active = context
             .extra
-            .active_probe
+            .namenodes
             .find_active(&validated.topology.namenodes)
             .await;
         step = next_step(&groups, roll_order(), active.as_deref());
@@ -123,7 +158,70 @@ async fn prepare(
             message: step.message,
         });
     }
+    // A decommission in flight says so first: it is what holds the scale-down back.
+    if decommission.progress.is_some() {
+        prepared.progress = decommission.progress;
+    }
     Ok(prepared)
+}
+
+/// The datanode role groups as the decommission planner sees them: the spec's
+/// replicas, the StatefulSet's, and which pods still exist.
+fn datanode_groups(
+    validated: &ValidatedCluster,
+    running: &[StatefulSetPods],
+) -> Vec<DataNodeGroup> {
+    validated
+        .role(HdfsRole::DataNode)
+        .map(|role| {
+            role.groups
+                .iter()
+                .map(|group| {
+                    let set = running
+                        .iter()
+                        .find(|set| set.name() == group.name.object_name());
+                    DataNodeGroup {
+                        name: group.name.clone(),
+                        replicas: group.replicas,
+                        current_replicas: set.and_then(|set| {
+                            set.stateful_set
+                                .spec
+                                .replicas
+                                .and_then(|replicas| u16::try_from(replicas).ok())
+                        }),
+                        pods: set
+                            .map(|set| {
+                                set.pods_by_ordinal()
+                                    .into_keys()
+                                    .filter_map(|ordinal| u16::try_from(ordinal).ok())
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The exclude list the operator applied last, from the cached namenode state ConfigMap.
+fn recorded_exclusions(
+    context: &Context<ClusterContext>,
+    validated: &ValidatedCluster,
+) -> Vec<String> {
+    context
+        .caches
+        .get_typed::<ConfigMap>(&validated.namespace, &namenode_state_name(validated))
+        .and_then(|config_map| config_map.data)
+        .and_then(|data| data.get(EXCLUDED_DATANODES_KEY).cloned())
+        .map(|hosts| {
+            hosts
+                .lines()
+                .map(str::to_owned)
+                .filter(|host| !host.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Step 1: `ha.zookeeper.quorum` from the ZNode discovery ConfigMap.

@@ -1,8 +1,8 @@
 //! The HdfsCluster controller and how it is wired.
 
-pub mod active;
 pub mod cluster;
 pub mod namenode_http;
+pub mod namenodes;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
@@ -12,8 +12,8 @@ use strata_operator::controller::{ControllerSpec, OperatorRuntime, run_controlle
 use strata_operator::definition::ControllerDef;
 use strata_operator::rbac::OperatorRegistration;
 
-use self::active::ActiveNameNodeProbe;
 use self::cluster::ClusterContext;
+use self::namenodes::NameNodeHttp;
 use crate::crd::HdfsCluster;
 
 /// Kinds the controller creates: watched, applied, pruned, and granted in the chart.
@@ -50,7 +50,7 @@ pub fn registration() -> OperatorRegistration {
 pub async fn run(runtime: OperatorRuntime) {
     let context = ClusterContext {
         cluster_domain: runtime.cluster_domain.clone(),
-        active_probe: ActiveNameNodeProbe::default(),
+        namenodes: NameNodeHttp::default(),
     };
     run_with(runtime, context).await;
 }

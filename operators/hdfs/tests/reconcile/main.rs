@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use hdfs_operator::OPERATOR_NAME;
 use hdfs_operator::config::NameNodeAddress;
-use hdfs_operator::controller::active::ActiveNameNodeProbe;
 use hdfs_operator::controller::cluster::ClusterContext;
+use hdfs_operator::controller::namenodes::NameNodeHttp;
 use hdfs_operator::controller::run_with;
 use hdfs_operator::crd::HdfsCluster;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -38,7 +38,7 @@ pub const QUORUM: &str =
 pub fn start_with_namenodes(active: Vec<(String, String)>) -> Harness {
     let server = TestApiServer::new();
     server.register::<HdfsCluster>();
-    let probe = ActiveNameNodeProbe {
+    let namenodes = NameNodeHttp {
         timeout: Duration::from_millis(300),
         address: Arc::new(move |namenode: &NameNodeAddress| {
             active
@@ -50,7 +50,7 @@ pub fn start_with_namenodes(active: Vec<(String, String)>) -> Harness {
     Harness::start(server, OPERATOR_NAME, move |runtime| {
         let context = ClusterContext {
             cluster_domain: "cluster.local".to_owned(),
-            active_probe: probe,
+            namenodes,
         };
         run_with(runtime, context)
     })

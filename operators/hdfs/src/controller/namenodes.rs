@@ -1,0 +1,158 @@
+//! What the operator asks the namenodes over HTTP: which one is active (`/isActive`),
+//! and the namespace's cluster ID and datanode admin states (JMX `NameNodeInfo`).
+//!
+//! Only the namenodes know these, so the operator asks each, concurrently and with a
+//! short timeout, and only when it needs the answer: before a namenode restarts (the
+//! active one restarts last), while the cluster ID is unknown, and while datanodes
+//! are decommissioned. A steady cluster is never asked.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::namenode_http::{NameNodeInfo, get, namenode_info};
+use crate::config::NameNodeAddress;
+
+/// Where to reach a namenode's HTTP port; tests point it at loopback servers.
+pub type HttpAddress = Arc<dyn Fn(&NameNodeAddress) -> String + Send + Sync>;
+
+/// How the operator reaches the namenodes' HTTP servers.
+#[derive(Clone)]
+pub struct NameNodeHttp {
+    /// Bound on each namenode's answer.
+    pub timeout: Duration,
+    /// The `host:port` of a namenode's HTTP server.
+    pub address: HttpAddress,
+}
+
+impl Default for NameNodeHttp {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(2),
+            address: Arc::new(NameNodeAddress::http_address),
+        }
+    }
+}
+
+impl fmt::Debug for NameNodeHttp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NameNodeHttp")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NameNodeHttp {
+    /// The id of the namenode that answers `/isActive` with 200 (405 is a standby), if
+    /// one does.
+    pub async fn find_active(&self, namenodes: &[NameNodeAddress]) -> Option<String> {
+        let probes = namenodes.iter().map(|namenode| {
+            let address = (self.address)(namenode);
+            async move {
+                let (status, _) = get(&address, "/isActive", self.timeout).await?;
+                (status == 200).then(|| namenode.id.clone())
+            }
+        });
+        futures::future::join_all(probes)
+            .await
+            .into_iter()
+            .flatten()
+            .next()
+    }
+
+    /// What the namenodes that answer report, merged (a datanode's state is the least
+    /// advanced any of them reports); `None` when none answers.
+    pub async fn info(&self, namenodes: &[NameNodeAddress]) -> Option<NameNodeInfo> {
+        let requests = namenodes.iter().map(|namenode| {
+            let address = (self.address)(namenode);
+            async move { namenode_info(&address, self.timeout).await }
+        });
+        futures::future::join_all(requests)
+            .await
+            .into_iter()
+            .flatten()
+            .reduce(|mut merged, info| {
+                merged.merge(info);
+                merged
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    /// A namenode HTTP server on loopback that answers every request with `status` and
+    /// `body`.
+    async fn namenode(status: &'static str, body: &'static str) -> std::io::Result<String> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let address = listener.local_addr()?.to_string();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut request = [0_u8; 512];
+                let _read = stream.read(&mut request).await;
+                let _written = stream
+                    .write_all(format!("HTTP/1.1 {status}\r\n\r\n{body}").as_bytes())
+                    .await;
+            }
+        });
+        Ok(address)
+    }
+
+    fn client(addresses: Vec<(&'static str, String)>) -> (NameNodeHttp, Vec<NameNodeAddress>) {
+        let namenodes = addresses
+            .iter()
+            .map(|(id, address)| NameNodeAddress {
+                id: (*id).to_owned(),
+                fqdn: address.clone(),
+            })
+            .collect();
+        let client = NameNodeHttp {
+            timeout: Duration::from_millis(500),
+            address: Arc::new(|namenode: &NameNodeAddress| namenode.fqdn.clone()),
+        };
+        (client, namenodes)
+    }
+
+    #[tokio::test]
+    async fn the_namenode_answering_200_is_active() -> std::io::Result<()> {
+        let standby = namenode("405 Method Not Allowed", "I am not Active!").await?;
+        let active = namenode("200 OK", "I am Active!").await?;
+        let (client, namenodes) = client(vec![("nn-0", standby), ("nn-1", active)]);
+        assert_eq!(
+            client.find_active(&namenodes).await.as_deref(),
+            Some("nn-1")
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn the_cluster_id_comes_from_whichever_namenode_answers() -> std::io::Result<()> {
+        let answering = namenode(
+            "200 OK",
+            r#"{"beans":[{"ClusterId":"CID-1","LiveNodes":"{}","DeadNodes":"{}"}]}"#,
+        )
+        .await?;
+        let (client, namenodes) = client(vec![
+            ("nn-0", "127.0.0.1:1".to_owned()),
+            ("nn-1", answering),
+        ]);
+        let info = client.info(&namenodes).await;
+        assert_eq!(
+            info.and_then(|info| info.cluster_id).as_deref(),
+            Some("CID-1")
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn namenodes_that_do_not_answer_are_skipped() {
+        let (mut client, namenodes) = client(vec![("nn-0", "127.0.0.1:1".to_owned())]);
+        client.timeout = Duration::from_millis(200);
+        assert_eq!(client.find_active(&namenodes).await, None);
+        assert_eq!(client.info(&namenodes).await, None);
+    }
+}
