@@ -12,6 +12,8 @@
 //! the error policy: a cluster is never left with a status that hides why it is
 //! not progressing.
 
+use std::time::Duration;
+
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams};
@@ -44,6 +46,10 @@ pub struct Prepared {
     pub restarts: Vec<String>,
     /// What validation warned about, for the Warning condition.
     pub warnings: Vec<SpecWarning>,
+    /// When the step waits for the product itself rather than for a Kubernetes
+    /// object (an HDFS decommission: no watch event says the blocks are copied),
+    /// how soon to reconcile again.
+    pub recheck_after: Option<Duration>,
 }
 
 impl Prepared {
@@ -55,6 +61,7 @@ impl Prepared {
             progress: None,
             restarts: Vec::new(),
             warnings: Vec::new(),
+            recheck_after: None,
         }
     }
 }
@@ -71,6 +78,8 @@ pub struct Applied {
     pub progress: Option<ProgressStep>,
     /// The validation warnings, carried to the status.
     pub warnings: Vec<SpecWarning>,
+    /// How soon to reconcile again, when sooner than the resync.
+    pub recheck_after: Option<Duration>,
 }
 
 /// Why a driven restart failed; the variant's name is the Degraded reason.
@@ -138,6 +147,7 @@ impl<X> Context<X> {
             progress,
             restarts,
             warnings,
+            recheck_after,
         } = prepared;
         if operation.is_paused() {
             return Ok(Applied {
@@ -145,6 +155,7 @@ impl<X> Context<X> {
                 report: None,
                 progress: None,
                 warnings,
+                recheck_after: None,
             });
         }
         match self.apply(cluster, objects, operation.is_stopped()).await {
@@ -165,6 +176,7 @@ impl<X> Context<X> {
                     report: Some(report),
                     progress,
                     warnings,
+                    recheck_after: recheck_after.filter(|_| !operation.is_stopped()),
                 })
             }
             Err(error) => Err(Failed {
@@ -250,29 +262,28 @@ impl<X> Context<X> {
             + std::fmt::Debug,
         P: Clone + Default + PartialEq + serde::Serialize,
     {
-        let (product_version, report, progress, warnings, failure) = match outcome {
-            Ok(Applied {
-                product_version,
-                report,
-                progress,
-                warnings,
-            }) => (
-                Some(product_version),
-                report,
-                progress,
-                Some(warnings),
-                None,
-            ),
+        let (applied, failure, failed_version) = match outcome {
+            Ok(applied) => (Some(applied), None, None),
             Err(Failed {
                 error,
                 product_version,
-            }) => (product_version, None, None, None, Some(error)),
+            }) => (None, Some(error), product_version),
         };
+        let product_version = applied
+            .as_ref()
+            .map(|applied| applied.product_version.clone())
+            .or(failed_version);
+        let report = applied.as_ref().and_then(|applied| applied.report.as_ref());
+        let progress = applied
+            .as_ref()
+            .and_then(|applied| applied.progress.as_ref());
+        let warnings = applied.as_ref().map(|applied| applied.warnings.as_slice());
+        let recheck_after = applied.as_ref().and_then(|applied| applied.recheck_after);
         let owner_ref = cluster
             .controller_owner_ref(&())
             .ok_or(ReportError::OwnerNotPersisted)?;
         let namespace = cluster.namespace().unwrap_or_default();
-        let workloads = observe_workloads(&self.caches, &owner_ref, &namespace, report.as_ref());
+        let workloads = observe_workloads(&self.caches, &owner_ref, &namespace, report);
         let stored = cluster.status();
         let mut status = next_cluster_status(
             stored,
@@ -282,8 +293,8 @@ impl<X> Context<X> {
                 operation,
                 desired_version: product_version.as_deref(),
                 failure: failure.as_ref(),
-                progress: progress.as_ref(),
-                warnings: warnings.as_deref(),
+                progress,
+                warnings,
             },
             Time(jiff::Timestamp::now()),
         );
@@ -297,7 +308,9 @@ impl<X> Context<X> {
         }
         match failure {
             Some(error) => Err(error),
-            None => Ok(Action::requeue(RESYNC_PERIOD)),
+            None => Ok(Action::requeue(
+                recheck_after.map_or(RESYNC_PERIOD, |recheck| recheck.min(RESYNC_PERIOD)),
+            )),
         }
     }
 }

@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use strata_model::build::object_meta;
 
 use super::NameNodeState;
-use crate::config::scripts::{FORMAT_NAMENODE, START_ZKFC};
+use crate::config::scripts::{FORMAT_NAMENODE, REFRESH_NODES, START_ZKFC};
 use crate::crd::HdfsRole;
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
@@ -21,6 +21,8 @@ pub const LOG4J_PROPERTIES: &str = "log4j.properties";
 pub const FORMAT_SCRIPT: &str = "format-namenode.sh";
 /// Key of the ZKFC's start script.
 pub const ZKFC_SCRIPT: &str = "start-zkfc.sh";
+/// Key of the refresh-nodes sidecar's script.
+pub const REFRESH_NODES_SCRIPT: &str = "refresh-nodes.sh";
 /// Key of the state ConfigMap holding the cluster ID.
 pub const CLUSTER_ID_KEY: &str = "cluster-id";
 /// Key of the state ConfigMap holding the excluded datanodes (`dfs.hosts.exclude`).
@@ -37,6 +39,7 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
     if group.name.role().as_str() == <&str>::from(HdfsRole::NameNode) {
         data.insert(FORMAT_SCRIPT.to_owned(), FORMAT_NAMENODE.to_owned());
         data.insert(ZKFC_SCRIPT.to_owned(), START_ZKFC.to_owned());
+        data.insert(REFRESH_NODES_SCRIPT.to_owned(), REFRESH_NODES.to_owned());
     }
     ConfigMap {
         metadata: object_meta(

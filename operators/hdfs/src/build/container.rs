@@ -13,9 +13,9 @@ use strata_model::build::{
 };
 use strata_model::resources::ValidatedResources;
 
-use super::config_map::{CLUSTER_ID_KEY, FORMAT_SCRIPT, ZKFC_SCRIPT};
+use super::config_map::{CLUSTER_ID_KEY, FORMAT_SCRIPT, REFRESH_NODES_SCRIPT, ZKFC_SCRIPT};
 use super::service::{DATANODE_HTTP, JOURNALNODE_HTTP, JOURNALNODE_RPC, NAMENODE_RPC, ZKFC, ports};
-use crate::config::site::{DATA_MOUNT, NAME_DIR};
+use crate::config::site::{DATA_MOUNT, EXCLUDE_FILE, NAME_DIR};
 use crate::config::topology::{DATANODE_HTTP_PORT, NAMENODE_HTTP_PORT};
 use crate::crd::HdfsRole;
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
@@ -50,6 +50,10 @@ pub const TMP_VOLUME: &str = "tmp";
 pub const FORMAT_CONTAINER: &str = "format-namenode";
 /// Name of the ZKFC sidecar.
 pub const ZKFC_CONTAINER: &str = "zkfc";
+/// Name of the sidecar that has the namenode re-read its exclude list.
+pub const REFRESH_NODES_CONTAINER: &str = "refresh-nodes";
+/// Heap of the `hdfs dfsadmin` client the refresh-nodes sidecar starts.
+pub const REFRESH_NODES_HEAP_MIB: u64 = 96;
 /// Seconds the JVM caches a resolved host name: pod IPs change when pods restart.
 pub const DNS_CACHE_SECONDS: u32 = 10;
 /// Heap of the ZKFC, which holds one ZooKeeper session and two RPC clients.
@@ -227,6 +231,38 @@ pub fn zkfc_container(cluster: &ValidatedCluster) -> Container {
         security_context: Some(restricted_security_context()),
         termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
         volume_mounts: Some(common_mounts()),
+        ..Container::default()
+    }
+}
+
+/// The sidecar that runs `hdfs dfsadmin -refreshNodes` against its own namenode
+/// whenever the exclude list changes (`src/scripts/refresh-nodes.sh`).
+pub fn refresh_nodes_container(cluster: &ValidatedCluster) -> Container {
+    let mut env = hadoop_env(REFRESH_NODES_CONTAINER);
+    env.insert(
+        "HADOOP_CLIENT_OPTS".to_owned(),
+        jvm_opts(REFRESH_NODES_HEAP_MIB),
+    );
+    env.insert("EXCLUDE_FILE".to_owned(), EXCLUDE_FILE.to_owned());
+    let mut mounts = common_mounts();
+    mounts.push(volume_mount(STATE_VOLUME, STATE_DIR, true));
+    Container {
+        name: REFRESH_NODES_CONTAINER.to_owned(),
+        image: Some(cluster.image.image.clone()),
+        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        command: Some(vec![
+            "bash".to_owned(),
+            format!("{CONFIG_DIR}/{REFRESH_NODES_SCRIPT}"),
+        ]),
+        env: Some(env_vars(env, &BTreeMap::new())),
+        resources: Some(resource_requirements(&ValidatedResources {
+            cpu_min: Quantity("50m".to_owned()),
+            cpu_max: Quantity("500m".to_owned()),
+            memory_limit: Quantity("192Mi".to_owned()),
+            heap_mib: REFRESH_NODES_HEAP_MIB,
+        })),
+        security_context: Some(restricted_security_context()),
+        volume_mounts: Some(mounts),
         ..Container::default()
     }
 }

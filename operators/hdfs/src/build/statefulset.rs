@@ -10,7 +10,7 @@ use strata_model::build::{
 use super::config_map::namenode_state_name;
 use super::container::{
     CONFIG_VOLUME, DATA_VOLUME, LOG_VOLUME, RUN_VOLUME, STATE_VOLUME, TMP_VOLUME, daemon,
-    format_container, zkfc_container,
+    format_container, refresh_nodes_container, zkfc_container,
 };
 use crate::crd::HdfsRole;
 use crate::validate::{ValidatedCluster, ValidatedRole, ValidatedRoleGroup};
@@ -66,6 +66,7 @@ pub fn stateful_set(
             &namenode_state_name(cluster),
         ));
         containers.push(zkfc_container(cluster));
+        containers.push(refresh_nodes_container(cluster));
         init_containers = Some(vec![format_container(cluster, group)]);
     }
     skeleton(StatefulSetParts {

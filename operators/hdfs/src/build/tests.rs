@@ -72,10 +72,14 @@ fn every_role_group_gets_its_objects_in_roll_order() -> TestResult {
 }
 
 #[test]
-fn namenodes_format_in_an_init_container_and_run_zkfc_beside_the_daemon() -> TestResult {
+fn namenodes_format_in_an_init_container_and_run_zkfc_and_refresh_nodes_beside_the_daemon()
+-> TestResult {
     let objects = objects()?;
     let pod = pod_spec(stateful_set(&objects, "simple-hdfs-namenode-default"));
-    assert_eq!(container_names(&pod.containers), ["namenode", "zkfc"]);
+    assert_eq!(
+        container_names(&pod.containers),
+        ["namenode", "zkfc", "refresh-nodes"]
+    );
     let init = pod.init_containers.unwrap_or_default();
     assert_eq!(container_names(&init), ["format-namenode"]);
     let env: Vec<(String, Option<String>)> = init[0]

@@ -1,6 +1,7 @@
 //! The HdfsCluster controller: the five pipeline steps, in order.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::controller::Action;
@@ -31,7 +32,14 @@ pub struct ClusterContext {
     /// How the namenodes are asked which one is active, the cluster ID and the
     /// datanodes' admin states.
     pub namenodes: NameNodeHttp,
+    /// How often the namenodes are asked again while something only they can tell
+    /// is awaited: a decommission, or the cluster ID of a new namespace.
+    pub namenode_check: Duration,
 }
+
+/// [`ClusterContext::namenode_check`] in a real cluster: a decommission moves on
+/// within 15 s of the namenode finishing it, for one JMX request per namenode.
+pub const NAMENODE_CHECK: Duration = Duration::from_secs(15);
 
 /// The ZNode discovery ConfigMap a cluster names: the controller's declared reference,
 /// so a change to it requeues the cluster.
@@ -161,6 +169,10 @@ async fn prepare(
     // A decommission in flight says so first: it is what holds the scale-down back.
     if decommission.progress.is_some() {
         prepared.progress = decommission.progress;
+        prepared.recheck_after = Some(context.extra.namenode_check);
+    }
+    if format.cluster_id.is_none() {
+        prepared.recheck_after = Some(context.extra.namenode_check);
     }
     Ok(prepared)
 }

@@ -51,6 +51,7 @@ pub async fn run(runtime: OperatorRuntime) {
     let context = ClusterContext {
         cluster_domain: runtime.cluster_domain.clone(),
         namenodes: NameNodeHttp::default(),
+        namenode_check: cluster::NAMENODE_CHECK,
     };
     run_with(runtime, context).await;
 }

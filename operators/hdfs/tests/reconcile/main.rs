@@ -5,6 +5,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 mod creation;
+mod decommission;
 mod format_state;
 mod operations;
 mod roll_order;
@@ -51,6 +52,7 @@ pub fn start_with_namenodes(active: Vec<(String, String)>) -> Harness {
         let context = ClusterContext {
             cluster_domain: "cluster.local".to_owned(),
             namenodes,
+            namenode_check: Duration::from_millis(200),
         };
         run_with(runtime, context)
     })

@@ -1,0 +1,192 @@
+//! Datanode scale-down with a simulated namenode: the leaving datanode is excluded
+//! first, the StatefulSet shrinks only once the namenode reports it Decommissioned,
+//! and a scale-down below `dfsReplication` is refused. The same namenode gives the
+//! cluster ID the status records.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use strata_status::{ConditionStatus, ConditionType};
+use strata_testing::wait::{eventually, stored, wait_for_reason};
+use strata_testing::workloads::run_until_settled;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use crate::{
+    CLUSTER, QUORUM, config_map_entry, create_cluster, patch_spec, publish_znode, spec,
+    start_with_namenodes,
+};
+use hdfs_operator::crd::HdfsCluster;
+
+const DATANODES: &str = "simple-hdfs-datanode-default";
+
+fn host(ordinal: u16) -> String {
+    format!("{DATANODES}-{ordinal}.{DATANODES}.default.svc.cluster.local")
+}
+
+/// The namenode's JMX `NameNodeInfo` answer for datanodes with admin states.
+fn namenode_info(states: &BTreeMap<String, &str>) -> String {
+    let live: serde_json::Map<String, serde_json::Value> = states
+        .iter()
+        .map(|(host, state)| {
+            (
+                format!("{host}:9866"),
+                json!({"adminState": state, "xferaddr": "10.0.0.1:9866", "lastContact": 1}),
+            )
+        })
+        .collect();
+    json!({"beans": [{
+        "name": "Hadoop:service=NameNode,name=NameNodeInfo",
+        "ClusterId": "CID-sim-1",
+        "LiveNodes": serde_json::Value::Object(live).to_string(),
+        "DeadNodes": "{}"
+    }]})
+    .to_string()
+}
+
+/// A namenode HTTP server on loopback: `/jmx` answers with the current `states`,
+/// `/isActive` with 200.
+async fn simulated_namenode(states: Arc<Mutex<BTreeMap<String, &'static str>>>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
+    let address = listener.local_addr().expect("an address").to_string();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut request = [0_u8; 1024];
+            let read = stream.read(&mut request).await.unwrap_or(0);
+            let request = String::from_utf8_lossy(&request[..read]).to_string();
+            let body = if request.starts_with("GET /jmx") {
+                namenode_info(&states.lock().expect("the states lock"))
+            } else {
+                "I am Active!".to_owned()
+            };
+            let _written = stream
+                .write_all(format!("HTTP/1.1 200 OK\r\n\r\n{body}").as_bytes())
+                .await;
+        }
+    });
+    address
+}
+
+fn replicas(harness: &strata_testing::Harness) -> Option<i32> {
+    stored::<StatefulSet>(harness, DATANODES).spec.replicas
+}
+
+#[tokio::test]
+async fn a_datanode_leaves_only_once_the_namenode_has_decommissioned_it() {
+    let states = Arc::new(Mutex::new(
+        (0..4)
+            .map(|ordinal| (host(ordinal), "In Service"))
+            .collect::<BTreeMap<_, _>>(),
+    ));
+    let namenode = simulated_namenode(states.clone()).await;
+    let harness = start_with_namenodes(vec![(
+        "simple-hdfs-namenode-default-0".to_owned(),
+        namenode,
+    )]);
+    publish_znode(&harness, QUORUM).await;
+    create_cluster(
+        &harness,
+        spec(json!({"dataNodes": {"roleGroups": {"default": {"replicas": 4}}}})),
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+    eventually(
+        "the cluster ID in the status",
+        || {
+            stored::<HdfsCluster>(&harness, CLUSTER)
+                .status
+                .and_then(|status| status.product.cluster_id)
+        },
+        || stored::<HdfsCluster>(&harness, CLUSTER).status,
+    )
+    .await;
+    assert_eq!(
+        config_map_entry(&harness, "simple-hdfs-namenode-state", "cluster-id").as_deref(),
+        Some("CID-sim-1")
+    );
+
+    patch_spec(
+        &harness,
+        json!({"dataNodes": {"roleGroups": {"default": {"replicas": 3}}}}),
+    )
+    .await;
+    let progressing = wait_for_reason::<HdfsCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Progressing,
+        ConditionStatus::True,
+        "DecommissioningDataNodes",
+    )
+    .await;
+    assert!(
+        progressing.message.contains(&format!("{DATANODES}-3")),
+        "{progressing:?}"
+    );
+    assert_eq!(
+        config_map_entry(&harness, "simple-hdfs-namenode-state", "datanodes"),
+        Some(format!("{}\n", host(3)))
+    );
+    run_until_settled(&harness, || {}).await;
+    assert_eq!(replicas(&harness), Some(4), "held while decommissioning");
+
+    states
+        .lock()
+        .expect("the states lock")
+        .insert(host(3), "Decommission In Progress");
+    run_until_settled(&harness, || {}).await;
+    assert_eq!(replicas(&harness), Some(4), "held while blocks are copied");
+
+    states
+        .lock()
+        .expect("the states lock")
+        .insert(host(3), "Decommissioned");
+    // No Kubernetes object changes: the operator asks the namenode again by itself.
+    eventually(
+        "the datanode StatefulSet shrunk to 3",
+        || (replicas(&harness) == Some(3)).then_some(()),
+        || replicas(&harness),
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+    eventually(
+        "the host out of the exclude list once its pod is gone",
+        || {
+            config_map_entry(&harness, "simple-hdfs-namenode-state", "datanodes")
+                .filter(String::is_empty)
+        },
+        || config_map_entry(&harness, "simple-hdfs-namenode-state", "datanodes"),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_scale_down_below_the_replication_is_refused() {
+    let states = Arc::new(Mutex::new(BTreeMap::new()));
+    let namenode = simulated_namenode(states).await;
+    let harness = start_with_namenodes(vec![(
+        "simple-hdfs-namenode-default-0".to_owned(),
+        namenode,
+    )]);
+    publish_znode(&harness, QUORUM).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+
+    patch_spec(
+        &harness,
+        json!({"dataNodes": {"roleGroups": {"default": {"replicas": 2}}}}),
+    )
+    .await;
+    let degraded = wait_for_reason::<HdfsCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "ScaleDownBelowReplication",
+    )
+    .await;
+    assert!(degraded.message.contains('3'), "{degraded:?}");
+    assert_eq!(replicas(&harness), Some(3));
+}
