@@ -2,6 +2,7 @@
 //! product's scenarios.
 //!
 //! - [`harness`]: an operator running against the in-memory API;
+//! - [`bench`]: the reconcile benchmark every operator runs over its example;
 //! - [`workloads`]: what Kubernetes' own controllers would do there;
 //! - [`wait`]: polling for objects, conditions and Events of any kind;
 //! - [`tools`]: the `STRATA_*` variables through which `cargo xtask test` hands
@@ -14,6 +15,7 @@
 // Test support: an unmet precondition fails the test like an assertion.
 #![allow(clippy::panic, clippy::expect_used)]
 
+pub mod bench;
 pub mod chart;
 pub mod checks;
 pub mod hadoop;

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::error::BenchError;
+use super::error::BenchError;
 
 /// Clock ticks per second of `utime`/`stime` in `/proc/self/stat`. Linux
 /// reports them in `USER_HZ`, which is 100 on every architecture we build for.

@@ -4,12 +4,14 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use crate::Harness;
+use kube::Resource;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use strata_operator::render::{documents_of_kind, parse_documents};
 use strata_test_apiserver::{RequestRecord, TestApiServer, Verb};
-use strata_testing::Harness;
-use zookeeper_operator::crd::ZookeeperCluster;
 
-use crate::error::BenchError;
+use super::error::BenchError;
 
 /// Namespace of every benchmark cluster; the harness watches it.
 pub const NAMESPACE: &str = "default";
@@ -26,42 +28,69 @@ const POLL: Duration = Duration::from_millis(100);
 /// longer than the harness's longest retry backoff (500 ms).
 const QUIET: Duration = Duration::from_secs(1);
 
-/// The first ZookeeperCluster of a manifest, the template for all others.
-pub fn cluster_template(yaml: &str) -> Result<ZookeeperCluster, BenchError> {
-    let documents = parse_documents(yaml)?;
-    documents_of_kind::<ZookeeperCluster>(&documents)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| BenchError::Template("no document of kind ZookeeperCluster".to_owned()))
+/// What a benchmark cluster kind must be: a namespaced custom resource the
+/// in-memory API stores.
+pub trait ClusterKind:
+    Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + Serialize
+    + DeserializeOwned
+    + std::fmt::Debug
+{
 }
 
-/// Names `zk-0000`, `zk-0001`, ...: short enough for every derived object name.
-pub fn cluster_names(count: usize) -> Vec<String> {
-    (0..count).map(|index| format!("zk-{index:04}")).collect()
+impl<K> ClusterKind for K where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + std::fmt::Debug
+{
+}
+
+/// The first cluster of kind `K` in a manifest, the template for all others.
+pub fn cluster_template<K: ClusterKind>(yaml: &str) -> Result<K, BenchError> {
+    let documents = parse_documents(yaml)?;
+    documents_of_kind::<K>(&documents)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| BenchError::Template(format!("no document of kind {}", K::kind(&()))))
+}
+
+/// Names `<prefix>-0000`, `<prefix>-0001`, ...: short enough for every derived object
+/// name when the prefix is.
+pub fn cluster_names(prefix: &str, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|index| format!("{prefix}-{index:04}"))
+        .collect()
 }
 
 /// Stores one copy of `template` per name, as `kubectl apply` would but
 /// without going through the request log.
-pub fn create_all(
+pub fn create_all<K: ClusterKind>(
     server: &TestApiServer,
-    template: &ZookeeperCluster,
+    template: &K,
     names: &[String],
 ) -> Result<(), BenchError> {
     for name in names {
         let mut cluster = template.clone();
-        cluster.metadata.name = Some(name.clone());
-        cluster.metadata.namespace = Some(NAMESPACE.to_owned());
+        cluster.meta_mut().name = Some(name.clone());
+        cluster.meta_mut().namespace = Some(NAMESPACE.to_owned());
         server.upsert(&cluster)?;
     }
     Ok(())
 }
 
 /// Sets the touch annotation of every cluster to `value`.
-pub fn touch_all(server: &TestApiServer, names: &[String], value: &str) -> Result<(), BenchError> {
+pub fn touch_all<K: ClusterKind>(
+    server: &TestApiServer,
+    names: &[String],
+    value: &str,
+) -> Result<(), BenchError> {
     for name in names {
-        server.modify::<ZookeeperCluster>(NAMESPACE, name, |cluster| {
+        server.modify::<K>(NAMESPACE, name, |cluster| {
             cluster
-                .metadata
+                .meta_mut()
                 .annotations
                 .get_or_insert_with(BTreeMap::new)
                 .insert(TOUCH_ANNOTATION.to_owned(), value.to_owned());
@@ -70,12 +99,13 @@ pub fn touch_all(server: &TestApiServer, names: &[String], value: &str) -> Resul
     Ok(())
 }
 
-/// Clusters whose status the operator has written.
-pub fn clusters_with_status(server: &TestApiServer) -> usize {
+/// Clusters of kind `K` whose status the operator has written.
+pub fn clusters_with_status<K: ClusterKind>(server: &TestApiServer) -> usize {
+    let resource = kube::api::ApiResource::erase::<K>(&());
     server
-        .list_typed::<ZookeeperCluster>()
+        .objects(&format!("{}.{}", resource.plural, resource.group))
         .iter()
-        .filter(|cluster| cluster.status.is_some())
+        .filter(|cluster| !cluster["status"].is_null())
         .count()
 }
 
@@ -91,7 +121,7 @@ pub struct Settled {
 /// Waits until at least `min_reconciles` reconciles have finished in total,
 /// `done` holds, and then neither the reconcile count nor the API's
 /// resourceVersion has moved for [`QUIET`].
-pub async fn wait_until_settled(
+pub async fn wait_until_settled<K: ClusterKind>(
     harness: &Harness,
     phase: &'static str,
     min_reconciles: u64,
@@ -123,7 +153,7 @@ pub async fn wait_until_settled(
                 detail: format!(
                     "{} reconciles of at least {min_reconciles}, {} clusters with status",
                     seen.0,
-                    clusters_with_status(&harness.server)
+                    clusters_with_status::<K>(&harness.server)
                 ),
             });
         }

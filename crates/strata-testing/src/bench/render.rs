@@ -1,13 +1,12 @@
 //! Micro-benchmark of `render`: parse, validate, build and serialize one
 //! cluster, the pure part of every reconcile and the whole of
-//! `zookeeper-operator render -f`.
+//! `<operator> render -f`.
 
 use std::time::{Duration, Instant};
 
-use strata_operator::cli::render_file;
-use zookeeper_operator::ZookeeperOperator;
+use strata_operator::cli::{Operator, render_file};
 
-use crate::error::BenchError;
+use super::error::BenchError;
 
 /// Untimed runs before measuring, to warm caches and the allocator.
 const WARM_UP: usize = 200;
@@ -28,8 +27,8 @@ pub struct RenderTiming {
 }
 
 /// Renders `yaml` `iterations` times and times each render on its own.
-pub fn time_render(yaml: &str, iterations: usize) -> Result<RenderTiming, BenchError> {
-    let output = render_file::<ZookeeperOperator>(yaml)?;
+pub fn time_render<O: Operator>(yaml: &str, iterations: usize) -> Result<RenderTiming, BenchError> {
+    let output = render_file::<O>(yaml)?;
     let objects = output.matches("\nkind: ").count() + usize::from(output.starts_with("kind: "));
     if objects == 0 {
         return Err(BenchError::Template(
@@ -37,16 +36,12 @@ pub fn time_render(yaml: &str, iterations: usize) -> Result<RenderTiming, BenchE
         ));
     }
     for _ in 0..WARM_UP {
-        std::hint::black_box(render_file::<ZookeeperOperator>(std::hint::black_box(
-            yaml,
-        ))?);
+        std::hint::black_box(render_file::<O>(std::hint::black_box(yaml))?);
     }
     let mut samples = Vec::with_capacity(iterations);
     for _ in 0..iterations {
         let started = Instant::now();
-        std::hint::black_box(render_file::<ZookeeperOperator>(std::hint::black_box(
-            yaml,
-        ))?);
+        std::hint::black_box(render_file::<O>(std::hint::black_box(yaml))?);
         samples.push(started.elapsed());
     }
     samples.sort_unstable();

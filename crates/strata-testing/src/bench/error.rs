@@ -33,8 +33,8 @@ pub enum BenchError {
         /// The I/O failure.
         source: std::io::Error,
     },
-    /// The example manifest holds no usable ZookeeperCluster.
-    #[error("the example manifest holds no ZookeeperCluster: {0}")]
+    /// The example manifest holds no usable cluster.
+    #[error("the example manifest holds no cluster: {0}")]
     Template(String),
     /// Rendering the example failed.
     #[error("rendering the example: {0}")]

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::fleet::RequestCounts;
-use crate::render::RenderTiming;
+use super::fleet::RequestCounts;
+use super::render::RenderTiming;
 
 /// A render must take less than this (median), so `render` in CI pipelines
 /// and the build step of every reconcile stay cheap.
