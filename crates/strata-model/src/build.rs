@@ -11,6 +11,7 @@
 pub mod container;
 pub mod meta;
 pub mod pod;
+pub mod role_group;
 pub mod service;
 pub mod stateful_set;
 
@@ -23,6 +24,7 @@ pub use self::pod::{
     config_map_volume, pod_security_context, pod_security_context_as, preferred_spread,
     scratch_volume,
 };
+pub use self::role_group::{RoleGroupObjects, metrics_service_name, role_group_metrics_service};
 pub use self::service::{
     PrometheusScrape, client_service, headless_service, metrics_service, service_port,
 };

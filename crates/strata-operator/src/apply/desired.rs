@@ -317,6 +317,22 @@ impl DesiredObjects {
         }));
     }
 
+    /// Adds the objects of one role group, files first, so they exist before the
+    /// pods that mount them. Destructured field by field: a new kind of role group
+    /// object that is not applied does not compile.
+    pub fn push_role_group(&mut self, objects: strata_model::build::RoleGroupObjects) {
+        let strata_model::build::RoleGroupObjects {
+            config_map,
+            headless_service,
+            metrics_service,
+            stateful_set,
+        } = objects;
+        self.push(config_map);
+        self.push(headless_service);
+        self.push(metrics_service);
+        self.push(stateful_set);
+    }
+
     /// Adds an object that is created when missing and never patched
     /// afterwards. `fill` runs on a copy just before the object is created, so
     /// values it generates (a random secret key) reach the API server once and

@@ -17,9 +17,9 @@ pub mod pdb;
 pub mod service;
 pub mod statefulset;
 
-use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+pub use strata_model::build::RoleGroupObjects;
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 
@@ -33,19 +33,6 @@ pub struct NameNodeState {
     pub cluster_id: Option<String>,
     /// Host names of the datanodes the namenodes decommission.
     pub excluded_datanodes: Vec<String>,
-}
-
-/// The objects of one role group.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RoleGroupObjects {
-    /// The daemon's files and scripts.
-    pub config_map: ConfigMap,
-    /// Stable pod DNS names for the topology.
-    pub headless_service: Service,
-    /// Prometheus scrape target.
-    pub metrics_service: Service,
-    /// The daemons.
-    pub stateful_set: StatefulSet,
 }
 
 /// Every object of a cluster, typed.
@@ -68,18 +55,12 @@ pub fn role_group_objects(
     role: &ValidatedRole,
     group: &ValidatedRoleGroup,
 ) -> RoleGroupObjects {
-    let config_map = config_map::role_group_config_map(cluster, group);
-    let hash = config_map
-        .data
-        .as_ref()
-        .map(strata_model::build::config_hash)
-        .unwrap_or_default();
-    RoleGroupObjects {
-        stateful_set: statefulset::stateful_set(cluster, role, group, &hash),
-        headless_service: service::headless_service(cluster, role.role, group),
-        metrics_service: service::metrics_service(cluster, role.role, group),
-        config_map,
-    }
+    RoleGroupObjects::new(
+        config_map::role_group_config_map(cluster, group),
+        service::headless_service(cluster, role.role, group),
+        service::metrics_service(cluster, role.role, group),
+        |hash| statefulset::stateful_set(cluster, role, group, hash),
+    )
 }
 
 /// Builds every object of the cluster.
@@ -116,17 +97,8 @@ pub fn cluster_objects(cluster: &ValidatedCluster, state: &NameNodeState) -> Des
     let mut desired = DesiredObjects::new();
     // The state the namenodes mount exists before their pods do.
     desired.push(namenode_state);
-    for RoleGroupObjects {
-        config_map,
-        headless_service,
-        metrics_service,
-        stateful_set,
-    } in role_groups
-    {
-        desired.push(config_map);
-        desired.push(headless_service);
-        desired.push(metrics_service);
-        desired.push(stateful_set);
+    for objects in role_groups {
+        desired.push_role_group(objects);
     }
     for pdb in pdbs {
         desired.push(pdb);

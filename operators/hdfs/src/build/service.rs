@@ -3,8 +3,8 @@
 
 use k8s_openapi::api::core::v1::Service;
 use strata_model::build::{
-    ContainerPort, PrometheusScrape, headless_service as headless, metrics_service as metrics,
-    object_meta,
+    ContainerPort, PrometheusScrape, headless_service as headless, object_meta,
+    role_group_metrics_service,
 };
 
 use crate::config::topology::{
@@ -101,13 +101,10 @@ pub fn metrics_service(
     role: HdfsRole,
     group: &ValidatedRoleGroup,
 ) -> Service {
-    metrics(
-        object_meta(
-            &format!("{}-metrics", group.name.object_name()),
-            &cluster.namespace,
-            group.labels.labels(),
-        ),
-        group.labels.selector(),
+    role_group_metrics_service(
+        group.name.object_name(),
+        &cluster.namespace,
+        &group.labels,
         PrometheusScrape {
             port: http_port(role),
             path: "/prom",

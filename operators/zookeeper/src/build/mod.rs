@@ -21,27 +21,14 @@ pub mod pdb;
 pub mod service;
 pub mod statefulset;
 
-use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+pub use strata_model::build::RoleGroupObjects;
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 
 pub use self::discovery::{znode_discovery_config_map, znode_path};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
-
-/// The objects of one role group.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RoleGroupObjects {
-    /// `zoo.cfg` and `logback.xml`.
-    pub config_map: ConfigMap,
-    /// Stable Pod DNS names for the `server.N` lines.
-    pub headless_service: Service,
-    /// Prometheus scrape target.
-    pub metrics_service: Service,
-    /// The servers.
-    pub stateful_set: StatefulSet,
-}
 
 /// Every object of a cluster, typed, for callers that need to look inside (tests, the
 /// status step reading StatefulSet names).
@@ -63,18 +50,12 @@ pub fn role_group_objects(
     cluster: &ValidatedCluster,
     group: &ValidatedRoleGroup,
 ) -> RoleGroupObjects {
-    let config_map = config_map::role_group_config_map(cluster, group);
-    let hash = config_map
-        .data
-        .as_ref()
-        .map(strata_model::build::config_hash)
-        .unwrap_or_default();
-    RoleGroupObjects {
-        stateful_set: statefulset::stateful_set(cluster, group, &hash),
-        headless_service: service::headless_service(cluster, group),
-        metrics_service: service::metrics_service(cluster, group),
-        config_map,
-    }
+    RoleGroupObjects::new(
+        config_map::role_group_config_map(cluster, group),
+        service::headless_service(cluster, group),
+        service::metrics_service(cluster, group),
+        |hash| statefulset::stateful_set(cluster, group, hash),
+    )
 }
 
 /// Builds every object of the cluster.
@@ -103,17 +84,8 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
         discovery_config_map,
     } = build_cluster(cluster);
     let mut desired = DesiredObjects::new();
-    for RoleGroupObjects {
-        config_map,
-        headless_service,
-        metrics_service,
-        stateful_set,
-    } in role_groups
-    {
-        desired.push(config_map);
-        desired.push(headless_service);
-        desired.push(metrics_service);
-        desired.push(stateful_set);
+    for objects in role_groups {
+        desired.push_role_group(objects);
     }
     if let Some(pdb) = server_pdb {
         desired.push(pdb);

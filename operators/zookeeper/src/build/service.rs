@@ -4,7 +4,7 @@
 use k8s_openapi::api::core::v1::Service;
 use strata_model::build::{
     ContainerPort, PrometheusScrape, client_service as client, headless_service as headless,
-    metrics_service as metrics, object_meta,
+    object_meta, role_group_metrics_service,
 };
 
 use crate::config::zoo_cfg::{CLIENT_PORT, LEADER_ELECTION_PORT, METRICS_PORT, QUORUM_PORT};
@@ -48,24 +48,15 @@ pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) 
 
 /// `<cluster>-server-<group>-metrics`: scraped Pod by Pod at `/metrics`.
 pub fn metrics_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Service {
-    metrics(
-        object_meta(
-            &metrics_service_name(group),
-            &cluster.namespace,
-            group.labels.labels(),
-        ),
-        group.labels.selector(),
+    role_group_metrics_service(
+        group.name.object_name(),
+        &cluster.namespace,
+        &group.labels,
         PrometheusScrape {
             port: METRICS,
             path: "/metrics",
         },
     )
-}
-
-/// The metrics Service's name; the role group name is at most 52 characters, so this fits
-/// the 63 characters of a Service name.
-pub fn metrics_service_name(group: &ValidatedRoleGroup) -> String {
-    format!("{}-metrics", group.name.object_name())
 }
 
 /// `<cluster>`: the Service clients connect to, over every ready server of every group.
