@@ -7,6 +7,7 @@
 //! - [`wait`]: polling for objects, conditions and Events of any kind;
 //! - [`tools`]: the `STRATA_*` variables through which `cargo xtask test` hands
 //!   the external tools (Helm, kubernetes-validate, Java) to the tests;
+//! - [`http`]: a product's HTTP endpoint on loopback;
 //! - [`hadoop`]: what the real Hadoop client makes of a rendered HDFS client
 //!   configuration;
 //! - [`validate`], [`yaml`], [`chart`] and [`checks`]: the checks every
@@ -20,6 +21,7 @@ pub mod chart;
 pub mod checks;
 pub mod hadoop;
 pub mod harness;
+pub mod http;
 pub mod tools;
 pub mod validate;
 pub mod wait;

@@ -9,8 +9,6 @@
 //!
 //! Run with `cargo bench -p hdfs-operator --bench reconcile`; see BENCHMARKS.md.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +24,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use strata_test_apiserver::TestApiServer;
 use strata_testing::Harness;
 use strata_testing::bench::{ReconcileBench, run};
+use strata_testing::http::{Answer, serve};
 
 fn main() -> ExitCode {
     run::<HdfsOperator, HdfsCluster>(ReconcileBench {
@@ -52,7 +51,8 @@ fn main() -> ExitCode {
 const NAMENODE_INFO: &str =
     r#"{"beans":[{"ClusterId":"CID-bench","LiveNodes":"{}","DeadNodes":"{}"}]}"#;
 
-/// The operator, its namenodes answered by one loopback server.
+/// The operator, its namenodes answered by one loopback server. The bench calls it
+/// inside its async runtime, where the server runs.
 fn start(server: TestApiServer) -> Harness {
     server.register::<HdfsCluster>();
     let znode: ConfigMap = serde_json::from_value(serde_json::json!({
@@ -65,12 +65,7 @@ fn start(server: TestApiServer) -> Harness {
     if let Err(error) = server.upsert(&znode) {
         eprintln!("storing the ZNode ConfigMap failed: {error}");
     }
-    let address = simulated_namenode().unwrap_or_else(|error| {
-        eprintln!(
-            "no loopback port for the simulated namenode ({error}); namenodes will not answer"
-        );
-        "127.0.0.1:1".to_owned()
-    });
+    let address = serve(|_| Answer::new("200 OK", NAMENODE_INFO));
     let context = ClusterContext {
         cluster_domain: DEFAULT_CLUSTER_DOMAIN.to_owned(),
         namenodes: NameNodeHttp {
@@ -82,18 +77,4 @@ fn start(server: TestApiServer) -> Harness {
     Harness::start(server, OPERATOR_NAME, move |runtime| {
         run_with(runtime, context)
     })
-}
-
-/// A namenode HTTP server on a loopback port, in a thread of its own.
-fn simulated_namenode() -> std::io::Result<String> {
-    let listener = TcpListener::bind("127.0.0.1:0")?;
-    let address = listener.local_addr()?.to_string();
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            let mut request = [0_u8; 1024];
-            let _read = stream.read(&mut request);
-            let _written = write!(stream, "HTTP/1.1 200 OK\r\n\r\n{NAMENODE_INFO}");
-        }
-    });
-    Ok(address)
 }

@@ -80,26 +80,13 @@ impl NameNodeHttp {
 
 #[cfg(test)]
 mod tests {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::TcpListener;
+    use strata_testing::http::{Answer, serve};
 
     use super::*;
 
-    /// A namenode HTTP server on loopback that answers every request with `status` and
-    /// `body`.
-    async fn namenode(status: &'static str, body: &'static str) -> std::io::Result<String> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let address = listener.local_addr()?.to_string();
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                let mut request = [0_u8; 512];
-                let _read = stream.read(&mut request).await;
-                let _written = stream
-                    .write_all(format!("HTTP/1.1 {status}\r\n\r\n{body}").as_bytes())
-                    .await;
-            }
-        });
-        Ok(address)
+    /// A namenode HTTP server on loopback that answers every request alike.
+    fn namenode(status: &'static str, body: &'static str) -> String {
+        serve(move |_| Answer::new(status, body))
     }
 
     fn client(addresses: Vec<(&'static str, String)>) -> (NameNodeHttp, Vec<NameNodeAddress>) {
@@ -118,24 +105,22 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_namenode_answering_200_is_active() -> std::io::Result<()> {
-        let standby = namenode("405 Method Not Allowed", "I am not Active!").await?;
-        let active = namenode("200 OK", "I am Active!").await?;
+    async fn the_namenode_answering_200_is_active() {
+        let standby = namenode("405 Method Not Allowed", "I am not Active!");
+        let active = namenode("200 OK", "I am Active!");
         let (client, namenodes) = client(vec![("nn-0", standby), ("nn-1", active)]);
         assert_eq!(
             client.find_active(&namenodes).await.as_deref(),
             Some("nn-1")
         );
-        Ok(())
     }
 
     #[tokio::test]
-    async fn the_cluster_id_comes_from_whichever_namenode_answers() -> std::io::Result<()> {
+    async fn the_cluster_id_comes_from_whichever_namenode_answers() {
         let answering = namenode(
             "200 OK",
             r#"{"beans":[{"ClusterId":"CID-1","LiveNodes":"{}","DeadNodes":"{}"}]}"#,
-        )
-        .await?;
+        );
         let (client, namenodes) = client(vec![
             ("nn-0", "127.0.0.1:1".to_owned()),
             ("nn-1", answering),
@@ -145,7 +130,6 @@ mod tests {
             info.and_then(|info| info.cluster_id).as_deref(),
             Some("CID-1")
         );
-        Ok(())
     }
 
     #[tokio::test]

@@ -10,10 +10,9 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
+use strata_testing::http::{Answer, serve};
 use strata_testing::wait::{eventually, stored, wait_for_reason};
 use strata_testing::workloads::run_until_settled;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 use crate::{
     CLUSTER, QUORUM, config_map_entry, create_cluster, patch_spec, publish_znode, spec,
@@ -49,25 +48,17 @@ fn namenode_info(states: &BTreeMap<String, &str>) -> String {
 
 /// A namenode HTTP server on loopback: `/jmx` answers with the current `states`,
 /// `/isActive` with 200.
-async fn simulated_namenode(states: Arc<Mutex<BTreeMap<String, &'static str>>>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
-    let address = listener.local_addr().expect("an address").to_string();
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            let mut request = [0_u8; 1024];
-            let read = stream.read(&mut request).await.unwrap_or(0);
-            let request = String::from_utf8_lossy(&request[..read]).to_string();
-            let body = if request.starts_with("GET /jmx") {
-                namenode_info(&states.lock().expect("the states lock"))
-            } else {
-                "I am Active!".to_owned()
-            };
-            let _written = stream
-                .write_all(format!("HTTP/1.1 200 OK\r\n\r\n{body}").as_bytes())
-                .await;
+fn simulated_namenode(states: Arc<Mutex<BTreeMap<String, &'static str>>>) -> String {
+    serve(move |request| {
+        if request.starts_with("GET /jmx") {
+            Answer::new(
+                "200 OK",
+                namenode_info(&states.lock().expect("the states lock")),
+            )
+        } else {
+            Answer::new("200 OK", "I am Active!")
         }
-    });
-    address
+    })
 }
 
 fn replicas(harness: &strata_testing::Harness) -> Option<i32> {
@@ -81,7 +72,7 @@ async fn a_datanode_leaves_only_once_the_namenode_has_decommissioned_it() {
             .map(|ordinal| (host(ordinal), "In Service"))
             .collect::<BTreeMap<_, _>>(),
     ));
-    let namenode = simulated_namenode(states.clone()).await;
+    let namenode = simulated_namenode(states.clone());
     let harness = start_with_namenodes(vec![(
         "simple-hdfs-namenode-default-0".to_owned(),
         namenode,
@@ -165,7 +156,7 @@ async fn a_datanode_leaves_only_once_the_namenode_has_decommissioned_it() {
 #[tokio::test]
 async fn a_scale_down_below_the_replication_is_refused() {
     let states = Arc::new(Mutex::new(BTreeMap::new()));
-    let namenode = simulated_namenode(states).await;
+    let namenode = simulated_namenode(states);
     let harness = start_with_namenodes(vec![(
         "simple-hdfs-namenode-default-0".to_owned(),
         namenode,

@@ -9,10 +9,9 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use strata_operator::roll::REVISION_LABEL;
 use strata_testing::Harness;
+use strata_testing::http::{Answer, serve};
 use strata_testing::wait::{condition, wait_for_condition};
 use strata_testing::workloads::{run_until_settled, template_revision};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 use crate::{CLUSTER, QUORUM, create_cluster, publish_znode, spec, start_with_namenodes};
 use hdfs_operator::crd::HdfsCluster;
@@ -43,30 +42,14 @@ fn current_pods(harness: &Harness) -> BTreeSet<String> {
 }
 
 /// A namenode HTTP server on loopback answering `/isActive` with `status`.
-async fn fake_namenode(status: &'static str) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a loopback port is free");
-    let address = listener
-        .local_addr()
-        .expect("the listener has an address")
-        .to_string();
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            let mut request = [0_u8; 512];
-            let _read = stream.read(&mut request).await;
-            let _written = stream
-                .write_all(format!("HTTP/1.1 {status}\r\n\r\n").as_bytes())
-                .await;
-        }
-    });
-    address
+fn fake_namenode(status: &'static str) -> String {
+    serve(move |_| Answer::new(status, ""))
 }
 
 #[tokio::test]
 async fn journalnodes_then_namenodes_standby_first_then_datanodes() {
-    let active = fake_namenode("200 OK").await;
-    let standby = fake_namenode("405 Method Not Allowed").await;
+    let active = fake_namenode("200 OK");
+    let standby = fake_namenode("405 Method Not Allowed");
     let harness = start_with_namenodes(vec![
         ("simple-hdfs-namenode-default-0".to_owned(), active),
         ("simple-hdfs-namenode-default-1".to_owned(), standby),
