@@ -151,10 +151,9 @@ fn generation_is_deterministic() {
     let second = desired_tree(operators::registered(), &workspace).expect("generates");
     assert_eq!(first, second);
     assert!(
-        first
-            .files()
-            .keys()
-            .all(|path| path.starts_with("helm/zookeeper-operator")),
+        first.files().keys().all(|path| operators::registered()
+            .iter()
+            .any(|operator| path.starts_with(format!("helm/{}", operator.name)))),
         "{:?}",
         first.files().keys()
     );
