@@ -6,8 +6,8 @@
 
 mod creation;
 mod decommission;
-mod format_state;
 mod operations;
+mod pod_states;
 mod roll_order;
 mod zookeeper_reference;
 

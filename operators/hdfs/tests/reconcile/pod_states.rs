@@ -1,12 +1,13 @@
-//! A namenode that finds a state it must not start from says why through its init
-//! container's termination message, and the cluster reports that reason, not the crash
-//! loop it causes.
+//! The status through the pods: a datanode that is not Ready makes the cluster
+//! unavailable, and a namenode that finds a state it must not start from says why
+//! through its init container's termination message, which the cluster reports instead
+//! of the crash loop it causes.
 
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::wait::wait_for_reason;
-use strata_testing::workloads::{run_until_settled, step_stateful_sets};
+use strata_testing::workloads::{PodState, run_until_settled, set_pod, step_stateful_sets};
 
 use crate::{CLUSTER, QUORUM, create_cluster, publish_znode, spec, start};
 use hdfs_operator::crd::HdfsCluster;
@@ -65,4 +66,50 @@ async fn a_partial_format_is_degraded_with_the_scripts_reason() {
         "{}",
         degraded.message
     );
+}
+
+#[tokio::test]
+async fn a_datanode_that_is_not_registered_makes_the_cluster_unavailable_until_it_is() {
+    let harness = start();
+    publish_znode(&harness, QUORUM).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+
+    // Its readiness probe fails while no namenode has its registration.
+    set_pod(
+        &harness,
+        "simple-hdfs-datanode-default",
+        2,
+        PodState::NOT_READY,
+    );
+    step_stateful_sets(&harness);
+    let available = wait_for_reason::<HdfsCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Available,
+        ConditionStatus::False,
+        "ReplicasUnavailable",
+    )
+    .await;
+    assert!(
+        available.message.contains("simple-hdfs-datanode-default"),
+        "{}",
+        available.message
+    );
+
+    set_pod(
+        &harness,
+        "simple-hdfs-datanode-default",
+        2,
+        PodState::RUNNING,
+    );
+    step_stateful_sets(&harness);
+    wait_for_reason::<HdfsCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Available,
+        ConditionStatus::True,
+        "AsExpected",
+    )
+    .await;
 }
