@@ -28,73 +28,7 @@ const START_ZKFC: &str = include_str!("../src/scripts/start-zkfc.sh");
 /// `dfs.reformat.disabled=true`, it refuses a name dir holding anything (bootstrapStandby 5,
 /// format 1) without consuming a code, and like Hadoop's BootstrapStandby it writes VERSION
 /// before it checks the edit logs, so exit 6 leaves a VERSION without an fsimage.
-const FAKE_HDFS: &str = r#"#!/usr/bin/env bash
-set -euo pipefail
-shopt -s nullglob dotglob
-entries=("$NAME_DIR"/*)
-state=empty
-if [[ -f $NAME_DIR/current/VERSION ]]; then
-    state=formatted
-elif [[ -e $NAME_DIR && ! -d $NAME_DIR ]] || ((${#entries[@]} > 0)); then
-    state=data
-fi
-printf '%s\t%s\n' "$state" "$*" >>"$FAKE_DIR/calls.log"
-
-next_code() {
-    local queue=$FAKE_DIR/$1.codes codes=()
-    if [[ -f $queue ]]; then
-        mapfile -t codes <"$queue"
-    fi
-    if ((${#codes[@]} == 0)); then
-        printf '%s\n' "$(<"$FAKE_DIR/$1.default")"
-        return 0
-    fi
-    printf '%s\n' "${codes[0]}"
-    if ((${#codes[@]} > 1)); then
-        printf '%s\n' "${codes[@]:1}" >"$queue"
-    else
-        : >"$queue"
-    fi
-}
-
-# write_namespace CLUSTER_ID WITH_FSIMAGE
-write_namespace() {
-    mkdir -p "$NAME_DIR/current"
-    printf 'namespaceID=1\nclusterID=%s\ncTime=0\nstorageType=NAME_NODE\nlayoutVersion=-67\n' \
-        "$1" >"$NAME_DIR/current/VERSION"
-    printf '0\n' >"$NAME_DIR/current/seen_txid"
-    if [[ $2 == yes ]]; then
-        : >"$NAME_DIR/current/fsimage_0000000000000000000"
-        : >"$NAME_DIR/current/fsimage_0000000000000000000.md5"
-    fi
-}
-
-case "$*" in
-"namenode -bootstrapStandby -nonInteractive")
-    [[ $state == empty ]] || exit 5
-    code=$(next_code bootstrap)
-    case $code in
-    0) write_namespace "$FAKE_REMOTE_CLUSTER_ID" yes ;;
-    6) write_namespace "$FAKE_REMOTE_CLUSTER_ID" no ;;
-    esac
-    exit "$code"
-    ;;
-"namenode -format -nonInteractive")
-    [[ $state == empty ]] || exit 1
-    code=$(next_code format)
-    if ((code == 0)); then
-        write_namespace CID-new yes
-    fi
-    exit "$code"
-    ;;
-"zkfc -formatZK -nonInteractive") exit "$(next_code formatzk)" ;;
-zkfc) exit 0 ;;
-*)
-    echo "fake hdfs: unexpected arguments: $*" >&2
-    exit 64
-    ;;
-esac
-"#;
+const FAKE_HDFS: &str = include_str!("fixtures/fake-hdfs.sh");
 
 /// The code of a call a row does not expect: the scripts treat it as unexpected.
 const UNEXPECTED: i32 = 97;

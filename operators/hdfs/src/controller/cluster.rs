@@ -13,11 +13,11 @@ use strata_operator::reference::Target;
 use strata_operator::roll::{StatefulSetPods, stateful_sets_with_pods};
 use strata_status::ProgressStep;
 
+use super::datanodes;
 use super::namenodes::NameNodeHttp;
-use crate::build::config_map::{EXCLUDED_DATANODES_KEY, namenode_state_name};
 use crate::build::{NameNodeState, build};
 use crate::crd::{HdfsCluster, HdfsFormatStatus, HdfsRole};
-use crate::decommission::{self, DataNodeGroup, DecommissionInput};
+use crate::decommission::{self, DecommissionInput};
 use crate::roll::{GroupPods, next_step};
 use crate::validate::{ValidatedCluster, Warning, roll_order};
 
@@ -98,8 +98,9 @@ async fn prepare(
         None => Vec::new(),
     };
 
-    let datanodes = datanode_groups(&validated, &running);
-    let excluded = recorded_exclusions(context, &validated);
+    datanodes::refuse_removed_groups(&validated, &running)?;
+    let datanodes = datanodes::datanode_groups(&validated, &running);
+    let excluded = datanodes::recorded_exclusions(&context.caches, &validated);
     let shrinking = datanodes.iter().any(|group| {
         group
             .current_replicas
@@ -175,65 +176,6 @@ async fn prepare(
         prepared.recheck_after = Some(context.extra.namenode_check);
     }
     Ok(prepared)
-}
-
-/// The datanode role groups as the decommission planner sees them: the spec's
-/// replicas, the StatefulSet's, and which pods still exist.
-fn datanode_groups(
-    validated: &ValidatedCluster,
-    running: &[StatefulSetPods],
-) -> Vec<DataNodeGroup> {
-    validated
-        .role(HdfsRole::DataNode)
-        .map(|role| {
-            role.groups
-                .iter()
-                .map(|group| {
-                    let set = running
-                        .iter()
-                        .find(|set| set.name() == group.name.object_name());
-                    DataNodeGroup {
-                        name: group.name.clone(),
-                        replicas: group.replicas,
-                        current_replicas: set.and_then(|set| {
-                            set.stateful_set
-                                .spec
-                                .replicas
-                                .and_then(|replicas| u16::try_from(replicas).ok())
-                        }),
-                        pods: set
-                            .map(|set| {
-                                set.pods_by_ordinal()
-                                    .into_keys()
-                                    .filter_map(|ordinal| u16::try_from(ordinal).ok())
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The exclude list the operator applied last, from the cached namenode state ConfigMap.
-fn recorded_exclusions(
-    context: &Context<ClusterContext>,
-    validated: &ValidatedCluster,
-) -> Vec<String> {
-    context
-        .caches
-        .get_typed::<ConfigMap>(&validated.namespace, &namenode_state_name(validated))
-        .and_then(|config_map| config_map.data)
-        .and_then(|data| data.get(EXCLUDED_DATANODES_KEY).cloned())
-        .map(|hosts| {
-            hosts
-                .lines()
-                .map(str::to_owned)
-                .filter(|host| !host.is_empty())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Step 1: `ha.zookeeper.quorum` from the ZNode discovery ConfigMap.

@@ -1,6 +1,7 @@
 //! The HdfsCluster controller and how it is wired.
 
 pub mod cluster;
+pub mod datanodes;
 pub mod namenode_http;
 pub mod namenodes;
 

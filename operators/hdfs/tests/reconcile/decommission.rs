@@ -181,3 +181,39 @@ async fn a_scale_down_below_the_replication_is_refused() {
     assert!(degraded.message.contains('3'), "{degraded:?}");
     assert_eq!(replicas(&harness), Some(3));
 }
+
+#[tokio::test]
+async fn a_datanode_group_that_still_runs_datanodes_cannot_leave_the_spec() {
+    let harness = start_with_namenodes(Vec::new());
+    publish_znode(&harness, QUORUM).await;
+    create_cluster(
+        &harness,
+        spec(json!({"dataNodes": {"roleGroups": {
+            "default": {"replicas": 3},
+            "extra": {"replicas": 1}
+        }}})),
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+
+    patch_spec(
+        &harness,
+        json!({"dataNodes": {"roleGroups": {"extra": null}}}),
+    )
+    .await;
+    let degraded = wait_for_reason::<HdfsCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "DataNodeGroupRemoved",
+    )
+    .await;
+    assert!(
+        degraded.message.contains("simple-hdfs-datanode-extra"),
+        "{}",
+        degraded.message
+    );
+    let extra: StatefulSet = stored(&harness, "simple-hdfs-datanode-extra");
+    assert_eq!(extra.spec.replicas, Some(1), "nothing was pruned");
+}

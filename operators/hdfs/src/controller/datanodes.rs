@@ -1,0 +1,112 @@
+//! What the reconcile reads about the datanodes before a scale-down: the groups as the
+//! decommission planner sees them, the exclude list applied last, and removed groups
+//! that still hold datanodes.
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use strata_model::labels::COMPONENT_LABEL;
+use strata_operator::cache::ChildCaches;
+use strata_operator::error::ReconcileError;
+use strata_operator::roll::StatefulSetPods;
+
+use crate::build::config_map::{EXCLUDED_DATANODES_KEY, namenode_state_name};
+use crate::crd::HdfsRole;
+use crate::decommission::DataNodeGroup;
+use crate::validate::ValidatedCluster;
+
+/// Refuses to drop a datanode role group whose StatefulSet still runs datanodes:
+/// pruning it would delete them without a decommission, and a block whose every
+/// replica is on them would be lost. Lowering the group's replicas to 0 first
+/// decommissions them; then the group can go.
+pub fn refuse_removed_groups(
+    validated: &ValidatedCluster,
+    running: &[StatefulSetPods],
+) -> Result<(), ReconcileError> {
+    let kept = |name: &str| {
+        validated.role(HdfsRole::DataNode).is_some_and(|role| {
+            role.groups
+                .iter()
+                .any(|group| group.name.object_name() == name)
+        })
+    };
+    let removed: Vec<String> = running
+        .iter()
+        .filter(|set| {
+            set.stateful_set
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|labels| labels.get(COMPONENT_LABEL))
+                .is_some_and(|component| component == HdfsRole::DataNode.daemon())
+        })
+        .filter(|set| set.stateful_set.spec.replicas.unwrap_or(1) > 0 && !kept(&set.name()))
+        .map(StatefulSetPods::name)
+        .collect();
+    if removed.is_empty() {
+        return Ok(());
+    }
+    Err(ReconcileError::invalid_spec(
+        "DataNodeGroupRemoved",
+        format!(
+            "the datanode role group(s) of {} left the spec while they still run datanodes; \
+             removing them now would delete their blocks without a decommission. Put the \
+             group(s) back with replicas: 0, wait until Progressing is no longer \
+             DecommissioningDataNodes, then remove them",
+            removed.join(", ")
+        ),
+    ))
+}
+
+/// The datanode role groups as the decommission planner sees them: the spec's
+/// replicas, the StatefulSet's, and which pods still exist.
+pub fn datanode_groups(
+    validated: &ValidatedCluster,
+    running: &[StatefulSetPods],
+) -> Vec<DataNodeGroup> {
+    validated
+        .role(HdfsRole::DataNode)
+        .map(|role| {
+            role.groups
+                .iter()
+                .map(|group| {
+                    let set = running
+                        .iter()
+                        .find(|set| set.name() == group.name.object_name());
+                    DataNodeGroup {
+                        name: group.name.clone(),
+                        replicas: group.replicas,
+                        current_replicas: set.and_then(|set| {
+                            set.stateful_set
+                                .spec
+                                .replicas
+                                .and_then(|replicas| u16::try_from(replicas).ok())
+                        }),
+                        pods: set
+                            .map(|set| {
+                                set.pods_by_ordinal()
+                                    .into_keys()
+                                    .filter_map(|ordinal| u16::try_from(ordinal).ok())
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The exclude list the operator applied last, from the cached namenode state ConfigMap.
+pub fn recorded_exclusions(caches: &ChildCaches, validated: &ValidatedCluster) -> Vec<String> {
+    caches
+        .get_typed::<ConfigMap>(&validated.namespace, &namenode_state_name(validated))
+        .and_then(|config_map| config_map.data)
+        .and_then(|data| data.get(EXCLUDED_DATANODES_KEY).cloned())
+        .map(|hosts| {
+            hosts
+                .lines()
+                .map(str::to_owned)
+                .filter(|host| !host.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
