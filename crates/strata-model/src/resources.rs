@@ -44,6 +44,15 @@ impl<S: Merge> Merge for Resources<S> {
     }
 }
 
+/// The storage of a product without persistent volumes, such as a stateless web
+/// server: `resources.storage` stays an empty object.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+pub struct NoStorage {}
+
+impl Merge for NoStorage {
+    fn merge_from(&mut self, _lower_priority: &Self) {}
+}
+
 /// CPU of one server.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]

@@ -1,0 +1,211 @@
+//! The containers of a Superset pod: the database init container and gunicorn, both
+//! with the environment that carries every secret by reference.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Container, EnvVar, EnvVarSource, SecretKeySelector};
+use strata_model::build::{
+    container_port, env_vars, http_probe, resource_requirements, restricted_security_context,
+    volume_mount,
+};
+
+use super::config_map::{INIT_SCRIPT, SUPERSET_CONFIG};
+use super::secret_key::{SECRET_KEY_KEY, secret_key_name};
+use super::service::HTTP;
+use crate::config::driver::python_path_entries;
+use crate::config::superset_config::{
+    DB_PASSWORD_ENV, DB_USERNAME_ENV, LDAP_BIND_PASSWORD_ENV, MAPBOX_API_KEY_ENV,
+    OIDC_CLIENT_SECRET_ENV,
+};
+use crate::crd::Driver;
+use crate::validate::{ValidatedCluster, ValidatedDatabase, ValidatedRoleGroup};
+
+/// The web server container, the target of `envOverrides`.
+pub const SUPERSET_CONTAINER: &str = "superset";
+/// The init container.
+pub const INIT_CONTAINER: &str = "init-database";
+/// Where the role group ConfigMap is mounted.
+pub const CONFIG_DIR: &str = "/strata/config";
+/// `SUPERSET_HOME` (and `HOME`): writable, as the image expects.
+pub const SUPERSET_HOME: &str = "/app/superset_home";
+/// The image's own `PYTHONPATH`, kept last.
+pub const IMAGE_PYTHON_PATH: &str = "/app/pythonpath";
+/// Volume names.
+pub const CONFIG_VOLUME: &str = "config";
+/// The driver wheels' volume.
+pub const DRIVER_VOLUME: &str = "driver";
+/// The `SUPERSET_HOME` volume.
+pub const HOME_VOLUME: &str = "superset-home";
+/// The `/tmp` volume.
+pub const TMP_VOLUME: &str = "tmp";
+
+fn secret_variable(name: &str, secret: &str, key: &str) -> EnvVar {
+    EnvVar {
+        name: name.to_owned(),
+        value: None,
+        value_from: Some(EnvVarSource {
+            secret_key_ref: Some(SecretKeySelector {
+                name: secret.to_owned(),
+                key: key.to_owned(),
+                optional: Some(false),
+            }),
+            ..EnvVarSource::default()
+        }),
+    }
+}
+
+/// The variables both containers need: where the config and driver are, and every
+/// secret as a reference to its Secret.
+fn superset_env(cluster: &ValidatedCluster) -> (BTreeMap<String, String>, Vec<EnvVar>) {
+    let mut python_path = vec![CONFIG_DIR.to_owned()];
+    if cluster.driver == Driver::Pg8000 {
+        python_path.extend(python_path_entries());
+    }
+    python_path.push(IMAGE_PYTHON_PATH.to_owned());
+    let plain = BTreeMap::from([
+        (
+            "SUPERSET_CONFIG_PATH".to_owned(),
+            format!("{CONFIG_DIR}/{SUPERSET_CONFIG}"),
+        ),
+        ("PYTHONPATH".to_owned(), python_path.join(":")),
+        ("SUPERSET_HOME".to_owned(), SUPERSET_HOME.to_owned()),
+        ("HOME".to_owned(), SUPERSET_HOME.to_owned()),
+    ]);
+    let mut secrets = vec![secret_variable(
+        "SUPERSET_SECRET_KEY",
+        &secret_key_name(cluster),
+        SECRET_KEY_KEY,
+    )];
+    match &cluster.database {
+        ValidatedDatabase::Postgresql { credentials_secret } => {
+            secrets.push(secret_variable(
+                DB_USERNAME_ENV,
+                credentials_secret,
+                "username",
+            ));
+            secrets.push(secret_variable(
+                DB_PASSWORD_ENV,
+                credentials_secret,
+                "password",
+            ));
+        }
+        ValidatedDatabase::Generic { uri_secret } => secrets.push(secret_variable(
+            "SUPERSET__SQLALCHEMY_DATABASE_URI",
+            uri_secret,
+            "uri",
+        )),
+    }
+    if let Some(auth) = &cluster.auth_secret {
+        let variable = if auth.keys.contains(&"clientSecret") {
+            (OIDC_CLIENT_SECRET_ENV, "clientSecret")
+        } else {
+            (LDAP_BIND_PASSWORD_ENV, "password")
+        };
+        secrets.push(secret_variable(variable.0, &auth.name, variable.1));
+    }
+    if let Some(mapbox) = &cluster.mapbox_secret {
+        secrets.push(secret_variable(MAPBOX_API_KEY_ENV, mapbox, "apiKey"));
+    }
+    (plain, secrets)
+}
+
+fn mounts(cluster: &ValidatedCluster) -> Vec<k8s_openapi::api::core::v1::VolumeMount> {
+    let mut mounts = vec![
+        volume_mount(CONFIG_VOLUME, CONFIG_DIR, true),
+        volume_mount(HOME_VOLUME, SUPERSET_HOME, false),
+        volume_mount(TMP_VOLUME, "/tmp", false),
+    ];
+    if cluster.driver == Driver::Pg8000 {
+        mounts.push(volume_mount(
+            DRIVER_VOLUME,
+            crate::config::driver::WHEEL_DIR,
+            true,
+        ));
+    }
+    mounts
+}
+
+/// gunicorn as the container's process (so SIGTERM reaches it; the image's
+/// `run-server.sh` does not `exec`), with the image script's flags and no statsd.
+pub fn web_server(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Container {
+    let (plain, secrets) = superset_env(cluster);
+    let mut env = env_vars(plain, &group.env_overrides);
+    env.extend(secrets);
+    let graceful = group
+        .termination_grace_period_seconds
+        .saturating_sub(5)
+        .max(1);
+    let command = [
+        "gunicorn".to_owned(),
+        "--bind".to_owned(),
+        format!("0.0.0.0:{}", HTTP.number),
+        "--workers".to_owned(),
+        group.workers.to_string(),
+        "--worker-class".to_owned(),
+        "gthread".to_owned(),
+        "--threads".to_owned(),
+        group.threads.to_string(),
+        "--timeout".to_owned(),
+        cluster.webserver_timeout.to_string(),
+        "--graceful-timeout".to_owned(),
+        graceful.to_string(),
+        "--keep-alive".to_owned(),
+        "2".to_owned(),
+        "--limit-request-line".to_owned(),
+        "0".to_owned(),
+        "--limit-request-field_size".to_owned(),
+        "0".to_owned(),
+        "superset.app:create_app()".to_owned(),
+    ];
+    Container {
+        name: SUPERSET_CONTAINER.to_owned(),
+        image: Some(cluster.image.image.clone()),
+        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        command: Some(command.to_vec()),
+        env: Some(env),
+        ports: Some(vec![container_port(HTTP)]),
+        resources: Some(resource_requirements(&group.resources)),
+        // A cold start loads every Superset module: up to 5 minutes.
+        startup_probe: Some(http_probe("/health", HTTP, 5, 60)),
+        liveness_probe: Some(http_probe("/health", HTTP, 10, 6)),
+        readiness_probe: Some(http_probe("/health", HTTP, 10, 3)),
+        security_context: Some(restricted_security_context()),
+        volume_mounts: Some(mounts(cluster)),
+        ..Container::default()
+    }
+}
+
+/// The init container: database upgrade, init and the admin user
+/// (`src/scripts/init_database.py`). A failed step stops the pod with the step's
+/// reason in its termination message.
+pub fn init_database(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Container {
+    let (plain, mut secrets) = superset_env(cluster);
+    if let Some(admin) = &cluster.admin_secret {
+        for (variable, key) in [
+            ("STRATA_ADMIN_USERNAME", "username"),
+            ("STRATA_ADMIN_FIRSTNAME", "firstname"),
+            ("STRATA_ADMIN_LASTNAME", "lastname"),
+            ("STRATA_ADMIN_EMAIL", "email"),
+            ("STRATA_ADMIN_PASSWORD", "password"),
+        ] {
+            secrets.push(secret_variable(variable, admin, key));
+        }
+    }
+    let mut env = env_vars(plain, &BTreeMap::new());
+    env.extend(secrets);
+    Container {
+        name: INIT_CONTAINER.to_owned(),
+        image: Some(cluster.image.image.clone()),
+        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        command: Some(vec![
+            "python".to_owned(),
+            format!("{CONFIG_DIR}/{INIT_SCRIPT}"),
+        ]),
+        env: Some(env),
+        resources: Some(resource_requirements(&group.resources)),
+        security_context: Some(restricted_security_context()),
+        termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
+        volume_mounts: Some(mounts(cluster)),
+        ..Container::default()
+    }
+}

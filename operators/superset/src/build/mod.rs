@@ -1,0 +1,73 @@
+//! Build: pure functions from a [`ValidatedCluster`] to the objects the operator wants.
+//!
+//! | object | name | per |
+//! | --- | --- | --- |
+//! | Secret `SECRET_KEY` (created once, never overwritten or rendered) | `<superset>-secret-key` | cluster |
+//! | ConfigMap with the pg8000 wheels (driver `pg8000`) | `<superset>-driver` | cluster |
+//! | ConfigMap (`superset_config.py`, the init script) | `<superset>-node-<rg>` | role group |
+//! | headless Service | `<superset>-node-<rg>` | role group |
+//! | StatefulSet | `<superset>-node-<rg>` | role group |
+//! | PodDisruptionBudget (unless disabled) | `<superset>-node` | role |
+//! | client Service (8088) | `<superset>` | cluster |
+
+pub mod config_map;
+pub mod container;
+pub mod secret_key;
+pub mod service;
+pub mod statefulset;
+
+use strata_model::pdb::{RolePdb, defaults};
+use strata_operator::apply::DesiredObjects;
+use strata_operator::pipeline::Prepared;
+
+use crate::crd::{APP_NAME, Driver, NODE_ROLE};
+use crate::validate::ValidatedCluster;
+
+/// Every object of the cluster in the apply step's form: the Secret and the files
+/// first, so they exist before the pods that use them.
+pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
+    let mut desired = DesiredObjects::new();
+    desired.push_create_once(
+        secret_key::secret_key_secret(cluster),
+        secret_key::fill_secret_key,
+    );
+    if cluster.driver == Driver::Pg8000 {
+        desired.push(config_map::driver_config_map(cluster));
+    }
+    for group in &cluster.groups {
+        let config_map = config_map::role_group_config_map(cluster, group);
+        let hash = config_map
+            .data
+            .as_ref()
+            .map(strata_model::build::config_hash)
+            .unwrap_or_default();
+        desired.push(config_map);
+        desired.push(service::headless_service(cluster, group));
+        desired.push(statefulset::stateful_set(cluster, group, &hash));
+    }
+    let pdb = RolePdb {
+        cluster: cluster.name.to_string(),
+        namespace: cluster.namespace.clone(),
+        app_name: APP_NAME.to_owned(),
+        role: NODE_ROLE.to_owned(),
+        labels: cluster.role_labels.labels(),
+        default_max_unavailable: defaults::superset_nodes(),
+    }
+    .build(&cluster.pdb);
+    if let Some(pdb) = pdb {
+        desired.push(pdb);
+    }
+    desired.push(service::client_service(cluster));
+    desired
+}
+
+/// Step 3 of the pipeline.
+pub fn build(cluster: &ValidatedCluster) -> Prepared {
+    Prepared::new(
+        cluster_objects(cluster),
+        cluster.image.product_version.clone(),
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,40 @@
+//! Services: the client Service on 8088 and a headless Service per role group.
+
+use k8s_openapi::api::core::v1::Service;
+use strata_model::build::{
+    ContainerPort, client_service as client, headless_service as headless, object_meta,
+};
+
+use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
+
+/// The web server's port.
+pub const HTTP: ContainerPort = ContainerPort {
+    name: "http",
+    number: 8088,
+};
+
+/// `<superset>-node-<rg>`: the StatefulSet's `serviceName`.
+pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Service {
+    headless(
+        object_meta(
+            group.name.object_name(),
+            &cluster.namespace,
+            group.labels.labels(),
+        ),
+        group.labels.selector(),
+        &[HTTP],
+    )
+}
+
+/// `<superset>`: where users connect, over every ready web server.
+pub fn client_service(cluster: &ValidatedCluster) -> Service {
+    client(
+        object_meta(
+            cluster.name.client_service_name(),
+            &cluster.namespace,
+            cluster.cluster_labels.labels(),
+        ),
+        cluster.role_labels.selector(),
+        &[HTTP],
+    )
+}

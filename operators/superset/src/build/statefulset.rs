@@ -1,0 +1,58 @@
+//! The StatefulSet of a role group.
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::PodSpec;
+use strata_model::build::{
+    PodUpdates, StatefulSetParts, config_map_volume, pod_security_context, preferred_spread,
+    scratch_volume, stateful_set as skeleton,
+};
+
+use super::config_map::driver_name;
+use super::container::{
+    CONFIG_VOLUME, DRIVER_VOLUME, HOME_VOLUME, TMP_VOLUME, init_database, web_server,
+};
+use crate::crd::Driver;
+use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
+
+/// uid and gid of the image's `superset` user, which it creates without a number.
+pub const SUPERSET_UID: i64 = 1000;
+
+/// `<superset>-node-<rg>`. Pods start one at a time (`OrderedReady`) and roll one at a
+/// time by the StatefulSet controller, so two init containers never migrate the
+/// database at once during a rollout. Web servers are stateless: no volume claims.
+pub fn stateful_set(
+    cluster: &ValidatedCluster,
+    group: &ValidatedRoleGroup,
+    config_hash: &str,
+) -> StatefulSet {
+    let name = group.name.object_name();
+    let mut volumes = vec![
+        config_map_volume(CONFIG_VOLUME, name),
+        scratch_volume(HOME_VOLUME, "256Mi"),
+        scratch_volume(TMP_VOLUME, "256Mi"),
+    ];
+    if cluster.driver == Driver::Pg8000 {
+        volumes.push(config_map_volume(DRIVER_VOLUME, &driver_name(cluster)));
+    }
+    skeleton(StatefulSetParts {
+        name,
+        namespace: &cluster.namespace,
+        labels: &group.labels,
+        replicas: group.replicas,
+        parallel: false,
+        pod_updates: PodUpdates::Rolling,
+        config_hash,
+        pod: PodSpec {
+            init_containers: Some(vec![init_database(cluster, group)]),
+            containers: vec![web_server(cluster, group)],
+            volumes: Some(volumes),
+            security_context: Some(pod_security_context(SUPERSET_UID)),
+            termination_grace_period_seconds: Some(group.termination_grace_period_seconds),
+            image_pull_secrets: cluster.image.pull_secrets.clone(),
+            affinity: Some(preferred_spread(cluster.role_labels.selector())),
+            ..PodSpec::default()
+        },
+        pod_overrides: &group.pod_overrides,
+        claims: Vec::new(),
+    })
+}

@@ -1,0 +1,265 @@
+//! `superset_config.py`: the operator's settings, then the user's overrides, which
+//! win because a later assignment replaces an earlier one.
+//!
+//! No secret value is ever written here. Secrets reach the pod as environment
+//! variables from their Secrets, and the file reads them with `os.environ`. The
+//! PostgreSQL URI is put together in Python, with the user name and password
+//! percent-encoded, so any character in them is safe.
+
+use std::collections::BTreeMap;
+
+use strata_model::files::python::{self, PyValue, PythonError, string_literal};
+
+use crate::crd::Driver;
+
+/// Environment variable with the metadata database user (from its Secret).
+pub const DB_USERNAME_ENV: &str = "STRATA_DB_USERNAME";
+/// Environment variable with the metadata database password (from its Secret).
+pub const DB_PASSWORD_ENV: &str = "STRATA_DB_PASSWORD";
+/// Environment variable with the LDAP bind password.
+pub const LDAP_BIND_PASSWORD_ENV: &str = "STRATA_LDAP_BIND_PASSWORD";
+/// Environment variable with the OIDC client secret.
+pub const OIDC_CLIENT_SECRET_ENV: &str = "STRATA_OIDC_CLIENT_SECRET";
+/// Environment variable with the Mapbox API key.
+pub const MAPBOX_API_KEY_ENV: &str = "STRATA_MAPBOX_API_KEY";
+
+/// The metadata database as the file sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DatabaseSetting {
+    /// The URI is built from the credentials in the environment.
+    Postgresql {
+        /// Host name.
+        host: String,
+        /// Port.
+        port: u16,
+        /// Database.
+        database: String,
+        /// The driver in the URI's scheme.
+        driver: Driver,
+    },
+    /// The URI comes whole from the environment (`SUPERSET__SQLALCHEMY_DATABASE_URI`),
+    /// which Superset 6 reads itself; the file says nothing.
+    FromEnvironment,
+}
+
+/// How users log in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuthSetting {
+    /// LDAP, with self-registration.
+    Ldap {
+        /// Server URI.
+        server_uri: String,
+        /// Bind DN.
+        bind_dn: String,
+        /// Search base.
+        search_base: String,
+        /// User name attribute.
+        user_attribute: String,
+        /// Group attribute.
+        group_attribute: String,
+        /// Self-registration and its role.
+        registration: Registration,
+    },
+    /// OpenID Connect, with self-registration.
+    Oidc {
+        /// Issuer URL.
+        issuer_url: String,
+        /// Client id.
+        client_id: String,
+        /// Scopes.
+        scopes: Vec<String>,
+        /// Self-registration and its role.
+        registration: Registration,
+    },
+}
+
+/// Whether first-time users get an account, and which role.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registration {
+    /// `AUTH_USER_REGISTRATION`.
+    pub enabled: bool,
+    /// `AUTH_USER_REGISTRATION_ROLE`.
+    pub role: String,
+}
+
+/// Everything the file is rendered from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SupersetSettings {
+    /// The metadata database.
+    pub database: DatabaseSetting,
+    /// `ROW_LIMIT`.
+    pub row_limit: u32,
+    /// `SUPERSET_WEBSERVER_TIMEOUT`.
+    pub webserver_timeout: u32,
+    /// Whether `MAPBOX_API_KEY` comes from the environment.
+    pub mapbox_api_key: bool,
+    /// How users log in; the database when `None`.
+    pub authentication: Option<AuthSetting>,
+}
+
+fn env(name: &str) -> PyValue {
+    PyValue::Expression(format!("os.environ[{}]", string_literal(name)))
+}
+
+fn registration_assignments(registration: &Registration) -> Vec<(String, PyValue)> {
+    vec![
+        (
+            "AUTH_USER_REGISTRATION".to_owned(),
+            PyValue::Bool(registration.enabled),
+        ),
+        (
+            "AUTH_USER_REGISTRATION_ROLE".to_owned(),
+            PyValue::Str(registration.role.clone()),
+        ),
+    ]
+}
+
+/// The operator's assignments, in the order they are written.
+pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
+    let mut out: Vec<(String, PyValue)> = Vec::new();
+    if let DatabaseSetting::Postgresql {
+        host,
+        port,
+        database,
+        driver,
+    } = &settings.database
+    {
+        let scheme = match driver {
+            Driver::Pg8000 => "postgresql+pg8000://",
+            Driver::None => "postgresql://",
+        };
+        out.push((
+            "SQLALCHEMY_DATABASE_URI".to_owned(),
+            PyValue::Expression(format!(
+                "{} + quote(os.environ[{}], safe=\"\") + \":\" + quote(os.environ[{}], safe=\"\") + {}",
+                string_literal(scheme),
+                string_literal(DB_USERNAME_ENV),
+                string_literal(DB_PASSWORD_ENV),
+                string_literal(&format!("@{host}:{port}/{database}")),
+            )),
+        ));
+    }
+    out.push((
+        "ROW_LIMIT".to_owned(),
+        PyValue::Int(i64::from(settings.row_limit)),
+    ));
+    out.push((
+        "SUPERSET_WEBSERVER_TIMEOUT".to_owned(),
+        PyValue::Int(i64::from(settings.webserver_timeout)),
+    ));
+    if settings.mapbox_api_key {
+        out.push(("MAPBOX_API_KEY".to_owned(), env(MAPBOX_API_KEY_ENV)));
+    }
+    match &settings.authentication {
+        None => {}
+        Some(AuthSetting::Ldap {
+            server_uri,
+            bind_dn,
+            search_base,
+            user_attribute,
+            group_attribute,
+            registration,
+        }) => {
+            out.push((
+                "AUTH_TYPE".to_owned(),
+                PyValue::Expression("AUTH_LDAP".to_owned()),
+            ));
+            out.push((
+                "AUTH_LDAP_SERVER".to_owned(),
+                PyValue::Str(server_uri.clone()),
+            ));
+            out.push((
+                "AUTH_LDAP_BIND_USER".to_owned(),
+                PyValue::Str(bind_dn.clone()),
+            ));
+            out.push((
+                "AUTH_LDAP_BIND_PASSWORD".to_owned(),
+                env(LDAP_BIND_PASSWORD_ENV),
+            ));
+            out.push((
+                "AUTH_LDAP_SEARCH".to_owned(),
+                PyValue::Str(search_base.clone()),
+            ));
+            out.push((
+                "AUTH_LDAP_UID_FIELD".to_owned(),
+                PyValue::Str(user_attribute.clone()),
+            ));
+            out.push((
+                "AUTH_LDAP_GROUP_FIELD".to_owned(),
+                PyValue::Str(group_attribute.clone()),
+            ));
+            out.extend(registration_assignments(registration));
+        }
+        Some(AuthSetting::Oidc {
+            issuer_url,
+            client_id,
+            scopes,
+            registration,
+        }) => {
+            out.push((
+                "AUTH_TYPE".to_owned(),
+                PyValue::Expression("AUTH_OAUTH".to_owned()),
+            ));
+            let remote_app = BTreeMap::from([
+                ("client_id".to_owned(), PyValue::Str(client_id.clone())),
+                ("client_secret".to_owned(), env(OIDC_CLIENT_SECRET_ENV)),
+                (
+                    "server_metadata_url".to_owned(),
+                    PyValue::Str(format!(
+                        "{}/.well-known/openid-configuration",
+                        issuer_url.trim_end_matches('/')
+                    )),
+                ),
+                (
+                    "client_kwargs".to_owned(),
+                    PyValue::Dict(BTreeMap::from([(
+                        "scope".to_owned(),
+                        PyValue::Str(scopes.join(" ")),
+                    )])),
+                ),
+            ]);
+            let provider = BTreeMap::from([
+                ("name".to_owned(), PyValue::Str("oidc".to_owned())),
+                ("icon".to_owned(), PyValue::Str("fa-openid".to_owned())),
+                (
+                    "token_key".to_owned(),
+                    PyValue::Str("access_token".to_owned()),
+                ),
+                ("remote_app".to_owned(), PyValue::Dict(remote_app)),
+            ]);
+            out.push((
+                "OAUTH_PROVIDERS".to_owned(),
+                PyValue::List(vec![PyValue::Dict(provider)]),
+            ));
+            out.extend(registration_assignments(registration));
+        }
+    }
+    out
+}
+
+/// The file: imports, the operator's assignments, then `overrides` (name to Python
+/// expression), which win.
+pub fn render(
+    settings: &SupersetSettings,
+    overrides: &BTreeMap<String, String>,
+) -> Result<String, PythonError> {
+    let mut all = assignments(settings);
+    all.extend(
+        overrides
+            .iter()
+            .map(|(name, expression)| (name.clone(), PyValue::Expression(expression.clone()))),
+    );
+    python::write(
+        "Rendered by the Strata Superset operator; edit the SupersetCluster instead.\n\
+         Secrets come from the environment; none is written here.",
+        &[
+            "import os",
+            "from urllib.parse import quote",
+            "from flask_appbuilder.security.manager import AUTH_LDAP, AUTH_OAUTH",
+        ],
+        all.iter().map(|(name, value)| (name.as_str(), value)),
+    )
+}
+
+#[cfg(test)]
+mod tests;

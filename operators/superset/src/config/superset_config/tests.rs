@@ -1,0 +1,155 @@
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use pretty_assertions::assert_eq;
+use rstest::rstest;
+
+use super::*;
+
+fn settings(authentication: Option<AuthSetting>) -> SupersetSettings {
+    SupersetSettings {
+        database: DatabaseSetting::Postgresql {
+            host: "postgres.db.svc".to_owned(),
+            port: 5432,
+            database: "superset".to_owned(),
+            driver: Driver::Pg8000,
+        },
+        row_limit: 50_000,
+        webserver_timeout: 60,
+        mapbox_api_key: true,
+        authentication,
+    }
+}
+
+fn registration() -> Registration {
+    Registration {
+        enabled: true,
+        role: "Gamma".to_owned(),
+    }
+}
+
+fn ldap() -> AuthSetting {
+    AuthSetting::Ldap {
+        server_uri: "ldaps://ldap.example.com".to_owned(),
+        bind_dn: "cn=superset,dc=example,dc=com".to_owned(),
+        search_base: "ou=people,dc=example,dc=com".to_owned(),
+        user_attribute: "uid".to_owned(),
+        group_attribute: "memberOf".to_owned(),
+        registration: registration(),
+    }
+}
+
+fn oidc() -> AuthSetting {
+    AuthSetting::Oidc {
+        issuer_url: "https://id.example.com/realms/data/".to_owned(),
+        client_id: "superset".to_owned(),
+        scopes: vec!["openid".to_owned(), "email".to_owned()],
+        registration: registration(),
+    }
+}
+
+/// Whether the real Python parses `source` (the operator renders; Python decides).
+fn python_parses(source: &str) -> Result<(), String> {
+    let mut child = Command::new("python3")
+        .args(["-c", "import ast, sys; ast.parse(sys.stdin.read())"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| format!("python3 does not start: {error}"))?;
+    child
+        .stdin
+        .take()
+        .ok_or("no stdin")?
+        .write_all(source.as_bytes())
+        .map_err(|error| error.to_string())?;
+    let output = child
+        .wait_with_output()
+        .map_err(|error| error.to_string())?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).into_owned())
+    }
+}
+
+#[rstest]
+#[case::database_login(None)]
+#[case::ldap(Some(ldap()))]
+#[case::oidc(Some(oidc()))]
+fn the_rendered_file_is_python_and_holds_no_secret(#[case] authentication: Option<AuthSetting>) {
+    let file = render(&settings(authentication), &BTreeMap::new()).expect("renders");
+    python_parses(&file).expect("Python parses the rendered file");
+    for secret_source in [
+        "os.environ[\"STRATA_DB_PASSWORD\"]",
+        "STRATA_MAPBOX_API_KEY",
+    ] {
+        assert!(file.contains(secret_source), "{file}");
+    }
+}
+
+#[test]
+fn the_database_uri_is_built_from_the_environment_with_quoted_credentials() {
+    let file = render(&settings(None), &BTreeMap::new()).expect("renders");
+    let line = file
+        .lines()
+        .find(|line| line.starts_with("SQLALCHEMY_DATABASE_URI = "))
+        .unwrap_or_default();
+    assert_eq!(
+        line,
+        "SQLALCHEMY_DATABASE_URI = \"postgresql+pg8000://\" + quote(os.environ[\"STRATA_DB_USERNAME\"], safe=\"\") + \":\" + quote(os.environ[\"STRATA_DB_PASSWORD\"], safe=\"\") + \"@postgres.db.svc:5432/superset\""
+    );
+}
+
+#[test]
+fn a_uri_from_a_secret_leaves_the_file_without_one() {
+    let mut settings = settings(None);
+    settings.database = DatabaseSetting::FromEnvironment;
+    let file = render(&settings, &BTreeMap::new()).expect("renders");
+    assert!(!file.contains("SQLALCHEMY_DATABASE_URI"), "{file}");
+}
+
+#[test]
+fn overrides_come_after_the_operators_settings_so_they_win() {
+    let overrides = BTreeMap::from([
+        ("ROW_LIMIT".to_owned(), "10000".to_owned()),
+        (
+            "FEATURE_FLAGS".to_owned(),
+            "{'ALERT_REPORTS': True}".to_owned(),
+        ),
+    ]);
+    let file = render(&settings(None), &overrides).expect("renders");
+    let assignments: Vec<&str> = file
+        .lines()
+        .filter(|line| line.starts_with("ROW_LIMIT") || line.starts_with("FEATURE_FLAGS"))
+        .collect();
+    assert_eq!(
+        assignments,
+        [
+            "ROW_LIMIT = 50000",
+            "FEATURE_FLAGS = {'ALERT_REPORTS': True}",
+            "ROW_LIMIT = 10000"
+        ]
+    );
+    python_parses(&file).expect("Python parses the file with overrides");
+}
+
+#[rstest]
+#[case::not_an_identifier("row-limit", "1")]
+#[case::a_keyword("import", "1")]
+#[case::a_second_statement("ROW_LIMIT", "1; import os")]
+#[case::an_assignment_behind_it("ROW_LIMIT", "1\nSECRET_KEY = 'x'")]
+fn overrides_that_are_not_one_assignment_are_refused(#[case] key: &str, #[case] value: &str) {
+    let overrides = BTreeMap::from([(key.to_owned(), value.to_owned())]);
+    assert!(render(&settings(None), &overrides).is_err());
+}
+
+#[test]
+fn oidc_reads_the_issuers_discovery_document() {
+    let file = render(&settings(Some(oidc())), &BTreeMap::new()).expect("renders");
+    assert!(
+        file.contains("\"server_metadata_url\": \"https://id.example.com/realms/data/.well-known/openid-configuration\""),
+        "{file}"
+    );
+    assert!(file.contains("AUTH_TYPE = AUTH_OAUTH"), "{file}");
+}

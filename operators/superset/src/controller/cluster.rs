@@ -1,0 +1,112 @@
+//! The SupersetCluster controller: the five pipeline steps, in order.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::ResourceExt;
+use kube::runtime::controller::Action;
+use strata_operator::controller::Context;
+use strata_operator::error::ReconcileError;
+use strata_operator::pipeline::{Failed, Prepared};
+use strata_operator::reference::Target;
+
+use crate::build::build;
+use crate::crd::SupersetCluster;
+use crate::validate::ValidatedCluster;
+
+/// What the controller needs beyond the shared context.
+#[derive(Clone, Debug)]
+pub struct ClusterContext {
+    /// The cluster's DNS domain.
+    pub cluster_domain: String,
+}
+
+/// The Secrets a cluster names: the controller's declared references, so a Secret
+/// that appears or changes requeues the cluster. Only their metadata is cached.
+pub fn secret_references(cluster: &SupersetCluster) -> Vec<Target> {
+    let namespace = cluster.namespace().unwrap_or_default();
+    let config = &cluster.spec.cluster_config;
+    let database = &config.metadata_database;
+    let auth = config.authentication.as_ref();
+    database
+        .postgresql
+        .iter()
+        .map(|postgresql| postgresql.credentials_secret.clone())
+        .chain(
+            database
+                .generic
+                .iter()
+                .map(|generic| generic.uri_secret.clone()),
+        )
+        .chain(
+            config
+                .admin_user
+                .iter()
+                .map(|admin| admin.secret_name.clone()),
+        )
+        .chain(config.mapbox_api_key_secret.iter().cloned())
+        .chain(
+            auth.and_then(|auth| auth.ldap.as_ref())
+                .map(|ldap| ldap.bind_password_secret.clone()),
+        )
+        .chain(
+            auth.and_then(|auth| auth.oidc.as_ref())
+                .map(|oidc| oidc.client_secret_secret.clone()),
+        )
+        .map(|name| Target::named(namespace.clone(), name))
+        .collect()
+}
+
+/// Reconciles one SupersetCluster.
+///
+/// 1. Dereference: the Secrets it names must exist (read from the metadata cache;
+///    their values go to the pods by reference, never through the operator).
+/// 2. Validate: the spec becomes a checked model with `superset_config.py` rendered.
+/// 3. Build: pure functions turn the model into desired objects.
+/// 4. Apply (nothing while paused, workloads at zero while stopped), prune.
+/// 5. Report: conditions from the StatefulSets and pods, written on change.
+pub async fn reconcile(
+    cluster: Arc<SupersetCluster>,
+    context: Arc<Context<ClusterContext>>,
+) -> Result<Action, ReconcileError> {
+    let operation = cluster.spec.cluster_operation.state(cluster.annotations());
+    let applied = async {
+        let prepared = prepare(&cluster, &context)?;
+        context
+            .apply_prepared(cluster.as_ref(), &operation, prepared)
+            .await
+    }
+    .await;
+    context.report(cluster.as_ref(), &operation, applied).await
+}
+
+/// Steps 1 to 3.
+fn prepare(
+    cluster: &SupersetCluster,
+    context: &Context<ClusterContext>,
+) -> Result<Prepared, Failed> {
+    let validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain)?;
+    for secret in validated.secrets() {
+        let found = context
+            .references
+            .metadata::<Secret>(&validated.namespace, &secret.name)
+            .map_err(|error| {
+                ReconcileError::operator_bug("UndeclaredReference", error.to_string())
+            })?;
+        if found.is_none() {
+            return Err(ReconcileError::transient(
+                "SecretMissing",
+                format!(
+                    "the Secret {}/{} ({}) does not exist; it must hold the key(s) {}; \
+                     nothing is applied until it does",
+                    validated.namespace,
+                    secret.name,
+                    secret.field,
+                    secret.keys.join(", ")
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(build(&validated))
+}

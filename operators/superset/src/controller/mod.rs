@@ -1,0 +1,52 @@
+//! The SupersetCluster controller and how it is wired.
+
+pub mod cluster;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use strata_operator::cache::ChildKind;
+use strata_operator::controller::{ControllerSpec, OperatorRuntime, run_controller};
+use strata_operator::definition::ControllerDef;
+use strata_operator::rbac::OperatorRegistration;
+
+use self::cluster::ClusterContext;
+use crate::crd::SupersetCluster;
+
+/// Kinds the controller creates.
+pub fn child_kinds() -> Vec<ChildKind> {
+    vec![
+        ChildKind::of::<Secret>(),
+        ChildKind::of::<ConfigMap>(),
+        ChildKind::of::<Service>(),
+        ChildKind::of::<StatefulSet>(),
+        ChildKind::of::<PodDisruptionBudget>(),
+    ]
+}
+
+/// The cluster controller: SupersetClusters with their children and pods, reading the
+/// metadata (never the values) of the Secrets each cluster names.
+pub fn cluster_controller() -> ControllerDef<SupersetCluster> {
+    ControllerDef::new(ControllerSpec {
+        name: "supersetcluster",
+        child_kinds: child_kinds(),
+        watch_pods: true,
+        restarts_pods: false,
+    })
+    .reading_metadata_of::<Secret>(cluster::secret_references)
+}
+
+/// The controller as the Helm chart's RBAC rules see it.
+pub fn registration() -> OperatorRegistration {
+    OperatorRegistration {
+        controllers: vec![cluster_controller().registration()],
+    }
+}
+
+/// Runs the controller until the runtime shuts down.
+pub async fn run(runtime: OperatorRuntime) {
+    let context = ClusterContext {
+        cluster_domain: runtime.cluster_domain.clone(),
+    };
+    run_controller(&runtime, &cluster_controller(), context, cluster::reconcile).await;
+}

@@ -1,0 +1,228 @@
+//! The custom resource of the Superset operator: `SupersetCluster`, the Superset web
+//! server with its metadata database, admin user and authentication.
+
+pub mod config;
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use strata_model::cluster_operation::ClusterOperation;
+use strata_model::image::ProductImage;
+use strata_model::role::{GenericRoleConfig, Role};
+use strata_status::ClusterStatus;
+
+pub use self::config::{SupersetConfig, SupersetConfigOverrides};
+
+/// Product name: `app.kubernetes.io/name` of every object.
+pub const APP_NAME: &str = "superset";
+/// The operator's name: `app.kubernetes.io/managed-by` and the field manager.
+pub const OPERATOR_NAME: &str = "superset-operator";
+/// The one role: the web server.
+pub const NODE_ROLE: &str = "node";
+/// Repository of the upstream image; the tag is the product version.
+pub const UPSTREAM_IMAGE_REPOSITORY: &str = "docker.io/apache/superset";
+/// Product version run when `spec.image.productVersion` is absent.
+pub const DEFAULT_PRODUCT_VERSION: &str = "6.1.0";
+/// Default `ROW_LIMIT`, Superset's own.
+pub const DEFAULT_ROW_LIMIT: u32 = 50_000;
+/// Default `SUPERSET_WEBSERVER_TIMEOUT` and gunicorn `--timeout`, in seconds.
+pub const DEFAULT_WEBSERVER_TIMEOUT: u32 = 60;
+
+/// A Superset web server: one StatefulSet per role group of `nodes`, all on one
+/// metadata database.
+#[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[kube(
+    group = "superset.strata.dev",
+    version = "v1alpha1",
+    kind = "SupersetCluster",
+    plural = "supersetclusters",
+    shortname = "superset",
+    namespaced,
+    status = "ClusterStatus",
+    derive = "PartialEq",
+    doc = "A Superset web server managed by the Strata Superset operator.",
+    printcolumn = r#"{"name":"Available","type":"string","jsonPath":".status.conditions[?(@.type==\"Available\")].status"}"#,
+    printcolumn = r#"{"name":"Degraded","type":"string","jsonPath":".status.conditions[?(@.type==\"Degraded\")].status"}"#,
+    printcolumn = r#"{"name":"Version","type":"string","jsonPath":".status.deployedProductVersion"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct SupersetClusterSpec {
+    /// The Superset version and image. Defaults to the upstream `apache/superset` image
+    /// in version 6.1.0.
+    #[serde(default)]
+    pub image: ProductImage,
+
+    /// Pause reconciliation or stop the cluster (scale to zero).
+    #[serde(default)]
+    pub cluster_operation: ClusterOperation,
+
+    /// Settings of the whole cluster.
+    pub cluster_config: SupersetClusterConfig,
+
+    /// The web servers.
+    pub nodes: Role<SupersetConfig, GenericRoleConfig, SupersetConfigOverrides>,
+}
+
+/// `spec.clusterConfig`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SupersetClusterConfig {
+    /// Where Superset keeps its metadata: exactly one of `postgresql` or `generic`.
+    pub metadata_database: MetadataDatabase,
+
+    /// A Secret with the keys `username`, `firstname`, `lastname`, `email` and
+    /// `password` of the admin user the operator creates once. Without it no admin is
+    /// created (for LDAP or OIDC setups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admin_user: Option<SecretRef>,
+
+    /// How users log in; Superset's own database login when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<Authentication>,
+
+    /// `ROW_LIMIT`: the most rows a chart query returns. Defaults to 50000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_limit: Option<u32>,
+
+    /// Seconds a request may take (`SUPERSET_WEBSERVER_TIMEOUT` and gunicorn's
+    /// `--timeout`). Defaults to 60.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webserver_timeout: Option<u32>,
+
+    /// A Secret whose key `apiKey` is the Mapbox API key (`MAPBOX_API_KEY`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapbox_api_key_secret: Option<String>,
+}
+
+/// A Secret in the cluster's namespace.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretRef {
+    /// The Secret's name.
+    pub secret_name: String,
+}
+
+/// The metadata database. The schema allows both variants or neither, so that such a
+/// spec reaches the operator, which names the problem in a condition.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MetadataDatabase {
+    /// A PostgreSQL database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub postgresql: Option<PostgresqlDatabase>,
+    /// Any database SQLAlchemy reaches, by URI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generic: Option<GenericDatabase>,
+    /// The PostgreSQL driver: `pg8000` (default), shipped by the operator because the
+    /// 6.1.0 image has none, or `none` when the image brings its own.
+    #[serde(default)]
+    pub driver: Driver,
+}
+
+/// A PostgreSQL metadata database.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PostgresqlDatabase {
+    /// Host name.
+    pub host: String,
+    /// Port; defaults to 5432.
+    #[serde(default = "default_postgresql_port")]
+    pub port: u16,
+    /// Database name.
+    pub database: String,
+    /// A Secret with the keys `username` and `password`.
+    pub credentials_secret: String,
+}
+
+fn default_postgresql_port() -> u16 {
+    5432
+}
+
+/// A metadata database given by SQLAlchemy URI.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct GenericDatabase {
+    /// A Secret whose key `uri` is the SQLAlchemy URI.
+    pub uri_secret: String,
+}
+
+/// Which PostgreSQL driver Superset uses.
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq, strum::Display,
+)]
+#[serde(rename_all = "camelCase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Driver {
+    /// The pure-Python `pg8000`, whose wheels the operator ships in a ConfigMap.
+    #[default]
+    Pg8000,
+    /// None from the operator: the image has one.
+    None,
+}
+
+/// How users log in. The schema allows both, so that such a spec reaches the operator,
+/// which refuses it in a condition.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Authentication {
+    /// LDAP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ldap: Option<Ldap>,
+    /// OpenID Connect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oidc: Option<Oidc>,
+    /// Whether users who log in for the first time get an account; defaults to true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_registration: Option<bool>,
+    /// The role of self-registered users; defaults to `Public`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_registration_role: Option<String>,
+}
+
+/// LDAP login (Flask-AppBuilder `AUTH_LDAP`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Ldap {
+    /// Server URI, such as `ldaps://ldap.example.com:636`.
+    pub server_uri: String,
+    /// The DN to bind as for searches.
+    pub bind_dn: String,
+    /// A Secret whose key `password` is the bind password.
+    pub bind_password_secret: String,
+    /// Where users are searched.
+    pub search_base: String,
+    /// The attribute that holds the user name; defaults to `uid`.
+    #[serde(default = "default_uid_attribute")]
+    pub user_attribute: String,
+    /// The attribute that lists a user's groups; defaults to `memberOf`.
+    #[serde(default = "default_group_attribute")]
+    pub group_attribute: String,
+}
+
+fn default_uid_attribute() -> String {
+    "uid".to_owned()
+}
+
+fn default_group_attribute() -> String {
+    "memberOf".to_owned()
+}
+
+/// OpenID Connect login (Flask-AppBuilder `AUTH_OAUTH`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Oidc {
+    /// The issuer URL; its `/.well-known/openid-configuration` is read.
+    pub issuer_url: String,
+    /// The client id.
+    pub client_id: String,
+    /// A Secret whose key `clientSecret` is the client secret.
+    pub client_secret_secret: String,
+    /// Scopes requested; defaults to `openid email profile`.
+    #[serde(default = "default_scopes")]
+    pub scopes: Vec<String>,
+}
+
+fn default_scopes() -> Vec<String> {
+    ["openid", "email", "profile"].map(str::to_owned).to_vec()
+}

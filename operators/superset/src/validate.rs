@@ -1,0 +1,352 @@
+//! Validation: a `SupersetCluster` to a [`ValidatedCluster`], with every default
+//! applied, every rule checked and `superset_config.py` rendered.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use strata_model::duration::parse_seconds;
+use strata_model::identity::{
+    ClusterIdentity, IdentityError, Product, RoleGroupIdentity, check_cluster_domain,
+};
+use strata_model::image::ResolvedImage;
+use strata_model::labels::RecommendedLabels;
+use strata_model::merge::defaulted;
+use strata_model::names::{ClusterName, RoleGroupRef, RoleRef};
+use strata_model::pdb::PdbConfig;
+use strata_model::resources::{HeapRule, ValidatedResources};
+use strata_operator::error::ReconcileError;
+
+use crate::config::superset_config::{
+    AuthSetting, DatabaseSetting, Registration, SupersetSettings, render,
+};
+use crate::crd::{
+    APP_NAME, DEFAULT_PRODUCT_VERSION, DEFAULT_ROW_LIMIT, DEFAULT_WEBSERVER_TIMEOUT, Driver,
+    NODE_ROLE, OPERATOR_NAME, SupersetCluster, SupersetConfig, UPSTREAM_IMAGE_REPOSITORY,
+};
+pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
+
+/// Smallest memory limit accepted: Superset with one gunicorn worker needs about 400 MiB.
+pub const MIN_MEMORY_LIMIT_MIB: u64 = 512;
+
+/// The Secrets a cluster reads, by what they hold. Their values reach pods through
+/// `secretKeyRef`, never the operator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecretUse {
+    /// The Secret's name.
+    pub name: String,
+    /// The keys the pods read from it.
+    pub keys: Vec<&'static str>,
+    /// Where it is named in the spec, for messages.
+    pub field: &'static str,
+}
+
+/// The metadata database, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValidatedDatabase {
+    /// PostgreSQL; credentials from a Secret.
+    Postgresql {
+        /// The Secret with `username` and `password`.
+        credentials_secret: String,
+    },
+    /// A URI from a Secret.
+    Generic {
+        /// The Secret with `uri`.
+        uri_secret: String,
+    },
+}
+
+/// A `SupersetCluster` with every default applied and every rule checked.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ValidatedCluster {
+    /// The cluster's name.
+    pub name: ClusterName,
+    /// Its namespace.
+    pub namespace: String,
+    /// The image.
+    pub image: ResolvedImage,
+    /// Labels of cluster-wide objects.
+    pub cluster_labels: RecommendedLabels,
+    /// `<cluster>-node`, the PDB's name.
+    pub role: RoleRef,
+    /// Labels of role-wide objects.
+    pub role_labels: RecommendedLabels,
+    /// The role's PDB settings.
+    pub pdb: PdbConfig,
+    /// The metadata database.
+    pub database: ValidatedDatabase,
+    /// The driver wheels the pods get, if any.
+    pub driver: Driver,
+    /// The admin user's Secret, if an admin is created.
+    pub admin_secret: Option<String>,
+    /// The LDAP bind password Secret or the OIDC client secret Secret, if any.
+    pub auth_secret: Option<SecretUse>,
+    /// The Mapbox API key Secret, if any.
+    pub mapbox_secret: Option<String>,
+    /// gunicorn's `--timeout`.
+    pub webserver_timeout: u32,
+    /// The role groups, sorted by name.
+    pub groups: Vec<ValidatedRoleGroup>,
+}
+
+/// One role group, checked.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ValidatedRoleGroup {
+    /// Names of its StatefulSet, ConfigMap and headless Service.
+    pub name: RoleGroupRef,
+    /// Labels of its objects and pods.
+    pub labels: RecommendedLabels,
+    /// Replicas.
+    pub replicas: u16,
+    /// CPU and memory.
+    pub resources: ValidatedResources,
+    /// `terminationGracePeriodSeconds`.
+    pub termination_grace_period_seconds: i64,
+    /// gunicorn workers.
+    pub workers: u16,
+    /// gunicorn threads per worker.
+    pub threads: u16,
+    /// The rendered `superset_config.py`.
+    pub superset_config: String,
+    /// Environment variables for the web server; they win over the operator's.
+    pub env_overrides: BTreeMap<String, String>,
+    /// Pod template parts merged last.
+    pub pod_overrides: PodTemplateSpec,
+}
+
+impl ValidatedCluster {
+    /// Validates `cluster`.
+    pub fn new(cluster: &SupersetCluster, cluster_domain: &str) -> Result<Self, ReconcileError> {
+        let identity = ClusterIdentity::new(PRODUCT, &cluster.metadata, &cluster.spec.image)?;
+        check_cluster_domain(cluster_domain)?;
+        let config = &cluster.spec.cluster_config;
+        let role = identity.role(NODE_ROLE)?;
+        if cluster.spec.nodes.role_groups.is_empty() {
+            return Err(IdentityError::NoRoleGroups {
+                role: "nodes".to_owned(),
+            }
+            .into());
+        }
+        let database = &config.metadata_database;
+        let (validated_database, database_setting) = match (&database.postgresql, &database.generic)
+        {
+            (Some(postgresql), None) => (
+                ValidatedDatabase::Postgresql {
+                    credentials_secret: postgresql.credentials_secret.clone(),
+                },
+                DatabaseSetting::Postgresql {
+                    host: postgresql.host.clone(),
+                    port: postgresql.port,
+                    database: postgresql.database.clone(),
+                    driver: database.driver,
+                },
+            ),
+            (None, Some(generic)) => (
+                ValidatedDatabase::Generic {
+                    uri_secret: generic.uri_secret.clone(),
+                },
+                DatabaseSetting::FromEnvironment,
+            ),
+            (postgresql, _) => {
+                return Err(ReconcileError::invalid_spec(
+                    "InvalidMetadataDatabase",
+                    format!(
+                        "clusterConfig.metadataDatabase must name exactly one of postgresql \
+                             or generic, but names {}",
+                        if postgresql.is_some() {
+                            "both"
+                        } else {
+                            "neither"
+                        }
+                    ),
+                ));
+            }
+        };
+        let (authentication, auth_secret) = authentication(config.authentication.as_ref())?;
+        let settings = SupersetSettings {
+            database: database_setting,
+            row_limit: config.row_limit.unwrap_or(DEFAULT_ROW_LIMIT),
+            webserver_timeout: config
+                .webserver_timeout
+                .unwrap_or(DEFAULT_WEBSERVER_TIMEOUT),
+            mapbox_api_key: config.mapbox_api_key_secret.is_some(),
+            authentication,
+        };
+
+        let groups = cluster
+            .spec
+            .nodes
+            .merged_role_groups(&SupersetConfig::product_defaults())
+            .into_values()
+            .map(|merged| {
+                let RoleGroupIdentity { name, labels } =
+                    identity.role_group(&role, &merged.name)?;
+                let problem = |reason: &str, message: String| {
+                    ReconcileError::invalid_spec(
+                        reason,
+                        format!("nodes.roleGroups.{}: {message}", merged.name),
+                    )
+                };
+                let config = &merged.config;
+                let timeout =
+                    defaulted("gracefulShutdownTimeout", &config.graceful_shutdown_timeout)?;
+                let superset_config =
+                    render(&settings, &merged.config_overrides.superset_config_py).map_err(
+                        |error| {
+                            problem(
+                                "InvalidConfigOverride",
+                                format!("superset_config.py: {error}"),
+                            )
+                        },
+                    )?;
+                Ok(ValidatedRoleGroup {
+                    name,
+                    labels,
+                    replicas: merged.replicas,
+                    resources: config
+                        .resources
+                        .validate(HeapRule {
+                            heap_percent: 0,
+                            min_memory_mib: MIN_MEMORY_LIMIT_MIB,
+                        })
+                        .map_err(|error| problem(error.reason(), error.to_string()))?,
+                    termination_grace_period_seconds: parse_seconds(&timeout).map_err(|error| {
+                        problem(
+                            "InvalidGracefulShutdownTimeout",
+                            format!("gracefulShutdownTimeout: {error}"),
+                        )
+                    })?,
+                    workers: defaulted("workers", &config.workers)?.max(1),
+                    threads: defaulted("threads", &config.threads)?.max(1),
+                    superset_config,
+                    env_overrides: merged.env_overrides.clone(),
+                    pod_overrides: merged.pod_overrides.clone(),
+                })
+            })
+            .collect::<Result<Vec<_>, ReconcileError>>()?;
+
+        let ClusterIdentity {
+            name,
+            namespace,
+            image,
+            labels: cluster_labels,
+        } = identity;
+        Ok(Self {
+            name,
+            namespace,
+            image,
+            cluster_labels,
+            role: role.name,
+            role_labels: role.labels,
+            pdb: cluster.spec.nodes.role_config.pod_disruption_budget.clone(),
+            database: validated_database,
+            driver: database.driver,
+            admin_secret: config
+                .admin_user
+                .as_ref()
+                .map(|admin| admin.secret_name.clone()),
+            auth_secret,
+            mapbox_secret: config.mapbox_api_key_secret.clone(),
+            webserver_timeout: settings.webserver_timeout,
+            groups,
+        })
+    }
+
+    /// Every Secret the pods read, with the keys they need: what the controller checks
+    /// before anything is applied.
+    pub fn secrets(&self) -> Vec<SecretUse> {
+        let mut secrets = vec![match &self.database {
+            ValidatedDatabase::Postgresql { credentials_secret } => SecretUse {
+                name: credentials_secret.clone(),
+                keys: vec!["username", "password"],
+                field: "clusterConfig.metadataDatabase.postgresql.credentialsSecret",
+            },
+            ValidatedDatabase::Generic { uri_secret } => SecretUse {
+                name: uri_secret.clone(),
+                keys: vec!["uri"],
+                field: "clusterConfig.metadataDatabase.generic.uriSecret",
+            },
+        }];
+        if let Some(admin) = &self.admin_secret {
+            secrets.push(SecretUse {
+                name: admin.clone(),
+                keys: vec!["username", "firstname", "lastname", "email", "password"],
+                field: "clusterConfig.adminUser.secretName",
+            });
+        }
+        secrets.extend(self.auth_secret.clone());
+        if let Some(mapbox) = &self.mapbox_secret {
+            secrets.push(SecretUse {
+                name: mapbox.clone(),
+                keys: vec!["apiKey"],
+                field: "clusterConfig.mapboxApiKeySecret",
+            });
+        }
+        secrets
+    }
+}
+
+/// The login settings and the Secret they read.
+fn authentication(
+    authentication: Option<&crate::crd::Authentication>,
+) -> Result<(Option<AuthSetting>, Option<SecretUse>), ReconcileError> {
+    let Some(authentication) = authentication else {
+        return Ok((None, None));
+    };
+    let registration = Registration {
+        enabled: authentication.user_registration.unwrap_or(true),
+        role: authentication
+            .user_registration_role
+            .clone()
+            .unwrap_or_else(|| "Public".to_owned()),
+    };
+    match (&authentication.ldap, &authentication.oidc) {
+        (Some(ldap), None) => Ok((
+            Some(AuthSetting::Ldap {
+                server_uri: ldap.server_uri.clone(),
+                bind_dn: ldap.bind_dn.clone(),
+                search_base: ldap.search_base.clone(),
+                user_attribute: ldap.user_attribute.clone(),
+                group_attribute: ldap.group_attribute.clone(),
+                registration,
+            }),
+            Some(SecretUse {
+                name: ldap.bind_password_secret.clone(),
+                keys: vec!["password"],
+                field: "clusterConfig.authentication.ldap.bindPasswordSecret",
+            }),
+        )),
+        (None, Some(oidc)) => Ok((
+            Some(AuthSetting::Oidc {
+                issuer_url: oidc.issuer_url.clone(),
+                client_id: oidc.client_id.clone(),
+                scopes: oidc.scopes.clone(),
+                registration,
+            }),
+            Some(SecretUse {
+                name: oidc.client_secret_secret.clone(),
+                keys: vec!["clientSecret"],
+                field: "clusterConfig.authentication.oidc.clientSecretSecret",
+            }),
+        )),
+        (Some(_), Some(_)) => Err(ReconcileError::invalid_spec(
+            "ConflictingAuthentication",
+            "clusterConfig.authentication sets both ldap and oidc; Superset logs users in \
+             one way: keep one",
+        )),
+        (None, None) => Ok((None, None)),
+    }
+}
+
+/// The Superset operator's facts for the shared identity checks.
+const PRODUCT: Product = Product {
+    kind: "SupersetCluster",
+    app_name: APP_NAME,
+    operator_name: OPERATOR_NAME,
+    repository: UPSTREAM_IMAGE_REPOSITORY,
+    default_version: DEFAULT_PRODUCT_VERSION,
+};
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,113 @@
+use pretty_assertions::assert_eq;
+use rstest::rstest;
+use serde_json::{Value, json};
+use strata_operator::error::ReconcileError;
+
+use super::*;
+
+/// A cluster on PostgreSQL with an admin, with `cluster_config` replacing the keys it
+/// names in `clusterConfig`.
+pub(crate) fn cluster(cluster_config: Value, nodes: Value) -> SupersetCluster {
+    let mut config = json!({
+        "metadataDatabase": {"postgresql": {
+            "host": "postgres.db.svc", "database": "superset", "credentialsSecret": "superset-db"
+        }},
+        "adminUser": {"secretName": "superset-admin"}
+    });
+    if let (Some(config), Value::Object(patch)) = (config.as_object_mut(), cluster_config) {
+        config.extend(patch);
+    }
+    let nodes = if nodes.is_null() {
+        json!({"roleGroups": {"default": {"replicas": 2}}})
+    } else {
+        nodes
+    };
+    serde_json::from_value(json!({
+        "apiVersion": "superset.strata.dev/v1alpha1",
+        "kind": "SupersetCluster",
+        "metadata": {"name": "simple-superset", "namespace": "default", "uid": "uid-1"},
+        "spec": {"clusterConfig": config, "nodes": nodes}
+    }))
+    .unwrap_or_else(|error| unreachable!("the fixture is a valid SupersetCluster: {error}"))
+}
+
+pub(crate) fn validated(cluster_config: Value) -> Result<ValidatedCluster, ReconcileError> {
+    ValidatedCluster::new(
+        &cluster(cluster_config, Value::Null),
+        DEFAULT_CLUSTER_DOMAIN,
+    )
+}
+
+#[test]
+fn the_secrets_the_pods_read_are_listed_with_their_keys() -> Result<(), ReconcileError> {
+    let cluster = validated(json!({"mapboxApiKeySecret": "mapbox"}))?;
+    let secrets: Vec<(String, Vec<&str>)> = cluster
+        .secrets()
+        .into_iter()
+        .map(|secret| (secret.name, secret.keys))
+        .collect();
+    assert_eq!(
+        secrets,
+        [
+            ("superset-db".to_owned(), vec!["username", "password"]),
+            (
+                "superset-admin".to_owned(),
+                vec!["username", "firstname", "lastname", "email", "password"]
+            ),
+            ("mapbox".to_owned(), vec!["apiKey"]),
+        ]
+    );
+    Ok(())
+}
+
+#[rstest]
+#[case::neither_database(json!({"metadataDatabase": {}}), "InvalidMetadataDatabase")]
+#[case::both_databases(
+    json!({"metadataDatabase": {
+        "postgresql": {"host": "h", "database": "d", "credentialsSecret": "s"},
+        "generic": {"uriSecret": "u"}
+    }}),
+    "InvalidMetadataDatabase"
+)]
+#[case::ldap_and_oidc(
+    json!({"authentication": {
+        "ldap": {"serverUri": "ldap://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"},
+        "oidc": {"issuerUrl": "https://i", "clientId": "c", "clientSecretSecret": "s"}
+    }}),
+    "ConflictingAuthentication"
+)]
+fn invalid_cluster_configs_are_refused_with_a_reason(#[case] config: Value, #[case] reason: &str) {
+    match validated(config) {
+        Ok(_) => unreachable!("the spec must be refused with {reason}"),
+        Err(error) => assert_eq!(error.reason(), reason, "{error}"),
+    }
+}
+
+#[rstest]
+#[case::override_key_not_an_identifier(
+    json!({"roleGroups": {"default": {"configOverrides": {"superset_config.py": {"row-limit": "1"}}}}}),
+    "InvalidConfigOverride"
+)]
+#[case::memory_below_what_superset_needs(
+    json!({"config": {"resources": {"memory": {"limit": "256Mi"}}}, "roleGroups": {"default": {}}}),
+    "MemoryLimitTooLow"
+)]
+#[case::no_role_groups(json!({"roleGroups": {}}), "NoRoleGroups")]
+fn invalid_nodes_are_refused_with_a_reason(#[case] nodes: Value, #[case] reason: &str) {
+    match ValidatedCluster::new(&cluster(json!({}), nodes), DEFAULT_CLUSTER_DOMAIN) {
+        Ok(_) => unreachable!("the spec must be refused with {reason}"),
+        Err(error) => assert_eq!(error.reason(), reason, "{error}"),
+    }
+}
+
+#[test]
+fn defaults_fill_every_setting() -> Result<(), ReconcileError> {
+    let cluster = validated(json!({}))?;
+    let group = &cluster.groups[0];
+    assert_eq!((group.workers, group.threads), (1, 20));
+    assert_eq!(group.termination_grace_period_seconds, 120);
+    assert_eq!(cluster.webserver_timeout, 60);
+    assert_eq!(cluster.driver, Driver::Pg8000);
+    assert!(group.superset_config.contains("ROW_LIMIT = 50000"));
+    Ok(())
+}
