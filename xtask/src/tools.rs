@@ -1,13 +1,14 @@
 //! Provisioning of the real external tools the full test suite uses.
 //!
-//! Everything goes under `target/tools/` (or, for ZooKeeper, the system package), each step
-//! is skipped when its result is already there, and every tool is run once to prove it
-//! works before any test depends on it.
+//! Everything goes under `target/tools/` (or, for ZooKeeper and PostgreSQL, the system
+//! package), each step is skipped when its result is already there, and every tool is run
+//! once to prove it works before any test depends on it.
 
 pub mod env;
 pub mod hadoop_client;
 pub mod layer;
 pub mod process;
+pub mod superset;
 pub mod venv;
 pub mod zookeeper;
 
@@ -51,6 +52,10 @@ pub struct Tools {
     pub zookeeper_classpath: String,
     /// Class path of the Hadoop client jars, for `strata_testing::hadoop`.
     pub hadoop_client_classpath: String,
+    /// The venv with Apache Superset 6.1.0 (`bin/superset`, `bin/gunicorn`).
+    pub superset_venv: PathBuf,
+    /// Directory of the PostgreSQL server programs (`initdb`, `postgres`, `pg_isready`, `psql`).
+    pub postgresql_bin: PathBuf,
     /// Tool name to the version line it printed, for the report.
     pub versions: BTreeMap<&'static str, String>,
 }
@@ -83,6 +88,14 @@ impl Tools {
                 env::HADOOP_CLIENT_CLASSPATH,
                 self.hadoop_client_classpath.clone().into(),
             ),
+            (
+                env::SUPERSET_VENV,
+                self.superset_venv.clone().into_os_string(),
+            ),
+            (
+                env::POSTGRESQL_BIN,
+                self.postgresql_bin.clone().into_os_string(),
+            ),
         ])
     }
 }
@@ -104,6 +117,9 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         hadoop_client::ensure(&tools_dir)
     })?;
     let hadoop_client_classpath = hadoop_client::classpath(&hadoop_client);
+    let (superset, _) = step("superset venv (PyPI) + postgresql (Debian package)", || {
+        superset::ensure(&tools_dir)
+    })?;
 
     let kubernetes_version = venv.newest_kubernetes_version()?;
     let versions = BTreeMap::from([
@@ -145,6 +161,11 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
                     .arg("org.apache.hadoop.util.VersionInfo"),
             )?,
         ),
+        ("superset", superset.version()?),
+        (
+            "postgresql",
+            version(Command::new(superset.postgresql_bin.join("postgres")).arg("--version"))?,
+        ),
     ]);
     Ok(Tools {
         helm: layer.helm,
@@ -156,6 +177,8 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         zookeeper_home: zookeeper.home,
         zookeeper_classpath: zookeeper.classpath,
         hadoop_client_classpath,
+        superset_venv: superset.venv,
+        postgresql_bin: superset.postgresql_bin,
         versions,
     })
 }

@@ -22,6 +22,8 @@ pub mod checks;
 pub mod hadoop;
 pub mod harness;
 pub mod http;
+pub mod postgres;
+pub mod superset;
 pub mod tools;
 pub mod validate;
 pub mod wait;

@@ -27,9 +27,15 @@ pub const ZOOKEEPER_CLASSPATH: &str = "STRATA_ZOOKEEPER_CLASSPATH";
 /// Java class path of the Hadoop 3.4.2 client jars, for [`crate::hadoop`]:
 /// `$STRATA_JAVA -cp $CP ResolveHdfsClientConfig.java <conf dir>`.
 pub const HADOOP_CLIENT_CLASSPATH: &str = "STRATA_HADOOP_CLIENT_CLASSPATH";
+/// Directory of the venv with Apache Superset 6.1.0 (`bin/superset`, `bin/gunicorn`) and no
+/// database driver, for [`crate::superset`].
+pub const SUPERSET_VENV: &str = "STRATA_SUPERSET_VENV";
+/// Directory of the PostgreSQL server programs (`initdb`, `postgres`, `pg_isready`, `psql`),
+/// such as `/usr/lib/postgresql/15/bin`, for [`crate::postgres`].
+pub const POSTGRESQL_BIN: &str = "STRATA_POSTGRESQL_BIN";
 
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 9] = [
+pub const ALL: [&str; 11] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -39,6 +45,8 @@ pub const ALL: [&str; 9] = [
     ZOOKEEPER_HOME,
     ZOOKEEPER_CLASSPATH,
     HADOOP_CLIENT_CLASSPATH,
+    SUPERSET_VENV,
+    POSTGRESQL_BIN,
 ];
 
 /// A tool variable a test needs is not set.

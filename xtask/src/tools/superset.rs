@@ -1,0 +1,223 @@
+//! Apache Superset 6.1.0 from PyPI and PostgreSQL from Debian, for tests that run the real
+//! product with the operator's rendered `superset_config.py` ([`strata_testing::superset`],
+//! [`strata_testing::postgres`]).
+//!
+//! - **Superset** gets its own venv, `target/tools/superset-venv`: it pins Flask, SQLAlchemy
+//!   and about 150 other packages that must not meet kubernetes-validate's. A plain
+//!   `pip install apache-superset==6.1.0` cannot start (see the Superset section of
+//!   PRODUCTS.md), so [`REQUIREMENTS`] adds the three pins that make it start. No database
+//!   driver is installed: the tests put the operator's pg8000 wheels on `PYTHONPATH`, as a
+//!   pod does. A stamp records the requirements, as in [`super::venv`]; a fresh install is
+//!   proved by `superset version` before the stamp is written.
+//! - **PostgreSQL** is the Debian package `postgresql`, installed with apt when missing and
+//!   this is root, like [`super::zookeeper`]. Its server programs live in
+//!   `/usr/lib/postgresql/<major>/bin`, off `PATH`; the newest major found there is used.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use anyhow::{Context, bail};
+
+use super::{Outcome, process};
+
+/// The pinned PyPI requirements, one per line in the stamp file.
+pub const REQUIREMENTS: [&str; 4] = [
+    "apache-superset==6.1.0",
+    "flask-caching==2.4.1",
+    "flask-limiter<4",
+    "cachetools",
+];
+
+/// Where Debian installs each PostgreSQL major version, as `<major>/bin`.
+pub const POSTGRESQL_LIB: &str = "/usr/lib/postgresql";
+/// The server programs the tests run from the bin directory.
+pub const POSTGRESQL_PROGRAMS: [&str; 4] = ["initdb", "postgres", "pg_isready", "psql"];
+
+/// A key that only `superset version` at provisioning sees: with the default key Superset
+/// refuses to start.
+const PROOF_SECRET_KEY: &str = "strata-provisioning-proof-only";
+
+/// What the Superset tests need.
+#[derive(Debug, Clone)]
+pub struct Superset {
+    /// The venv directory (`bin/superset`, `bin/gunicorn`, `bin/python`).
+    pub venv: PathBuf,
+    /// The directory holding `initdb`, `postgres`, `pg_isready` and `psql`.
+    pub postgresql_bin: PathBuf,
+}
+
+impl Superset {
+    /// The `apache-superset` version installed in the venv, read from its metadata (fast;
+    /// `superset version` takes about 4 s).
+    pub fn version(&self) -> anyhow::Result<String> {
+        process::capture(Command::new(self.venv.join("bin/python")).args([
+            "-c",
+            "import importlib.metadata as m; print('apache-superset', m.version('apache-superset'))",
+        ]))
+    }
+}
+
+/// Creates the Superset venv unless its stamp is current, and installs PostgreSQL when it
+/// is missing; `Installed` when either did work.
+pub fn ensure(tools_dir: &Path) -> anyhow::Result<(Superset, Outcome)> {
+    let (venv, venv_outcome) = ensure_venv(tools_dir)?;
+    let (postgresql_bin, postgresql_outcome) = ensure_postgresql()?;
+    let outcome = if venv_outcome == Outcome::Installed || postgresql_outcome == Outcome::Installed
+    {
+        Outcome::Installed
+    } else {
+        Outcome::AlreadyPresent
+    };
+    Ok((
+        Superset {
+            venv,
+            postgresql_bin,
+        },
+        outcome,
+    ))
+}
+
+/// The venv at `tools_dir/superset-venv`, created or updated unless the stamp is current.
+fn ensure_venv(tools_dir: &Path) -> anyhow::Result<(PathBuf, Outcome)> {
+    let dir = tools_dir.join("superset-venv");
+    let python = dir.join("bin/python");
+    let superset = dir.join("bin/superset");
+    let stamp = dir.join("strata-requirements.txt");
+    let wanted = REQUIREMENTS.join("\n");
+    let current = fs::read_to_string(&stamp).is_ok_and(|found| found == wanted)
+        && process::is_executable(&superset)
+        && process::is_executable(&dir.join("bin/gunicorn"));
+    if current {
+        return Ok((dir, Outcome::AlreadyPresent));
+    }
+    if !process::is_executable(&python) {
+        let system = process::which("python3").context("python3 is needed to create the venv")?;
+        process::visible(Command::new(system).args(["-m", "venv"]).arg(&dir))?;
+    }
+    process::visible(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(REQUIREMENTS),
+    )?;
+    prove(&dir)?;
+    fs::write(&stamp, wanted).with_context(|| format!("cannot write {}", stamp.display()))?;
+    Ok((dir, Outcome::Installed))
+}
+
+/// `superset version` must start the application: that is where the missing pins show.
+/// Its home is a scratch directory, because the command creates a SQLite database there.
+fn prove(venv: &Path) -> anyhow::Result<()> {
+    let home = venv.join("strata-proof-home");
+    fs::create_dir_all(&home).with_context(|| format!("cannot create {}", home.display()))?;
+    let banner = process::capture(
+        Command::new(venv.join("bin/superset"))
+            .arg("version")
+            .current_dir(&home)
+            .env("SUPERSET_SECRET_KEY", PROOF_SECRET_KEY)
+            .env("SUPERSET_HOME", &home)
+            .env_remove("SUPERSET_CONFIG_PATH")
+            .env_remove("PYTHONPATH"),
+    )?;
+    fs::remove_dir_all(&home).with_context(|| format!("cannot clean {}", home.display()))?;
+    if !banner.contains("Superset") {
+        bail!("`superset version` printed no version banner:\n{banner}");
+    }
+    Ok(())
+}
+
+/// Installs the `postgresql` package when no server is found and this is root; returns the
+/// bin directory of the newest major version.
+fn ensure_postgresql() -> anyhow::Result<(PathBuf, Outcome)> {
+    if let Some(bin) = postgresql_bin(Path::new(POSTGRESQL_LIB)) {
+        return Ok((bin, Outcome::AlreadyPresent));
+    }
+    if !process::is_root() {
+        bail!(
+            "PostgreSQL is missing and this is not root: run `apt-get install postgresql` \
+             as root, then rerun"
+        );
+    }
+    process::visible(Command::new("apt-get").args(["update", "-qq"]))?;
+    process::visible(
+        Command::new("apt-get")
+            .args([
+                "install",
+                "-y",
+                "-qq",
+                "--no-install-recommends",
+                "postgresql",
+            ])
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+    )?;
+    let bin = postgresql_bin(Path::new(POSTGRESQL_LIB)).with_context(|| {
+        format!(
+            "apt-get installed postgresql, but no {POSTGRESQL_LIB}/<major>/bin holds {}",
+            POSTGRESQL_PROGRAMS.join(", ")
+        )
+    })?;
+    Ok((bin, Outcome::Installed))
+}
+
+/// `<lib>/<major>/bin` of the highest numeric major whose bin holds every program of
+/// [`POSTGRESQL_PROGRAMS`].
+fn postgresql_bin(lib: &Path) -> Option<PathBuf> {
+    let entries = fs::read_dir(lib).ok()?;
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let major: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let bin = entry.path().join("bin");
+            POSTGRESQL_PROGRAMS
+                .iter()
+                .all(|program| process::is_executable(&bin.join(program)))
+                .then_some((major, bin))
+        })
+        .max_by_key(|(major, _)| *major)
+        .map(|(_, bin)| bin)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn fake_major(lib: &Path, major: &str, programs: &[&str]) {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = lib.join(major).join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        for program in programs {
+            let path = bin.join(program);
+            fs::write(&path, "#!/bin/sh\n").unwrap();
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+
+    #[test]
+    fn postgresql_bin_takes_the_newest_complete_major() {
+        let lib = tempfile::tempdir().unwrap();
+        fake_major(lib.path(), "9", &POSTGRESQL_PROGRAMS);
+        fake_major(lib.path(), "15", &POSTGRESQL_PROGRAMS);
+        // Newer, but only the client: no server to run.
+        fake_major(lib.path(), "17", &["psql", "pg_isready"]);
+        fake_major(lib.path(), "not-a-version", &POSTGRESQL_PROGRAMS);
+        assert_eq!(
+            postgresql_bin(lib.path()),
+            Some(lib.path().join("15").join("bin"))
+        );
+    }
+
+    #[test]
+    fn postgresql_bin_is_none_without_the_directory() {
+        let lib = tempfile::tempdir().unwrap();
+        assert_eq!(postgresql_bin(&lib.path().join("missing")), None);
+    }
+}
