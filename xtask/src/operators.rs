@@ -11,6 +11,7 @@ use std::{collections::BTreeSet, path::Path};
 use hdfs_operator::HdfsOperator;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use strata_operator::rbac::OperatorRegistration;
+use superset_operator::SupersetOperator;
 use zookeeper_operator::ZookeeperOperator;
 
 /// One operator: its name, where its crate lives, its CRDs and its controllers.
@@ -53,6 +54,14 @@ pub const OPERATORS: &[Operator] = &[
         registration: <HdfsOperator as strata_operator::cli::Operator>::registration,
         example: "examples/hdfs/simple-hdfs.yaml",
         sandbox_prerequisite: Some("xtask/sandbox/hdfs-znode.yaml"),
+    },
+    Operator {
+        name: "superset-operator",
+        crate_dir: "operators/superset",
+        crds: <SupersetOperator as strata_operator::cli::Operator>::crds,
+        registration: <SupersetOperator as strata_operator::cli::Operator>::registration,
+        example: "examples/superset/simple-superset.yaml",
+        sandbox_prerequisite: Some("xtask/sandbox/superset-secrets.yaml"),
     },
 ];
 

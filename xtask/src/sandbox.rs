@@ -213,7 +213,8 @@ async fn sandbox(
     Ok(())
 }
 
-/// The StatefulSet controller and the kubelets, for every namespace, forever.
+/// The StatefulSet controller, the kubelets and the garbage collector, for every
+/// namespace, forever.
 async fn simulate_data_plane(server: TestApiServer) {
     loop {
         let namespaces: BTreeSet<String> = server
@@ -225,6 +226,9 @@ async fn simulate_data_plane(server: TestApiServer) {
             step_stateful_sets((&server, namespace.as_str()));
             provision_claims((&server, namespace.as_str()));
         }
+        // The garbage collector: children an operator applied while their owner was
+        // being deleted.
+        server.collect_orphans();
         tokio::time::sleep(DATA_PLANE_PERIOD).await;
     }
 }

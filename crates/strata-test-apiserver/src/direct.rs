@@ -224,6 +224,15 @@ impl TestApiServer {
         Ok(())
     }
 
+    /// One pass of the garbage collector over objects whose owners are all gone: an
+    /// owner's deletion collects its dependents at once, but a dependent created after
+    /// that (by an operator whose apply raced the deletion) is only found by this pass,
+    /// which the sandbox's data plane runs, as the real collector would. Returns how
+    /// many objects were deleted.
+    pub fn collect_orphans(&self) -> usize {
+        gc::collect_orphans(&mut lock(&self.state))
+    }
+
     /// Which field managers own which fields of an object, as `.spec.replicas` → managers.
     ///
     /// Useful to check that an operator writes only through its own apply field manager.

@@ -72,6 +72,29 @@ pub(crate) fn remove_released(state: &mut State, key: &ResourceKey, final_state:
     removed
 }
 
+/// Deletes every object whose owner references all name objects that do not exist,
+/// as the real garbage collector does for a dependent created after its owner went
+/// away (an operator's apply racing the owner's deletion). Returns how many went.
+pub(crate) fn collect_orphans(state: &mut State) -> usize {
+    let live = state.live_uids();
+    let orphans: Vec<(ResourceKey, (String, String))> = state
+        .all_objects()
+        .filter(|(_, obj)| {
+            let owners = owner_uids(obj);
+            !owners.is_empty() && owners.iter().all(|uid| !live.contains(uid))
+        })
+        .map(|(key, obj)| (key.clone(), object_id(obj)))
+        .collect();
+    let mut collected = 0;
+    for (key, (namespace, name)) in orphans {
+        if let Some(orphan) = state.object(&key, &namespace, &name).cloned() {
+            delete(state, &key, orphan, Propagation::Cascade);
+            collected += 1;
+        }
+    }
+    collected
+}
+
 /// Handles every dependent of the removed owner `owner_uid`.
 fn collect(state: &mut State, owner_uid: String, propagation: Propagation) {
     let dependents: Vec<(ResourceKey, (String, String))> = state

@@ -326,8 +326,10 @@ fn simulated_failure(stateful_set: &StatefulSet) -> Option<String> {
 /// created from the current template and run ready (or fail, with
 /// [`SIMULATED_FAILURE_ANNOTATION`]), pods at or above it are
 /// removed (highest ordinal first, all in one pass), and the status reports
-/// the current generation and template. Pods that exist keep their template
-/// revision, as with the `OnDelete` strategy. Returns whether anything
+/// the current generation and template. With the `OnDelete` strategy, pods that
+/// exist keep their template revision; with `RollingUpdate` (the default) one
+/// outdated pod is replaced per pass, as the StatefulSet controller picks it.
+/// Returns whether anything
 /// changed, so a test can repeat passes until the operator stops moving.
 pub fn step_stateful_sets<'a>(place: impl Into<Place<'a>>) -> bool {
     let place = place.into();
@@ -364,6 +366,18 @@ pub fn step_stateful_sets<'a>(place: impl Into<Place<'a>>) -> bool {
             } else {
                 existing.push(ordinal);
             }
+        }
+        if rolls_by_itself(&stateful_set)
+            && let Some(ordinal) = next_rolling_replacement(place, &stateful_set, &existing)
+        {
+            // The StatefulSet controller replaces one outdated pod per pass.
+            let pod_name = format!("{prefix}{ordinal}");
+            place
+                .server
+                .delete_direct::<Pod>(place.namespace, &pod_name)
+                .unwrap_or_else(|error| panic!("pod {pod_name} is replaced: {error}"));
+            existing.retain(|existing| *existing != ordinal);
+            changed = true;
         }
         let failure = simulated_failure(&stateful_set);
         for ordinal in 0..replicas {
@@ -404,6 +418,56 @@ pub fn step_stateful_sets<'a>(place: impl Into<Place<'a>>) -> bool {
         }
     }
     changed
+}
+
+/// Whether the StatefulSet controller restarts pods on a template change by itself
+/// (`RollingUpdate`, the default), rather than leaving it to the operator (`OnDelete`).
+fn rolls_by_itself(stateful_set: &StatefulSet) -> bool {
+    stateful_set
+        .spec
+        .update_strategy
+        .as_ref()
+        .and_then(|strategy| strategy.type_.as_deref())
+        .is_none_or(|strategy| strategy == "RollingUpdate")
+}
+
+/// The pod a rolling update replaces next, as the StatefulSet controller picks it:
+/// walking down from the highest ordinal, the first pod on an older template (even a
+/// failing one, so reverting a broken template heals), unless a pod above it that
+/// already runs the current template is not Ready yet.
+fn next_rolling_replacement(
+    place: Place<'_>,
+    stateful_set: &StatefulSet,
+    existing: &[i32],
+) -> Option<i32> {
+    let name = stateful_set.metadata.name.clone().unwrap_or_default();
+    let current = template_revision(stateful_set);
+    let mut ordinals = existing.to_vec();
+    ordinals.sort_unstable_by(|a, b| b.cmp(a));
+    for ordinal in ordinals {
+        let pod = place
+            .server
+            .get_typed::<Pod>(place.namespace, &format!("{name}-{ordinal}"))?;
+        let revision = pod
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|labels| labels.get(REVISION_LABEL));
+        if revision != Some(&current) {
+            return Some(ordinal);
+        }
+        let ready = pod
+            .status
+            .as_ref()
+            .and_then(|status| status.container_statuses.as_deref())
+            .is_some_and(|containers| {
+                !containers.is_empty() && containers.iter().all(|container| container.ready)
+            });
+        if !ready {
+            return None;
+        }
+    }
+    None
 }
 
 /// How many pods `<prefix><ordinal>` below `replicas` have every container ready.

@@ -148,3 +148,31 @@ async fn delete_precondition_on_uid_conflicts() -> anyhow::Result<()> {
     assert!(api.get("cm").await.is_ok());
     Ok(())
 }
+
+#[tokio::test]
+async fn a_dependent_created_after_its_owner_went_is_collected_by_the_next_pass()
+-> anyhow::Result<()> {
+    let server = server();
+    let widgets: Api<Widget> = Api::namespaced(server.client(), "default");
+    let config_maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let owner = widgets
+        .create(&PostParams::default(), &widget("owner", 1))
+        .await?;
+    widgets.delete("owner", &DeleteParams::background()).await?;
+    // An operator's apply that raced the deletion.
+    config_maps
+        .create(&PostParams::default(), &owned_by("late", &owner)?)
+        .await?;
+    config_maps
+        .create(&PostParams::default(), &config_map("independent", &[], &[]))
+        .await?;
+
+    assert_eq!(server.collect_orphans(), 1);
+    assert_eq!(
+        api_error(config_maps.get("late").await),
+        Some((404, "NotFound".into()))
+    );
+    assert!(config_maps.get("independent").await.is_ok());
+    assert_eq!(server.collect_orphans(), 0, "nothing else to collect");
+    Ok(())
+}
