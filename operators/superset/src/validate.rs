@@ -16,12 +16,13 @@ use strata_model::pdb::PdbConfig;
 use strata_model::resources::{HeapRule, ValidatedResources};
 use strata_operator::error::ReconcileError;
 
+use crate::config::packages::{Wheel, wheels};
 use crate::config::superset_config::{
     AuthSetting, DatabaseSetting, Registration, SupersetSettings, render,
 };
 use crate::crd::{
-    APP_NAME, DEFAULT_PRODUCT_VERSION, DEFAULT_ROW_LIMIT, DEFAULT_WEBSERVER_TIMEOUT, Driver,
-    NODE_ROLE, OPERATOR_NAME, SupersetCluster, SupersetConfig, UPSTREAM_IMAGE_REPOSITORY,
+    APP_NAME, DEFAULT_PRODUCT_VERSION, DEFAULT_ROW_LIMIT, DEFAULT_WEBSERVER_TIMEOUT, NODE_ROLE,
+    OPERATOR_NAME, SupersetCluster, SupersetConfig, UPSTREAM_IMAGE_REPOSITORY,
 };
 pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
 
@@ -75,8 +76,8 @@ pub struct ValidatedCluster {
     pub pdb: PdbConfig,
     /// The metadata database.
     pub database: ValidatedDatabase,
-    /// The driver wheels the pods get, if any.
-    pub driver: Driver,
+    /// The Python packages the operator ships to the pods (driver, OIDC).
+    pub wheels: Vec<Wheel>,
     /// The admin user's Secret, if an admin is created.
     pub admin_secret: Option<String>,
     /// The LDAP bind password Secret or the OIDC client secret Secret, if any.
@@ -241,7 +242,13 @@ impl ValidatedCluster {
             role_labels: role.labels,
             pdb: cluster.spec.nodes.role_config.pod_disruption_budget.clone(),
             database: validated_database,
-            driver: database.driver,
+            wheels: wheels(
+                database.driver,
+                config
+                    .authentication
+                    .as_ref()
+                    .is_some_and(|auth| auth.oidc.is_some()),
+            ),
             admin_secret: config
                 .admin_user
                 .as_ref()

@@ -1,4 +1,4 @@
-//! The ConfigMaps: each role group's files, and the driver wheels.
+//! The ConfigMaps: each role group's files, and the Python packages the image lacks.
 
 use std::collections::BTreeMap;
 
@@ -6,7 +6,6 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::ConfigMap;
 use strata_model::build::object_meta;
 
-use crate::config::driver::PG8000_WHEELS;
 use crate::config::scripts::INIT_DATABASE;
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
@@ -32,16 +31,17 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
     }
 }
 
-/// `<superset>-driver`: the pg8000 wheels as binary data.
-pub fn driver_config_map(cluster: &ValidatedCluster) -> ConfigMap {
+/// `<superset>-packages`: the wheels the pods need, as binary data.
+pub fn packages_config_map(cluster: &ValidatedCluster) -> ConfigMap {
     ConfigMap {
         metadata: object_meta(
-            &driver_name(cluster),
+            &packages_name(cluster),
             &cluster.namespace,
             cluster.cluster_labels.labels(),
         ),
         binary_data: Some(
-            PG8000_WHEELS
+            cluster
+                .wheels
                 .iter()
                 .map(|wheel| (wheel.file_name.to_owned(), ByteString(wheel.bytes.to_vec())))
                 .collect(),
@@ -50,7 +50,7 @@ pub fn driver_config_map(cluster: &ValidatedCluster) -> ConfigMap {
     }
 }
 
-/// The driver ConfigMap's name.
-pub fn driver_name(cluster: &ValidatedCluster) -> String {
-    format!("{}-driver", cluster.name)
+/// The packages ConfigMap's name.
+pub fn packages_name(cluster: &ValidatedCluster) -> String {
+    format!("{}-packages", cluster.name)
 }

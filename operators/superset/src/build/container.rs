@@ -12,12 +12,11 @@ use strata_model::build::{
 use super::config_map::{INIT_SCRIPT, SUPERSET_CONFIG};
 use super::secret_key::{SECRET_KEY_KEY, secret_key_name};
 use super::service::HTTP;
-use crate::config::driver::python_path_entries;
+use crate::config::packages::{WHEEL_DIR, python_path_entries};
 use crate::config::superset_config::{
     DB_PASSWORD_ENV, DB_USERNAME_ENV, LDAP_BIND_PASSWORD_ENV, MAPBOX_API_KEY_ENV,
     OIDC_CLIENT_SECRET_ENV,
 };
-use crate::crd::Driver;
 use crate::validate::{ValidatedCluster, ValidatedDatabase, ValidatedRoleGroup};
 
 /// The web server container, the target of `envOverrides`.
@@ -32,8 +31,8 @@ pub const SUPERSET_HOME: &str = "/app/superset_home";
 pub const IMAGE_PYTHON_PATH: &str = "/app/pythonpath";
 /// Volume names.
 pub const CONFIG_VOLUME: &str = "config";
-/// The driver wheels' volume.
-pub const DRIVER_VOLUME: &str = "driver";
+/// The packages' volume.
+pub const PACKAGES_VOLUME: &str = "packages";
 /// The `SUPERSET_HOME` volume.
 pub const HOME_VOLUME: &str = "superset-home";
 /// The `/tmp` volume.
@@ -58,9 +57,7 @@ fn secret_variable(name: &str, secret: &str, key: &str) -> EnvVar {
 /// secret as a reference to its Secret.
 fn superset_env(cluster: &ValidatedCluster) -> (BTreeMap<String, String>, Vec<EnvVar>) {
     let mut python_path = vec![CONFIG_DIR.to_owned()];
-    if cluster.driver == Driver::Pg8000 {
-        python_path.extend(python_path_entries());
-    }
+    python_path.extend(python_path_entries(&cluster.wheels));
     python_path.push(IMAGE_PYTHON_PATH.to_owned());
     let plain = BTreeMap::from([
         (
@@ -115,12 +112,8 @@ fn mounts(cluster: &ValidatedCluster) -> Vec<k8s_openapi::api::core::v1::VolumeM
         volume_mount(HOME_VOLUME, SUPERSET_HOME, false),
         volume_mount(TMP_VOLUME, "/tmp", false),
     ];
-    if cluster.driver == Driver::Pg8000 {
-        mounts.push(volume_mount(
-            DRIVER_VOLUME,
-            crate::config::driver::WHEEL_DIR,
-            true,
-        ));
+    if !cluster.wheels.is_empty() {
+        mounts.push(volume_mount(PACKAGES_VOLUME, WHEEL_DIR, true));
     }
     mounts
 }

@@ -3,7 +3,7 @@
 //! | object | name | per |
 //! | --- | --- | --- |
 //! | Secret `SECRET_KEY` (created once, never overwritten or rendered) | `<superset>-secret-key` | cluster |
-//! | ConfigMap with the pg8000 wheels (driver `pg8000`) | `<superset>-driver` | cluster |
+//! | ConfigMap with the Python packages the image lacks (pg8000, authlib) | `<superset>-packages` | cluster |
 //! | ConfigMap (`superset_config.py`, the init script) | `<superset>-node-<rg>` | role group |
 //! | headless Service | `<superset>-node-<rg>` | role group |
 //! | StatefulSet | `<superset>-node-<rg>` | role group |
@@ -20,7 +20,7 @@ use strata_model::pdb::{RolePdb, defaults};
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 
-use crate::crd::{APP_NAME, Driver, NODE_ROLE};
+use crate::crd::{APP_NAME, NODE_ROLE};
 use crate::validate::ValidatedCluster;
 
 /// Every object of the cluster in the apply step's form: the Secret and the files
@@ -31,8 +31,8 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
         secret_key::secret_key_secret(cluster),
         secret_key::fill_secret_key,
     );
-    if cluster.driver == Driver::Pg8000 {
-        desired.push(config_map::driver_config_map(cluster));
+    if !cluster.wheels.is_empty() {
+        desired.push(config_map::packages_config_map(cluster));
     }
     for group in &cluster.groups {
         let config_map = config_map::role_group_config_map(cluster, group);

@@ -7,11 +7,10 @@ use strata_model::build::{
     scratch_volume, stateful_set as skeleton,
 };
 
-use super::config_map::driver_name;
+use super::config_map::packages_name;
 use super::container::{
-    CONFIG_VOLUME, DRIVER_VOLUME, HOME_VOLUME, TMP_VOLUME, init_database, web_server,
+    CONFIG_VOLUME, HOME_VOLUME, PACKAGES_VOLUME, TMP_VOLUME, init_database, web_server,
 };
-use crate::crd::Driver;
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
 /// uid and gid of the image's `superset` user, which it creates without a number.
@@ -31,8 +30,8 @@ pub fn stateful_set(
         scratch_volume(HOME_VOLUME, "256Mi"),
         scratch_volume(TMP_VOLUME, "256Mi"),
     ];
-    if cluster.driver == Driver::Pg8000 {
-        volumes.push(config_map_volume(DRIVER_VOLUME, &driver_name(cluster)));
+    if !cluster.wheels.is_empty() {
+        volumes.push(config_map_volume(PACKAGES_VOLUME, &packages_name(cluster)));
     }
     skeleton(StatefulSetParts {
         name,

@@ -37,7 +37,7 @@ fn every_object() -> Result<(), ReconcileError> {
         .collect();
     let expected = [
         "Secret/simple-superset-secret-key",
-        "ConfigMap/simple-superset-driver",
+        "ConfigMap/simple-superset-packages",
         "ConfigMap/simple-superset-node-default",
         "Service/simple-superset-node-default",
         "StatefulSet/simple-superset-node-default",
@@ -60,9 +60,9 @@ fn the_secret_key_is_never_part_of_what_is_applied_or_rendered() -> Result<(), R
 }
 
 #[test]
-fn the_driver_configmap_ships_the_three_wheels() -> Result<(), ReconcileError> {
+fn the_packages_configmap_ships_the_driver_wheels() -> Result<(), ReconcileError> {
     let objects = objects(json!({}))?;
-    let driver = named(&objects, "ConfigMap", "simple-superset-driver");
+    let driver = named(&objects, "ConfigMap", "simple-superset-packages");
     let keys: Vec<&String> = driver["binaryData"]
         .as_object()
         .map(|data| data.keys().collect())

@@ -107,7 +107,31 @@ fn defaults_fill_every_setting() -> Result<(), ReconcileError> {
     assert_eq!((group.workers, group.threads), (1, 20));
     assert_eq!(group.termination_grace_period_seconds, 120);
     assert_eq!(cluster.webserver_timeout, 60);
-    assert_eq!(cluster.driver, Driver::Pg8000);
+    assert_eq!(cluster.wheels.len(), 3, "the pg8000 driver");
     assert!(group.superset_config.contains("ROW_LIMIT = 50000"));
+    Ok(())
+}
+
+#[rstest]
+#[case::pg8000_driver(json!({}), &["asn1crypto", "pg8000", "scramp"])]
+#[case::image_has_a_driver(
+    json!({"metadataDatabase": {"generic": {"uriSecret": "u"}, "driver": "none"}}),
+    &[]
+)]
+#[case::oidc_needs_authlib(
+    json!({"authentication": {"oidc": {"issuerUrl": "https://i", "clientId": "c", "clientSecretSecret": "s"}}}),
+    &["asn1crypto", "pg8000", "scramp", "authlib"]
+)]
+fn the_pods_get_the_python_packages_the_image_lacks(
+    #[case] config: Value,
+    #[case] packages: &[&str],
+) -> Result<(), ReconcileError> {
+    let cluster = validated(config)?;
+    let names: Vec<&str> = cluster
+        .wheels
+        .iter()
+        .map(|wheel| wheel.file_name.split('-').next().unwrap_or_default())
+        .collect();
+    assert_eq!(names, packages);
     Ok(())
 }

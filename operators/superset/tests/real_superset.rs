@@ -1,0 +1,297 @@
+//! The operator's pod, run with the real Superset 6.1.0 against a real PostgreSQL:
+//! the rendered `superset_config.py`, the init script and the driver wheels from the
+//! operator's ConfigMaps, and the environment of the StatefulSet's containers (each
+//! `secretKeyRef` resolved as the kubelet would, pod paths mapped to temporary
+//! directories). The one change is the listen address: gunicorn binds a loopback
+//! address instead of `0.0.0.0`.
+//!
+//! Ignored by default (it needs the Superset venv and PostgreSQL); `cargo xtask test`
+//! provisions both and runs it. Every process is stopped by its PID.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::api::core::v1::Container;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use strata_testing::postgres::{ThrowawayPostgres, free_port};
+use strata_testing::superset::{Gunicorn, PodEnv, START_TIMEOUT, describe};
+use superset_operator::build::config_map::{packages_config_map, role_group_config_map};
+use superset_operator::build::statefulset::stateful_set;
+use superset_operator::crd::SupersetCluster;
+use superset_operator::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
+
+const DATABASE_ADDRESS: &str = "127.0.0.31";
+const WEB_ADDRESS: &str = "127.0.0.32";
+const ADMIN_PASSWORD: &str = "a dmin:p@ss/wörd";
+
+/// A cluster on `postgres`, with `extra` merged into `clusterConfig`.
+fn cluster(postgres: &ThrowawayPostgres, extra: Value) -> ValidatedCluster {
+    let mut config = json!({
+        "metadataDatabase": {"postgresql": {
+            "host": postgres.host(), "port": postgres.port(),
+            "database": postgres.database(), "credentialsSecret": "superset-db"
+        }},
+        "adminUser": {"secretName": "superset-admin"}
+    });
+    if let (Some(config), Value::Object(extra)) = (config.as_object_mut(), extra) {
+        config.extend(extra);
+    }
+    let cluster: SupersetCluster = serde_json::from_value(json!({
+        "apiVersion": "superset.strata.dev/v1alpha1",
+        "kind": "SupersetCluster",
+        "metadata": {"name": "real", "namespace": "default", "uid": "uid-1"},
+        "spec": {"clusterConfig": config, "nodes": {"roleGroups": {"default": {}}}}
+    }))
+    .expect("a valid SupersetCluster");
+    ValidatedCluster::new(&cluster, DEFAULT_CLUSTER_DOMAIN).expect("the cluster validates")
+}
+
+/// The values of the Secrets the pod reads, as the kubelet resolves `secretKeyRef`s.
+fn secret_values(postgres: &ThrowawayPostgres) -> BTreeMap<(String, String), String> {
+    [
+        ("superset-db", "username", postgres.user()),
+        ("superset-db", "password", postgres.password()),
+        (
+            "real-secret-key",
+            "SECRET_KEY",
+            "0123456789abcdef0123456789abcdef",
+        ),
+        ("superset-admin", "username", "admin"),
+        ("superset-admin", "firstname", "Superset"),
+        ("superset-admin", "lastname", "Admin"),
+        ("superset-admin", "email", "admin@example.com"),
+        ("superset-admin", "password", ADMIN_PASSWORD),
+        ("ldap-bind", "password", "bind-secret"),
+        ("oidc-client", "clientSecret", "client-secret"),
+    ]
+    .into_iter()
+    .map(|(secret, key, value)| ((secret.to_owned(), key.to_owned()), value.to_owned()))
+    .collect()
+}
+
+/// The pod's files on this machine.
+struct PodFiles {
+    _root: tempfile::TempDir,
+    config: PathBuf,
+    wheels: PathBuf,
+}
+
+fn pod_files(cluster: &ValidatedCluster) -> PodFiles {
+    let root = tempfile::tempdir().expect("a temporary directory");
+    let config = root.path().join("config");
+    let wheels = root.path().join("wheels");
+    std::fs::create_dir(&config).expect("config dir");
+    std::fs::create_dir(&wheels).expect("wheels dir");
+    let group = &cluster.groups[0];
+    for (name, text) in role_group_config_map(cluster, group)
+        .data
+        .unwrap_or_default()
+    {
+        std::fs::write(config.join(name), text).expect("a config file");
+    }
+    for (name, bytes) in packages_config_map(cluster).binary_data.unwrap_or_default() {
+        std::fs::write(wheels.join(name), bytes.0).expect("a wheel");
+    }
+    PodFiles {
+        _root: root,
+        config,
+        wheels,
+    }
+}
+
+/// `container`'s environment on this machine: pod paths mapped to `files`, Secrets
+/// resolved from `secrets`.
+fn environment(
+    container: &Container,
+    files: &PodFiles,
+    secrets: &BTreeMap<(String, String), String>,
+    termination_log: &Path,
+) -> PodEnv {
+    let wheel_files: Vec<PathBuf> = std::fs::read_dir(&files.wheels)
+        .expect("the wheels")
+        .map(|entry| entry.expect("a wheel").path())
+        .collect();
+    let mut env = PodEnv::new(&files.config, &wheel_files);
+    let home = env.home().to_path_buf();
+    let local = |value: &str| {
+        value
+            .split(':')
+            .filter(|entry| *entry != "/app/pythonpath")
+            .map(|entry| {
+                entry
+                    .replace("/strata/config", &files.config.to_string_lossy())
+                    .replace("/strata/packages", &files.wheels.to_string_lossy())
+                    .replace("/app/superset_home", &home.to_string_lossy())
+            })
+            .collect::<Vec<_>>()
+            .join(":")
+    };
+    for variable in container.env.iter().flatten() {
+        let value = match (&variable.value, &variable.value_from) {
+            (Some(value), _) => local(value),
+            (None, Some(source)) => {
+                let reference = source.secret_key_ref.as_ref().expect("a secretKeyRef");
+                secrets
+                    .get(&(reference.name.clone(), reference.key.clone()))
+                    .unwrap_or_else(|| panic!("no value for {reference:?}"))
+                    .clone()
+            }
+            (None, None) => String::new(),
+        };
+        env = env.var(&variable.name, value);
+    }
+    env.var("TERMINATION_LOG", termination_log)
+}
+
+fn containers(cluster: &ValidatedCluster) -> (Container, Container) {
+    let pod = stateful_set(cluster, &cluster.groups[0], "hash")
+        .spec
+        .template
+        .spec
+        .expect("a pod spec");
+    (
+        pod.init_containers.expect("an init container")[0].clone(),
+        pod.containers[0].clone(),
+    )
+}
+
+/// A pod path on this machine.
+fn local_path(files: &PodFiles, arg: &str) -> String {
+    arg.replace("/strata/config", &files.config.to_string_lossy())
+        .replace("/strata/packages", &files.wheels.to_string_lossy())
+}
+
+/// Runs the init container's command to completion.
+fn run_init(container: &Container, files: &PodFiles, env: &PodEnv) -> std::process::Output {
+    let command: Vec<String> = container
+        .command
+        .clone()
+        .expect("a command")
+        .iter()
+        .map(|arg| local_path(files, arg))
+        .collect();
+    env.command(&command[0])
+        .args(&command[1..])
+        .output()
+        .expect("the init script starts")
+}
+
+#[test]
+#[ignore = "needs the Superset venv and PostgreSQL (STRATA_SUPERSET_VENV, STRATA_POSTGRESQL_BIN); run by cargo xtask test"]
+fn the_rendered_pod_initialises_the_database_serves_and_stops() {
+    let postgres = ThrowawayPostgres::start(DATABASE_ADDRESS).expect("PostgreSQL starts");
+    let cluster = cluster(&postgres, json!({}));
+    let files = pod_files(&cluster);
+    let secrets = secret_values(&postgres);
+    let (init, web) = containers(&cluster);
+    let termination_log = files.config.parent().unwrap().join("termination-log");
+
+    // The init container, exactly as the pod runs it.
+    let init_env = environment(&init, &files, &secrets, &termination_log);
+    let first = run_init(&init, &files, &init_env);
+    assert!(first.status.success(), "{}", describe(&first));
+    let admin_row = "SELECT username, password FROM ab_user";
+    let admin_before = postgres.query(admin_row).expect("the admin row");
+    assert!(admin_before.starts_with("admin|"), "{admin_before}");
+
+    // The web server, with the container's command and environment.
+    let port = free_port(WEB_ADDRESS).expect("a free port");
+    let command: Vec<String> = web
+        .command
+        .clone()
+        .expect("a command")
+        .into_iter()
+        .map(|arg| {
+            if arg == "0.0.0.0:8088" {
+                format!("{WEB_ADDRESS}:{port}")
+            } else {
+                arg
+            }
+        })
+        .collect();
+    let web_env = environment(&web, &files, &secrets, &termination_log);
+    let mut process = web_env.command(&command[0]);
+    process.args(&command[1..]);
+    let mut server = Gunicorn::spawn(process, WEB_ADDRESS, port).expect("gunicorn starts");
+    server
+        .wait_until_healthy(START_TIMEOUT)
+        .expect("/health answers OK");
+    let login = server
+        .post_json(
+            "/api/v1/security/login",
+            &json!({"username": "admin", "password": ADMIN_PASSWORD, "provider": "db", "refresh": true}),
+        )
+        .expect("the login request");
+    assert_eq!(login.status, 200, "{login:?}");
+    assert!(
+        login
+            .json()
+            .expect("a JSON answer")
+            .get("access_token")
+            .is_some()
+    );
+    let grace = std::time::Duration::from_secs(
+        u64::try_from(cluster.groups[0].termination_grace_period_seconds).unwrap_or(0),
+    );
+    let stopped_in = server.stop().expect("gunicorn stops on SIGTERM");
+    assert!(
+        stopped_in < grace,
+        "stopped in {stopped_in:?}, grace {grace:?}"
+    );
+
+    // A second rollout's init changes nothing.
+    let second = run_init(&init, &files, &init_env);
+    assert!(second.status.success(), "{}", describe(&second));
+    assert_eq!(
+        postgres.query(admin_row).expect("the admin row"),
+        admin_before
+    );
+    assert!(
+        std::fs::read_to_string(&termination_log).is_err(),
+        "no step stopped"
+    );
+}
+
+#[test]
+#[ignore = "needs the Superset venv and PostgreSQL (STRATA_SUPERSET_VENV, STRATA_POSTGRESQL_BIN); run by cargo xtask test"]
+fn superset_starts_with_the_rendered_ldap_and_oidc_settings() {
+    let postgres = ThrowawayPostgres::start(DATABASE_ADDRESS).expect("PostgreSQL starts");
+    let secrets = secret_values(&postgres);
+    for authentication in [
+        json!({"ldap": {
+            "serverUri": "ldap://127.0.0.33:389", "bindDn": "cn=superset,dc=example,dc=com",
+            "bindPasswordSecret": "ldap-bind", "searchBase": "ou=people,dc=example,dc=com"
+        }}),
+        json!({"oidc": {
+            "issuerUrl": "https://id.example.com/realms/data", "clientId": "superset",
+            "clientSecretSecret": "oidc-client"
+        }}),
+    ] {
+        let cluster = cluster(&postgres, json!({"authentication": authentication}));
+        let files = pod_files(&cluster);
+        let (init, web) = containers(&cluster);
+        let termination_log = files.config.parent().unwrap().join("termination-log");
+        let init_env = environment(&init, &files, &secrets, &termination_log);
+        let upgraded = run_init(&init, &files, &init_env);
+        assert!(upgraded.status.success(), "{}", describe(&upgraded));
+        let env = environment(&web, &files, &secrets, &termination_log);
+        let created = env
+            .command("python")
+            .args([
+                "-c",
+                "from superset.app import create_app\n\
+                 app = create_app()\n\
+                 print(app.config['AUTH_TYPE'])",
+            ])
+            .output()
+            .expect("python starts");
+        assert!(
+            created.status.success(),
+            "{authentication}: {}",
+            describe(&created)
+        );
+    }
+}
