@@ -145,6 +145,9 @@ impl State {
         if crate::crd::is_crd(key) {
             crate::crd::establish(&mut new, &mut self.registry);
         }
+        if key.group.is_empty() && key.plural == "secrets" {
+            fold_string_data(&mut new);
+        }
         let id = object_id(&new);
         if let Some(old) = &previous {
             if *old == new {
@@ -235,6 +238,31 @@ pub(crate) fn object_id(object: &Value) -> (String, String) {
             .unwrap_or_default()
             .to_owned(),
     )
+}
+
+/// Moves a Secret's `stringData` into `data`, base64-encoded, as the API server does on
+/// every write: `stringData` is write-only and never stored or returned.
+fn fold_string_data(secret: &mut Value) {
+    let Some(object) = secret.as_object_mut() else {
+        return;
+    };
+    let Some(Value::Object(strings)) = object.remove("stringData") else {
+        return;
+    };
+    let data = object
+        .entry("data")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if !data.is_object() {
+        *data = Value::Object(serde_json::Map::new());
+    }
+    if let Some(data) = data.as_object_mut() {
+        for (key, value) in strings {
+            let bytes = value.as_str().unwrap_or_default().as_bytes().to_vec();
+            let encoded =
+                serde_json::to_value(k8s_openapi::ByteString(bytes)).unwrap_or(Value::Null);
+            data.insert(key, encoded);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -300,3 +300,24 @@ async fn metadata_only_requests_get_partial_object_metadata() -> anyhow::Result<
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn secret_string_data_is_stored_as_data() -> anyhow::Result<()> {
+    let server = crate::support::server();
+    let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(server.client(), "default");
+    let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "s"},
+        "data": {"kept": "a2VwdA=="},
+        "stringData": {"added": "value"}
+    }))?;
+    secrets
+        .create(&kube::api::PostParams::default(), &secret)
+        .await?;
+    let stored = secrets.get("s").await?;
+    assert!(stored.string_data.is_none(), "stringData is write-only");
+    let data = stored.data.unwrap_or_default();
+    assert_eq!(data["kept"].0, b"kept");
+    assert_eq!(data["added"].0, b"value");
+    Ok(())
+}

@@ -1,0 +1,133 @@
+//! Reconcile tests of the Superset operator against the in-memory API: the operator
+//! runs as in a cluster; the tests act as the user (clusters, Secrets) and as
+//! Kubernetes' own controllers (pods).
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+mod creation;
+mod secrets;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+use strata_test_apiserver::TestApiServer;
+use strata_testing::Harness;
+use superset_operator::OPERATOR_NAME;
+use superset_operator::controller::cluster::{ClusterContext, reconcile};
+use superset_operator::controller::cluster_controller;
+use superset_operator::crd::SupersetCluster;
+
+/// The cluster's name in every test.
+pub const CLUSTER: &str = "simple-superset";
+
+/// Starts the operator on `server`.
+pub fn start_on(server: TestApiServer) -> Harness {
+    Harness::start(server, OPERATOR_NAME, |runtime| async move {
+        strata_operator::controller::run_controller(
+            &runtime,
+            &cluster_controller(),
+            ClusterContext {
+                cluster_domain: "cluster.local".to_owned(),
+            },
+            reconcile,
+        )
+        .await;
+    })
+}
+
+/// Starts the operator on a fresh in-memory API.
+pub fn start() -> Harness {
+    let server = TestApiServer::new();
+    server.register::<SupersetCluster>();
+    start_on(server)
+}
+
+/// The example's spec: PostgreSQL with the Secret `superset-db`, the admin from
+/// `superset-admin`, two web servers; `patch` replaces top-level keys.
+pub fn spec(patch: Value) -> Value {
+    let mut spec = json!({
+        "clusterConfig": {
+            "metadataDatabase": {"postgresql": {
+                "host": "postgresql.default.svc", "database": "superset",
+                "credentialsSecret": "superset-db"
+            }},
+            "adminUser": {"secretName": "superset-admin"}
+        },
+        "nodes": {"roleGroups": {"default": {"replicas": 2}}}
+    });
+    if let (Some(spec), Value::Object(patch)) = (spec.as_object_mut(), patch) {
+        spec.extend(patch);
+    }
+    spec
+}
+
+/// Creates the cluster through the API.
+pub async fn create_cluster(harness: &Harness, spec: Value) {
+    let cluster: SupersetCluster = serde_json::from_value(json!({
+        "apiVersion": "superset.strata.dev/v1alpha1",
+        "kind": "SupersetCluster",
+        "metadata": {"name": CLUSTER, "namespace": harness.namespace},
+        "spec": spec
+    }))
+    .expect("the test cluster deserialises");
+    Api::<SupersetCluster>::namespaced(harness.server.client(), harness.namespace)
+        .create(&PostParams::default(), &cluster)
+        .await
+        .expect("the cluster is created");
+}
+
+/// Merges `spec` into the cluster's spec.
+pub async fn patch_spec(harness: &Harness, spec: Value) {
+    Api::<SupersetCluster>::namespaced(harness.server.client(), harness.namespace)
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "spec": spec })),
+        )
+        .await
+        .expect("the cluster spec is patched");
+}
+
+/// Creates a Secret with `data`, as `kubectl create secret generic` would.
+pub async fn create_secret(harness: &Harness, name: &str, data: &[(&str, &str)]) {
+    let string_data: serde_json::Map<String, Value> = data
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), Value::String((*value).to_owned())))
+        .collect();
+    let secret: Secret = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": harness.namespace},
+        "stringData": string_data
+    }))
+    .expect("the Secret deserialises");
+    Api::<Secret>::namespaced(harness.server.client(), harness.namespace)
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("the Secret is created");
+}
+
+/// The user's two Secrets.
+pub async fn create_user_secrets(harness: &Harness) {
+    create_secret(
+        harness,
+        "superset-db",
+        &[
+            ("username", "superset"),
+            ("password", "db-password-never-logged"),
+        ],
+    )
+    .await;
+    create_secret(
+        harness,
+        "superset-admin",
+        &[
+            ("username", "admin"),
+            ("firstname", "Superset"),
+            ("lastname", "Admin"),
+            ("email", "admin@example.com"),
+            ("password", "admin-password-never-logged"),
+        ],
+    )
+    .await;
+}

@@ -1,0 +1,157 @@
+//! Bad input: a missing Secret, a database named neither way, two login methods, a
+//! failed init step; and no Secret value in anything the operator writes.
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::json;
+use strata_status::{ConditionStatus, ConditionType};
+use strata_testing::wait::{eventually, stored_names, wait_for_event, wait_for_reason};
+use strata_testing::workloads::{run_until_settled, step_stateful_sets};
+
+use crate::{CLUSTER, create_cluster, create_secret, create_user_secrets, spec, start};
+use superset_operator::crd::SupersetCluster;
+
+#[tokio::test]
+async fn a_missing_secret_is_named_and_the_cluster_recovers_when_it_appears() {
+    let harness = start();
+    create_secret(
+        &harness,
+        "superset-db",
+        &[("username", "superset"), ("password", "p")],
+    )
+    .await;
+    create_cluster(&harness, spec(json!({}))).await;
+    let degraded = wait_for_reason::<SupersetCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "SecretMissing",
+    )
+    .await;
+    assert!(
+        degraded.message.contains("default/superset-admin"),
+        "{degraded:?}"
+    );
+    assert!(degraded.message.contains("adminUser"), "{degraded:?}");
+    wait_for_event(&harness, CLUSTER, "Warning", "SecretMissing").await;
+    harness.settle().await;
+    assert!(stored_names::<StatefulSet>(&harness).is_empty());
+
+    create_secret(
+        &harness,
+        "superset-admin",
+        &[
+            ("username", "admin"),
+            ("firstname", "A"),
+            ("lastname", "B"),
+            ("email", "a@example.com"),
+            ("password", "p"),
+        ],
+    )
+    .await;
+    eventually(
+        "the StatefulSet once the Secret exists",
+        || (!stored_names::<StatefulSet>(&harness).is_empty()).then_some(()),
+        || stored_names::<StatefulSet>(&harness),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn invalid_specs_get_a_reason_and_nothing_is_applied() {
+    for (config, reason) in [
+        (
+            json!({"metadataDatabase": {}, "adminUser": {"secretName": "superset-admin"}}),
+            "InvalidMetadataDatabase",
+        ),
+        (
+            json!({
+                "metadataDatabase": {"generic": {"uriSecret": "superset-db"}},
+                "authentication": {
+                    "ldap": {"serverUri": "ldap://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"},
+                    "oidc": {"issuerUrl": "https://i", "clientId": "c", "clientSecretSecret": "s"}
+                }
+            }),
+            "ConflictingAuthentication",
+        ),
+    ] {
+        let harness = start();
+        create_user_secrets(&harness).await;
+        create_cluster(&harness, spec(json!({"clusterConfig": config}))).await;
+        wait_for_reason::<SupersetCluster>(
+            &harness,
+            CLUSTER,
+            ConditionType::Degraded,
+            ConditionStatus::True,
+            reason,
+        )
+        .await;
+        assert!(stored_names::<StatefulSet>(&harness).is_empty(), "{reason}");
+    }
+}
+
+#[tokio::test]
+async fn a_failed_init_step_is_degraded_with_the_steps_reason() {
+    let harness = start();
+    create_user_secrets(&harness).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+
+    harness
+        .server
+        .patch_status_direct::<Pod>(
+            harness.namespace,
+            "simple-superset-node-default-1",
+            json!({
+                "phase": "Pending",
+                "initContainerStatuses": [{
+                    "name": "init-database", "image": "", "imageID": "", "ready": false,
+                    "restartCount": 3,
+                    "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                    "lastState": {"terminated": {"exitCode": 1, "reason": "Error",
+                        "message": "DatabaseUpgradeFailed\n'superset db upgrade' exited 1; its output is in the log of the init-database container\n"}}
+                }],
+                "containerStatuses": [{"name": "superset", "image": "", "imageID": "",
+                    "ready": false, "restartCount": 0,
+                    "state": {"waiting": {"reason": "PodInitializing"}}}]
+            }),
+        )
+        .expect("the pod status is written");
+    step_stateful_sets(&harness);
+    let degraded = wait_for_reason::<SupersetCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "DatabaseUpgradeFailed",
+    )
+    .await;
+    assert!(
+        degraded.message.contains("superset db upgrade"),
+        "{degraded:?}"
+    );
+}
+
+#[tokio::test]
+async fn no_secret_value_reaches_what_the_operator_writes() {
+    let harness = start();
+    create_user_secrets(&harness).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+    for resource in [
+        "configmaps",
+        "statefulsets.apps",
+        "services",
+        "events.events.k8s.io",
+        "supersetclusters.superset.strata.dev",
+    ] {
+        for object in harness.server.objects(resource) {
+            let text = object.to_string();
+            assert!(
+                !text.contains("password-never-logged"),
+                "{resource} holds a Secret value: {text}"
+            );
+        }
+    }
+}
