@@ -267,12 +267,15 @@ impl<'a> PodProblems<'a> {
                     } else {
                         "container"
                     };
-                    match &c.reported {
-                        Some(stop) => format!(
+                    match (&c.reported, &c.config_error) {
+                        (Some(stop), _) => format!(
                             "{kind} {} {}: {}: {}",
                             c.name, c.reason, stop.reason, stop.message
                         ),
-                        None => format!("{kind} {} {}", c.name, c.reason),
+                        (None, Some(error)) => {
+                            format!("{kind} {} {}: {error}", c.name, c.reason)
+                        }
+                        (None, None) => format!("{kind} {} {}", c.name, c.reason),
                     }
                 })
                 .collect::<Vec<_>>()

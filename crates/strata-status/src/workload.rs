@@ -82,6 +82,11 @@ pub struct FailingContainer {
     /// Why the container last stopped, in its own words, when it said so
     /// ([`ReportedStop`]).
     pub reported: Option<ReportedStop>,
+    /// The kubelet's explanation of a configuration error
+    /// (`CreateContainerConfigError`: "couldn't find key password in Secret
+    /// default/superset-db"), the one waiting message that names what the user must
+    /// fix; other waiting messages (back-off timers) are left out.
+    pub config_error: Option<String>,
 }
 
 /// What a container that stops on purpose says about why.
@@ -184,7 +189,8 @@ fn failing(
         .unwrap_or_default()
         .iter()
         .filter_map(move |status| {
-            let reason = status.state.as_ref()?.waiting.as_ref()?.reason.as_deref()?;
+            let waiting = status.state.as_ref()?.waiting.as_ref()?;
+            let reason = waiting.reason.as_deref()?;
             FAILING_WAITING_REASONS
                 .contains(&reason)
                 .then(|| FailingContainer {
@@ -192,6 +198,10 @@ fn failing(
                     init,
                     reason: reason.to_owned(),
                     reported: ReportedStop::of(status),
+                    config_error: waiting
+                        .message
+                        .clone()
+                        .filter(|_| reason == "CreateContainerConfigError"),
                 })
         })
 }

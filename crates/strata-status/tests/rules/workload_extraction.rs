@@ -101,6 +101,7 @@ fn init_container_failure_is_recorded_as_init() {
             init: true,
             reason: "CrashLoopBackOff".to_owned(),
             reported: None,
+            config_error: None,
         }]
     );
     assert_eq!(observed.phase, PodPhase::Pending);
@@ -220,6 +221,37 @@ fn a_reported_stop_names_the_degraded_reason_instead_of_the_crash_loop() {
     assert!(
         assessment.degraded.message.contains(
             "p (init container init CrashLoopBackOff: PartialFormat: move the name directory aside)"
+        ),
+        "{}",
+        assessment.degraded.message
+    );
+}
+
+#[test]
+fn a_container_config_error_says_what_is_missing() {
+    use k8s_openapi::api::core::v1::{ContainerState, ContainerStateWaiting};
+    let mut pod = waiting_pod("web-0", "Pending", "CreateContainerConfigError");
+    if let Some(container) = pod
+        .status
+        .as_mut()
+        .and_then(|status| status.container_statuses.as_mut())
+        .and_then(|statuses| statuses.first_mut())
+    {
+        container.state = Some(ContainerState {
+            waiting: Some(ContainerStateWaiting {
+                reason: Some("CreateContainerConfigError".to_owned()),
+                message: Some("couldn't find key password in Secret default/db".to_owned()),
+            }),
+            ..ContainerState::default()
+        });
+    }
+    let assessment = workload(Kind::StatefulSet, 1, 0)
+        .named("web")
+        .observe(&[pod])
+        .assess();
+    assert!(
+        assessment.degraded.message.contains(
+            "CreateContainerConfigError: couldn't find key password in Secret default/db"
         ),
         "{}",
         assessment.degraded.message
