@@ -374,7 +374,7 @@ fn multi_document_yaml(objects: &[Value]) -> String {
     let mut out = String::new();
     for object in objects {
         out.push_str("---\n");
-        out.push_str(&yaml::to_yaml(object));
+        yaml::write_yaml(object, &mut out);
     }
     out
 }

@@ -66,6 +66,12 @@ const LEADING_INDICATORS: &[char] = &[
 
 /// Whether some YAML reader resolves the plain scalar `text` to a non-string.
 pub(crate) fn resolves_to_non_string(text: &str) -> bool {
+    // Every pattern starts with one of these characters; checking it first keeps long
+    // strings (base64 data of a few hundred kilobytes) out of the regex engine.
+    const FIRST: &str = "yYnNtTfFoOiI-+0123456789.~<=";
+    if !text.starts_with(|c: char| FIRST.contains(c)) {
+        return false;
+    }
     match &*NON_STRING {
         Ok(patterns) => patterns.is_match(text),
         Err(_) => true,
@@ -84,8 +90,19 @@ pub(crate) fn can_be_plain(text: &str) -> bool {
         && !text.contains(" #")
         && !text.starts_with("---")
         && !text.starts_with("...")
-        && text.chars().all(|c| is_printable(c) && !is_special(c))
+        && all_printable(text)
         && !resolves_to_non_string(text)
+}
+
+/// Whether every character of `text` is printable and not special. ASCII text (base64
+/// data, which can be hundreds of kilobytes) is checked byte by byte, which the
+/// compiler vectorises.
+pub(crate) fn all_printable(text: &str) -> bool {
+    if text.is_ascii() {
+        text.bytes().all(|byte| (0x20..0x7F).contains(&byte))
+    } else {
+        text.chars().all(|c| is_printable(c) && !is_special(c))
+    }
 }
 
 /// YAML's printable characters (the same set in 1.1 and 1.2), without tab and line breaks.

@@ -19,14 +19,20 @@ use serde_json::{Map, Number, Value};
 use super::scalar::{can_be_plain, is_printable, is_special};
 
 /// One YAML document (without the `---` line) for `value`.
+#[cfg(test)]
 pub(crate) fn to_yaml(value: &Value) -> String {
     let mut out = String::new();
-    match value {
-        Value::Object(fields) if !fields.is_empty() => mapping(fields, 0, false, &mut out),
-        Value::Array(items) if !items.is_empty() => sequence(items, 0, false, &mut out),
-        scalar => line_scalar(scalar, 2, &mut out),
-    }
+    write_yaml(value, &mut out);
     out
+}
+
+/// Appends the YAML document (without the `---` line) for `value` to `out`.
+pub(crate) fn write_yaml(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(fields) if !fields.is_empty() => mapping(fields, 0, false, out),
+        Value::Array(items) if !items.is_empty() => sequence(items, 0, false, out),
+        scalar => line_scalar(scalar, 2, out),
+    }
 }
 
 /// Writes the entries of `fields` at `indent`; with `inline_first` the first entry

@@ -1,0 +1,67 @@
+//! The reconcile benchmark of the Superset operator: 1,000 SupersetClusters (the
+//! example's two web servers each) against the in-memory API, and `render` on its own
+//! (`strata_testing::bench`). The two Secrets the clusters name are stored first, as
+//! metadata the operator checks.
+//!
+//! Run with `cargo bench -p superset-operator --bench reconcile`; see BENCHMARKS.md.
+
+use std::process::ExitCode;
+
+use k8s_openapi::api::core::v1::Secret;
+use strata_test_apiserver::TestApiServer;
+use strata_testing::Harness;
+use strata_testing::bench::{ReconcileBench, run};
+use superset_operator::controller::cluster::{ClusterContext, reconcile};
+use superset_operator::controller::cluster_controller;
+use superset_operator::crd::SupersetCluster;
+use superset_operator::{OPERATOR_NAME, SupersetOperator};
+
+fn main() -> ExitCode {
+    run::<SupersetOperator, SupersetCluster>(ReconcileBench {
+        title: "Superset operator",
+        example: concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/superset/simple-superset.yaml"
+        ),
+        name_prefix: "superset",
+        stored_resources: &[
+            "supersetclusters.superset.strata.dev",
+            "configmaps",
+            "secrets",
+            "services",
+            "statefulsets.apps",
+            "poddisruptionbudgets.policy",
+            "events.events.k8s.io",
+            "events",
+        ],
+        start,
+    })
+}
+
+/// The operator, with the example's Secrets in place.
+fn start(server: TestApiServer) -> Harness {
+    server.register::<SupersetCluster>();
+    for name in ["superset-db", "superset-admin"] {
+        let secret: Secret = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name, "namespace": "default"},
+            "stringData": {"username": "bench", "password": "bench"}
+        }))
+        .unwrap_or_default();
+        if let Err(error) = server.upsert(&secret) {
+            eprintln!("storing the Secret {name} failed: {error}");
+        }
+    }
+    Harness::start(server, OPERATOR_NAME, |runtime| async move {
+        strata_operator::controller::run_controller(
+            &runtime,
+            &cluster_controller(),
+            ClusterContext {
+                cluster_domain: "cluster.local".to_owned(),
+            },
+            reconcile,
+        )
+        .await;
+    })
+}
