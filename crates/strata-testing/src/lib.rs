@@ -3,6 +3,7 @@
 //!
 //! - [`harness`]: an operator running against the in-memory API;
 //! - [`bench`]: the reconcile benchmark every operator runs over its example;
+//! - [`manifests`]: acting as the user (create from JSON, patch the spec);
 //! - [`workloads`]: what Kubernetes' own controllers would do there;
 //! - [`wait`]: polling for objects, conditions and Events of any kind;
 //! - [`tools`]: the `STRATA_*` variables through which `cargo xtask test` hands
@@ -22,6 +23,7 @@ pub mod checks;
 pub mod hadoop;
 pub mod harness;
 pub mod http;
+pub mod manifests;
 pub mod postgres;
 pub mod superset;
 pub mod tools;

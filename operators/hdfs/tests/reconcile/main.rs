@@ -21,7 +21,7 @@ use hdfs_operator::controller::namenodes::NameNodeHttp;
 use hdfs_operator::controller::run_with;
 use hdfs_operator::crd::HdfsCluster;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 use strata_test_apiserver::TestApiServer;
 use strata_testing::Harness;
@@ -80,29 +80,12 @@ pub fn spec(patch: Value) -> Value {
 
 /// Creates the cluster through the API, as `kubectl apply` would.
 pub async fn create_cluster(harness: &Harness, spec: Value) {
-    let cluster: HdfsCluster = serde_json::from_value(json!({
-        "apiVersion": "hdfs.strata.dev/v1alpha1",
-        "kind": "HdfsCluster",
-        "metadata": {"name": CLUSTER, "namespace": harness.namespace},
-        "spec": spec
-    }))
-    .expect("the test cluster deserialises");
-    Api::<HdfsCluster>::namespaced(harness.server.client(), harness.namespace)
-        .create(&PostParams::default(), &cluster)
-        .await
-        .expect("the cluster is created");
+    strata_testing::manifests::create::<HdfsCluster>(harness, CLUSTER, spec).await;
 }
 
-/// Merges `spec` into the cluster's spec through the API.
+/// Merges `spec` into the cluster's spec.
 pub async fn patch_spec(harness: &Harness, spec: Value) {
-    Api::<HdfsCluster>::namespaced(harness.server.client(), harness.namespace)
-        .patch(
-            CLUSTER,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "spec": spec })),
-        )
-        .await
-        .expect("the cluster spec is patched");
+    strata_testing::manifests::patch_spec::<HdfsCluster>(harness, CLUSTER, spec).await;
 }
 
 /// Creates or replaces the ZNode discovery ConfigMap with `ZOOKEEPER` = `quorum`, as

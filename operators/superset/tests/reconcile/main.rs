@@ -8,7 +8,7 @@ mod creation;
 mod secrets;
 
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 use strata_test_apiserver::TestApiServer;
 use strata_testing::Harness;
@@ -61,31 +61,14 @@ pub fn spec(patch: Value) -> Value {
     spec
 }
 
-/// Creates the cluster through the API.
+/// Creates the cluster through the API, as `kubectl apply` would.
 pub async fn create_cluster(harness: &Harness, spec: Value) {
-    let cluster: SupersetCluster = serde_json::from_value(json!({
-        "apiVersion": "superset.strata.dev/v1alpha1",
-        "kind": "SupersetCluster",
-        "metadata": {"name": CLUSTER, "namespace": harness.namespace},
-        "spec": spec
-    }))
-    .expect("the test cluster deserialises");
-    Api::<SupersetCluster>::namespaced(harness.server.client(), harness.namespace)
-        .create(&PostParams::default(), &cluster)
-        .await
-        .expect("the cluster is created");
+    strata_testing::manifests::create::<SupersetCluster>(harness, CLUSTER, spec).await;
 }
 
 /// Merges `spec` into the cluster's spec.
 pub async fn patch_spec(harness: &Harness, spec: Value) {
-    Api::<SupersetCluster>::namespaced(harness.server.client(), harness.namespace)
-        .patch(
-            CLUSTER,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "spec": spec })),
-        )
-        .await
-        .expect("the cluster spec is patched");
+    strata_testing::manifests::patch_spec::<SupersetCluster>(harness, CLUSTER, spec).await;
 }
 
 /// Creates a Secret with `data`, as `kubectl create secret generic` would.

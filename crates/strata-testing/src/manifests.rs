@@ -1,0 +1,50 @@
+//! Acting as the user: creating custom resources from the JSON a user would write,
+//! and merge-patching their spec, as `kubectl apply` and `kubectl patch` would.
+
+use kube::Resource;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::Harness;
+
+/// Creates the `K` named `name` in the harness's namespace with `spec`.
+pub async fn create<K>(harness: &Harness, name: &str, spec: Value) -> K
+where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + std::fmt::Debug,
+{
+    let object: K = serde_json::from_value(json!({
+        "apiVersion": K::api_version(&()),
+        "kind": K::kind(&()),
+        "metadata": {"name": name, "namespace": harness.namespace},
+        "spec": spec
+    }))
+    .unwrap_or_else(|error| panic!("the test {} deserialises: {error}", K::kind(&())));
+    Api::<K>::namespaced(harness.server.client(), harness.namespace)
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap_or_else(|error| panic!("the {} is created: {error}", K::kind(&())))
+}
+
+/// Merges `spec` into the spec of the `K` named `name` (a JSON merge patch).
+pub async fn patch_spec<K>(harness: &Harness, name: &str, spec: Value)
+where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
+{
+    Api::<K>::namespaced(harness.server.client(), harness.namespace)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "spec": spec })),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("the {} spec is patched: {error}", K::kind(&())));
+}
