@@ -195,12 +195,12 @@ async fn a_create_once_secret_is_generated_once_and_never_overwritten() {
     w.spec.generated_key = true;
     create(&harness, &w).await;
     let secret = exists::<Secret>(&harness, "w-key").await;
-    // The in-memory API stores `stringData` as sent (a real one moves it to `data`).
+    // Like the real API server, the in-memory one stores `stringData` as `data`.
     let key = secret
-        .string_data
+        .data
         .as_ref()
         .and_then(|data| data.get("KEY"))
-        .cloned()
+        .map(|value| String::from_utf8_lossy(&value.0).into_owned())
         .expect("the generated key");
     assert_eq!(key.len(), 64, "32 random bytes, hex-encoded");
     harness.settle().await;
@@ -229,11 +229,11 @@ async fn a_create_once_secret_is_generated_once_and_never_overwritten() {
         .get_typed::<Secret>("default", "w-key")
         .expect("the Secret still exists");
     assert_eq!(
-        kept.string_data
+        kept.data
             .as_ref()
             .and_then(|data| data.get("KEY"))
-            .map(String::as_str),
-        Some("rotated")
+            .map(|value| value.0.as_slice()),
+        Some(b"rotated".as_slice())
     );
     let operator_secret_writes: Vec<_> = harness
         .server
