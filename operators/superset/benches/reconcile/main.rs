@@ -11,8 +11,8 @@ use k8s_openapi::api::core::v1::Secret;
 use strata_test_apiserver::TestApiServer;
 use strata_testing::Harness;
 use strata_testing::bench::{ReconcileBench, run};
-use superset_operator::controller::cluster::{ClusterContext, reconcile};
-use superset_operator::controller::cluster_controller;
+use superset_operator::controller::cluster::ClusterContext;
+use superset_operator::controller::run_with;
 use superset_operator::crd::SupersetCluster;
 use superset_operator::{OPERATOR_NAME, SupersetOperator};
 
@@ -53,15 +53,12 @@ fn start(server: TestApiServer) -> Harness {
             eprintln!("storing the Secret {name} failed: {error}");
         }
     }
-    Harness::start(server, OPERATOR_NAME, |runtime| async move {
-        strata_operator::controller::run_controller(
-            &runtime,
-            &cluster_controller(),
+    Harness::start(server, OPERATOR_NAME, |runtime| {
+        run_with(
+            runtime,
             ClusterContext {
                 cluster_domain: "cluster.local".to_owned(),
             },
-            reconcile,
         )
-        .await;
     })
 }

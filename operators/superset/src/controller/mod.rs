@@ -48,5 +48,10 @@ pub async fn run(runtime: OperatorRuntime) {
     let context = ClusterContext {
         cluster_domain: runtime.cluster_domain.clone(),
     };
+    run_with(runtime, context).await;
+}
+
+/// Runs the controller with `context`, as tests and the benchmark do.
+pub async fn run_with(runtime: OperatorRuntime, context: ClusterContext) {
     run_controller(&runtime, &cluster_controller(), context, cluster::reconcile).await;
 }

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use strata_test_apiserver::TestApiServer;
 use strata_testing::Harness;
 use superset_operator::OPERATOR_NAME;
-use superset_operator::controller::cluster::{ClusterContext, reconcile};
-use superset_operator::controller::cluster_controller;
+use superset_operator::controller::cluster::ClusterContext;
+use superset_operator::controller::run_with;
 use superset_operator::crd::SupersetCluster;
 
 /// The cluster's name in every test.
@@ -22,16 +22,13 @@ pub const CLUSTER: &str = "simple-superset";
 
 /// Starts the operator on `server`.
 pub fn start_on(server: TestApiServer) -> Harness {
-    Harness::start(server, OPERATOR_NAME, |runtime| async move {
-        strata_operator::controller::run_controller(
-            &runtime,
-            &cluster_controller(),
+    Harness::start(server, OPERATOR_NAME, |runtime| {
+        run_with(
+            runtime,
             ClusterContext {
                 cluster_domain: "cluster.local".to_owned(),
             },
-            reconcile,
         )
-        .await;
     })
 }
 
