@@ -10,6 +10,7 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
+use k8s_openapi::api::core::v1::Secret;
 use kube::Resource;
 use kube::api::ApiResource;
 use serde::de::DeserializeOwned;
@@ -87,6 +88,14 @@ where
         R: Readable,
     {
         self.declare::<R>(Content::MetadataOnly, targets)
+    }
+
+    /// The controller reads the key names of the Secrets its primaries name, so it
+    /// can refuse a spec whose pods would fail on a missing key; every value is
+    /// emptied as it arrives and never cached.
+    #[must_use]
+    pub fn reading_secret_keys(self, targets: fn(&P) -> Vec<Target>) -> Self {
+        self.declare::<Secret>(Content::KeysOnly, targets)
     }
 
     fn declare<R>(mut self, content: Content, targets: fn(&P) -> Vec<Target>) -> Self

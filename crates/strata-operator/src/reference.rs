@@ -12,19 +12,22 @@
 //!   that was missing) requeues exactly those owners, without waiting for a resync;
 //! - grants `list` and `watch` on the kind in the chart's RBAC rules.
 //!
-//! Secrets are cached as metadata only ([`Content::MetadataOnly`]): the operator
-//! learns that a Secret exists, never what it holds, and passes it to pods by
-//! reference. So no Secret value can reach a log line, an Event or a status.
+//! Secrets are cached without their values: as metadata only
+//! ([`Content::MetadataOnly`]), or with their key names and no values
+//! ([`Content::KeysOnly`]) when a controller checks that a key its pods read exists.
+//! The operator passes Secrets to pods by reference and never holds a value, so no
+//! Secret value can reach a log line, an Event or a status.
 
 mod index;
 
 use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Debug;
 use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{Api, ApiResource};
 use kube::core::PartialObjectMeta;
@@ -68,6 +71,29 @@ pub enum Content {
     Full,
     /// Metadata only: for Secrets, whose values the operator must never hold.
     MetadataOnly,
+    /// Secrets with their key names and every value emptied as each event arrives,
+    /// so a missing key is reported before a pod fails on it. The watch skips Helm
+    /// release Secrets ([`SKIPPED_SECRET_TYPES`]), the large Secrets no workload
+    /// reads.
+    KeysOnly,
+}
+
+/// The field selector of a keys-only Secret watch: Helm keeps every release's
+/// manifest in a Secret of this type, often hundreds of kilobytes, and no product
+/// reads one.
+pub const SKIPPED_SECRET_TYPES: &str = "type!=helm.sh/release.v1";
+
+/// Empties every value of `secret`, keeping its key names.
+pub(crate) fn strip_secret_values(secret: &mut Secret) {
+    for value in secret.data.iter_mut().flat_map(|data| data.values_mut()) {
+        value.0.clear();
+    }
+    if let Some(string_data) = secret.string_data.take() {
+        let data = secret.data.get_or_insert_with(BTreeMap::new);
+        for key in string_data.into_keys() {
+            data.entry(key).or_default();
+        }
+    }
 }
 
 /// A kind one controller reads and does not own, as the RBAC rules and the docs see it.
@@ -201,6 +227,22 @@ impl References {
         Ok(self
             .store::<PartialObjectMeta<R>>()?
             .get(&ObjectRef::new(name).within(namespace)))
+    }
+
+    /// The key names of the Secret `name` in `namespace`, or `None` when it does not
+    /// exist; for Secrets cached keys-only.
+    pub fn secret_keys(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<BTreeSet<String>>, UndeclaredReference> {
+        Ok(self.get::<Secret>(namespace, name)?.map(|secret| {
+            secret
+                .data
+                .iter()
+                .flat_map(|data| data.keys().cloned())
+                .collect()
+        }))
     }
 
     /// The objects in `namespace` that `selector` matches, sorted by name.
@@ -352,6 +394,23 @@ where
                 references.insert(store);
                 controller.watches_stream(stream.boxed(), requeue::<P, PartialObjectMeta<R>>(index))
             }
+            Content::KeysOnly => {
+                let (store, writer) = reflector::store::<Secret>();
+                let config = watcher::Config::default().fields(SKIPPED_SECRET_TYPES);
+                let events = watcher(api_for::<Secret>(client, namespace), config)
+                    .default_backoff()
+                    .map(|event| {
+                        event.map(|event| {
+                            event.modify(|secret| {
+                                strip_secret_values(secret);
+                                crate::cache::trim_metadata(secret);
+                            })
+                        })
+                    });
+                let stream = reflector::reflector(writer, events).applied_objects();
+                references.insert(store);
+                controller.watches_stream(stream.boxed(), requeue::<P, Secret>(index))
+            }
         }
     }
 
@@ -384,6 +443,30 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn a_keys_only_secret_keeps_every_key_name_and_no_value() {
+        let mut secret = Secret {
+            data: Some(BTreeMap::from([(
+                "password".to_owned(),
+                k8s_openapi::ByteString(b"hunter2".to_vec()),
+            )])),
+            string_data: Some(BTreeMap::from([(
+                "username".to_owned(),
+                "admin".to_owned(),
+            )])),
+            ..Secret::default()
+        };
+        strip_secret_values(&mut secret);
+        let data = secret.data.expect("data");
+        assert_eq!(
+            data.keys().collect::<Vec<_>>(),
+            ["password", "username"],
+            "both key names survive"
+        );
+        assert!(data.values().all(|value| value.0.is_empty()), "{data:?}");
+        assert_eq!(secret.string_data, None);
     }
 
     #[rstest]

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::runtime::controller::Action;
 use strata_operator::controller::Context;
@@ -22,7 +21,7 @@ pub struct ClusterContext {
 }
 
 /// The Secrets a cluster names: the controller's declared references, so a Secret
-/// that appears or changes requeues the cluster. Only their metadata is cached.
+/// that appears or changes requeues the cluster. Only their key names are cached.
 pub fn secret_references(cluster: &SupersetCluster) -> Vec<Target> {
     let namespace = cluster.namespace().unwrap_or_default();
     let config = &cluster.spec.cluster_config;
@@ -59,8 +58,9 @@ pub fn secret_references(cluster: &SupersetCluster) -> Vec<Target> {
 
 /// Reconciles one SupersetCluster.
 ///
-/// 1. Dereference: the Secrets it names must exist (read from the metadata cache;
-///    their values go to the pods by reference, never through the operator).
+/// 1. Dereference: the Secrets it names must exist with the keys the pods read (from
+///    a keys-only cache; their values go to the pods by reference, never through the
+///    operator).
 /// 2. Validate: the spec becomes a checked model with `superset_config.py` rendered.
 /// 3. Build: pure functions turn the model into desired objects.
 /// 4. Apply (nothing while paused, workloads at zero while stopped), prune.
@@ -87,13 +87,13 @@ fn prepare(
 ) -> Result<Prepared, Failed> {
     let validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain)?;
     for secret in validated.secrets() {
-        let found = context
+        let keys = context
             .references
-            .metadata::<Secret>(&validated.namespace, &secret.name)
+            .secret_keys(&validated.namespace, &secret.name)
             .map_err(|error| {
                 ReconcileError::operator_bug("UndeclaredReference", error.to_string())
             })?;
-        if found.is_none() {
+        let Some(keys) = keys else {
             return Err(ReconcileError::transient(
                 "SecretMissing",
                 format!(
@@ -103,6 +103,25 @@ fn prepare(
                     secret.name,
                     secret.field,
                     secret.keys.join(", ")
+                ),
+            )
+            .into());
+        };
+        let missing: Vec<&str> = secret
+            .keys
+            .iter()
+            .copied()
+            .filter(|key| !keys.contains(*key))
+            .collect();
+        if !missing.is_empty() {
+            return Err(ReconcileError::transient(
+                "SecretKeyMissing",
+                format!(
+                    "the Secret {}/{} ({}) has no key(s) {}; nothing is applied until it does",
+                    validated.namespace,
+                    secret.name,
+                    secret.field,
+                    missing.join(", ")
                 ),
             )
             .into());

@@ -25,7 +25,7 @@ pub fn child_kinds() -> Vec<ChildKind> {
 }
 
 /// The cluster controller: SupersetClusters with their children and pods, reading the
-/// metadata (never the values) of the Secrets each cluster names.
+/// key names (never the values) of the Secrets each cluster names.
 pub fn cluster_controller() -> ControllerDef<SupersetCluster> {
     ControllerDef::new(ControllerSpec {
         name: "supersetcluster",
@@ -33,7 +33,7 @@ pub fn cluster_controller() -> ControllerDef<SupersetCluster> {
         watch_pods: true,
         restarts_pods: false,
     })
-    .reading_metadata_of::<Secret>(cluster::secret_references)
+    .reading_secret_keys(cluster::secret_references)
 }
 
 /// The controller as the Helm chart's RBAC rules see it.

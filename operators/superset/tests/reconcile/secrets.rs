@@ -2,7 +2,9 @@
 //! failed init step; and no Secret value in anything the operator writes.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::Api;
+use kube::api::{Patch, PatchParams};
 use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::wait::{eventually, stored_names, wait_for_event, wait_for_reason};
@@ -52,6 +54,60 @@ async fn a_missing_secret_is_named_and_the_cluster_recovers_when_it_appears() {
     .await;
     eventually(
         "the StatefulSet once the Secret exists",
+        || (!stored_names::<StatefulSet>(&harness).is_empty()).then_some(()),
+        || stored_names::<StatefulSet>(&harness),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_missing_key_is_named_before_any_pod_reads_it_and_the_cluster_recovers() {
+    let harness = start();
+    create_secret(&harness, "superset-db", &[("username", "superset")]).await;
+    create_secret(
+        &harness,
+        "superset-admin",
+        &[
+            ("username", "admin"),
+            ("firstname", "A"),
+            ("lastname", "B"),
+            ("email", "a@example.com"),
+            ("password", "admin-password-never-logged"),
+        ],
+    )
+    .await;
+    create_cluster(&harness, spec(json!({}))).await;
+    let degraded = wait_for_reason::<SupersetCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "SecretKeyMissing",
+    )
+    .await;
+    assert!(
+        degraded.message.contains("default/superset-db") && degraded.message.contains("password"),
+        "the message names the Secret and the key: {degraded:?}"
+    );
+    assert!(
+        !degraded.message.contains("username"),
+        "only the missing key is named: {degraded:?}"
+    );
+    wait_for_event(&harness, CLUSTER, "Warning", "SecretKeyMissing").await;
+    harness.settle().await;
+    assert!(stored_names::<StatefulSet>(&harness).is_empty());
+
+    let secrets = Api::<Secret>::namespaced(harness.server.client(), harness.namespace);
+    secrets
+        .patch(
+            "superset-db",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"stringData": {"password": "db-password-never-logged"}})),
+        )
+        .await
+        .expect("the key is added");
+    eventually(
+        "the StatefulSet once the key exists",
         || (!stored_names::<StatefulSet>(&harness).is_empty()).then_some(()),
         || stored_names::<StatefulSet>(&harness),
     )
