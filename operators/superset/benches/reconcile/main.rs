@@ -1,7 +1,7 @@
 //! The reconcile benchmark of the Superset operator: 1,000 SupersetClusters (the
 //! example's two web servers each) against the in-memory API, and `render` on its own
-//! (`strata_testing::bench`). The two Secrets the clusters name are stored first, as
-//! metadata the operator checks.
+//! (`strata_testing::bench`). The two Secrets the clusters name are stored first, with
+//! every key the operator checks.
 //!
 //! Run with `cargo bench -p superset-operator --bench reconcile`; see BENCHMARKS.md.
 
@@ -41,12 +41,17 @@ fn main() -> ExitCode {
 /// The operator, with the example's Secrets in place.
 fn start(server: TestApiServer) -> Harness {
     server.register::<SupersetCluster>();
-    for name in ["superset-db", "superset-admin"] {
+    let database = serde_json::json!({"username": "bench", "password": "bench"});
+    let admin = serde_json::json!({
+        "username": "bench", "firstname": "B", "lastname": "B",
+        "email": "bench@example.com", "password": "bench"
+    });
+    for (name, keys) in [("superset-db", database), ("superset-admin", admin)] {
         let secret: Secret = serde_json::from_value(serde_json::json!({
             "apiVersion": "v1",
             "kind": "Secret",
             "metadata": {"name": name, "namespace": "default"},
-            "stringData": {"username": "bench", "password": "bench"}
+            "stringData": keys
         }))
         .unwrap_or_default();
         if let Err(error) = server.upsert(&secret) {
