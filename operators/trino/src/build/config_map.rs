@@ -1,0 +1,72 @@
+//! The ConfigMaps: each role group's files and scripts, and the catalogs every node
+//! serves.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use strata_model::build::{config_hash, object_meta};
+
+use crate::config::scripts::{GRACEFUL_SHUTDOWN, READY};
+use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
+
+/// Key of the preStop script.
+pub const GRACEFUL_SHUTDOWN_SCRIPT: &str = "graceful-shutdown.sh";
+/// Key of the readiness script.
+pub const READY_SCRIPT: &str = "ready.sh";
+
+/// `<trino>-<role>-<rg>`: the files under `/etc/trino` and the probe and hook scripts.
+pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {
+    let mut data = group.files.clone();
+    data.insert(
+        GRACEFUL_SHUTDOWN_SCRIPT.to_owned(),
+        GRACEFUL_SHUTDOWN.to_owned(),
+    );
+    data.insert(READY_SCRIPT.to_owned(), READY.to_owned());
+    ConfigMap {
+        metadata: object_meta(
+            group.name.object_name(),
+            &cluster.namespace,
+            group.labels.labels(),
+        ),
+        data: Some(data),
+        ..ConfigMap::default()
+    }
+}
+
+/// `<trino>-catalog`: one `<catalog>.properties` per selected catalog. Coordinator and
+/// workers mount the same ConfigMap, so they always serve the same catalogs.
+pub fn catalog_config_map(cluster: &ValidatedCluster) -> ConfigMap {
+    ConfigMap {
+        metadata: object_meta(
+            &catalog_config_map_name(cluster),
+            &cluster.namespace,
+            cluster.cluster_labels.labels(),
+        ),
+        data: Some(
+            cluster
+                .catalogs
+                .iter()
+                .map(|catalog| (catalog.file_name(), catalog.file()))
+                .collect(),
+        ),
+        ..ConfigMap::default()
+    }
+}
+
+/// The catalog ConfigMap's name.
+pub fn catalog_config_map_name(cluster: &ValidatedCluster) -> String {
+    format!("{}-catalog", cluster.name)
+}
+
+/// The hash in a role group's pod template: its own files and every catalog file, so
+/// a catalog that is created, edited, deleted or relabelled rolls every pod (Trino
+/// reads static catalogs only at start).
+pub fn pod_config_hash(config_map: &ConfigMap, catalogs: &BTreeMap<String, String>) -> String {
+    let mut data = config_map.data.clone().unwrap_or_default();
+    data.extend(
+        catalogs
+            .iter()
+            .map(|(file, content)| (format!("catalog/{file}"), content.clone())),
+    );
+    config_hash(&data)
+}

@@ -1,0 +1,46 @@
+//! Services: the coordinator Service on 8080 (clients and `discovery.uri`) and a
+//! headless Service per role group.
+
+use k8s_openapi::api::core::v1::Service;
+use strata_model::build::{
+    ContainerPort, client_service as client, headless_service as headless, object_meta,
+};
+
+use crate::config::server::HTTP_PORT;
+use crate::validate::{TrinoRole, ValidatedCluster, ValidatedRoleGroup};
+
+/// The HTTP port of every node.
+pub const HTTP: ContainerPort = ContainerPort {
+    name: "http",
+    number: HTTP_PORT,
+};
+
+/// `<trino>-<role>-<rg>`: the StatefulSet's `serviceName`.
+pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Service {
+    headless(
+        object_meta(
+            group.name.object_name(),
+            &cluster.namespace,
+            group.labels.labels(),
+        ),
+        group.labels.selector(),
+        &[HTTP],
+    )
+}
+
+/// `<trino>-coordinator`: where clients connect and workers announce themselves.
+pub fn coordinator_service(cluster: &ValidatedCluster) -> Service {
+    let coordinators = cluster
+        .role(TrinoRole::Coordinator)
+        .map(|role| role.labels.clone())
+        .unwrap_or_else(|| cluster.cluster_labels.clone());
+    client(
+        object_meta(
+            &cluster.coordinator_service(),
+            &cluster.namespace,
+            coordinators.labels(),
+        ),
+        coordinators.selector(),
+        &[HTTP],
+    )
+}

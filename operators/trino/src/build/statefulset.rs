@@ -1,0 +1,130 @@
+//! The StatefulSet of a role group.
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{
+    ConfigMapProjection, KeyToPath, PodSpec, ProjectedVolumeSource, Volume, VolumeProjection,
+};
+use strata_model::build::{
+    PodUpdates, StatefulSetParts, config_map_volume, pod_security_context, preferred_spread,
+    scratch_volume, stateful_set as skeleton,
+};
+
+use super::config_map::{GRACEFUL_SHUTDOWN_SCRIPT, READY_SCRIPT, catalog_config_map_name};
+use super::container::{DATA_VOLUME, ETC_VOLUME, SCRIPTS_VOLUME, TMP_VOLUME, trino};
+use crate::validate::{TrinoRole, ValidatedCluster, ValidatedRole, ValidatedRoleGroup};
+
+/// uid and gid of the image's `trino` user.
+pub const TRINO_UID: i64 = 1000;
+/// Room in `node.data-dir` beyond a heap dump: the pid file and the request log.
+pub const DATA_DIR_EXTRA_MIB: u64 = 1024;
+
+/// `<trino>-<role>-<rg>`. Workers start in parallel (they only announce themselves to
+/// the coordinator); every pod rolls one at a time by the StatefulSet controller, each
+/// worker draining through its preStop hook. Nodes are stateless: no volume claims.
+pub fn stateful_set(
+    cluster: &ValidatedCluster,
+    role: &ValidatedRole,
+    group: &ValidatedRoleGroup,
+    config_hash: &str,
+) -> StatefulSet {
+    let name = group.name.object_name();
+    let data_limit = format!("{}Mi", group.resources.heap_mib + DATA_DIR_EXTRA_MIB);
+    let mut scripts = config_map_volume(SCRIPTS_VOLUME, name);
+    if let Some(source) = scripts.config_map.as_mut() {
+        source.items = Some(
+            [GRACEFUL_SHUTDOWN_SCRIPT, READY_SCRIPT]
+                .map(|key| KeyToPath {
+                    key: key.to_owned(),
+                    path: key.to_owned(),
+                    mode: None,
+                    ..KeyToPath::default()
+                })
+                .to_vec(),
+        );
+    }
+    let volumes = vec![
+        etc_volume(cluster, group),
+        scripts,
+        scratch_volume(DATA_VOLUME, &data_limit),
+        scratch_volume(TMP_VOLUME, "1Gi"),
+    ];
+    skeleton(StatefulSetParts {
+        name,
+        namespace: &cluster.namespace,
+        labels: &group.labels,
+        replicas: group.replicas,
+        parallel: role.role == TrinoRole::Worker,
+        pod_updates: PodUpdates::Rolling,
+        config_hash,
+        pod: PodSpec {
+            containers: vec![trino(cluster, group)],
+            volumes: Some(volumes),
+            security_context: Some(pod_security_context(TRINO_UID)),
+            termination_grace_period_seconds: Some(group.termination_grace_period_seconds),
+            image_pull_secrets: cluster.image.pull_secrets.clone(),
+            affinity: Some(preferred_spread(role.labels.selector())),
+            ..PodSpec::default()
+        },
+        pod_overrides: &group.pod_overrides,
+        claims: Vec::new(),
+    })
+}
+
+/// `/etc/trino` as one projected volume: the role group's files at the top and each
+/// catalog under `catalog/`. One volume, because a second mount inside a read-only
+/// ConfigMap mount cannot create its mount point.
+fn etc_volume(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Volume {
+    let items = |keys: Vec<(String, String)>| {
+        Some(
+            keys.into_iter()
+                .map(|(key, path)| KeyToPath {
+                    key,
+                    path,
+                    mode: None,
+                    ..KeyToPath::default()
+                })
+                .collect(),
+        )
+    };
+    let mut sources = vec![VolumeProjection {
+        config_map: Some(ConfigMapProjection {
+            name: group.name.object_name().to_owned(),
+            items: items(
+                group
+                    .files
+                    .keys()
+                    .map(|file| (file.clone(), file.clone()))
+                    .collect(),
+            ),
+            optional: None,
+        }),
+        ..VolumeProjection::default()
+    }];
+    if !cluster.catalogs.is_empty() {
+        sources.push(VolumeProjection {
+            config_map: Some(ConfigMapProjection {
+                name: catalog_config_map_name(cluster),
+                items: items(
+                    cluster
+                        .catalogs
+                        .iter()
+                        .map(|catalog| {
+                            let file = catalog.file_name();
+                            (file.clone(), format!("catalog/{file}"))
+                        })
+                        .collect(),
+                ),
+                optional: None,
+            }),
+            ..VolumeProjection::default()
+        });
+    }
+    Volume {
+        name: ETC_VOLUME.to_owned(),
+        projected: Some(ProjectedVolumeSource {
+            sources: Some(sources),
+            ..ProjectedVolumeSource::default()
+        }),
+        ..Volume::default()
+    }
+}

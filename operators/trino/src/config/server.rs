@@ -1,0 +1,217 @@
+//! The files every Trino node reads from `/etc/trino`: `config.properties`,
+//! `node.properties`, `jvm.config`, `log.properties`, and the file-based system access
+//! control that lets the preStop hook shut a worker down.
+//!
+//! Trino refuses to start when `config.properties` holds a property nothing in the
+//! running release uses, so every key written here is in
+//! [`known_properties`](super::known_properties) for the pinned release, which a test
+//! checks. The documentation page each key comes from is listed in `docs/trino.md`.
+
+use std::collections::BTreeMap;
+
+use strata_model::files::java_properties;
+
+/// `/etc/trino`: where the launcher (`--etc-dir`) finds every file.
+pub const ETC_DIR: &str = "/etc/trino";
+/// `node.data-dir`: the launcher's working directory (pid file, heap dumps).
+pub const DATA_DIR: &str = "/data/trino";
+/// The HTTP port of every node.
+pub const HTTP_PORT: u16 = 8080;
+/// The variable that carries `internal-communication.shared-secret`.
+pub const SHARED_SECRET_ENV: &str = "TRINO_INTERNAL_SHARED_SECRET";
+/// The user the preStop hook names in `X-Trino-User` when it asks a worker to shut
+/// down; the access control rules allow exactly this user to do so.
+pub const SHUTDOWN_USER: &str = "graceful-shutdown";
+/// File names in the role group ConfigMap.
+pub const CONFIG_PROPERTIES: &str = "config.properties";
+/// `node.properties`.
+pub const NODE_PROPERTIES: &str = "node.properties";
+/// `jvm.config`.
+pub const JVM_CONFIG: &str = "jvm.config";
+/// `log.properties`.
+pub const LOG_PROPERTIES: &str = "log.properties";
+/// The system access control's properties file.
+pub const ACCESS_CONTROL_PROPERTIES: &str = "access-control.properties";
+/// The rules of the file-based system access control.
+pub const ACCESS_CONTROL_RULES: &str = "access-control-rules.json";
+
+/// Keys of `config.properties` the operator owns, with the spec field to use instead
+/// (empty when there is none); an override of one is refused.
+pub const RESERVED_CONFIG_PROPERTIES: [(&str, &str); 9] = [
+    ("coordinator", ""),
+    ("node-scheduler.include-coordinator", ""),
+    ("http-server.http.port", ""),
+    ("discovery.uri", ""),
+    ("internal-communication.shared-secret", ""),
+    ("access-control.config-files", ""),
+    ("shutdown.grace-period", "config.shutdownGracePeriod"),
+    ("query.max-memory", "config.queryMaxMemory"),
+    ("query.max-memory-per-node", "config.queryMaxMemoryPerNode"),
+];
+/// Keys of `node.properties` the operator owns.
+pub const RESERVED_NODE_PROPERTIES: [&str; 3] = ["node.environment", "node.id", "node.data-dir"];
+/// `jvm.config` options the operator owns: the heap follows `resources.memory.limit`
+/// and `heapPercent`.
+pub const RESERVED_JVM_OPTIONS: [&str; 2] = ["-Xmx", "-Xms"];
+
+/// JVM options of the pinned release's deployment guide (Java 25 era), without the
+/// heap size, which follows the memory limit instead of `MaxRAMPercentage`.
+pub const RECOMMENDED_JVM_OPTIONS: [&str; 12] = [
+    "-server",
+    "-XX:G1HeapRegionSize=32M",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:+ExitOnOutOfMemoryError",
+    "-XX:+HeapDumpOnOutOfMemoryError",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:ReservedCodeCacheSize=512M",
+    "-XX:PerMethodRecompilationCutoff=10000",
+    "-XX:PerBytecodeRecompilationCutoff=10000",
+    "-Djdk.attach.allowAttachSelf=true",
+    "-Djdk.nio.maxCachedBufferSize=2000000",
+    "--add-modules=jdk.incubator.vector",
+];
+
+/// The checked settings of one role group's nodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeSettings {
+    /// Whether the nodes are coordinators.
+    pub coordinator: bool,
+    /// `discovery.uri`: the coordinator Service.
+    pub discovery_uri: String,
+    /// `node.environment`.
+    pub environment: String,
+    /// The JVM heap in MiB.
+    pub heap_mib: u64,
+    /// `query.max-memory` as a Trino size, coordinators only.
+    pub query_max_memory: Option<String>,
+    /// `query.max-memory-per-node` as a Trino size.
+    pub query_max_memory_per_node: Option<String>,
+    /// `shutdown.grace-period` in seconds, workers only.
+    pub shutdown_grace_period_seconds: Option<i64>,
+}
+
+/// `config.properties`: the operator's keys, then the overrides.
+pub fn config_properties(settings: &NodeSettings, overrides: &BTreeMap<String, String>) -> String {
+    let mut entries: Vec<(&str, String)> = vec![
+        ("coordinator", settings.coordinator.to_string()),
+        ("http-server.http.port", HTTP_PORT.to_string()),
+        ("discovery.uri", settings.discovery_uri.clone()),
+        (
+            "internal-communication.shared-secret",
+            format!("${{ENV:{SHARED_SECRET_ENV}}}"),
+        ),
+        (
+            "access-control.config-files",
+            format!("{ETC_DIR}/{ACCESS_CONTROL_PROPERTIES}"),
+        ),
+    ];
+    if settings.coordinator {
+        entries.push(("node-scheduler.include-coordinator", "false".to_owned()));
+    }
+    if let Some(size) = &settings.query_max_memory {
+        entries.push(("query.max-memory", size.clone()));
+    }
+    if let Some(size) = &settings.query_max_memory_per_node {
+        entries.push(("query.max-memory-per-node", size.clone()));
+    }
+    if let Some(seconds) = settings.shutdown_grace_period_seconds {
+        entries.push(("shutdown.grace-period", format!("{seconds}s")));
+    }
+    properties(entries, overrides)
+}
+
+/// `node.properties`. `node.id` is not here: every pod of a role group shares this
+/// file, so the launcher gets `-Dnode.id=<pod name>` on its command line.
+pub fn node_properties(settings: &NodeSettings, overrides: &BTreeMap<String, String>) -> String {
+    properties(
+        vec![
+            ("node.environment", settings.environment.clone()),
+            ("node.data-dir", DATA_DIR.to_owned()),
+        ],
+        overrides,
+    )
+}
+
+/// `jvm.config`: the heap, the recommended options, then the overrides (an option
+/// with an empty value is written alone, otherwise as `option=value`).
+pub fn jvm_config(settings: &NodeSettings, overrides: &BTreeMap<String, String>) -> String {
+    let mut lines = vec![format!("-Xmx{}m", settings.heap_mib)];
+    lines.extend(
+        RECOMMENDED_JVM_OPTIONS
+            .iter()
+            .map(|option| (*option).to_owned()),
+    );
+    for (option, value) in overrides {
+        lines.push(if value.is_empty() {
+            option.clone()
+        } else {
+            format!("{option}={value}")
+        });
+    }
+    let mut file = lines.join("\n");
+    file.push('\n');
+    file
+}
+
+/// `log.properties`: `io.trino` at INFO, then the overrides (logger to level).
+pub fn log_properties(overrides: &BTreeMap<String, String>) -> String {
+    properties(vec![("io.trino", "INFO".to_owned())], overrides)
+}
+
+/// `access-control.properties`: the file-based system access control.
+pub fn access_control_properties() -> String {
+    properties(
+        vec![
+            ("access-control.name", "file".to_owned()),
+            (
+                "security.config-file",
+                format!("{ETC_DIR}/{ACCESS_CONTROL_RULES}"),
+            ),
+        ],
+        &BTreeMap::new(),
+    )
+}
+
+/// The access control rules. Trino's built-in `default` access control allows
+/// everything except impersonation and writing system information; these rules keep
+/// exactly that and let [`SHUTDOWN_USER`] write system information, which
+/// `PUT /v1/info/state` needs. Sections that allow everything when absent (catalogs,
+/// schemas, tables, queries, session properties) are left out; the four that deny
+/// when absent are written (impersonation stays denied by being absent).
+pub fn access_control_rules() -> String {
+    let rules = serde_json::json!({
+        "system_information": [
+            {"user": SHUTDOWN_USER, "allow": ["read", "write"]},
+            {"allow": ["read"]}
+        ],
+        "functions": [{"privileges": ["EXECUTE", "GRANT_EXECUTE", "OWNERSHIP"]}],
+        "procedures": [{"privileges": ["EXECUTE", "GRANT_EXECUTE"]}],
+        "authorization": [
+            {"original_user": ".*", "new_user": ".*", "new_role": ".*", "allow": true}
+        ]
+    });
+    let mut text = serde_json::to_string_pretty(&rules).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn properties(entries: Vec<(&str, String)>, overrides: &BTreeMap<String, String>) -> String {
+    let mut merged: Vec<(String, String)> = entries
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect();
+    for (key, value) in overrides {
+        match merged.iter_mut().find(|(k, _)| k == key) {
+            Some(entry) => entry.1.clone_from(value),
+            None => merged.push((key.clone(), value.clone())),
+        }
+    }
+    java_properties::write(
+        "",
+        merged
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.as_str())),
+    )
+    // Keys are never empty: the operator's are constants, overrides are checked.
+    .unwrap_or_default()
+}

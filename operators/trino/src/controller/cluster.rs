@@ -1,0 +1,145 @@
+//! The TrinoCluster controller: the five pipeline steps, in order.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::ResourceExt;
+use kube::runtime::controller::Action;
+use strata_operator::controller::Context;
+use strata_operator::error::ReconcileError;
+use strata_operator::pipeline::{Failed, Prepared};
+use strata_operator::reference::Target;
+use strata_status::{ConditionStatus, ConditionType};
+
+use crate::build::build;
+use crate::crd::{TrinoCatalog, TrinoCluster, TrinoStatus};
+use crate::validate::ValidatedCluster;
+
+/// How soon a cluster looks again at a catalog the catalog controller has not yet
+/// checked in its current generation; its status write requeues the cluster sooner.
+pub const UNCHECKED_CATALOG_RETRY: Duration = Duration::from_secs(5);
+
+/// What the controller needs beyond the shared context.
+#[derive(Clone, Debug)]
+pub struct ClusterContext {
+    /// The cluster's DNS domain.
+    pub cluster_domain: String,
+}
+
+/// The catalogs a cluster selects: the controller's declared references, so a catalog
+/// that is created, changed, relabelled or deleted requeues the cluster.
+pub fn catalog_selection(cluster: &TrinoCluster) -> Vec<Target> {
+    let namespace = cluster.namespace().unwrap_or_default();
+    cluster
+        .spec
+        .cluster_config
+        .catalog_label_selector
+        .iter()
+        .map(|selector| Target::selected(namespace.clone(), selector.clone()))
+        .collect()
+}
+
+/// Reconciles one TrinoCluster.
+///
+/// 1. Dereference: the catalogs its selector picks, from the watch cache. A catalog
+///    the catalog controller has not checked yet in its current generation is
+///    waited for; one whose references do not resolve stops the apply, so a deleted
+///    Secret never rolls the pods into a cluster without that catalog.
+/// 2. Validate: the spec and the catalogs become a checked model with every file
+///    rendered.
+/// 3. Build: pure functions turn the model into desired objects.
+/// 4. Apply (nothing while paused, workloads at zero while stopped), prune.
+/// 5. Report: conditions from the StatefulSets and pods, and the catalogs in use.
+pub async fn reconcile(
+    cluster: Arc<TrinoCluster>,
+    context: Arc<Context<ClusterContext>>,
+) -> Result<Action, ReconcileError> {
+    let operation = cluster.spec.cluster_operation.state(cluster.annotations());
+    let catalogs = match selected_catalogs(&cluster, &context) {
+        Ok(Some(catalogs)) => catalogs,
+        Ok(None) => return Ok(Action::requeue(UNCHECKED_CATALOG_RETRY)),
+        Err(error) => {
+            return context
+                .report_with(
+                    cluster.as_ref(),
+                    &operation,
+                    Err(error.into()),
+                    current_product_status(&cluster),
+                )
+                .await;
+        }
+    };
+    let mut in_use = TrinoStatus::default();
+    let applied = async {
+        let (prepared, catalog_names) = prepare(&cluster, &catalogs, &context)?;
+        in_use.catalogs = catalog_names;
+        context
+            .apply_prepared(cluster.as_ref(), &operation, prepared)
+            .await
+    }
+    .await;
+    if applied.is_err() {
+        in_use = current_product_status(&cluster);
+    }
+    context
+        .report_with(cluster.as_ref(), &operation, applied, in_use)
+        .await
+}
+
+/// The product status as stored: kept while a failure stops the apply, since the pods
+/// still serve those catalogs.
+fn current_product_status(cluster: &TrinoCluster) -> TrinoStatus {
+    cluster
+        .status
+        .as_ref()
+        .map(|status| status.product.clone())
+        .unwrap_or_default()
+}
+
+/// The selected catalogs, or `None` while one is not yet checked in its current
+/// generation, or why one cannot be served.
+fn selected_catalogs(
+    cluster: &TrinoCluster,
+    context: &Context<ClusterContext>,
+) -> Result<Option<Vec<TrinoCatalog>>, ReconcileError> {
+    let Some(selector) = &cluster.spec.cluster_config.catalog_label_selector else {
+        return Ok(Some(Vec::new()));
+    };
+    let namespace = cluster.namespace().unwrap_or_default();
+    let catalogs = context
+        .references
+        .selected::<TrinoCatalog>(&namespace, selector)
+        .map_err(|error| ReconcileError::operator_bug("UndeclaredReference", error.to_string()))?;
+    for catalog in &catalogs {
+        let status = catalog.status.as_ref();
+        let checked = status.and_then(|status| status.resource.observed_generation)
+            == catalog.metadata.generation;
+        if !checked {
+            return Ok(None);
+        }
+        let unresolved = status
+            .and_then(|status| status.resource.condition(ConditionType::Degraded))
+            .filter(|degraded| degraded.status == ConditionStatus::True);
+        if let Some(degraded) = unresolved {
+            let message = format!(
+                "the TrinoCatalog {} cannot be served: {}",
+                catalog.name_any(),
+                degraded.message
+            );
+            return Err(ReconcileError::transient(degraded.reason.as_str(), message));
+        }
+    }
+    Ok(Some(
+        catalogs.iter().map(|catalog| (**catalog).clone()).collect(),
+    ))
+}
+
+/// Steps 2 and 3.
+fn prepare(
+    cluster: &TrinoCluster,
+    catalogs: &[TrinoCatalog],
+    context: &Context<ClusterContext>,
+) -> Result<(Prepared, Vec<String>), Failed> {
+    let validated = ValidatedCluster::new(cluster, catalogs, &context.extra.cluster_domain)?;
+    Ok((build(&validated), validated.catalog_names()))
+}

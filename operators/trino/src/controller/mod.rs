@@ -1,0 +1,87 @@
+//! The operator's two controllers and how they are wired together.
+//!
+//! - The cluster controller reconciles `TrinoCluster`s and reads the `TrinoCatalog`s
+//!   their label selectors pick.
+//! - The catalog controller reconciles `TrinoCatalog`s: it checks the Secrets and
+//!   ConfigMaps each one names (key names only for Secrets) and records which clusters
+//!   select it. Its status is how the cluster controller learns that a catalog's
+//!   references resolve: a Secret that appears changes the catalog's status, which
+//!   requeues the clusters that select it.
+
+pub mod catalog;
+pub mod cluster;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use strata_operator::cache::ChildKind;
+use strata_operator::controller::{ControllerSpec, OperatorRuntime, run_controller};
+use strata_operator::definition::ControllerDef;
+use strata_operator::rbac::OperatorRegistration;
+
+use self::cluster::ClusterContext;
+use crate::crd::{TrinoCatalog, TrinoCluster};
+
+/// Kinds the cluster controller creates.
+pub fn child_kinds() -> Vec<ChildKind> {
+    vec![
+        ChildKind::of::<Secret>(),
+        ChildKind::of::<ConfigMap>(),
+        ChildKind::of::<Service>(),
+        ChildKind::of::<StatefulSet>(),
+        ChildKind::of::<PodDisruptionBudget>(),
+    ]
+}
+
+/// The cluster controller: TrinoClusters with their children and pods, and the
+/// catalogs each selects.
+pub fn cluster_controller() -> ControllerDef<TrinoCluster> {
+    ControllerDef::new(ControllerSpec {
+        name: "trinocluster",
+        child_kinds: child_kinds(),
+        watch_pods: true,
+        restarts_pods: false,
+    })
+    .reading::<TrinoCatalog>(cluster::catalog_selection)
+}
+
+/// The catalog controller: it creates nothing, and reads the Secrets (key names only)
+/// and ConfigMaps each catalog names and the clusters in its namespace.
+pub fn catalog_controller() -> ControllerDef<TrinoCatalog> {
+    ControllerDef::new(ControllerSpec {
+        name: "trinocatalog",
+        child_kinds: Vec::new(),
+        watch_pods: false,
+        restarts_pods: false,
+    })
+    .reading_secret_keys(catalog::secret_references)
+    .reading::<ConfigMap>(catalog::config_map_references)
+    .reading::<TrinoCluster>(catalog::clusters_in_namespace)
+}
+
+/// Both controllers as the Helm chart's RBAC rules see them.
+pub fn registration() -> OperatorRegistration {
+    OperatorRegistration {
+        controllers: vec![
+            cluster_controller().registration(),
+            catalog_controller().registration(),
+        ],
+    }
+}
+
+/// Runs both controllers until the runtime shuts down.
+pub async fn run(runtime: OperatorRuntime) {
+    let context = ClusterContext {
+        cluster_domain: runtime.cluster_domain.clone(),
+    };
+    run_with(runtime, context).await;
+}
+
+/// Runs both controllers with `context`, as tests and the benchmark do.
+pub async fn run_with(runtime: OperatorRuntime, context: ClusterContext) {
+    let (clusters, catalogs) = (cluster_controller(), catalog_controller());
+    tokio::join!(
+        run_controller(&runtime, &clusters, context, cluster::reconcile),
+        run_controller(&runtime, &catalogs, (), catalog::reconcile),
+    );
+}

@@ -1,0 +1,48 @@
+//! The Strata Trino operator: `TrinoCluster` (a coordinator and its workers) and
+//! `TrinoCatalog` (the catalogs they serve).
+//!
+//! The crate has the shape every Strata operator shares: `crd` (spec and status types),
+//! `validate` (spec to checked model), `config` (product files and scripts), `build`
+//! (pure objects), `controller` (the reconcile pipelines) and `render`.
+
+pub mod build;
+pub mod config;
+pub mod controller;
+pub mod crd;
+pub mod render;
+pub mod validate;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::CustomResourceExt;
+use strata_operator::cli::Operator;
+use strata_operator::controller::OperatorRuntime;
+use strata_operator::rbac::OperatorRegistration;
+
+/// The operator's name: field manager, `managed-by` label value, Event reporter.
+pub const OPERATOR_NAME: &str = crd::OPERATOR_NAME;
+
+/// The Trino operator, as the shared command line sees it.
+#[derive(Debug)]
+pub struct TrinoOperator;
+
+impl Operator for TrinoOperator {
+    const NAME: &'static str = OPERATOR_NAME;
+
+    fn crds() -> Vec<CustomResourceDefinition> {
+        vec![crd::TrinoCluster::crd(), crd::TrinoCatalog::crd()]
+    }
+
+    fn registration() -> OperatorRegistration {
+        controller::registration()
+    }
+
+    fn render(
+        documents: &[serde_json::Value],
+    ) -> Result<strata_operator::render::Rendered, strata_operator::render::RenderError> {
+        render::render(documents)
+    }
+
+    async fn run(runtime: OperatorRuntime) {
+        controller::run(runtime).await;
+    }
+}
