@@ -12,6 +12,7 @@ use hdfs_operator::HdfsOperator;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use strata_operator::rbac::OperatorRegistration;
 use superset_operator::SupersetOperator;
+use trino_operator::TrinoOperator;
 use zookeeper_operator::ZookeeperOperator;
 
 /// One operator: its name, where its crate lives, its CRDs and its controllers.
@@ -62,6 +63,14 @@ pub const OPERATORS: &[Operator] = &[
         registration: <SupersetOperator as strata_operator::cli::Operator>::registration,
         example: "examples/superset/simple-superset.yaml",
         sandbox_prerequisite: Some("xtask/sandbox/superset-secrets.yaml"),
+    },
+    Operator {
+        name: "trino-operator",
+        crate_dir: "operators/trino",
+        crds: <TrinoOperator as strata_operator::cli::Operator>::crds,
+        registration: <TrinoOperator as strata_operator::cli::Operator>::registration,
+        example: "examples/trino/simple-trino.yaml",
+        sandbox_prerequisite: Some("xtask/sandbox/trino-secrets.yaml"),
     },
 ];
 

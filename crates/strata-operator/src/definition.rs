@@ -77,7 +77,22 @@ where
     where
         R: Readable,
     {
-        self.declare::<R>(Content::Full, targets)
+        self.declare::<R>(Content::Full, targets, None)
+    }
+
+    /// Like [`reading`](Self::reading), but only a change to what `significance`
+    /// hashes (or to the labels, or a deletion) requeues the primaries: for objects
+    /// whose status changes often in ways the primaries do not read.
+    #[must_use]
+    pub fn reading_changes_of<R>(
+        self,
+        targets: fn(&P) -> Vec<Target>,
+        significance: fn(&R) -> u64,
+    ) -> Self
+    where
+        R: Readable,
+    {
+        self.declare::<R>(Content::Full, targets, Some(significance))
     }
 
     /// Like [`reading`](Self::reading), but only the objects' metadata is cached: for
@@ -87,7 +102,7 @@ where
     where
         R: Readable,
     {
-        self.declare::<R>(Content::MetadataOnly, targets)
+        self.declare::<R>(Content::MetadataOnly, targets, None)
     }
 
     /// The controller reads the key names of the Secrets its primaries name, so it
@@ -95,16 +110,22 @@ where
     /// emptied as it arrives and never cached.
     #[must_use]
     pub fn reading_secret_keys(self, targets: fn(&P) -> Vec<Target>) -> Self {
-        self.declare::<Secret>(Content::KeysOnly, targets)
+        self.declare::<Secret>(Content::KeysOnly, targets, None)
     }
 
-    fn declare<R>(mut self, content: Content, targets: fn(&P) -> Vec<Target>) -> Self
+    fn declare<R>(
+        mut self,
+        content: Content,
+        targets: fn(&P) -> Vec<Target>,
+        significance: Option<fn(&R) -> u64>,
+    ) -> Self
     where
         R: Readable,
     {
         self.references.push(Arc::new(Declared::<P, R> {
             content,
             targets,
+            significance,
             kind: std::marker::PhantomData,
         }));
         self

@@ -9,7 +9,10 @@
 //! - keeps a watch cache of the kind, so reconciles read it without a GET;
 //! - keeps an index from referenced objects to the owners that refer to them, fed by
 //!   the owners' own watch events, so a change (including the creation of an object
-//!   that was missing) requeues exactly those owners, without waiting for a resync;
+//!   that was missing, its deletion, and a relabel that moves it out of a selector)
+//!   requeues exactly those owners, without waiting for a resync. A declaration can
+//!   name what of an object its owners depend on (`reading_changes_of`), so a status
+//!   the owners do not read does not requeue them;
 //! - grants `list` and `watch` on the kind in the chart's RBAC rules.
 //!
 //! Secrets are cached without their values: as metadata only
@@ -35,6 +38,7 @@ use kube::core::PartialObjectMeta;
 use crate::guard::Guarded;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{Controller, WatchStreamExt, watcher};
+
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
@@ -326,7 +330,90 @@ where
 pub(crate) struct Declared<P, R> {
     pub(crate) content: Content,
     pub(crate) targets: fn(&P) -> Vec<Target>,
+    /// What of a referenced object its owners depend on; `None`: every change.
+    pub(crate) significance: Option<fn(&R) -> u64>,
     pub(crate) kind: std::marker::PhantomData<fn() -> R>,
+}
+
+/// What the requeue remembers of one referenced object: its labels, to requeue the
+/// owners that selected it before a relabel, and the hash of what its owners depend
+/// on.
+struct Seen {
+    labels: BTreeMap<String, String>,
+    significant: Option<u64>,
+}
+
+/// The objects whose owners to requeue for one watch event: every applied object
+/// whose significant part or labels changed (or every applied object, without a
+/// significance function), with a copy under its previous labels when they changed,
+/// so the owners that selected it before a relabel hear of it too; and every deleted
+/// object.
+fn requeue_objects<T: Resource + Clone>(
+    seen: &mut HashMap<(String, String), Seen>,
+    event: watcher::Event<T>,
+    significance: Option<fn(&T) -> u64>,
+) -> Vec<T> {
+    let key = |object: &T| {
+        (
+            object.meta().namespace.clone().unwrap_or_default(),
+            object.meta().name.clone().unwrap_or_default(),
+        )
+    };
+    match event {
+        watcher::Event::Apply(object) | watcher::Event::InitApply(object) => {
+            let labels = object.meta().labels.clone().unwrap_or_default();
+            let significant = significance.map(|hash| hash(&object));
+            let previous = seen.insert(
+                key(&object),
+                Seen {
+                    labels: labels.clone(),
+                    significant,
+                },
+            );
+            let mut objects = Vec::new();
+            match previous {
+                Some(previous) if previous.labels != labels => {
+                    let mut before = object.clone();
+                    before.meta_mut().labels = Some(previous.labels);
+                    objects.push(before);
+                    objects.push(object);
+                }
+                Some(previous) if significant.is_some() && previous.significant == significant => {}
+                _ => objects.push(object),
+            }
+            objects
+        }
+        watcher::Event::Delete(object) => {
+            seen.remove(&key(&object));
+            vec![object]
+        }
+        watcher::Event::Init | watcher::Event::InitDone => Vec::new(),
+    }
+}
+
+/// The reflected `events` as the objects whose owners to requeue
+/// ([`requeue_objects`]).
+fn requeue_stream<T, S>(
+    events: S,
+    significance: Option<fn(&T) -> u64>,
+) -> futures::stream::BoxStream<'static, Result<T, watcher::Error>>
+where
+    T: Resource + Clone + Send + 'static,
+    S: futures::Stream<Item = Result<watcher::Event<T>, watcher::Error>> + Send + 'static,
+{
+    let mut seen = HashMap::new();
+    events
+        .flat_map(move |result| {
+            let objects: Vec<Result<T, watcher::Error>> = match result {
+                Ok(event) => requeue_objects(&mut seen, event, significance)
+                    .into_iter()
+                    .map(Ok)
+                    .collect(),
+                Err(error) => vec![Err(error)],
+            };
+            futures::stream::iter(objects)
+        })
+        .boxed()
 }
 
 fn api_for<T>(client: &Client, namespace: Option<&str>) -> Api<T>
@@ -380,9 +467,10 @@ where
                 let events = watcher(api_for::<R>(client, namespace), watcher::Config::default())
                     .default_backoff()
                     .map(|event| event.map(|event| event.modify(crate::cache::trim_metadata)));
-                let stream = reflector::reflector(writer, events).applied_objects();
+                let stream =
+                    requeue_stream(reflector::reflector(writer, events), self.significance);
                 references.insert(store);
-                controller.watches_stream(stream.boxed(), requeue::<P, R>(index))
+                controller.watches_stream(stream, requeue::<P, R>(index))
             }
             Content::MetadataOnly => {
                 let (store, writer) = reflector::store::<PartialObjectMeta<R>>();
@@ -390,9 +478,9 @@ where
                 let events = watcher(api, watcher::Config::default())
                     .default_backoff()
                     .map(|event| event.map(|event| event.modify(crate::cache::trim_metadata)));
-                let stream = reflector::reflector(writer, events).applied_objects();
+                let stream = requeue_stream(reflector::reflector(writer, events), None);
                 references.insert(store);
-                controller.watches_stream(stream.boxed(), requeue::<P, PartialObjectMeta<R>>(index))
+                controller.watches_stream(stream, requeue::<P, PartialObjectMeta<R>>(index))
             }
             Content::KeysOnly => {
                 let (store, writer) = reflector::store::<Secret>();
@@ -407,9 +495,9 @@ where
                             })
                         })
                     });
-                let stream = reflector::reflector(writer, events).applied_objects();
+                let stream = requeue_stream(reflector::reflector(writer, events), None);
                 references.insert(store);
-                controller.watches_stream(stream.boxed(), requeue::<P, Secret>(index))
+                controller.watches_stream(stream, requeue::<P, Secret>(index))
             }
         }
     }
@@ -421,6 +509,7 @@ where
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
     use rstest::rstest;
 
@@ -443,6 +532,71 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
+    }
+
+    fn config_map(labels: &[(&str, &str)], data: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: kube::api::ObjectMeta {
+                name: Some("catalog".to_owned()),
+                namespace: Some("default".to_owned()),
+                labels: Some(pairs(labels)),
+                ..kube::api::ObjectMeta::default()
+            },
+            data: Some(pairs(&[("value", data)])),
+            ..ConfigMap::default()
+        }
+    }
+
+    fn value_hash(config_map: &ConfigMap) -> u64 {
+        config_map
+            .data
+            .as_ref()
+            .and_then(|data| data.get("value"))
+            .map_or(0, |value| value.len() as u64)
+    }
+
+    /// `(labels of each requeued copy)` after `first` then `second`.
+    fn requeued_after(
+        first: ConfigMap,
+        second: watcher::Event<ConfigMap>,
+        significance: Option<fn(&ConfigMap) -> u64>,
+    ) -> Vec<BTreeMap<String, String>> {
+        let mut seen = HashMap::new();
+        let first = requeue_objects(&mut seen, watcher::Event::Apply(first), significance);
+        assert_eq!(first.len(), 1, "a new object always requeues its owners");
+        requeue_objects(&mut seen, second, significance)
+            .into_iter()
+            .map(|object| object.metadata.labels.unwrap_or_default())
+            .collect()
+    }
+
+    #[rstest]
+    #[case::any_change_without_significance(None, &[("a", "1")], "xx", vec![pairs(&[("a", "1")])])]
+    #[case::insignificant_change(Some(value_hash as fn(&ConfigMap) -> u64), &[("a", "1")], "y", vec![])]
+    #[case::significant_change(Some(value_hash as fn(&ConfigMap) -> u64), &[("a", "1")], "yy", vec![pairs(&[("a", "1")])])]
+    #[case::relabel_requeues_old_and_new_owners(Some(value_hash as fn(&ConfigMap) -> u64), &[("a", "2")], "x", vec![pairs(&[("a", "1")]), pairs(&[("a", "2")])])]
+    fn an_update_requeues_owners_when_it_matters(
+        #[case] significance: Option<fn(&ConfigMap) -> u64>,
+        #[case] labels: &[(&str, &str)],
+        #[case] data: &str,
+        #[case] expected: Vec<BTreeMap<String, String>>,
+    ) {
+        let requeued = requeued_after(
+            config_map(&[("a", "1")], "x"),
+            watcher::Event::Apply(config_map(labels, data)),
+            significance,
+        );
+        assert_eq!(requeued, expected);
+    }
+
+    #[test]
+    fn a_deletion_requeues_the_owners() {
+        let requeued = requeued_after(
+            config_map(&[("a", "1")], "x"),
+            watcher::Event::Delete(config_map(&[("a", "1")], "x")),
+            Some(value_hash),
+        );
+        assert_eq!(requeued, vec![pairs(&[("a", "1")])]);
     }
 
     #[test]

@@ -139,7 +139,8 @@ pub fn trino(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Containe
         command: Some(vec![
             LAUNCHER.to_owned(),
             "run".to_owned(),
-            format!("--etc-dir={ETC_DIR}"),
+            "--etc-dir".to_owned(),
+            ETC_DIR.to_owned(),
             format!("-Dnode.id=$({POD_NAME_ENV})"),
         ]),
         env: Some(env),

@@ -132,7 +132,7 @@ pub fn node_properties(settings: &NodeSettings, overrides: &BTreeMap<String, Str
     )
 }
 
-/// `jvm.config`: the heap, the recommended options, then the overrides (an option
+/// `jvm.config`: the recommended options with the heap, then the overrides (an option
 /// with an empty value is written alone, otherwise as `option=value`).
 pub fn jvm_config(settings: &NodeSettings, overrides: &BTreeMap<String, String>) -> String {
     let mut lines = vec![format!("-Xmx{}m", settings.heap_mib)];

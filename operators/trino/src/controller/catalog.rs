@@ -6,6 +6,7 @@
 //! ...). `status.usedBy` lists the clusters whose label selector matches it. Nothing
 //! is created: the clusters render the catalog into their own ConfigMap.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -46,6 +47,15 @@ pub fn clusters_in_namespace(catalog: &TrinoCatalog) -> Vec<Target> {
     )]
 }
 
+/// What a catalog reads of a cluster: its label selector.
+pub fn selector_significance(cluster: &TrinoCluster) -> u64 {
+    let selector = serde_json::to_string(&cluster.spec.cluster_config.catalog_label_selector)
+        .unwrap_or_default();
+    let mut hasher = DefaultHasher::new();
+    selector.hash(&mut hasher);
+    hasher.finish()
+}
+
 fn references(
     catalog: &TrinoCatalog,
     name_of: impl Fn(&ValueSource) -> Option<String>,
@@ -77,14 +87,8 @@ pub async fn reconcile(
         check_references(&validated, &namespace, &context).map(|()| validated)
     });
     let used_by = used_by(&catalog, &namespace, &context)?;
-    let available = format!(
-        "Every reference resolves; {}.",
-        if used_by.is_empty() {
-            "no TrinoCluster selects it".to_owned()
-        } else {
-            format!("served by {}", used_by.join(", "))
-        }
-    );
+    let available = "Every Secret and ConfigMap key the catalog reads exists; status.usedBy \
+                     lists the TrinoClusters that serve it.";
     let stored = catalog.status.as_ref();
     let status = CatalogStatus {
         catalog_name: checked
@@ -95,7 +99,7 @@ pub async fn reconcile(
         resource: next_resource_status(
             stored.map(|status| &status.resource),
             catalog.meta().generation,
-            checked.as_ref().map(|_| available.as_str()),
+            checked.as_ref().map(|_| available),
             Time(jiff::Timestamp::now()),
         ),
     };

@@ -1,5 +1,6 @@
 //! The TrinoCluster controller: the five pipeline steps, in order.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,6 +38,38 @@ pub fn catalog_selection(cluster: &TrinoCluster) -> Vec<Target> {
         .iter()
         .map(|selector| Target::selected(namespace.clone(), selector.clone()))
         .collect()
+}
+
+/// What a cluster reads of a catalog: its spec (through the generation) and whether
+/// its references resolve. Its `usedBy`, which changes with every cluster that
+/// selects it, is not part of it, so a new cluster does not requeue all the others.
+pub fn catalog_significance(catalog: &TrinoCatalog) -> u64 {
+    let status = catalog.status.as_ref();
+    let conditions: Vec<(String, String, String, String)> = status
+        .map(|status| {
+            status
+                .resource
+                .conditions
+                .iter()
+                .map(|condition| {
+                    (
+                        condition.type_.to_string(),
+                        condition.status.to_string(),
+                        condition.reason.as_str().to_owned(),
+                        condition.message.clone(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut hasher = DefaultHasher::new();
+    (
+        catalog.metadata.generation,
+        status.and_then(|status| status.resource.observed_generation),
+        conditions,
+    )
+        .hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Reconciles one TrinoCluster.

@@ -42,7 +42,7 @@ pub fn cluster_controller() -> ControllerDef<TrinoCluster> {
         watch_pods: true,
         restarts_pods: false,
     })
-    .reading::<TrinoCatalog>(cluster::catalog_selection)
+    .reading_changes_of::<TrinoCatalog>(cluster::catalog_selection, cluster::catalog_significance)
 }
 
 /// The catalog controller: it creates nothing, and reads the Secrets (key names only)
@@ -56,7 +56,10 @@ pub fn catalog_controller() -> ControllerDef<TrinoCatalog> {
     })
     .reading_secret_keys(catalog::secret_references)
     .reading::<ConfigMap>(catalog::config_map_references)
-    .reading::<TrinoCluster>(catalog::clusters_in_namespace)
+    .reading_changes_of::<TrinoCluster>(
+        catalog::clusters_in_namespace,
+        catalog::selector_significance,
+    )
 }
 
 /// Both controllers as the Helm chart's RBAC rules see them.
