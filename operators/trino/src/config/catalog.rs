@@ -470,3 +470,6 @@ fn generic_connector(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -135,12 +135,11 @@ pub fn node_properties(settings: &NodeSettings, overrides: &BTreeMap<String, Str
 /// `jvm.config`: the recommended options with the heap, then the overrides (an option
 /// with an empty value is written alone, otherwise as `option=value`).
 pub fn jvm_config(settings: &NodeSettings, overrides: &BTreeMap<String, String>) -> String {
-    let mut lines = vec![format!("-Xmx{}m", settings.heap_mib)];
-    lines.extend(
-        RECOMMENDED_JVM_OPTIONS
-            .iter()
-            .map(|option| (*option).to_owned()),
-    );
+    let mut lines: Vec<String> = RECOMMENDED_JVM_OPTIONS
+        .iter()
+        .map(|option| (*option).to_owned())
+        .collect();
+    lines.insert(1, format!("-Xmx{}m", settings.heap_mib));
     for (option, value) in overrides {
         lines.push(if value.is_empty() {
             option.clone()

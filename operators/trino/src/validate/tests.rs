@@ -1,1 +1,333 @@
+use pretty_assertions::assert_eq;
+use rstest::rstest;
+use serde_json::{Value, json};
+use strata_operator::error::ReconcileError;
 
+use super::*;
+
+/// A cluster with one coordinator and two workers; `patch` replaces top-level spec keys.
+pub(crate) fn cluster(patch: Value) -> TrinoCluster {
+    let mut spec = json!({
+        "clusterConfig": {"catalogLabelSelector": {"matchLabels": {"trino": "simple-trino"}}},
+        "coordinators": {"roleGroups": {"default": {"replicas": 1}}},
+        "workers": {"roleGroups": {"default": {"replicas": 2}}}
+    });
+    if let (Some(spec), Value::Object(patch)) = (spec.as_object_mut(), patch) {
+        spec.extend(patch);
+    }
+    serde_json::from_value(json!({
+        "apiVersion": "trino.strata.dev/v1alpha1",
+        "kind": "TrinoCluster",
+        "metadata": {"name": "simple-trino", "namespace": "default", "uid": "uid-1"},
+        "spec": spec
+    }))
+    .unwrap_or_else(|error| unreachable!("the fixture is a valid TrinoCluster: {error}"))
+}
+
+/// A catalog named `name` with `spec`.
+pub(crate) fn catalog(name: &str, spec: Value) -> TrinoCatalog {
+    serde_json::from_value(json!({
+        "apiVersion": "trino.strata.dev/v1alpha1",
+        "kind": "TrinoCatalog",
+        "metadata": {"name": name, "namespace": "default", "labels": {"trino": "simple-trino"}},
+        "spec": spec
+    }))
+    .unwrap_or_else(|error| unreachable!("the fixture is a valid TrinoCatalog: {error}"))
+}
+
+pub(crate) fn validated(patch: Value) -> Result<ValidatedCluster, ReconcileError> {
+    ValidatedCluster::new(&cluster(patch), &[], DEFAULT_CLUSTER_DOMAIN)
+}
+
+fn reason_of(result: Result<ValidatedCluster, ReconcileError>) -> String {
+    match result {
+        Ok(_) => "accepted".to_owned(),
+        Err(error) => error.reason().to_owned(),
+    }
+}
+
+fn group_file(cluster: &ValidatedCluster, role: TrinoRole, file: &str) -> String {
+    cluster
+        .role(role)
+        .and_then(|role| role.groups.first())
+        .and_then(|group| group.files.get(file))
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[rstest]
+#[case::one_coordinator(json!({"default": {"replicas": 1}}), "accepted")]
+#[case::no_coordinator(json!({"default": {"replicas": 0}}), "InvalidCoordinatorReplicas")]
+#[case::two_replicas(json!({"default": {"replicas": 2}}), "InvalidCoordinatorReplicas")]
+#[case::two_role_groups(
+    json!({"a": {"replicas": 1}, "b": {"replicas": 1}}),
+    "InvalidCoordinatorReplicas"
+)]
+fn exactly_one_coordinator_runs(#[case] role_groups: Value, #[case] expected: &str) {
+    assert_eq!(
+        reason_of(validated(
+            json!({"coordinators": {"roleGroups": role_groups}})
+        )),
+        expected
+    );
+}
+
+/// The default memory limit (4Gi) at 80% gives a 3276 MiB heap; Trino keeps 30% of it
+/// as headroom, so 2293 MiB are left for one query on one node.
+#[rstest]
+#[case::within_the_heap("2Gi", "accepted")]
+#[case::just_below_the_limit("2293Mi", "accepted")]
+#[case::just_above_the_limit("2294Mi", "QueryMemoryExceedsHeap")]
+#[case::the_whole_heap("4Gi", "QueryMemoryExceedsHeap")]
+#[case::not_a_quantity("lots", "QueryMemoryExceedsHeap")]
+fn query_memory_per_node_must_fit_in_the_heap(#[case] size: &str, #[case] expected: &str) {
+    let workers = json!({
+        "config": {"queryMaxMemoryPerNode": size},
+        "roleGroups": {"default": {"replicas": 2}}
+    });
+    assert_eq!(reason_of(validated(json!({"workers": workers}))), expected);
+}
+
+#[rstest]
+#[case::too_small(40, "InvalidHeapPercent")]
+#[case::lowest(50, "accepted")]
+#[case::highest(90, "accepted")]
+#[case::too_large(95, "InvalidHeapPercent")]
+fn heap_percent_is_bounded(#[case] percent: u8, #[case] expected: &str) {
+    let workers = json!({
+        "config": {"heapPercent": percent},
+        "roleGroups": {"default": {"replicas": 2}}
+    });
+    assert_eq!(reason_of(validated(json!({"workers": workers}))), expected);
+}
+
+#[rstest]
+#[case::coordinator_key("config.properties", "coordinator", "false", "ReservedConfigOverride")]
+#[case::discovery(
+    "config.properties",
+    "discovery.uri",
+    "http://x",
+    "ReservedConfigOverride"
+)]
+#[case::typed_memory(
+    "config.properties",
+    "query.max-memory-per-node",
+    "1GB",
+    "ReservedConfigOverride"
+)]
+#[case::grace_period(
+    "config.properties",
+    "shutdown.grace-period",
+    "1m",
+    "ReservedConfigOverride"
+)]
+#[case::node_id("node.properties", "node.id", "x", "ReservedConfigOverride")]
+#[case::heap("jvm.config", "-Xmx8g", "", "ReservedConfigOverride")]
+#[case::line_break_in_value(
+    "config.properties",
+    "query.max-run-time",
+    "1h\ncoordinator=false",
+    "InvalidConfigOverride"
+)]
+#[case::line_break_in_key("log.properties", "io.trino\nx", "DEBUG", "InvalidConfigOverride")]
+#[case::ordinary_key("config.properties", "query.max-run-time", "1h", "accepted")]
+#[case::jvm_option("jvm.config", "-XX:+UseStringDeduplication", "", "accepted")]
+#[case::logger("log.properties", "io.trino.server", "DEBUG", "accepted")]
+fn overrides_are_checked(
+    #[case] file: &str,
+    #[case] key: &str,
+    #[case] value: &str,
+    #[case] expected: &str,
+) {
+    let workers = json!({
+        "configOverrides": {file: {key: value}},
+        "roleGroups": {"default": {"replicas": 2}}
+    });
+    assert_eq!(reason_of(validated(json!({"workers": workers}))), expected);
+}
+
+#[test]
+fn an_override_wins_over_the_operators_value_and_is_written_after_it() -> Result<(), ReconcileError>
+{
+    let workers = json!({
+        "configOverrides": {
+            "config.properties": {"query.max-run-time": "1h"},
+            "log.properties": {"io.trino": "WARN"},
+            "jvm.config": {"-Dfoo": "bar", "-XX:+UseStringDeduplication": ""}
+        },
+        "roleGroups": {"default": {"replicas": 2}}
+    });
+    let cluster = validated(json!({"workers": workers}))?;
+    assert!(
+        group_file(&cluster, TrinoRole::Worker, CONFIG_PROPERTIES)
+            .ends_with("query.max-run-time=1h\n")
+    );
+    assert_eq!(
+        group_file(&cluster, TrinoRole::Worker, LOG_PROPERTIES),
+        "io.trino=WARN\n"
+    );
+    let jvm = group_file(&cluster, TrinoRole::Worker, JVM_CONFIG);
+    assert!(
+        jvm.ends_with("-Dfoo=bar\n-XX:+UseStringDeduplication\n"),
+        "{jvm}"
+    );
+    Ok(())
+}
+
+#[test]
+fn coordinator_and_worker_files_differ_where_trino_needs_them_to() -> Result<(), ReconcileError> {
+    let cluster = validated(json!({}))?;
+    assert_eq!(
+        group_file(&cluster, TrinoRole::Coordinator, CONFIG_PROPERTIES),
+        "coordinator=true\n\
+         http-server.http.port=8080\n\
+         discovery.uri=http://simple-trino-coordinator.default.svc.cluster.local:8080\n\
+         internal-communication.shared-secret=${ENV:TRINO_INTERNAL_SHARED_SECRET}\n\
+         access-control.config-files=/etc/trino/access-control.properties\n\
+         node-scheduler.include-coordinator=false\n"
+    );
+    assert_eq!(
+        group_file(&cluster, TrinoRole::Worker, CONFIG_PROPERTIES),
+        "coordinator=false\n\
+         http-server.http.port=8080\n\
+         discovery.uri=http://simple-trino-coordinator.default.svc.cluster.local:8080\n\
+         internal-communication.shared-secret=${ENV:TRINO_INTERNAL_SHARED_SECRET}\n\
+         access-control.config-files=/etc/trino/access-control.properties\n\
+         shutdown.grace-period=30s\n"
+    );
+    for role in [TrinoRole::Coordinator, TrinoRole::Worker] {
+        assert_eq!(
+            group_file(&cluster, role, NODE_PROPERTIES),
+            "node.environment=simple_trino\nnode.data-dir=/data/trino\n",
+            "node.environment is the same on every node and matches [a-z0-9][_a-z0-9]*"
+        );
+        assert!(
+            group_file(&cluster, role, JVM_CONFIG).starts_with("-server\n-Xmx3276m\n"),
+            "the heap is 80% of the 4Gi limit"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn query_memory_is_written_as_trino_sizes() -> Result<(), ReconcileError> {
+    let coordinators = json!({
+        "config": {"queryMaxMemory": "50Gi", "queryMaxMemoryPerNode": "1Gi"},
+        "roleGroups": {"default": {"replicas": 1}}
+    });
+    let cluster = validated(json!({"coordinators": coordinators}))?;
+    let config = group_file(&cluster, TrinoRole::Coordinator, CONFIG_PROPERTIES);
+    assert!(config.contains("query.max-memory=50GB\n"), "{config}");
+    assert!(
+        config.contains("query.max-memory-per-node=1GB\n"),
+        "{config}"
+    );
+    Ok(())
+}
+
+/// `terminationGracePeriodSeconds` of a worker: the preStop hook sends
+/// `SHUTTING_DOWN`, Trino waits the grace period, drains its tasks (at most the
+/// graceful shutdown timeout), waits the grace period again and exits; the kubelet
+/// may kill the pod only after all of that, plus a margin for the request and the
+/// JVM's exit.
+#[rstest]
+#[case::defaults(30, 3600, 3675)]
+#[case::trinos_own_grace_period(120, 3600, 3855)]
+#[case::short_queries(10, 60, 95)]
+#[case::no_queries_to_wait_for(30, 1, 76)]
+fn worker_termination_grace_covers_twice_the_grace_period_and_the_drain(
+    #[case] grace: i64,
+    #[case] timeout: i64,
+    #[case] expected: i64,
+) {
+    let termination = worker_termination_grace_period(grace, timeout);
+    assert_eq!(termination, expected);
+    assert!(termination > 2 * grace + timeout);
+}
+
+#[rstest]
+#[case::worker_defaults(TrinoRole::Worker, json!({}), 3675)]
+#[case::worker_configured(
+    TrinoRole::Worker,
+    json!({"shutdownGracePeriod": "1m", "gracefulShutdownTimeout": "10m"}),
+    735
+)]
+#[case::coordinator_defaults(TrinoRole::Coordinator, json!({}), 30)]
+fn the_pods_grace_period_follows_the_role(
+    #[case] role: TrinoRole,
+    #[case] config: Value,
+    #[case] expected: i64,
+) -> Result<(), ReconcileError> {
+    let replicas = if role == TrinoRole::Coordinator { 1 } else { 2 };
+    let field = role.field();
+    let cluster = validated(json!({
+        field: {"config": config, "roleGroups": {"default": {"replicas": replicas}}}
+    }))?;
+    let group = &cluster
+        .role(role)
+        .map(|role| role.groups.clone())
+        .unwrap_or_default()[0];
+    assert_eq!(group.termination_grace_period_seconds, expected);
+    assert_eq!(group.graceful_shutdown, role == TrinoRole::Worker);
+    Ok(())
+}
+
+#[test]
+fn no_workers_is_a_warning_not_an_error() -> Result<(), ReconcileError> {
+    let cluster = validated(json!({"workers": {"roleGroups": {"default": {"replicas": 0}}}}))?;
+    let reasons: Vec<&str> = cluster
+        .warnings
+        .iter()
+        .map(|warning| warning.reason.as_str())
+        .collect();
+    assert_eq!(reasons, ["NoWorkers"]);
+    Ok(())
+}
+
+#[rstest]
+#[case::same_name(
+    ("a", json!({"catalogName": "sales", "connector": {"tpch": {}}})),
+    ("b", json!({"catalogName": "sales", "connector": {"memory": {}}})),
+    "DuplicateCatalogName"
+)]
+#[case::names_whose_variables_collide(
+    ("a", json!({"catalogName": "sales-eu", "connector": {"tpch": {}}})),
+    ("b", json!({"catalogName": "sales_eu", "connector": {"tpch": {}}})),
+    "DuplicateCatalogName"
+)]
+#[case::invalid_catalog(
+    ("a", json!({"connector": {}})),
+    ("b", json!({"connector": {"tpch": {}}})),
+    "InvalidCatalog"
+)]
+#[case::distinct_names(
+    ("a", json!({"connector": {"tpch": {}}})),
+    ("b", json!({"connector": {"tpcds": {}}})),
+    "accepted"
+)]
+fn catalogs_are_checked_together(
+    #[case] first: (&str, Value),
+    #[case] second: (&str, Value),
+    #[case] expected: &str,
+) {
+    let catalogs = [catalog(first.0, first.1), catalog(second.0, second.1)];
+    assert_eq!(
+        reason_of(ValidatedCluster::new(
+            &cluster(json!({})),
+            &catalogs,
+            DEFAULT_CLUSTER_DOMAIN
+        )),
+        expected
+    );
+}
+
+#[test]
+fn catalogs_are_sorted_by_name() -> Result<(), ReconcileError> {
+    let catalogs = [
+        catalog("zeta", json!({"connector": {"tpch": {}}})),
+        catalog("alpha", json!({"connector": {"tpcds": {}}})),
+    ];
+    let cluster = ValidatedCluster::new(&cluster(json!({})), &catalogs, DEFAULT_CLUSTER_DOMAIN)?;
+    assert_eq!(cluster.catalog_names(), ["alpha", "zeta"]);
+    Ok(())
+}
