@@ -526,4 +526,4 @@ const PRODUCT: Product = Product {
 };
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,1 +1,345 @@
+use std::collections::BTreeSet;
 
+use pretty_assertions::assert_eq;
+use rstest::rstest;
+use serde_json::{Value, json};
+use strata_operator::error::ReconcileError;
+
+use super::*;
+use crate::config::known_properties::{
+    ACCESS_CONTROL_PROPERTIES, ACCESS_CONTROL_RULE_SECTIONS, CONFIG_PROPERTIES, NODE_PROPERTIES,
+    REMOVED_PROPERTIES, TYPED_CONNECTORS, catalog_properties,
+};
+use crate::config::server;
+use crate::crd::TrinoCatalog;
+use crate::validate::tests::{catalog, cluster};
+use crate::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
+
+fn model(patch: Value, catalogs: &[TrinoCatalog]) -> Result<ValidatedCluster, ReconcileError> {
+    ValidatedCluster::new(&cluster(patch), catalogs, DEFAULT_CLUSTER_DOMAIN)
+}
+
+fn objects(model: &ValidatedCluster) -> Result<Vec<Value>, ReconcileError> {
+    Ok(cluster_objects(model)
+        .into_objects(false)
+        .map_err(|error| ReconcileError::operator_bug("Erase", error.to_string()))?
+        .into_iter()
+        .map(|object| object.into_value())
+        .collect())
+}
+
+fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    objects
+        .iter()
+        .find(|object| object["kind"] == kind && object["metadata"]["name"] == name)
+        .unwrap_or_else(|| unreachable!("{kind}/{name} is built"))
+}
+
+/// Every typed connector, in a form that writes every key it can.
+fn every_connector() -> Vec<TrinoCatalog> {
+    [
+        ("tpch", json!({"tpch": {"splitsPerNode": 2, "columnNaming": "STANDARD"}})),
+        ("tpcds", json!({"tpcds": {"splitsPerNode": 2}})),
+        ("memory", json!({"memory": {"maxDataPerNode": "1Gi"}})),
+        ("blackhole", json!({"blackhole": {}})),
+        (
+            "postgresql",
+            json!({"postgresql": {"connectionUrl": "jdbc:postgresql://db/x", "credentialsSecret": "pg"}}),
+        ),
+        ("hive", json!({"hive": {"metastore": {"configMap": {"name": "hive"}}}})),
+        (
+            "iceberg-hms",
+            json!({"iceberg": {"hiveMetastore": {"uri": "thrift://m:9083"}}}),
+        ),
+        (
+            "iceberg-rest",
+            json!({"iceberg": {"rest": {"uri": "http://r:8181", "warehouse": "w"}}}),
+        ),
+        (
+            "iceberg-jdbc",
+            json!({"iceberg": {"jdbc": {
+                "connectionUrl": "jdbc:postgresql://db/i", "credentialsSecret": "ice",
+                "catalogName": "lake", "defaultWarehouseDir": "s3://lake/"
+            }}}),
+        ),
+    ]
+    .into_iter()
+    .map(|(name, connector)| catalog(name, json!({"connector": connector})))
+    .collect()
+}
+
+/// The keys of a properties file, as `java.util.Properties` would read them (the
+/// operator writes no continuation lines and escapes no key character it uses).
+fn keys(file: &str) -> Vec<String> {
+    file.lines()
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|line| line.split_once('=').map_or(line, |(key, _)| key).to_owned())
+        .collect()
+}
+
+#[test]
+fn every_object() -> Result<(), ReconcileError> {
+    let objects = objects(&model(json!({}), &[])?)?;
+    let names: BTreeSet<String> = objects
+        .iter()
+        .map(|object| {
+            format!(
+                "{}/{}",
+                object["kind"].as_str().unwrap_or_default(),
+                object["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    let expected = [
+        "Secret/simple-trino-internal-secret",
+        "ConfigMap/simple-trino-catalog",
+        "ConfigMap/simple-trino-coordinator-default",
+        "Service/simple-trino-coordinator-default",
+        "StatefulSet/simple-trino-coordinator-default",
+        "PodDisruptionBudget/simple-trino-coordinator",
+        "ConfigMap/simple-trino-worker-default",
+        "Service/simple-trino-worker-default",
+        "StatefulSet/simple-trino-worker-default",
+        "PodDisruptionBudget/simple-trino-worker",
+        "Service/simple-trino-coordinator",
+    ];
+    assert_eq!(names, expected.map(str::to_owned).into_iter().collect());
+    Ok(())
+}
+
+#[test]
+fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), ReconcileError> {
+    let coordinators = json!({
+        "config": {"queryMaxMemory": "10Gi", "queryMaxMemoryPerNode": "1Gi"},
+        "roleGroups": {"default": {"replicas": 1}}
+    });
+    let workers = json!({
+        "config": {"queryMaxMemoryPerNode": "1Gi"},
+        "roleGroups": {"default": {"replicas": 2}}
+    });
+    let model = model(
+        json!({"coordinators": coordinators, "workers": workers}),
+        &every_connector(),
+    )?;
+    let mut written = BTreeSet::new();
+    for group in model.roles.iter().flat_map(|role| &role.groups) {
+        for (file, known) in [
+            (server::CONFIG_PROPERTIES, CONFIG_PROPERTIES),
+            (server::NODE_PROPERTIES, NODE_PROPERTIES),
+            (server::ACCESS_CONTROL_PROPERTIES, ACCESS_CONTROL_PROPERTIES),
+        ] {
+            for key in keys(&group.files[file]) {
+                assert!(known.contains(&key.as_str()), "{file}: {key} is not documented");
+                written.insert(key);
+            }
+        }
+        let rules: serde_json::Map<String, Value> =
+            serde_json::from_str(&group.files[server::ACCESS_CONTROL_RULES])
+                .map_err(|error| ReconcileError::operator_bug("Rules", error.to_string()))?;
+        for section in rules.keys() {
+            assert!(ACCESS_CONTROL_RULE_SECTIONS.contains(&section.as_str()), "{section}");
+        }
+    }
+    for catalog in &model.catalogs {
+        assert!(TYPED_CONNECTORS.contains(&catalog.connector_name.as_str()));
+        let known = catalog_properties(&catalog.connector_name);
+        for key in keys(&catalog.file()) {
+            assert!(
+                known.contains(&key.as_str()),
+                "{}: {key} is not documented for {}",
+                catalog.name,
+                catalog.connector_name
+            );
+            written.insert(key);
+        }
+    }
+    for removed in REMOVED_PROPERTIES {
+        assert!(!written.contains(*removed), "{removed} was removed from Trino");
+    }
+    assert!(
+        written.len() > 30,
+        "the check saw every file: {written:?}"
+    );
+    Ok(())
+}
+
+#[rstest]
+#[case::one_worker(1, 1)]
+#[case::nine_workers(9, 1)]
+#[case::ten_workers(10, 1)]
+#[case::twenty_five_workers(25, 2)]
+#[case::a_hundred_workers(100, 10)]
+fn pdbs_allow_one_coordinator_and_a_tenth_of_the_workers(
+    #[case] workers: u16,
+    #[case] expected_workers: i64,
+) -> Result<(), ReconcileError> {
+    let model = model(
+        json!({"workers": {"roleGroups": {"a": {"replicas": workers - workers / 2}, "b": {"replicas": workers / 2}}}}),
+        &[],
+    )?;
+    let objects = objects(&model)?;
+    assert_eq!(
+        named(&objects, "PodDisruptionBudget", "simple-trino-coordinator")["spec"]["maxUnavailable"],
+        1
+    );
+    assert_eq!(
+        named(&objects, "PodDisruptionBudget", "simple-trino-worker")["spec"]["maxUnavailable"],
+        expected_workers
+    );
+    Ok(())
+}
+
+#[test]
+fn a_disabled_pdb_is_not_built() -> Result<(), ReconcileError> {
+    let workers = json!({
+        "roleConfig": {"podDisruptionBudget": {"enabled": false}},
+        "roleGroups": {"default": {"replicas": 2}}
+    });
+    let objects = objects(&model(json!({"workers": workers}), &[])?)?;
+    assert!(
+        !objects
+            .iter()
+            .any(|object| object["metadata"]["name"] == "simple-trino-worker")
+    );
+    Ok(())
+}
+
+fn template_hashes(model: &ValidatedCluster) -> Result<Vec<Value>, ReconcileError> {
+    let objects = objects(model)?;
+    Ok(["simple-trino-coordinator-default", "simple-trino-worker-default"]
+        .iter()
+        .map(|name| {
+            named(&objects, "StatefulSet", name)["spec"]["template"]["metadata"]["annotations"]
+                ["strata.dev/config-hash"]
+                .clone()
+        })
+        .collect())
+}
+
+#[test]
+fn a_catalog_change_rolls_every_pod() -> Result<(), ReconcileError> {
+    let tpch = catalog("tpch", json!({"connector": {"tpch": {}}}));
+    let before = template_hashes(&model(json!({}), std::slice::from_ref(&tpch))?)?;
+    let edited = catalog("tpch", json!({"connector": {"tpch": {"splitsPerNode": 4}}}));
+    let added = catalog("memory", json!({"connector": {"memory": {}}}));
+    for catalogs in [vec![], vec![edited], vec![tpch.clone(), added]] {
+        let after = template_hashes(&model(json!({}), &catalogs)?)?;
+        for (before, after) in before.iter().zip(&after) {
+            assert_ne!(before, after, "{catalogs:?}");
+        }
+    }
+    assert_eq!(
+        before,
+        template_hashes(&model(json!({}), &[tpch])?)?,
+        "the same catalogs give the same hash"
+    );
+    Ok(())
+}
+
+#[test]
+fn coordinator_and_workers_mount_the_same_catalogs() -> Result<(), ReconcileError> {
+    let model = model(json!({}), &every_connector())?;
+    let objects = objects(&model)?;
+    let catalog_items = |name: &str| {
+        named(&objects, "StatefulSet", name)["spec"]["template"]["spec"]["volumes"][0]["projected"]
+            ["sources"][1]
+            .clone()
+    };
+    let coordinator = catalog_items("simple-trino-coordinator-default");
+    assert_eq!(coordinator["configMap"]["name"], "simple-trino-catalog");
+    assert_eq!(
+        coordinator["configMap"]["items"].as_array().map(Vec::len),
+        Some(9)
+    );
+    assert_eq!(coordinator, catalog_items("simple-trino-worker-default"));
+    Ok(())
+}
+
+#[test]
+fn only_workers_drain_before_they_stop() -> Result<(), ReconcileError> {
+    let objects = objects(&model(json!({}), &[])?)?;
+    let container = |name: &str| {
+        named(&objects, "StatefulSet", name)["spec"]["template"]["spec"]["containers"][0].clone()
+    };
+    assert_eq!(
+        container("simple-trino-worker-default")["lifecycle"]["preStop"]["exec"]["command"],
+        json!([
+            "bash",
+            "/strata/scripts/graceful-shutdown.sh",
+            "8080",
+            "graceful-shutdown"
+        ])
+    );
+    assert!(container("simple-trino-coordinator-default")
+        .get("lifecycle")
+        .is_none());
+    Ok(())
+}
+
+#[test]
+fn secrets_reach_the_pods_by_reference_and_the_shared_secret_is_never_built()
+-> Result<(), ReconcileError> {
+    let model = model(json!({}), &every_connector())?;
+    let objects = objects(&model)?;
+    let secret = named(&objects, "Secret", "simple-trino-internal-secret");
+    assert!(
+        secret.get("data").is_none() && secret.get("stringData").is_none(),
+        "{secret}"
+    );
+    let env = &named(&objects, "StatefulSet", "simple-trino-worker-default")["spec"]["template"]
+        ["spec"]["containers"][0]["env"];
+    let by_name = |name: &str| {
+        env.as_array()
+            .and_then(|env| env.iter().find(|variable| variable["name"] == name))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        by_name("TRINO_INTERNAL_SHARED_SECRET")["valueFrom"]["secretKeyRef"],
+        json!({"name": "simple-trino-internal-secret", "key": "sharedSecret", "optional": false})
+    );
+    assert_eq!(
+        by_name("CATALOG_POSTGRESQL_PASSWORD")["valueFrom"]["secretKeyRef"],
+        json!({"name": "pg", "key": "password", "optional": false})
+    );
+    assert_eq!(
+        by_name("CATALOG_HIVE_METASTORE_URI")["valueFrom"]["configMapKeyRef"],
+        json!({"name": "hive", "key": "HIVE", "optional": false})
+    );
+    Ok(())
+}
+
+#[test]
+fn the_pods_run_as_the_trino_user_with_a_read_only_root() -> Result<(), ReconcileError> {
+    let objects = objects(&model(json!({}), &[])?)?;
+    let pod = &named(&objects, "StatefulSet", "simple-trino-worker-default")["spec"]["template"]
+        ["spec"];
+    assert_eq!(pod["securityContext"]["runAsUser"], 1000);
+    assert_eq!(pod["securityContext"]["runAsGroup"], 1000);
+    assert_eq!(
+        pod["containers"][0]["securityContext"]["readOnlyRootFilesystem"],
+        true
+    );
+    let mounts: Vec<(String, Value)> = pod["containers"][0]["volumeMounts"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|mount| {
+            (
+                mount["mountPath"].as_str().unwrap_or_default().to_owned(),
+                mount.get("readOnly").cloned().unwrap_or(Value::Bool(false)),
+            )
+        })
+        .collect();
+    assert_eq!(
+        mounts,
+        [
+            ("/etc/trino".to_owned(), Value::Bool(true)),
+            ("/strata/scripts".to_owned(), Value::Bool(true)),
+            ("/data/trino".to_owned(), Value::Bool(false)),
+            ("/tmp".to_owned(), Value::Bool(false)),
+        ]
+    );
+    Ok(())
+}
