@@ -1,0 +1,189 @@
+//! The pod scripts run by the real bash against a loopback stand-in for Trino's HTTP
+//! server: the readiness probe reads `/v1/info`, and the preStop hook sends the
+//! shutdown request Trino documents and waits for the server to go away.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use trino_operator::config::scripts::{GRACEFUL_SHUTDOWN, READY};
+use trino_operator::config::server::SHUTDOWN_USER;
+
+/// Writes `script` to a file bash reads (never executed as a file itself).
+fn script_file(dir: &tempfile::TempDir, name: &str, script: &str) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, script).expect("write the script");
+    path
+}
+
+/// Waits for `child` at most `limit`; kills it by its PID if it is still running.
+fn wait(mut child: Child, limit: Duration) -> ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for bash") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            child.kill().expect("kill bash");
+            child.wait().expect("reap bash");
+            panic!("the script did not finish within {limit:?}");
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Serves one request with `answer`, sends the raw request back through the channel,
+/// and keeps listening (refusing nothing) for `alive` afterwards, as a draining worker
+/// does until its JVM exits.
+fn serve_once(answer: &'static str, alive: Duration) -> (u16, mpsc::Receiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port is free");
+    let port = listener.local_addr().expect("address").port();
+    let (sender, receiver) = mpsc::channel();
+    thread::spawn(move || {
+        let (mut stream, _) = listener.accept().expect("accept");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        let mut request = Vec::new();
+        let mut buffer = [0_u8; 1024];
+        while let Ok(read) = stream.read(&mut buffer) {
+            if read == 0 {
+                break;
+            }
+            request.extend_from_slice(&buffer[..read]);
+            let text = String::from_utf8_lossy(&request);
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length = head
+                    .lines()
+                    .find_map(|line| line.strip_prefix("Content-Length: "))
+                    .and_then(|value| value.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                if body.len() >= length {
+                    break;
+                }
+            }
+        }
+        stream.write_all(answer.as_bytes()).expect("answer");
+        drop(stream);
+        sender
+            .send(String::from_utf8_lossy(&request).into_owned())
+            .expect("report the request");
+        let until = Instant::now() + alive;
+        listener.set_nonblocking(true).expect("non-blocking");
+        while Instant::now() < until {
+            // Accept the hook's "is it still up?" connections and close them.
+            let _probe = listener.accept();
+            thread::sleep(Duration::from_millis(20));
+        }
+    });
+    (port, receiver)
+}
+
+#[test]
+fn the_readiness_probe_needs_starting_false() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ready = script_file(&dir, "ready.sh", READY);
+    for (answer, ready_expected) in [
+        (
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"nodeVersion\":{\"version\":\"483\"},\"environment\":\"t\",\"coordinator\":false,\"starting\":false,\"uptime\":\"1m\"}",
+            true,
+        ),
+        (
+            "HTTP/1.1 200 OK\r\n\r\n{\"coordinator\":true,\"starting\": false}",
+            true,
+        ),
+        (
+            "HTTP/1.1 200 OK\r\n\r\n{\"coordinator\":false,\"starting\":true}",
+            false,
+        ),
+        (
+            "HTTP/1.1 503 Service Unavailable\r\n\r\n{\"starting\":false}",
+            false,
+        ),
+    ] {
+        let (port, requests) = serve_once(answer, Duration::ZERO);
+        let child = Command::new("bash")
+            .arg(&ready)
+            .arg(port.to_string())
+            .spawn()
+            .expect("run bash");
+        let status = wait(child, Duration::from_secs(10));
+        assert_eq!(status.success(), ready_expected, "{answer}");
+        let request = requests.recv().expect("the probe asked");
+        assert!(request.starts_with("GET /v1/info HTTP/1."), "{request}");
+    }
+}
+
+#[test]
+fn the_readiness_probe_fails_when_nothing_listens() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ready = script_file(&dir, "ready.sh", READY);
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("port");
+        listener.local_addr().expect("address").port()
+    };
+    let child = Command::new("bash")
+        .arg(&ready)
+        .arg(port.to_string())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run bash");
+    assert!(!wait(child, Duration::from_secs(10)).success());
+}
+
+#[test]
+fn the_pre_stop_hook_asks_the_worker_to_shut_down_and_waits_for_it_to_exit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hook = script_file(&dir, "graceful-shutdown.sh", GRACEFUL_SHUTDOWN);
+    let draining = Duration::from_secs(3);
+    let (port, requests) = serve_once("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", draining);
+    let started = Instant::now();
+    let child = Command::new("bash")
+        .arg(&hook)
+        .arg(port.to_string())
+        .arg(SHUTDOWN_USER)
+        .spawn()
+        .expect("run bash");
+    let status = wait(child, Duration::from_secs(30));
+    assert!(status.success());
+    assert!(
+        started.elapsed() >= draining,
+        "the hook returned before the server stopped listening"
+    );
+    let request = requests.recv().expect("the hook asked");
+    let (head, body) = request.split_once("\r\n\r\n").expect("a complete request");
+    let mut lines = head.lines();
+    assert_eq!(lines.next(), Some("PUT /v1/info/state HTTP/1.1"));
+    let headers: Vec<&str> = lines.collect();
+    assert!(headers.contains(&"X-Trino-User: graceful-shutdown"), "{headers:?}");
+    assert!(headers.contains(&"Content-Type: application/json"), "{headers:?}");
+    assert_eq!(body, "\"SHUTTING_DOWN\"", "the body is the JSON string Trino expects");
+}
+
+#[test]
+fn a_refused_shutdown_fails_the_hook_so_the_kubelet_reports_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hook = script_file(&dir, "graceful-shutdown.sh", GRACEFUL_SHUTDOWN);
+    let (port, _requests) = serve_once(
+        "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n",
+        Duration::ZERO,
+    );
+    let output = Command::new("bash")
+        .arg(&hook)
+        .arg(port.to_string())
+        .arg(SHUTDOWN_USER)
+        .output()
+        .expect("run bash");
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("403 Forbidden"),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+}
