@@ -161,9 +161,18 @@ fn the_pre_stop_hook_asks_the_worker_to_shut_down_and_waits_for_it_to_exit() {
     let mut lines = head.lines();
     assert_eq!(lines.next(), Some("PUT /v1/info/state HTTP/1.1"));
     let headers: Vec<&str> = lines.collect();
-    assert!(headers.contains(&"X-Trino-User: graceful-shutdown"), "{headers:?}");
-    assert!(headers.contains(&"Content-Type: application/json"), "{headers:?}");
-    assert_eq!(body, "\"SHUTTING_DOWN\"", "the body is the JSON string Trino expects");
+    assert!(
+        headers.contains(&"X-Trino-User: graceful-shutdown"),
+        "{headers:?}"
+    );
+    assert!(
+        headers.contains(&"Content-Type: application/json"),
+        "{headers:?}"
+    );
+    assert_eq!(
+        body, "\"SHUTTING_DOWN\"",
+        "the body is the JSON string Trino expects"
+    );
 }
 
 #[test]

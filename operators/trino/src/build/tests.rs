@@ -129,7 +129,10 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
             (server::ACCESS_CONTROL_PROPERTIES, ACCESS_CONTROL_PROPERTIES),
         ] {
             for key in keys(&group.files[file]) {
-                assert!(known.contains(&key.as_str()), "{file}: {key} is not documented");
+                assert!(
+                    known.contains(&key.as_str()),
+                    "{file}: {key} is not documented"
+                );
                 written.insert(key);
             }
         }
@@ -137,7 +140,10 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
             serde_json::from_str(&group.files[server::ACCESS_CONTROL_RULES])
                 .map_err(|error| ReconcileError::operator_bug("Rules", error.to_string()))?;
         for section in rules.keys() {
-            assert!(ACCESS_CONTROL_RULE_SECTIONS.contains(&section.as_str()), "{section}");
+            assert!(
+                ACCESS_CONTROL_RULE_SECTIONS.contains(&section.as_str()),
+                "{section}"
+            );
         }
     }
     for catalog in &model.catalogs {
@@ -154,12 +160,12 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
         }
     }
     for removed in REMOVED_PROPERTIES {
-        assert!(!written.contains(*removed), "{removed} was removed from Trino");
+        assert!(
+            !written.contains(*removed),
+            "{removed} was removed from Trino"
+        );
     }
-    assert!(
-        written.len() > 30,
-        "the check saw every file: {written:?}"
-    );
+    assert!(written.len() > 30, "the check saw every file: {written:?}");
     Ok(())
 }
 
@@ -206,14 +212,17 @@ fn a_disabled_pdb_is_not_built() -> Result<(), ReconcileError> {
 
 fn template_hashes(model: &ValidatedCluster) -> Result<Vec<Value>, ReconcileError> {
     let objects = objects(model)?;
-    Ok(["simple-trino-coordinator-default", "simple-trino-worker-default"]
-        .iter()
-        .map(|name| {
-            named(&objects, "StatefulSet", name)["spec"]["template"]["metadata"]["annotations"]
+    Ok([
+        "simple-trino-coordinator-default",
+        "simple-trino-worker-default",
+    ]
+    .iter()
+    .map(|name| {
+        named(&objects, "StatefulSet", name)["spec"]["template"]["metadata"]["annotations"]
                 ["strata.dev/config-hash"]
                 .clone()
-        })
-        .collect())
+    })
+    .collect())
 }
 
 #[test]
@@ -270,9 +279,11 @@ fn only_workers_drain_before_they_stop() -> Result<(), ReconcileError> {
             "graceful-shutdown"
         ])
     );
-    assert!(container("simple-trino-coordinator-default")
-        .get("lifecycle")
-        .is_none());
+    assert!(
+        container("simple-trino-coordinator-default")
+            .get("lifecycle")
+            .is_none()
+    );
     Ok(())
 }
 
@@ -286,8 +297,8 @@ fn secrets_reach_the_pods_by_reference_and_the_shared_secret_is_never_built()
         secret.get("data").is_none() && secret.get("stringData").is_none(),
         "{secret}"
     );
-    let env = &named(&objects, "StatefulSet", "simple-trino-worker-default")["spec"]["template"]
-        ["spec"]["containers"][0]["env"];
+    let env = &named(&objects, "StatefulSet", "simple-trino-worker-default")["spec"]["template"]["spec"]
+        ["containers"][0]["env"];
     let by_name = |name: &str| {
         env.as_array()
             .and_then(|env| env.iter().find(|variable| variable["name"] == name))
@@ -312,8 +323,8 @@ fn secrets_reach_the_pods_by_reference_and_the_shared_secret_is_never_built()
 #[test]
 fn the_pods_run_as_the_trino_user_with_a_read_only_root() -> Result<(), ReconcileError> {
     let objects = objects(&model(json!({}), &[])?)?;
-    let pod = &named(&objects, "StatefulSet", "simple-trino-worker-default")["spec"]["template"]
-        ["spec"];
+    let pod =
+        &named(&objects, "StatefulSet", "simple-trino-worker-default")["spec"]["template"]["spec"];
     assert_eq!(pod["securityContext"]["runAsUser"], 1000);
     assert_eq!(pod["securityContext"]["runAsGroup"], 1000);
     assert_eq!(

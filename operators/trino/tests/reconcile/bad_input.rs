@@ -1,0 +1,270 @@
+//! Bad input: missing references (on the catalog and on the clusters that select it),
+//! duplicate catalog names, refused specs, a failing pod; and no Secret value in
+//! anything the operator writes.
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use serde_json::json;
+use strata_status::{ConditionStatus, ConditionType};
+use strata_testing::wait::{eventually, stored_names, wait_for_event, wait_for_reason};
+use strata_testing::workloads::{run_until_settled, step_stateful_sets};
+
+use crate::{
+    CLUSTER, PASSWORD, SELECTED, create_catalog, create_cluster, create_example_catalogs,
+    create_postgres_secret, create_secret, spec, start,
+};
+use trino_operator::crd::{TrinoCatalog, TrinoCluster};
+
+async fn degraded_on_both(harness: &strata_testing::Harness, catalog: &str, reason: &str) {
+    let on_catalog = wait_for_reason::<TrinoCatalog>(
+        harness,
+        catalog,
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        reason,
+    )
+    .await;
+    let on_cluster = wait_for_reason::<TrinoCluster>(
+        harness,
+        CLUSTER,
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        reason,
+    )
+    .await;
+    assert!(
+        on_cluster
+            .message
+            .contains(&format!("TrinoCatalog {catalog}")),
+        "the cluster names the catalog: {on_cluster:?}"
+    );
+    assert!(
+        on_catalog.message.contains("trino-postgres") || on_catalog.message.contains("hive"),
+        "the catalog names the object: {on_catalog:?}"
+    );
+    wait_for_event(harness, catalog, "Warning", reason).await;
+    wait_for_event(harness, CLUSTER, "Warning", reason).await;
+}
+
+#[tokio::test]
+async fn a_missing_secret_or_key_is_named_on_the_catalog_and_the_cluster_until_it_is_fixed() {
+    let harness = start();
+    create_example_catalogs(&harness).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    degraded_on_both(&harness, "postgres", "SecretMissing").await;
+    harness.settle().await;
+    assert!(
+        stored_names::<StatefulSet>(&harness).is_empty(),
+        "nothing is applied"
+    );
+
+    create_secret(&harness, "trino-postgres", &[("username", "trino")]).await;
+    degraded_on_both(&harness, "postgres", "SecretKeyMissing").await;
+    assert!(
+        stored_names::<StatefulSet>(&harness).is_empty(),
+        "nothing is applied"
+    );
+
+    Api::<Secret>::namespaced(harness.server.client(), harness.namespace)
+        .patch(
+            "trino-postgres",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"stringData": {"password": PASSWORD}})),
+        )
+        .await
+        .expect("the key is added");
+    eventually(
+        "the StatefulSets once the key exists",
+        || (stored_names::<StatefulSet>(&harness).len() == 2).then_some(()),
+        || stored_names::<StatefulSet>(&harness),
+    )
+    .await;
+    wait_for_reason::<TrinoCatalog>(
+        &harness,
+        "postgres",
+        ConditionType::Available,
+        ConditionStatus::True,
+        "AsExpected",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_missing_discovery_config_map_is_named_and_recovers() {
+    let harness = start();
+    create_catalog(
+        &harness,
+        "hive",
+        json!({SELECTED.0: SELECTED.1}),
+        json!({"connector": {"hive": {"metastore": {"configMap": {"name": "hive"}}}}}),
+    )
+    .await;
+    create_cluster(&harness, spec(json!({}))).await;
+    degraded_on_both(&harness, "hive", "ConfigMapMissing").await;
+
+    let config_map: ConfigMap = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "hive", "namespace": harness.namespace},
+        "data": {"HIVE": "thrift://hive-metastore:9083"}
+    }))
+    .expect("the ConfigMap deserialises");
+    Api::<ConfigMap>::namespaced(harness.server.client(), harness.namespace)
+        .create(&PostParams::default(), &config_map)
+        .await
+        .expect("the ConfigMap is created");
+    eventually(
+        "the StatefulSets once the ConfigMap exists",
+        || (stored_names::<StatefulSet>(&harness).len() == 2).then_some(()),
+        || stored_names::<StatefulSet>(&harness),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn invalid_specs_get_a_reason_and_nothing_is_applied() {
+    let bad_worker_config = |config: serde_json::Value| json!({"workers": {"config": config, "roleGroups": {"default": {"replicas": 2}}}});
+    for (patch, reason) in [
+        (
+            json!({"coordinators": {"roleGroups": {"default": {"replicas": 2}}}}),
+            "InvalidCoordinatorReplicas",
+        ),
+        (
+            bad_worker_config(json!({"queryMaxMemoryPerNode": "4Gi"})),
+            "QueryMemoryExceedsHeap",
+        ),
+        (
+            json!({"workers": {
+                "configOverrides": {"config.properties": {"discovery.uri": "http://elsewhere:8080"}},
+                "roleGroups": {"default": {"replicas": 2}}
+            }}),
+            "ReservedConfigOverride",
+        ),
+        (
+            json!({"workers": {
+                "configOverrides": {"config.properties": {"query.max-run-time": "1h\ncoordinator=true"}},
+                "roleGroups": {"default": {"replicas": 2}}
+            }}),
+            "InvalidConfigOverride",
+        ),
+    ] {
+        let harness = start();
+        create_cluster(&harness, spec(patch)).await;
+        wait_for_reason::<TrinoCluster>(
+            &harness,
+            CLUSTER,
+            ConditionType::Degraded,
+            ConditionStatus::True,
+            reason,
+        )
+        .await;
+        wait_for_event(&harness, CLUSTER, "Warning", reason).await;
+        assert!(stored_names::<StatefulSet>(&harness).is_empty(), "{reason}");
+    }
+}
+
+#[tokio::test]
+async fn two_catalogs_with_one_name_are_refused() {
+    let harness = start();
+    let selected = json!({SELECTED.0: SELECTED.1});
+    create_catalog(
+        &harness,
+        "sales-a",
+        selected.clone(),
+        json!({"catalogName": "sales", "connector": {"tpch": {}}}),
+    )
+    .await;
+    create_catalog(
+        &harness,
+        "sales-b",
+        selected,
+        json!({"catalogName": "sales", "connector": {"tpcds": {}}}),
+    )
+    .await;
+    create_cluster(&harness, spec(json!({}))).await;
+    let degraded = wait_for_reason::<TrinoCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "DuplicateCatalogName",
+    )
+    .await;
+    assert!(
+        degraded.message.contains("sales-a") && degraded.message.contains("sales-b"),
+        "{degraded:?}"
+    );
+    assert!(stored_names::<StatefulSet>(&harness).is_empty());
+}
+
+#[tokio::test]
+async fn a_crash_looping_worker_makes_the_cluster_degraded() {
+    let harness = start();
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+    wait_for_reason::<TrinoCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Available,
+        ConditionStatus::True,
+        "AsExpected",
+    )
+    .await;
+    harness
+        .server
+        .patch_status_direct::<Pod>(
+            harness.namespace,
+            "simple-trino-worker-default-1",
+            json!({
+                "phase": "Running",
+                "containerStatuses": [{
+                    "name": "trino", "image": "", "imageID": "", "ready": false,
+                    "restartCount": 4,
+                    "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                    "lastState": {"terminated": {"exitCode": 100, "reason": "Error"}}
+                }]
+            }),
+        )
+        .expect("the pod status is written");
+    step_stateful_sets(&harness);
+    let degraded = wait_for_reason::<TrinoCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "PodsFailing",
+    )
+    .await;
+    assert!(
+        degraded
+            .message
+            .contains("simple-trino-worker-default-1 (container trino CrashLoopBackOff)"),
+        "{degraded:?}"
+    );
+}
+
+#[tokio::test]
+async fn no_secret_value_reaches_what_the_operator_writes() {
+    let harness = start();
+    create_postgres_secret(&harness).await;
+    create_example_catalogs(&harness).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+    for resource in [
+        "configmaps",
+        "statefulsets.apps",
+        "services",
+        "events.events.k8s.io",
+        "trinoclusters.trino.strata.dev",
+        "trinocatalogs.trino.strata.dev",
+    ] {
+        for object in harness.server.objects(resource) {
+            let text = object.to_string();
+            assert!(
+                !text.contains(PASSWORD),
+                "{resource} holds a Secret value: {text}"
+            );
+        }
+    }
+}

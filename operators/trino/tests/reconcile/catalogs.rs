@@ -1,0 +1,134 @@
+//! Catalog selection by label, and every kind of catalog change rolling the pods:
+//! create, edit, relabel into and out of the selector, and delete.
+
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use strata_testing::Harness;
+use strata_testing::wait::{eventually, stored};
+use strata_testing::workloads::run_until_settled;
+
+use crate::{
+    CLUSTER, SELECTED, catalog_files, create_catalog, create_cluster, spec, start, template_hashes,
+};
+use trino_operator::crd::{TrinoCatalog, TrinoCluster};
+
+/// Waits until the pods mount exactly `files` and their template hash differs from
+/// `before`; returns the new hashes.
+async fn rolled_to(harness: &Harness, files: &[&str], before: &[String]) -> Vec<String> {
+    eventually(
+        &format!("the catalogs {files:?} in the ConfigMap and a new pod template"),
+        || {
+            let hashes = template_hashes(harness);
+            (catalog_files(harness) == files
+                && hashes.iter().zip(before).all(|(now, then)| now != then))
+            .then_some(hashes)
+        },
+        || (catalog_files(harness), template_hashes(harness)),
+    )
+    .await
+}
+
+async fn patch_catalog(harness: &Harness, name: &str, patch: serde_json::Value) {
+    Api::<TrinoCatalog>::namespaced(harness.server.client(), harness.namespace)
+        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .expect("the catalog is patched");
+}
+
+#[tokio::test]
+async fn catalogs_are_selected_by_label_and_every_change_rolls_the_pods() {
+    let harness = start();
+    let selected = json!({SELECTED.0: SELECTED.1});
+    create_catalog(
+        &harness,
+        "tpch",
+        selected.clone(),
+        json!({"connector": {"tpch": {}}}),
+    )
+    .await;
+    create_catalog(
+        &harness,
+        "scratch",
+        json!({"trino": "another-cluster"}),
+        json!({"connector": {"memory": {}}}),
+    )
+    .await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+    assert_eq!(catalog_files(&harness), ["tpch.properties"]);
+    let initial = template_hashes(&harness);
+
+    // Relabelled into the selector.
+    patch_catalog(
+        &harness,
+        "scratch",
+        json!({"metadata": {"labels": selected}}),
+    )
+    .await;
+    let with_scratch = rolled_to(
+        &harness,
+        &["scratch.properties", "tpch.properties"],
+        &initial,
+    )
+    .await;
+
+    // Edited.
+    patch_catalog(
+        &harness,
+        "tpch",
+        json!({"spec": {"connector": {"tpch": {"splitsPerNode": 4}}}}),
+    )
+    .await;
+    let edited = rolled_to(
+        &harness,
+        &["scratch.properties", "tpch.properties"],
+        &with_scratch,
+    )
+    .await;
+    let tpch = stored::<k8s_openapi::api::core::v1::ConfigMap>(&harness, "simple-trino-catalog")
+        .data
+        .unwrap_or_default()["tpch.properties"]
+        .clone();
+    assert_eq!(tpch, "connector.name=tpch\ntpch.splits-per-node=4\n");
+
+    // Relabelled out of the selector.
+    patch_catalog(
+        &harness,
+        "scratch",
+        json!({"metadata": {"labels": {"trino": "another-cluster"}}}),
+    )
+    .await;
+    let without_scratch = rolled_to(&harness, &["tpch.properties"], &edited).await;
+    assert_ne!(without_scratch, initial, "tpch was edited since");
+
+    // Deleted.
+    Api::<TrinoCatalog>::namespaced(harness.server.client(), harness.namespace)
+        .delete("tpch", &DeleteParams::default())
+        .await
+        .expect("the catalog is deleted");
+    rolled_to(&harness, &[], &without_scratch).await;
+    eventually(
+        "status.catalogs empty",
+        || {
+            stored::<TrinoCluster>(&harness, CLUSTER)
+                .status
+                .filter(|status| status.product.catalogs.is_empty())
+        },
+        || stored::<TrinoCluster>(&harness, CLUSTER).status,
+    )
+    .await;
+    eventually(
+        "the unselected catalog used by nobody",
+        || {
+            stored::<TrinoCatalog>(&harness, "scratch")
+                .status
+                .filter(|status| {
+                    status.used_by.is_empty() && status.resource.observed_generation.is_some()
+                })
+        },
+        || stored::<TrinoCatalog>(&harness, "scratch").status,
+    )
+    .await;
+}
