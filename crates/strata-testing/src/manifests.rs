@@ -48,3 +48,23 @@ where
         .await
         .unwrap_or_else(|error| panic!("the {} spec is patched: {error}", K::kind(&())));
 }
+
+/// Creates the Secret `name` in the harness's namespace with `data` as `stringData`,
+/// as `kubectl create secret generic --from-literal` would.
+pub async fn create_secret(harness: &Harness, name: &str, data: &[(&str, &str)]) {
+    let string_data: serde_json::Map<String, Value> = data
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), Value::String((*value).to_owned())))
+        .collect();
+    let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": harness.namespace},
+        "stringData": string_data
+    }))
+    .unwrap_or_else(|error| panic!("the test Secret deserialises: {error}"));
+    Api::namespaced(harness.server.client(), harness.namespace)
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap_or_else(|error| panic!("the Secret {name} is created: {error}"));
+}

@@ -174,3 +174,18 @@ pub async fn wait_for_event(
     )
     .await
 }
+
+/// Fails when any stored object of the `resources` (such as `configmaps`,
+/// `events.events.k8s.io`) holds `secret_value`: what an operator writes must never
+/// carry a Secret's value.
+pub fn assert_no_object_holds(harness: &Harness, resources: &[&str], secret_value: &str) {
+    for resource in resources {
+        for object in harness.server.objects(resource) {
+            let text = object.to_string();
+            assert!(
+                !text.contains(secret_value),
+                "{resource} holds a Secret value: {text}"
+            );
+        }
+    }
+}

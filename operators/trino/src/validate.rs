@@ -19,15 +19,17 @@ use strata_model::role::{GenericRoleConfig, MergedRoleGroup, Role};
 use strata_operator::error::ReconcileError;
 use strata_status::{Reason, SpecWarning};
 
-use crate::config::catalog::ValidatedCatalog;
+use crate::build::container::POD_NAME_ENV;
+use crate::config::catalog::{CATALOG_VARIABLE_PREFIX, ValidatedCatalog};
 use crate::config::data_size::{bytes, trino_data_size};
 use crate::config::server::{
     self, ACCESS_CONTROL_PROPERTIES, ACCESS_CONTROL_RULES, CONFIG_PROPERTIES, HTTP_PORT,
     JVM_CONFIG, LOG_PROPERTIES, NODE_PROPERTIES, NodeSettings, RESERVED_CONFIG_PROPERTIES,
-    RESERVED_JVM_OPTIONS, RESERVED_NODE_PROPERTIES,
+    RESERVED_JVM_OPTIONS, RESERVED_NODE_PROPERTIES, SHARED_SECRET_ENV,
 };
 use crate::crd::config::{
-    DEFAULT_COORDINATOR_GRACEFUL_SHUTDOWN_TIMEOUT, DEFAULT_WORKER_GRACEFUL_SHUTDOWN_TIMEOUT,
+    DEFAULT_COORDINATOR_GRACEFUL_SHUTDOWN_TIMEOUT, DEFAULT_SHUTDOWN_GRACE_PERIOD,
+    DEFAULT_WORKER_GRACEFUL_SHUTDOWN_TIMEOUT,
 };
 use crate::crd::{
     APP_NAME, COORDINATOR_ROLE, DEFAULT_PRODUCT_VERSION, OPERATOR_NAME, TrinoCatalog, TrinoCluster,
@@ -137,6 +139,8 @@ pub struct ValidatedRoleGroup {
     pub env_overrides: BTreeMap<String, String>,
     /// Pod template parts merged last.
     pub pod_overrides: PodTemplateSpec,
+    /// What validation warns about in this role group.
+    pub warnings: Vec<SpecWarning>,
 }
 
 impl ValidatedCluster {
@@ -179,7 +183,11 @@ impl ValidatedCluster {
                 ),
             ));
         }
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<SpecWarning> = roles
+            .iter()
+            .flat_map(|role| &role.groups)
+            .flat_map(|group| group.warnings.clone())
+            .collect();
         if roles[1].replicas() == 0 {
             warnings.push(SpecWarning {
                 reason: Reason::new("NoWorkers").unwrap_or(Reason::AS_EXPECTED),
@@ -270,6 +278,23 @@ fn validate_catalogs(catalogs: &[TrinoCatalog]) -> Result<Vec<ValidatedCatalog>,
         }
         validated.push(checked);
     }
+    let mut owners: BTreeMap<&str, &str> = BTreeMap::new();
+    for catalog in &validated {
+        for variable in &catalog.variables {
+            if let Some(other) = owners.insert(&variable.variable, &catalog.object_name)
+                && other != catalog.object_name
+            {
+                return Err(ReconcileError::invalid_spec(
+                    "DuplicateCatalogName",
+                    format!(
+                        "the TrinoCatalogs {other} and {} would both set the environment \
+                         variable {}; rename one catalog (spec.catalogName)",
+                        catalog.object_name, variable.variable
+                    ),
+                ));
+            }
+        }
+    }
     validated.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(validated)
 }
@@ -309,6 +334,7 @@ fn validate_role(
                     files: parts.files,
                     env_overrides: merged.env_overrides.clone(),
                     pod_overrides: merged.pod_overrides.clone(),
+                    warnings: parts.warnings,
                 }
             })
         })
@@ -323,6 +349,7 @@ fn validate_role(
 }
 
 struct GroupParts {
+    warnings: Vec<SpecWarning>,
     resources: ValidatedResources,
     termination_grace_period_seconds: i64,
     files: BTreeMap<String, String>,
@@ -362,7 +389,7 @@ fn validate_role_group(
         .as_ref()
         .map(|size| check_per_node_memory(size, resources.heap_mib))
         .transpose()
-        .map_err(|message| problem("QueryMemoryExceedsHeap", message))?;
+        .map_err(|(reason, message)| problem(reason, message))?;
     let query_max_memory = match role {
         TrinoRole::Coordinator => config
             .query_max_memory
@@ -389,6 +416,37 @@ fn validate_role_group(
     };
     let overrides = &merged.config_overrides;
     check_overrides(overrides).map_err(|(reason, message)| problem(reason, message))?;
+    if let Some(variable) = merged
+        .env_overrides
+        .keys()
+        .find(|name| reserved_variable(name))
+    {
+        return Err(problem(
+            "ReservedEnvOverride",
+            format!(
+                "envOverrides: {variable} is set by the operator (the node id, the shared \
+                 secret or a catalog value); it is not overridable"
+            ),
+        ));
+    }
+    let mut warnings = Vec::new();
+    let ignored = match role {
+        TrinoRole::Coordinator => config
+            .shutdown_grace_period
+            .as_ref()
+            .filter(|value| value.as_str() != DEFAULT_SHUTDOWN_GRACE_PERIOD)
+            .map(|_| "shutdownGracePeriod (coordinators are not drained)"),
+        TrinoRole::Worker => config
+            .query_max_memory
+            .as_ref()
+            .map(|_| "queryMaxMemory (a coordinator setting)"),
+    };
+    if let Some(ignored) = ignored {
+        warnings.push(SpecWarning {
+            reason: Reason::new("IgnoredSetting").unwrap_or(Reason::AS_EXPECTED),
+            message: format!("{field}: {ignored} has no effect and is not written"),
+        });
+    }
     let settings = NodeSettings {
         coordinator: role == TrinoRole::Coordinator,
         discovery_uri: discovery_uri.to_owned(),
@@ -425,6 +483,7 @@ fn validate_role_group(
         ),
     ]);
     Ok(GroupParts {
+        warnings,
         resources,
         termination_grace_period_seconds: termination,
         files,
@@ -447,20 +506,29 @@ pub fn worker_termination_grace_period(grace_seconds: i64, timeout_seconds: i64)
 fn check_per_node_memory(
     size: &k8s_openapi::apimachinery::pkg::api::resource::Quantity,
     heap_mib: u64,
-) -> Result<String, String> {
-    let requested = bytes(size).map_err(|error| format!("queryMaxMemoryPerNode: {error}"))?;
+) -> Result<String, (&'static str, String)> {
+    let invalid = |error: strata_model::quantity::QuantityError| {
+        (
+            "InvalidQueryMemory",
+            format!("queryMaxMemoryPerNode: {error}"),
+        )
+    };
+    let requested = bytes(size).map_err(invalid)?;
     let heap = u128::from(heap_mib) << 20;
     let allowed = heap * (100 - HEAP_HEADROOM_PERCENT) / 100;
     if requested > allowed {
-        return Err(format!(
-            "queryMaxMemoryPerNode {} is more than the heap allows: the heap is {heap_mib} MiB \
-             and Trino keeps {HEAP_HEADROOM_PERCENT}% of it as headroom, leaving {} MiB; \
-             lower queryMaxMemoryPerNode or raise resources.memory.limit or heapPercent",
-            size.0,
-            allowed >> 20
+        return Err((
+            "QueryMemoryExceedsHeap",
+            format!(
+                "queryMaxMemoryPerNode {} is more than the heap allows: the heap is {heap_mib} \
+                 MiB and Trino keeps {HEAP_HEADROOM_PERCENT}% of it as headroom, leaving {} MiB; \
+                 lower queryMaxMemoryPerNode or raise resources.memory.limit or heapPercent",
+                size.0,
+                allowed >> 20
+            ),
         ));
     }
-    trino_data_size(size).map_err(|error| format!("queryMaxMemoryPerNode: {error}"))
+    trino_data_size(size).map_err(invalid)
 }
 
 /// Refuses overrides with line breaks and overrides of keys the operator owns.
@@ -499,6 +567,12 @@ fn check_overrides(overrides: &TrinoConfigOverrides) -> Result<(), (&'static str
         }
     }
     Ok(())
+}
+
+/// Whether the operator owns the environment variable `name`: the node id, the shared
+/// secret and every catalog value.
+fn reserved_variable(name: &str) -> bool {
+    name == POD_NAME_ENV || name == SHARED_SECRET_ENV || name.starts_with(CATALOG_VARIABLE_PREFIX)
 }
 
 /// Where the spec sets `key` of `file` instead, when the operator owns it.

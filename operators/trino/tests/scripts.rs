@@ -176,6 +176,24 @@ fn the_pre_stop_hook_asks_the_worker_to_shut_down_and_waits_for_it_to_exit() {
 }
 
 #[test]
+fn the_hook_succeeds_at_once_when_the_server_is_already_down() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hook = script_file(&dir, "graceful-shutdown.sh", GRACEFUL_SHUTDOWN);
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("port");
+        listener.local_addr().expect("address").port()
+    };
+    let child = Command::new("bash")
+        .arg(&hook)
+        .arg(port.to_string())
+        .arg(SHUTDOWN_USER)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run bash");
+    assert!(wait(child, Duration::from_secs(10)).success());
+}
+
+#[test]
 fn a_refused_shutdown_fails_the_hook_so_the_kubelet_reports_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let hook = script_file(&dir, "graceful-shutdown.sh", GRACEFUL_SHUTDOWN);

@@ -7,8 +7,6 @@
 mod creation;
 mod secrets;
 
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 use strata_test_apiserver::TestApiServer;
 use strata_testing::Harness;
@@ -68,24 +66,8 @@ pub async fn patch_spec(harness: &Harness, spec: Value) {
     strata_testing::manifests::patch_spec::<SupersetCluster>(harness, CLUSTER, spec).await;
 }
 
-/// Creates a Secret with `data`, as `kubectl create secret generic` would.
-pub async fn create_secret(harness: &Harness, name: &str, data: &[(&str, &str)]) {
-    let string_data: serde_json::Map<String, Value> = data
-        .iter()
-        .map(|(key, value)| ((*key).to_owned(), Value::String((*value).to_owned())))
-        .collect();
-    let secret: Secret = serde_json::from_value(json!({
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": name, "namespace": harness.namespace},
-        "stringData": string_data
-    }))
-    .expect("the Secret deserialises");
-    Api::<Secret>::namespaced(harness.server.client(), harness.namespace)
-        .create(&PostParams::default(), &secret)
-        .await
-        .expect("the Secret is created");
-}
+/// Creates the Secret `name` with `data`, as the user would.
+pub use strata_testing::manifests::create_secret;
 
 /// The user's two Secrets.
 pub async fn create_user_secrets(harness: &Harness) {

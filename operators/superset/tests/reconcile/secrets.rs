@@ -7,7 +7,9 @@ use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
-use strata_testing::wait::{eventually, stored_names, wait_for_event, wait_for_reason};
+use strata_testing::wait::{
+    assert_no_object_holds, eventually, stored_names, wait_for_event, wait_for_reason,
+};
 use strata_testing::workloads::{run_until_settled, step_stateful_sets};
 
 use crate::{CLUSTER, create_cluster, create_secret, create_user_secrets, spec, start};
@@ -195,19 +197,15 @@ async fn no_secret_value_reaches_what_the_operator_writes() {
     create_user_secrets(&harness).await;
     create_cluster(&harness, spec(json!({}))).await;
     run_until_settled(&harness, || {}).await;
-    for resource in [
-        "configmaps",
-        "statefulsets.apps",
-        "services",
-        "events.events.k8s.io",
-        "supersetclusters.superset.strata.dev",
-    ] {
-        for object in harness.server.objects(resource) {
-            let text = object.to_string();
-            assert!(
-                !text.contains("password-never-logged"),
-                "{resource} holds a Secret value: {text}"
-            );
-        }
-    }
+    assert_no_object_holds(
+        &harness,
+        &[
+            "configmaps",
+            "statefulsets.apps",
+            "services",
+            "events.events.k8s.io",
+            "supersetclusters.superset.strata.dev",
+        ],
+        "password-never-logged",
+    );
 }

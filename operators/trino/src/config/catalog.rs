@@ -16,6 +16,9 @@ use crate::crd::catalog::{
 /// names.
 pub const MAX_CATALOG_NAME_LENGTH: usize = 63;
 
+/// The prefix of every catalog variable; `envOverrides` may not set such a variable.
+pub const CATALOG_VARIABLE_PREFIX: &str = "CATALOG_";
+
 /// Where an environment variable's value comes from.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ValueSource {
@@ -43,7 +46,7 @@ pub struct ValidatedCatalog {
     pub object_name: String,
     /// The name in SQL and of the file (`<name>.properties`).
     pub name: String,
-    /// The connector's name, for messages and docs.
+    /// `connector.name`, for messages and the check against documented keys.
     pub connector_name: String,
     /// The properties in file order: `connector.name` first, the connector's own,
     /// then the overrides.
@@ -63,7 +66,7 @@ impl ValidatedCatalog {
             .clone()
             .unwrap_or_else(|| object_name.clone());
         check_catalog_name(&name)?;
-        let prefix = format!("CATALOG_{}", variable_part(&name));
+        let prefix = format!("{CATALOG_VARIABLE_PREFIX}{}", variable_part(&name));
         let mut builder = Builder {
             prefix,
             properties: Vec::new(),
@@ -84,7 +87,7 @@ impl ValidatedCatalog {
         Ok(Self {
             object_name,
             name,
-            connector_name: connector_name.to_owned(),
+            connector_name,
             properties: builder.properties,
             variables: builder.variables,
         })
@@ -146,10 +149,18 @@ fn variable_part(name: &str) -> String {
         .collect()
 }
 
+/// Refuses an empty key and a line break in a key or value: a value must never end its
+/// entry and start another. Overrides fail as `InvalidConfigOverride`, connector
+/// fields as `InvalidConnector`.
 fn check_line(field: &str, key: &str, value: &str) -> Result<(), ReconcileError> {
-    if key.is_empty() || [key, value].iter().any(|text| text.contains(['\n', '\r'])) {
+    if key.trim().is_empty() || [key, value].iter().any(|text| text.contains(['\n', '\r'])) {
+        let reason = if field.starts_with("configOverrides") {
+            "InvalidConfigOverride"
+        } else {
+            "InvalidConnector"
+        };
         return Err(ReconcileError::invalid_spec(
-            "InvalidConfigOverride",
+            reason,
             format!("{field}: keys must be non-empty and keys and values must be single lines"),
         ));
     }
@@ -230,7 +241,7 @@ impl Builder {
 }
 
 /// Renders the connector's properties; returns `connector.name`.
-fn connector(connector: &Connector, builder: &mut Builder) -> Result<&'static str, ReconcileError> {
+fn connector(connector: &Connector, builder: &mut Builder) -> Result<String, ReconcileError> {
     let Connector {
         tpch,
         tpcds,
@@ -268,7 +279,7 @@ fn connector(connector: &Connector, builder: &mut Builder) -> Result<&'static st
         ));
     }
     if let Some(generic) = generic {
-        return generic_connector(generic, builder).map(|()| "generic");
+        return generic_connector(generic, builder).map(|()| generic.connector_name.clone());
     }
     let name = named[0];
     builder.set("connector.name", name);
@@ -315,7 +326,7 @@ fn connector(connector: &Connector, builder: &mut Builder) -> Result<&'static st
     if let Some(iceberg) = iceberg {
         iceberg_connector(iceberg, builder)?;
     }
-    Ok(name)
+    Ok(name.to_owned())
 }
 
 fn iceberg_connector(
@@ -421,6 +432,13 @@ fn generic_connector(
             key,
             value,
         )?;
+        if key == "connector.name" {
+            return Err(ReconcileError::invalid_spec(
+                "InvalidConnector",
+                "spec.connector.generic.properties: connector.name is \
+                 spec.connector.generic.connectorName",
+            ));
+        }
         builder.set(key, value.clone());
     }
     let mut purposes: BTreeMap<String, &str> = BTreeMap::new();

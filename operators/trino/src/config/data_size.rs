@@ -1,4 +1,4 @@
-//! Kubernetes quantities as Trino data sizes, and durations as Trino durations.
+//! Kubernetes quantities as Trino data sizes.
 //!
 //! Trino (airlift) reads sizes as a number and a unit of `B`, `kB`, `MB`, `GB`, `TB`
 //! or `PB`, each 1024 times the one before. The operator accepts Kubernetes

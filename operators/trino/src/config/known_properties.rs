@@ -105,12 +105,11 @@ pub fn catalog_properties(connector: &str) -> &'static [&'static str] {
 }
 
 /// Keys removed or made defunct between releases 470 and 483, which the operator must
-/// never write: the release notes of 470, 477, 480, 481 and 482.
+/// never write: the release notes of 470, 477, 480, 481, 482 and 483.
 pub const REMOVED_PROPERTIES: &[&str] = &[
     "optimizer.optimize-hash-generation",
     "task.statistics-cpu-timer-enabled",
     "enable-large-dynamic-filters",
-    "fs.native-s3.enabled",
     "hive.s3.aws-access-key",
     "hive.max-initial-splits",
     "hive.max-initial-split-size",

@@ -159,7 +159,14 @@ fn selected_catalogs(
                 catalog.name_any(),
                 degraded.message
             );
-            return Err(ReconcileError::transient(degraded.reason.as_str(), message));
+            // A missing Secret or ConfigMap may appear; anything else needs the
+            // catalog's spec fixed.
+            let reason = degraded.reason.as_str();
+            return Err(if reason.ends_with("Missing") {
+                ReconcileError::transient(reason, message)
+            } else {
+                ReconcileError::invalid_spec(reason, message)
+            });
         }
     }
     Ok(Some(

@@ -79,7 +79,7 @@ fn exactly_one_coordinator_runs(#[case] role_groups: Value, #[case] expected: &s
 #[case::just_below_the_limit("2293Mi", "accepted")]
 #[case::just_above_the_limit("2294Mi", "QueryMemoryExceedsHeap")]
 #[case::the_whole_heap("4Gi", "QueryMemoryExceedsHeap")]
-#[case::not_a_quantity("lots", "QueryMemoryExceedsHeap")]
+#[case::not_a_quantity("lots", "InvalidQueryMemory")]
 fn query_memory_per_node_must_fit_in_the_heap(#[case] size: &str, #[case] expected: &str) {
     let workers = json!({
         "config": {"queryMaxMemoryPerNode": size},
@@ -272,6 +272,41 @@ fn the_pods_grace_period_follows_the_role(
     Ok(())
 }
 
+#[rstest]
+#[case::node_id("POD_NAME")]
+#[case::shared_secret("TRINO_INTERNAL_SHARED_SECRET")]
+#[case::catalog_value("CATALOG_POSTGRES_PASSWORD")]
+fn operator_variables_are_not_overridable(#[case] variable: &str) {
+    let workers = json!({
+        "envOverrides": {variable: "x"},
+        "roleGroups": {"default": {"replicas": 2}}
+    });
+    assert_eq!(
+        reason_of(validated(json!({"workers": workers}))),
+        "ReservedEnvOverride"
+    );
+}
+
+#[rstest]
+#[case::query_memory_on_workers("workers", json!({"queryMaxMemory": "10Gi"}), 2)]
+#[case::grace_period_on_coordinators("coordinators", json!({"shutdownGracePeriod": "1m"}), 1)]
+fn settings_a_role_ignores_are_warned_about(
+    #[case] field: &str,
+    #[case] config: Value,
+    #[case] replicas: u16,
+) -> Result<(), ReconcileError> {
+    let cluster = validated(json!({
+        field: {"config": config, "roleGroups": {"default": {"replicas": replicas}}}
+    }))?;
+    let reasons: Vec<&str> = cluster
+        .warnings
+        .iter()
+        .map(|warning| warning.reason.as_str())
+        .collect();
+    assert_eq!(reasons, ["IgnoredSetting"]);
+    Ok(())
+}
+
 #[test]
 fn no_workers_is_a_warning_not_an_error() -> Result<(), ReconcileError> {
     let cluster = validated(json!({"workers": {"roleGroups": {"default": {"replicas": 0}}}}))?;
@@ -293,6 +328,15 @@ fn no_workers_is_a_warning_not_an_error() -> Result<(), ReconcileError> {
 #[case::names_whose_variables_collide(
     ("a", json!({"catalogName": "sales-eu", "connector": {"tpch": {}}})),
     ("b", json!({"catalogName": "sales_eu", "connector": {"tpch": {}}})),
+    "DuplicateCatalogName"
+)]
+#[case::variables_collide_across_catalogs(
+    ("a", json!({"catalogName": "sales", "connector": {"generic": {
+        "connectorName": "mysql", "secretProperties": {"user.x": {"name": "s", "key": "k"}}
+    }}})),
+    ("b", json!({"catalogName": "sales_user", "connector": {"generic": {
+        "connectorName": "mysql", "secretProperties": {"x": {"name": "s", "key": "k"}}
+    }}})),
     "DuplicateCatalogName"
 )]
 #[case::invalid_catalog(

@@ -8,12 +8,15 @@ use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
-use strata_testing::wait::{eventually, stored_names, wait_for_event, wait_for_reason};
+use strata_testing::manifests::create_secret;
+use strata_testing::wait::{
+    assert_no_object_holds, eventually, stored_names, wait_for_event, wait_for_reason,
+};
 use strata_testing::workloads::{run_until_settled, step_stateful_sets};
 
 use crate::{
     CLUSTER, PASSWORD, SELECTED, create_catalog, create_cluster, create_example_catalogs,
-    create_postgres_secret, create_secret, spec, start,
+    create_postgres_secret, spec, start,
 };
 use trino_operator::crd::{TrinoCatalog, TrinoCluster};
 
@@ -251,20 +254,16 @@ async fn no_secret_value_reaches_what_the_operator_writes() {
     create_example_catalogs(&harness).await;
     create_cluster(&harness, spec(json!({}))).await;
     run_until_settled(&harness, || {}).await;
-    for resource in [
-        "configmaps",
-        "statefulsets.apps",
-        "services",
-        "events.events.k8s.io",
-        "trinoclusters.trino.strata.dev",
-        "trinocatalogs.trino.strata.dev",
-    ] {
-        for object in harness.server.objects(resource) {
-            let text = object.to_string();
-            assert!(
-                !text.contains(PASSWORD),
-                "{resource} holds a Secret value: {text}"
-            );
-        }
-    }
+    assert_no_object_holds(
+        &harness,
+        &[
+            "configmaps",
+            "statefulsets.apps",
+            "services",
+            "events.events.k8s.io",
+            "trinoclusters.trino.strata.dev",
+            "trinocatalogs.trino.strata.dev",
+        ],
+        PASSWORD,
+    );
 }

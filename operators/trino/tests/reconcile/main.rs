@@ -9,7 +9,7 @@ mod catalogs;
 mod creation;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 use strata_test_apiserver::TestApiServer;
@@ -113,28 +113,9 @@ pub async fn create_example_catalogs(harness: &Harness) {
     .await;
 }
 
-/// Creates the Secret `name` with `data` (as `stringData`).
-pub async fn create_secret(harness: &Harness, name: &str, data: &[(&str, &str)]) {
-    let string_data: serde_json::Map<String, Value> = data
-        .iter()
-        .map(|(key, value)| ((*key).to_owned(), Value::String((*value).to_owned())))
-        .collect();
-    let secret: Secret = serde_json::from_value(json!({
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": name, "namespace": harness.namespace},
-        "stringData": string_data
-    }))
-    .expect("the Secret deserialises");
-    Api::<Secret>::namespaced(harness.server.client(), harness.namespace)
-        .create(&PostParams::default(), &secret)
-        .await
-        .expect("the Secret is created");
-}
-
 /// The postgresql catalog's Secret.
 pub async fn create_postgres_secret(harness: &Harness) {
-    create_secret(
+    strata_testing::manifests::create_secret(
         harness,
         "trino-postgres",
         &[("username", "trino"), ("password", PASSWORD)],

@@ -145,6 +145,14 @@ fn each_connector_renders_its_properties_and_variables(
 )]
 #[case::url_with_a_line_break(
     json!({"connector": {"postgresql": {"connectionUrl": "jdbc:postgresql://db\nx=y", "credentialsSecret": "pg"}}}),
+    "InvalidConnector"
+)]
+#[case::generic_property_naming_the_connector(
+    json!({"connector": {"generic": {"connectorName": "mysql", "properties": {"connector.name": "x"}}}}),
+    "InvalidConnector"
+)]
+#[case::blank_override_key(
+    json!({"connector": {"tpch": {}}, "configOverrides": {" ": "x"}}),
     "InvalidConfigOverride"
 )]
 #[case::upper_case_name(json!({"catalogName": "Sales", "connector": {"tpch": {}}}), "InvalidCatalogName")]
@@ -166,6 +174,13 @@ fn overrides_win_over_the_connectors_own_properties() -> Result<(), ReconcileErr
         catalog.file(),
         "connector.name=tpch\ntpch.splits-per-node=8\ntpch.max-rows-per-page=100\n"
     );
+    Ok(())
+}
+
+#[test]
+fn a_generic_catalog_is_known_by_its_connectors_name() -> Result<(), ReconcileError> {
+    let catalog = checked(json!({"connector": {"generic": {"connectorName": "mysql"}}}))?;
+    assert_eq!(catalog.connector_name, "mysql");
     Ok(())
 }
 
