@@ -34,6 +34,25 @@ pub struct Operator {
     /// root: what another operator would publish in a real cluster but cannot in the
     /// sandbox (the HDFS example's ZNode ConfigMap needs a real ZooKeeper).
     pub sandbox_prerequisite: Option<&'static str>,
+    /// When the operator talks to a ZooKeeper ensemble itself: the environment
+    /// variable through which the sandbox gives it the address of a real ZooKeeper it
+    /// starts on a loopback address, and the demo step that uses it.
+    pub sandbox_zookeeper: Option<SandboxZookeeper>,
+}
+
+/// A demo step against a real ZooKeeper: a sub-resource applied once the example is
+/// Available, whose discovery ConfigMap (named like it) must hold `published_keys`
+/// and name a path that exists in the ensemble until the sub-resource is deleted.
+#[derive(Debug, Clone, Copy)]
+pub struct SandboxZookeeper {
+    /// The variable of the operator that takes the ensemble's `host:port`.
+    pub address_env: &'static str,
+    /// The sub-resource's manifest, relative to the workspace root.
+    pub manifest: &'static str,
+    /// The keys its discovery ConfigMap must hold.
+    pub published_keys: &'static [&'static str],
+    /// The key that holds the path in the ensemble.
+    pub path_key: &'static str,
 }
 
 /// Every operator of the workspace, in the order generators report them.
@@ -47,6 +66,17 @@ pub const OPERATORS: &[Operator] = &[
         registration: <ZookeeperOperator as strata_operator::cli::Operator>::registration,
         example: "examples/zookeeper/simple-cluster.yaml",
         sandbox_prerequisite: None,
+        sandbox_zookeeper: Some(SandboxZookeeper {
+            address_env: zookeeper_operator::controller::ENSEMBLE_OVERRIDE_ENV,
+            manifest: "xtask/sandbox/znode.yaml",
+            published_keys: &[
+                "ZOOKEEPER",
+                "ZOOKEEPER_HOSTS",
+                "ZOOKEEPER_CHROOT",
+                "ZOOKEEPER_CLIENT_PORT",
+            ],
+            path_key: "ZOOKEEPER_CHROOT",
+        }),
     },
     Operator {
         name: "hdfs-operator",
@@ -55,6 +85,7 @@ pub const OPERATORS: &[Operator] = &[
         registration: <HdfsOperator as strata_operator::cli::Operator>::registration,
         example: "examples/hdfs/simple-hdfs.yaml",
         sandbox_prerequisite: Some("xtask/sandbox/hdfs-znode.yaml"),
+        sandbox_zookeeper: None,
     },
     Operator {
         name: "superset-operator",
@@ -63,6 +94,7 @@ pub const OPERATORS: &[Operator] = &[
         registration: <SupersetOperator as strata_operator::cli::Operator>::registration,
         example: "examples/superset/simple-superset.yaml",
         sandbox_prerequisite: Some("xtask/sandbox/superset-secrets.yaml"),
+        sandbox_zookeeper: None,
     },
     Operator {
         name: "trino-operator",
@@ -71,6 +103,7 @@ pub const OPERATORS: &[Operator] = &[
         registration: <TrinoOperator as strata_operator::cli::Operator>::registration,
         example: "examples/trino/simple-trino.yaml",
         sandbox_prerequisite: Some("xtask/sandbox/trino-secrets.yaml"),
+        sandbox_zookeeper: None,
     },
 ];
 
@@ -102,6 +135,14 @@ pub fn registry_problems(operators: &[Operator], workspace: &Path) -> Vec<String
             problems.push(format!(
                 "{}: example {} does not exist",
                 operator.name, operator.example
+            ));
+        }
+        if let Some(zookeeper) = operator.sandbox_zookeeper
+            && !workspace.join(zookeeper.manifest).is_file()
+        {
+            problems.push(format!(
+                "{}: sandbox ZooKeeper manifest {} does not exist",
+                operator.name, zookeeper.manifest
             ));
         }
         if let Some(prerequisite) = operator.sandbox_prerequisite

@@ -7,14 +7,22 @@
 //!    kubelets of [`strata_testing::workloads::step_stateful_sets`] and the claims of
 //!    [`strata_testing::workloads::provision_claims`], every half second, so pods
 //!    appear, become Ready and go away like on a cluster, and their volumes stay.
-//! 3. `helm install` of every registered operator's chart, then each operator's binary
+//! 3. A real ZooKeeper (the Debian package's jars) on a loopback port, when an
+//!    operator reaches an ensemble itself (the ZooKeeper operator's ZNode controller):
+//!    its address goes to that operator through the variable its registry entry names
+//!    ([`operators::SandboxZookeeper`]), since the operator cannot resolve the
+//!    clusters' Service names here.
+//! 4. `helm install` of every registered operator's chart, then each operator's binary
 //!    (`<operator> run`) as a child process, with a kubeconfig whose token names the
 //!    chart's ServiceAccount, and its log in `target/sandbox/<operator>.log`. RBAC is
 //!    enforced for ServiceAccounts: an operator gets exactly what its chart's Roles and
 //!    bindings grant, and a request they do not grant is a 403. The sandbox fails at
 //!    the end if any operator request was refused.
-//! 4. Without `--demo`, it prints how to use it and runs until Ctrl-C. With `--demo`, it
-//!    applies each operator's example and waits for Available; makes its pods fail
+//! 5. Without `--demo`, it prints how to use it and runs until Ctrl-C. With `--demo`, it
+//!    applies each operator's example and waits for Available; for the ZooKeeper
+//!    operator, applies a ZNode, waits for it, checks its discovery ConfigMap and that
+//!    its path exists in the real ZooKeeper, deletes it and checks that the finalizer
+//!    removed the path; makes its pods fail
 //!    (`CrashLoopBackOff`, through `podOverrides` and the
 //!    [`SIMULATED_FAILURE_ANNOTATION`]) and waits for Degraded; heals them; stops the
 //!    cluster with the `operator-command` annotation and waits for Stopped; deletes it,
@@ -46,6 +54,8 @@ use crate::tools::{self, Tools};
 pub const OPERATOR_NAMESPACE: &str = "strata-operators";
 /// How often the simulated data plane acts.
 const DATA_PLANE_PERIOD: Duration = Duration::from_millis(500);
+/// How long the demo waits for the garbage collector after deleting a cluster.
+const GARBAGE_COLLECTION_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the demo waits for a condition.
 const DEMO_TIMEOUT: &str = "120s";
 
@@ -151,6 +161,16 @@ async fn sandbox(
         home: dir.to_owned(),
     };
     let mut children = Children(Vec::new());
+    let zookeeper = if operators
+        .iter()
+        .any(|operator| operator.sandbox_zookeeper.is_some())
+    {
+        let (address, child) = start_zookeeper(dir, tools)?;
+        children.0.push(child);
+        Some(address)
+    } else {
+        None
+    };
     for operator in operators {
         eprintln!("==> helm install {}", operator.name);
         kubectl.helm(&[
@@ -161,13 +181,27 @@ async fn sandbox(
             OPERATOR_NAMESPACE,
             "--create-namespace",
         ])?;
+        let env: Vec<(&str, String)> = operator
+            .sandbox_zookeeper
+            .zip(zookeeper.as_ref())
+            .map(|(wanted, address)| (wanted.address_env, address.to_string()))
+            .into_iter()
+            .collect();
         children
             .0
-            .push(start_operator(workspace, dir, &listener, operator)?);
+            .push(start_operator(workspace, dir, &listener, operator, &env)?);
     }
 
     let outcome = if options.demo {
-        demo(workspace, &kubectl, operators, &mut children).await
+        demo(
+            workspace,
+            tools,
+            &kubectl,
+            operators,
+            &mut children,
+            zookeeper,
+        )
+        .await
     } else {
         print_usage(&kubeconfig, workspace, operators);
         wait_for_ctrl_c(&mut children).await
@@ -239,6 +273,7 @@ fn start_operator(
     dir: &Path,
     listener: &Listener,
     operator: &Operator,
+    env: &[(&str, String)],
 ) -> anyhow::Result<(String, Child, PathBuf)> {
     let service_account = format!(
         "system:serviceaccount:{OPERATOR_NAMESPACE}:{}",
@@ -264,6 +299,7 @@ fn start_operator(
         .env("HTTP_ADDRESS", "127.0.0.1:0")
         .env("KUBERNETES_CLUSTER_DOMAIN", "cluster.local")
         .env("LOG_FORMAT", "text")
+        .envs(env.iter().map(|(name, value)| (*name, value)))
         .stdin(Stdio::null())
         .stdout(fs::File::create(&log)?)
         .stderr(fs::File::create(&log)?)
@@ -276,6 +312,98 @@ fn start_operator(
         log.display()
     );
     Ok((operator.name.to_owned(), child, log))
+}
+
+/// Starts a standalone ZooKeeper (the Debian package's jars) on a free loopback port,
+/// with its data and log under `dir/zookeeper`, and waits until it answers `ruok`.
+fn start_zookeeper(
+    dir: &Path,
+    tools: &Tools,
+) -> anyhow::Result<(SocketAddr, (String, Child, PathBuf))> {
+    let home = dir.join("zookeeper");
+    let data = home.join("data");
+    if data.exists() {
+        fs::remove_dir_all(&data).with_context(|| format!("clearing {}", data.display()))?;
+    }
+    fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
+    let address = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .context("finding a free loopback port for ZooKeeper")?;
+    let config = home.join("zoo.cfg");
+    fs::write(
+        &config,
+        format!(
+            "tickTime=2000\ndataDir={}\nclientPort={}\nclientPortAddress=127.0.0.1\n\
+             admin.enableServer=false\n4lw.commands.whitelist=ruok,srvr\n",
+            data.display(),
+            address.port()
+        ),
+    )?;
+    let log = home.join("zookeeper.log");
+    let child = Command::new(&tools.java)
+        .args([
+            "-Xmx128m",
+            "-XX:+UseSerialGC",
+            "-cp",
+            &tools.zookeeper_classpath,
+        ])
+        .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
+        .arg(&config)
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&log)?)
+        .stderr(fs::File::create(&log)?)
+        .spawn()
+        .context("starting ZooKeeper")?;
+    let mut started = ("zookeeper".to_owned(), child, log);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if four_letter_word(address, "ruok").is_ok_and(|answer| answer == "imok") {
+            break;
+        }
+        if let Some(status) = started.1.try_wait()? {
+            bail!(
+                "ZooKeeper exited ({status}); the last lines of {}:\n{}",
+                started.2.display(),
+                last_lines(&started.2, 20)
+            );
+        }
+        if std::time::Instant::now() > deadline {
+            bail!(
+                "ZooKeeper did not answer on {address} within 60 s; the last lines of {}:\n{}",
+                started.2.display(),
+                last_lines(&started.2, 20)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprintln!(
+        "==> started ZooKeeper on {address} (pid {}), for the operators that reach an \
+         ensemble themselves",
+        started.1.id()
+    );
+    Ok((address, started))
+}
+
+/// Sends a ZooKeeper four-letter word and returns the answer.
+fn four_letter_word(address: SocketAddr, word: &str) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    let timeout = Duration::from_secs(2);
+    let mut stream = std::net::TcpStream::connect_timeout(&address, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.write_all(word.as_bytes())?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer)?;
+    Ok(answer)
+}
+
+/// The children of `path` in the ensemble at `address`, by the ZooKeeper CLI.
+fn zookeeper_children(tools: &Tools, address: SocketAddr, path: &str) -> anyhow::Result<String> {
+    let cli = tools.zookeeper_home.join("bin").join("zkCli.sh");
+    output(
+        Command::new(&cli).args(["-server", &address.to_string(), "ls", path]),
+        "zkCli.sh",
+        &["ls", path],
+    )
 }
 
 fn print_usage(kubeconfig: &Path, workspace: &Path, operators: &[Operator]) {
@@ -318,9 +446,11 @@ async fn wait_for_ctrl_c(children: &mut Children) -> anyhow::Result<()> {
 /// heals it and shows Available again; stops it and shows Stopped.
 async fn demo(
     workspace: &Path,
+    tools: &Tools,
     kubectl: &Kubectl,
     operators: &[Operator],
     children: &mut Children,
+    zookeeper: Option<SocketAddr>,
 ) -> anyhow::Result<()> {
     for operator in operators {
         let example = workspace.join(operator.example);
@@ -337,6 +467,9 @@ async fn demo(
         eprintln!("==> kubectl apply --server-side -f {}", operator.example);
         kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
         show(kubectl, &target, "Available=True", children)?;
+        if let (Some(step), Some(address)) = (operator.sandbox_zookeeper, zookeeper) {
+            znode_step(workspace, tools, kubectl, children, step, address)?;
+        }
 
         let failing = json!({"metadata": {"annotations": {SIMULATED_FAILURE_ANNOTATION: "CrashLoopBackOff"}}});
         eprintln!(
@@ -373,22 +506,37 @@ async fn demo(
         if let Some(prerequisite) = &prerequisite {
             kubectl.run(&["delete", "-f", prerequisite, "--wait=true"])?;
         }
-        let left = kubectl.run(&[
-            "get",
-            "--namespace",
-            &target.namespace,
-            "statefulsets,configmaps,services,persistentvolumeclaims",
-            "-o",
-            "name",
-        ])?;
-        println!("{left}");
-        let objects: Vec<&str> = left.lines().collect();
-        if objects
-            .iter()
-            .any(|object| !object.starts_with("persistentvolumeclaim/"))
-        {
-            bail!("children of {} outlived it: {objects:?}", target.resource);
-        }
+        // Like a cluster's garbage collector, the sandbox's removes the children
+        // in the background (a reconcile that was running when the owner went may
+        // apply one more child), so the demo waits for it as a user would.
+        let mut waited = Duration::ZERO;
+        let objects = loop {
+            let left = kubectl.run(&[
+                "get",
+                "--namespace",
+                &target.namespace,
+                "statefulsets,configmaps,services,persistentvolumeclaims",
+                "-o",
+                "name",
+            ])?;
+            let objects: Vec<String> = left.lines().map(str::to_owned).collect();
+            let children_left = objects
+                .iter()
+                .any(|object| !object.starts_with("persistentvolumeclaim/"));
+            if !children_left {
+                println!("{left}");
+                break objects;
+            }
+            if waited >= GARBAGE_COLLECTION_TIMEOUT {
+                bail!(
+                    "children of {} outlived it by {} s: {objects:?}",
+                    target.resource,
+                    waited.as_secs()
+                );
+            }
+            tokio::time::sleep(DATA_PLANE_PERIOD).await;
+            waited += DATA_PLANE_PERIOD;
+        };
         if objects.is_empty() {
             bail!("the volumes of {} went away with it", target.resource);
         }
@@ -398,6 +546,80 @@ async fn demo(
         );
     }
     eprintln!("==> the demo finished");
+    Ok(())
+}
+
+/// Applies the sub-resource of `step`, waits for it to be Available, checks that its
+/// discovery ConfigMap holds the published keys and that its path exists in the real
+/// ensemble; then deletes it and checks that the finalizer removed the path.
+fn znode_step(
+    workspace: &Path,
+    tools: &Tools,
+    kubectl: &Kubectl,
+    children: &mut Children,
+    step: operators::SandboxZookeeper,
+    address: SocketAddr,
+) -> anyhow::Result<()> {
+    let manifest = workspace.join(step.manifest);
+    let text = fs::read_to_string(&manifest)?;
+    let documents = strata_testing::yaml::documents(&text)
+        .map_err(|error| anyhow::anyhow!("{}: {error}", manifest.display()))?;
+    let document = documents
+        .first()
+        .with_context(|| format!("{} has no document", manifest.display()))?;
+    let name = document["metadata"]["name"].as_str().unwrap_or_default();
+    let namespace = document["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("default");
+    let resource = format!(
+        "{}/{name}",
+        document["kind"].as_str().unwrap_or_default().to_lowercase()
+    );
+    let target = DemoTarget {
+        resource: resource.clone(),
+        namespace: namespace.to_owned(),
+        role: String::new(),
+    };
+    eprintln!(
+        "==> kubectl apply --server-side -f {} (the ensemble is a real ZooKeeper on {address})",
+        step.manifest
+    );
+    kubectl.run(&["apply", "--server-side", "-f", &manifest.to_string_lossy()])?;
+    show(kubectl, &target, "Available=True", children)?;
+    let published: Value = serde_json::from_str(&kubectl.run(&[
+        "get",
+        "--namespace",
+        namespace,
+        "configmap",
+        name,
+        "-o",
+        "json",
+    ])?)?;
+    let data = &published["data"];
+    println!("configmap/{name}: {data}");
+    let missing: Vec<&str> = step
+        .published_keys
+        .iter()
+        .copied()
+        .filter(|key| data.get(key).is_none())
+        .collect();
+    if !missing.is_empty() {
+        bail!("the discovery ConfigMap {name} lacks {missing:?}: {data}");
+    }
+    let path = data[step.path_key].as_str().unwrap_or_default();
+    let node = path.trim_start_matches('/');
+    let root = zookeeper_children(tools, address, "/")?;
+    if node.is_empty() || !root.contains(node) {
+        bail!("the path {path:?} of {resource} is not in the ensemble: {root}");
+    }
+    eprintln!("==> the path {path} exists in the real ZooKeeper");
+    eprintln!("==> kubectl delete {resource}");
+    kubectl.run(&["delete", "--namespace", namespace, &resource, "--wait=true"])?;
+    let root = zookeeper_children(tools, address, "/")?;
+    if root.contains(node) {
+        bail!("the finalizer of {resource} left {path} in the ensemble: {root}");
+    }
+    eprintln!("==> its finalizer removed {path} from the real ZooKeeper");
     Ok(())
 }
 

@@ -73,7 +73,19 @@ pub fn set_stateful_set_status<'a>(
     ready: i32,
 ) {
     let place = place.into();
-    let stored = stored_stateful_set(place, name);
+    stored_stateful_set(place, name);
+    assert!(
+        write_stateful_set_status(place, name, replicas, ready),
+        "the status of StatefulSet {name} is set"
+    );
+}
+
+/// [`set_stateful_set_status`] for the running simulation, where a user may delete
+/// the StatefulSet at any moment: false when it is gone.
+fn write_stateful_set_status(place: Place<'_>, name: &str, replicas: i32, ready: i32) -> bool {
+    let Some(stored) = place.server.get_typed::<StatefulSet>(place.namespace, name) else {
+        return false;
+    };
     let generation = stored.metadata.generation.unwrap_or(1);
     let revision = template_revision(&stored);
     place
@@ -91,7 +103,7 @@ pub fn set_stateful_set_status<'a>(
                 "updateRevision": revision,
             }),
         )
-        .unwrap_or_else(|error| panic!("the status of StatefulSet {name} is set: {error}"));
+        .is_ok()
 }
 
 /// How the kubelet reports one Pod.
@@ -148,20 +160,34 @@ pub fn set_pod<'a>(
     state: PodState<'_>,
 ) {
     let place = place.into();
-    let template = stored_stateful_set(place, stateful_set).spec.template;
+    store_pod(
+        place,
+        &stored_stateful_set(place, stateful_set),
+        ordinal,
+        state,
+    );
+}
+
+/// Stores Pod `<stateful_set>-<ordinal>` from the template of `stateful_set` as
+/// listed, so the simulation never reads a StatefulSet again that a user may have
+/// deleted since.
+fn store_pod(place: Place<'_>, stateful_set: &StatefulSet, ordinal: u16, state: PodState<'_>) {
+    let name = stateful_set.metadata.name.as_deref().unwrap_or_default();
+    let template = &stateful_set.spec.template;
     let container = template
         .spec
         .as_ref()
         .and_then(|spec| spec.containers.first())
         .map_or_else(|| "main".to_owned(), |container| container.name.clone());
-    let mut labels = pod_template_labels(place, stateful_set);
+    let mut labels = template
+        .metadata
+        .as_ref()
+        .and_then(|metadata| metadata.labels.clone())
+        .unwrap_or_else(|| panic!("the Pod template of StatefulSet {name} has labels"));
     if let Some(version) = state.version {
         labels.insert(VERSION_LABEL.to_owned(), version.to_owned());
     }
-    labels.insert(
-        REVISION_LABEL.to_owned(),
-        template_revision(&stored_stateful_set(place, stateful_set)),
-    );
+    labels.insert(REVISION_LABEL.to_owned(), template_revision(stateful_set));
     let container_state = match state.waiting {
         Some(reason) => ContainerState {
             waiting: Some(ContainerStateWaiting {
@@ -186,7 +212,7 @@ pub fn set_pod<'a>(
         .server
         .upsert(&Pod {
             metadata: ObjectMeta {
-                name: Some(format!("{stateful_set}-{ordinal}")),
+                name: Some(format!("{name}-{ordinal}")),
                 namespace: Some(place.namespace.to_owned()),
                 labels: Some(labels),
                 ..ObjectMeta::default()
@@ -358,11 +384,12 @@ pub fn step_stateful_sets<'a>(place: impl Into<Place<'a>>) -> bool {
                 continue;
             }
             if ordinal >= replicas {
-                place
+                // An error means the pod is gone already (the garbage collector
+                // took it with its StatefulSet).
+                changed |= place
                     .server
                     .delete_direct::<Pod>(place.namespace, pod_name)
-                    .unwrap_or_else(|error| panic!("pod {pod_name} is removed: {error}"));
-                changed = true;
+                    .is_ok();
             } else {
                 existing.push(ordinal);
             }
@@ -372,12 +399,11 @@ pub fn step_stateful_sets<'a>(place: impl Into<Place<'a>>) -> bool {
         {
             // The StatefulSet controller replaces one outdated pod per pass.
             let pod_name = format!("{prefix}{ordinal}");
-            place
+            changed |= place
                 .server
                 .delete_direct::<Pod>(place.namespace, &pod_name)
-                .unwrap_or_else(|error| panic!("pod {pod_name} is replaced: {error}"));
+                .is_ok();
             existing.retain(|existing| *existing != ordinal);
-            changed = true;
         }
         let failure = simulated_failure(&stateful_set);
         for ordinal in 0..replicas {
@@ -391,7 +417,7 @@ pub fn step_stateful_sets<'a>(place: impl Into<Place<'a>>) -> bool {
                     },
                     None => PodState::RUNNING,
                 };
-                set_pod(place, &name, ordinal, state);
+                store_pod(place, &stateful_set, ordinal, state);
                 changed = true;
             }
         }
@@ -413,8 +439,9 @@ pub fn step_stateful_sets<'a>(place: impl Into<Place<'a>>) -> bool {
             || revision.as_deref() != Some(current.as_str())
             || ready != Some(ready_now)
         {
-            set_stateful_set_status(place, &name, replicas, ready_now);
-            changed = true;
+            // A StatefulSet deleted since the listing is skipped, as the
+            // real controller would.
+            changed |= write_stateful_set_status(place, &name, replicas, ready_now);
         }
     }
     changed
