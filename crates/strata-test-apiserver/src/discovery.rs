@@ -83,13 +83,17 @@ fn resource_list(registry: &Registry, group: &str, version: &str) -> Value {
 }
 
 fn resource_entries(info: &ResourceInfo) -> Vec<Value> {
-    let mut entries = vec![json!({
+    let mut main = json!({
         "name": info.plural,
         "singularName": info.kind.to_lowercase(),
         "namespaced": info.namespaced,
         "kind": info.kind,
         "verbs": VERBS,
-    })];
+    });
+    if !info.short_names.is_empty() {
+        main["shortNames"] = json!(info.short_names);
+    }
+    let mut entries = vec![main];
     if info.status_subresource {
         entries.push(json!({
             "name": format!("{}/status", info.plural),

@@ -59,6 +59,7 @@ mod server;
 mod service;
 mod status;
 mod store;
+mod table;
 mod watch;
 mod write;
 
@@ -67,7 +68,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 pub use direct::{DIRECT_MANAGER, DirectError};
 pub use fault::{Fault, FaultEffect, FaultMatcher, FaultTimes};
 pub use fields::{FieldPath, Segment};
-pub use kinds::{ResourceInfo, ResourceKey, ScopeKind};
+pub use kinds::{PrinterColumn, ResourceInfo, ResourceKey, ScopeKind};
 pub use listener::{ListenError, Listener};
 pub use requests::{RequestRecord, Verb};
 pub use server::TestApiServer;

@@ -162,7 +162,7 @@ async fn handle(
         Ok(Reply::Json(code, value)) => json_response(code, &value),
         Ok(Reply::Watch(watch)) => {
             let stream =
-                watch::start(server.state.clone(), watch).map(|chunk| Ok(Frame::data(chunk)));
+                watch::start(server.state.clone(), *watch).map(|chunk| Ok(Frame::data(chunk)));
             let mut response = Response::new(StreamBody::new(stream).boxed_unsync());
             response.headers_mut().insert(
                 header::CONTENT_TYPE,
@@ -224,7 +224,7 @@ struct Incoming {
 
 enum Reply {
     Json(u16, Value),
-    Watch(WatchRequest),
+    Watch(Box<WatchRequest>),
 }
 
 /// Resolves the resource, checks scope and subresource, and runs the verb.
@@ -279,13 +279,13 @@ fn dispatch(server: &TestApiServer, request: Incoming) -> Result<Reply, ApiError
     let reply = match verb {
         Verb::Get => Reply::Json(
             200,
-            shape.render(&read::get(&state, &info, &namespace, &name)?),
+            read::get_shaped(&state, &info, &namespace, &name, shape)?,
         ),
         Verb::List => Reply::Json(
             200,
             read::list(&state, &info, &selection()?, &query, shape)?,
         ),
-        Verb::Watch => Reply::Watch(watch_request(&info, selection()?, &query, shape)?),
+        Verb::Watch => Reply::Watch(Box::new(watch_request(&info, selection()?, &query, shape)?)),
         Verb::Create => {
             if part != Part::Main {
                 return Err(ApiError::method_not_allowed(

@@ -45,6 +45,20 @@ pub(crate) struct WatchRequest {
     pub(crate) shape: Shape,
 }
 
+impl WatchRequest {
+    /// An event's object in the requested shape: for `as=Table` on a kind with printer
+    /// columns, a one-row Table, as `kubectl get -w` reads it.
+    fn render(&self, object: &Value) -> Value {
+        if self.shape == Shape::Table && crate::table::serves_tables(&self.info) {
+            let metadata = serde_json::json!({
+                "resourceVersion": object["metadata"]["resourceVersion"].clone()
+            });
+            return crate::table::table(&self.info, &[object], metadata, jiff::Timestamp::now());
+        }
+        self.shape.render(object)
+    }
+}
+
 struct Watcher {
     state: Arc<Mutex<State>>,
     request: WatchRequest,
@@ -104,7 +118,7 @@ fn initial_state(state: &State, request: &WatchRequest, now: u64) -> Bytes {
             .values()
             .filter(|o| request.selection.matches(o))
         {
-            out.push_str(&event_line("ADDED", &request.shape.render(object)));
+            out.push_str(&event_line("ADDED", &request.render(object)));
         }
     }
     if request.send_initial_events && request.bookmarks {
@@ -155,7 +169,7 @@ fn new_events(state: &State, request: &WatchRequest, cursor: u64) -> String {
     store.history[first..]
         .iter()
         .filter_map(|event| visible(event, &request.selection))
-        .map(|(kind, object)| event_line(kind, &request.shape.render(object)))
+        .map(|(kind, object)| event_line(kind, &request.render(object)))
         .collect()
 }
 

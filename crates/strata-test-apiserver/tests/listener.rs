@@ -277,6 +277,90 @@ async fn a_crd_applied_with_kubectl_makes_its_kind_servable_at_once() {
     assert_eq!(listed["items"][0]["kind"], "ZookeeperCluster");
 }
 
+/// `kubectl get` of a custom resource, by its short name, prints the CRD's printer
+/// columns, evaluated on the object's status, as with a real API server.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs kubectl (STRATA_KUBECTL); run by cargo xtask test"]
+async fn kubectl_get_prints_the_crds_printer_columns() {
+    let server = TestApiServer::new();
+    let listener = server.listen(loopback_any_port()).await.expect("listening");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = kubeconfig_file(&listener, dir.path(), "user");
+    let crd = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../crds/zookeeperclusters.zookeeper.strata.dev.yaml");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/zookeeper/simple-cluster.yaml");
+    let apply = {
+        let kubeconfig = kubeconfig.clone();
+        tokio::task::spawn_blocking(move || {
+            let file = |path: &std::path::Path| path.to_string_lossy().into_owned();
+            kubectl(
+                &kubeconfig,
+                &["apply", "--server-side", "-f", &file(&crd)],
+                None,
+            );
+            kubectl(
+                &kubeconfig,
+                &["apply", "--server-side", "-f", &file(&example)],
+                None,
+            );
+        })
+    };
+    apply.await.expect("kubectl apply");
+    server
+        .patch_status_direct::<zookeeper_kind::ZookeeperCluster>(
+            "default",
+            "simple-zk",
+            serde_json::json!({
+                "conditions": [
+                    {"type": "Available", "status": "True", "reason": "AsExpected",
+                     "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+                    {"type": "Degraded", "status": "False", "reason": "AsExpected",
+                     "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+                ],
+                "deployedProductVersion": "3.9.4"
+            }),
+        )
+        .expect("the status is written");
+    let printed = tokio::task::spawn_blocking(move || {
+        // `zk` is the CRD's short name, which kubectl learns from discovery.
+        kubectl(&kubeconfig, &["get", "zk"], None)
+    })
+    .await
+    .expect("kubectl get");
+    let lines: Vec<Vec<&str>> = printed
+        .lines()
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines[0][..4],
+        ["NAME", "AVAILABLE", "DEGRADED", "VERSION"],
+        "{printed}"
+    );
+    assert_eq!(
+        lines[1][..4],
+        ["simple-zk", "True", "False", "3.9.4"],
+        "{printed}"
+    );
+}
+
+/// The kind of the ZooKeeper CRD, for typed direct writes in these tests only.
+mod zookeeper_kind {
+    use kube::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// Stand-in spec: the tests write only the status.
+    #[derive(CustomResource, Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+    #[kube(
+        group = "zookeeper.strata.dev",
+        version = "v1alpha1",
+        kind = "ZookeeperCluster",
+        namespaced
+    )]
+    pub struct ZookeeperClusterSpec {}
+}
+
 /// Runs the real `helm` (from `cargo xtask tools`) against `kubeconfig`, with its
 /// caches and configuration under `home`.
 fn helm(kubeconfig: &std::path::Path, home: &std::path::Path, args: &[&str]) -> String {
