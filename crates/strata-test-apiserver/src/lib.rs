@@ -42,6 +42,7 @@ mod apply;
 mod crd;
 mod direct;
 mod discovery;
+mod events;
 mod fault;
 mod fields;
 mod gc;

@@ -181,6 +181,26 @@ impl State {
             previous,
         });
         self.notify.send_replace(self.rv);
+        if crate::events::is_events_v1(key) {
+            let core_key = crate::events::core_key();
+            let mut core = crate::events::core_view(&new);
+            let previous_core = self
+                .object(
+                    &core_key,
+                    object::meta_str(&new, "namespace").unwrap_or_default(),
+                    object::meta_str(&new, "name").unwrap_or_default(),
+                )
+                .cloned();
+            if let Some(previous_core) = &previous_core {
+                // The copy keeps its own version and uid.
+                for field in ["resourceVersion", "uid", "creationTimestamp"] {
+                    if let Some(value) = previous_core["metadata"].get(field) {
+                        core["metadata"][field] = value.clone();
+                    }
+                }
+            }
+            self.put(&core_key, core, previous_core);
+        }
         new
     }
 
@@ -198,6 +218,15 @@ impl State {
     /// Deletes the object identified by `final_state` and reports `final_state` to watchers,
     /// so a write that releases the last finalizer shows up as one DELETED event.
     pub(crate) fn remove_as(&mut self, key: &ResourceKey, mut final_state: Value) -> Option<Value> {
+        if crate::events::is_events_v1(key) {
+            let namespace = object::meta_str(&final_state, "namespace")
+                .unwrap_or_default()
+                .to_owned();
+            let name = object::meta_str(&final_state, "name")
+                .unwrap_or_default()
+                .to_owned();
+            self.remove(&crate::events::core_key(), &namespace, &name);
+        }
         let store = self.stores.get_mut(key)?;
         store.objects.remove(&object_id(&final_state))?;
         self.rv += 1;

@@ -344,6 +344,54 @@ async fn kubectl_get_prints_the_crds_printer_columns() {
     );
 }
 
+/// An Event published through `events.k8s.io/v1`, as the operators do, is what
+/// `kubectl describe` lists through core `v1` Events, as with a real API server.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs kubectl (STRATA_KUBECTL); run by cargo xtask test"]
+async fn kubectl_describe_lists_the_events_the_operators_publish() {
+    use k8s_openapi::api::events::v1::Event;
+    let server = TestApiServer::new();
+    let listener = server.listen(loopback_any_port()).await.expect("listening");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = kubeconfig_file(&listener, dir.path(), "user");
+    let client = client_of(&listener.kubeconfig("user", "user", "default")).await;
+    let config_map = Api::<ConfigMap>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &config_map("settings"))
+        .await
+        .expect("the ConfigMap is created");
+    let event: Event = serde_json::from_value(serde_json::json!({
+        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": "settings.1", "namespace": "default"},
+        "eventTime": "2026-11-25T10:00:00.000000Z",
+        "reportingController": "test-operator", "reportingInstance": "test-operator-0",
+        "action": "StatusChange", "reason": "SecretMissing", "type": "Warning",
+        "note": "the Secret default/db does not exist",
+        "regarding": {"apiVersion": "v1", "kind": "ConfigMap", "name": "settings",
+                      "namespace": "default", "uid": config_map.metadata.uid}
+    }))
+    .expect("the Event deserialises");
+    Api::<Event>::namespaced(client, "default")
+        .create(&PostParams::default(), &event)
+        .await
+        .expect("the Event is created");
+    let described = tokio::task::spawn_blocking(move || {
+        kubectl(&kubeconfig, &["describe", "configmap", "settings"], None)
+    })
+    .await
+    .expect("kubectl describe");
+    let events = described
+        .split_once("Events:")
+        .map(|(_, events)| events)
+        .unwrap_or_default();
+    assert!(
+        events.contains("Warning")
+            && events.contains("SecretMissing")
+            && events.contains("test-operator")
+            && events.contains("the Secret default/db does not exist"),
+        "{described}"
+    );
+}
+
 /// The kind of the ZooKeeper CRD, for typed direct writes in these tests only.
 mod zookeeper_kind {
     use kube::CustomResource;
