@@ -4,9 +4,13 @@
 //! 1. The in-memory API ([`strata_test_apiserver`]) listens on a loopback address and a
 //!    kubeconfig for it is written to `target/sandbox/kubeconfig`.
 //! 2. A simulated data plane runs all the time: the StatefulSet controller and the
-//!    kubelets of [`strata_testing::workloads::step_stateful_sets`] and the claims of
-//!    [`strata_testing::workloads::provision_claims`], every half second, so pods
-//!    appear, become Ready and go away like on a cluster, and their volumes stay.
+//!    kubelets of [`strata_testing::workloads::step_stateful_sets`], the claims of
+//!    [`strata_testing::workloads::provision_claims`], and the Deployment, DaemonSet
+//!    and Job controllers of [`strata_testing::workloads::step_deployments`],
+//!    [`step_daemon_sets`](strata_testing::workloads::step_daemon_sets) and
+//!    [`step_jobs`](strata_testing::workloads::step_jobs), every half second, so pods
+//!    appear, become Ready and go away like on a cluster, Jobs complete, and volumes
+//!    stay.
 //! 3. A real ZooKeeper (the Debian package's jars) on a loopback port, when an
 //!    operator reaches an ensemble itself (the ZooKeeper operator's ZNode controller):
 //!    its address goes to that operator through the variable its registry entry names
@@ -40,11 +44,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::batch::v1::Job;
 use serde_json::{Value, json};
 use strata_test_apiserver::{Listener, TestApiServer};
 use strata_testing::workloads::{
-    SIMULATED_FAILURE_ANNOTATION, provision_claims, step_stateful_sets,
+    SIMULATED_FAILURE_ANNOTATION, provision_claims, step_daemon_sets, step_deployments, step_jobs,
+    step_stateful_sets,
 };
 
 use crate::operators::{self, Operator};
@@ -251,20 +257,36 @@ async fn sandbox(
 /// namespace, forever.
 async fn simulate_data_plane(server: TestApiServer) {
     loop {
-        let namespaces: BTreeSet<String> = server
-            .list_typed::<StatefulSet>()
-            .into_iter()
-            .filter_map(|stateful_set| stateful_set.metadata.namespace)
-            .collect();
+        let mut namespaces: BTreeSet<String> = BTreeSet::new();
+        namespaces.extend(namespaces_of::<StatefulSet>(&server));
+        namespaces.extend(namespaces_of::<Deployment>(&server));
+        namespaces.extend(namespaces_of::<DaemonSet>(&server));
+        namespaces.extend(namespaces_of::<Job>(&server));
         for namespace in &namespaces {
-            step_stateful_sets((&server, namespace.as_str()));
-            provision_claims((&server, namespace.as_str()));
+            let place = (&server, namespace.as_str());
+            step_stateful_sets(place);
+            provision_claims(place);
+            step_deployments(place);
+            step_daemon_sets(place);
+            step_jobs(place);
         }
         // The garbage collector: children an operator applied while their owner was
         // being deleted.
         server.collect_orphans();
         tokio::time::sleep(DATA_PLANE_PERIOD).await;
     }
+}
+
+/// The namespaces that hold objects of kind `K`.
+fn namespaces_of<K>(server: &TestApiServer) -> BTreeSet<String>
+where
+    K: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned + Clone,
+{
+    server
+        .list_typed::<K>()
+        .into_iter()
+        .filter_map(|object| object.meta().namespace.clone())
+        .collect()
 }
 
 /// Starts `<operator> run` against the sandbox as the chart's ServiceAccount.

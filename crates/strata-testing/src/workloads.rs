@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{
     ContainerState, ContainerStateRunning, ContainerStateWaiting, ContainerStatus,
-    PersistentVolumeClaim, Pod, PodSpec, PodStatus,
+    PersistentVolumeClaim, Pod, PodSpec, PodStatus, PodTemplateSpec,
 };
 use kube::api::ObjectMeta;
 
@@ -18,6 +18,10 @@ use strata_operator::roll::REVISION_LABEL;
 use strata_test_apiserver::TestApiServer;
 
 use crate::Harness;
+
+mod stateless;
+
+pub use self::stateless::{step_daemon_sets, step_deployments, step_jobs};
 
 /// Where the simulated controllers act: an API and a namespace. A [`Harness`]
 /// is one; so is a `(&TestApiServer, namespace)` pair, for an operator that
@@ -173,7 +177,24 @@ pub fn set_pod<'a>(
 /// deleted since.
 fn store_pod(place: Place<'_>, stateful_set: &StatefulSet, ordinal: u16, state: PodState<'_>) {
     let name = stateful_set.metadata.name.as_deref().unwrap_or_default();
-    let template = &stateful_set.spec.template;
+    store_template_pod(
+        place,
+        &format!("{name}-{ordinal}"),
+        &stateful_set.spec.template,
+        BTreeMap::from([(REVISION_LABEL.to_owned(), template_revision(stateful_set))]),
+        state,
+    );
+}
+
+/// Stores the Pod `pod_name` from `template`, with its labels and `extra_labels`, as
+/// the kubelet reports it in `state`.
+fn store_template_pod(
+    place: Place<'_>,
+    pod_name: &str,
+    template: &PodTemplateSpec,
+    extra_labels: BTreeMap<String, String>,
+    state: PodState<'_>,
+) {
     let container = template
         .spec
         .as_ref()
@@ -183,11 +204,11 @@ fn store_pod(place: Place<'_>, stateful_set: &StatefulSet, ordinal: u16, state: 
         .metadata
         .as_ref()
         .and_then(|metadata| metadata.labels.clone())
-        .unwrap_or_else(|| panic!("the Pod template of StatefulSet {name} has labels"));
+        .unwrap_or_default();
     if let Some(version) = state.version {
         labels.insert(VERSION_LABEL.to_owned(), version.to_owned());
     }
-    labels.insert(REVISION_LABEL.to_owned(), template_revision(stateful_set));
+    labels.extend(extra_labels);
     let container_state = match state.waiting {
         Some(reason) => ContainerState {
             waiting: Some(ContainerStateWaiting {
@@ -212,7 +233,7 @@ fn store_pod(place: Place<'_>, stateful_set: &StatefulSet, ordinal: u16, state: 
         .server
         .upsert(&Pod {
             metadata: ObjectMeta {
-                name: Some(format!("{name}-{ordinal}")),
+                name: Some(pod_name.to_owned()),
                 namespace: Some(place.namespace.to_owned()),
                 labels: Some(labels),
                 ..ObjectMeta::default()
@@ -336,9 +357,12 @@ pub const SIMULATED_FAILURE_ANNOTATION: &str = "sandbox.strata.dev/simulate-fail
 
 /// The waiting reason [`SIMULATED_FAILURE_ANNOTATION`] asks for, if any.
 fn simulated_failure(stateful_set: &StatefulSet) -> Option<String> {
-    stateful_set
-        .spec
-        .template
+    template_failure(&stateful_set.spec.template)
+}
+
+/// The [`SIMULATED_FAILURE_ANNOTATION`] of a Pod template.
+fn template_failure(template: &PodTemplateSpec) -> Option<String> {
+    template
         .metadata
         .as_ref()?
         .annotations
