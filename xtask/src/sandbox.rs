@@ -33,6 +33,10 @@
 //!    and checks that its children were garbage-collected and its volume claims stay.
 //!    Each step shows `kubectl get` and the conditions.
 //!
+//! 6. The demo ends by proving the RBAC enforcement: `patch` on ConfigMaps is revoked
+//!    from the first operator's ClusterRole, its example is applied, and the sandbox
+//!    must name the refused request; the role is then restored.
+//!
 //! Every child is stopped by its PID when the sandbox ends, also on Ctrl-C and on error.
 //! A child that dies ends the sandbox with its last log lines.
 
@@ -198,8 +202,9 @@ async fn sandbox(
             .push(start_operator(workspace, dir, &listener, operator, &env)?);
     }
 
+    let mut provoked = 0..0;
     let outcome = if options.demo {
-        demo(
+        let shown = demo(
             workspace,
             tools,
             &kubectl,
@@ -207,7 +212,15 @@ async fn sandbox(
             &mut children,
             zookeeper,
         )
-        .await
+        .await;
+        match (shown, operators.first()) {
+            (Ok(()), Some(operator)) => {
+                revoked_verb_is_named(workspace, dir, &kubectl, &server, operator, &mut children)
+                    .await
+                    .map(|range| provoked = range)
+            }
+            (shown, _) => shown,
+        }
     } else {
         print_usage(&kubeconfig, workspace, operators);
         wait_for_ctrl_c(&mut children).await
@@ -217,16 +230,9 @@ async fn sandbox(
     let denied: Vec<String> = server
         .denied()
         .iter()
-        .map(|request| {
-            format!(
-                "{} {} {}/{} {}",
-                request.user.as_deref().unwrap_or_default(),
-                request.verb,
-                request.group,
-                request.resource,
-                request.name.as_deref().unwrap_or_default()
-            )
-        })
+        .enumerate()
+        .filter(|(index, _)| !provoked.contains(index))
+        .map(|(_, request)| describe_request(request))
         .collect();
     if !denied.is_empty() {
         let failure = outcome
@@ -249,7 +255,15 @@ async fn sandbox(
         );
     }
     outcome?;
-    eprintln!("==> no request of an operator was refused by its chart's RBAC");
+    if provoked.is_empty() {
+        eprintln!("==> no request of an operator was refused by its chart's RBAC");
+    } else {
+        eprintln!(
+            "==> no request of an operator was refused by its chart's RBAC, apart from the {} \
+             the revoked grant provoked",
+            provoked.len()
+        );
+    }
     Ok(())
 }
 
@@ -645,6 +659,146 @@ fn znode_step(
     Ok(())
 }
 
+/// `user verb group/resource name`, as the refusal report names a request.
+fn describe_request(request: &strata_test_apiserver::RequestRecord) -> String {
+    format!(
+        "{} {} {}/{} {}",
+        request.user.as_deref().unwrap_or_default(),
+        request.verb,
+        request.group,
+        request.resource,
+        request.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// The RBAC enforcement proves itself: `patch` on core ConfigMaps is revoked from
+/// `operator`'s ClusterRole, its example is applied, and the sandbox must name the
+/// refused request; then the role is restored and the example deleted. Returns the
+/// range of refusals this step provoked, which the final check does not count.
+async fn revoked_verb_is_named(
+    workspace: &Path,
+    dir: &Path,
+    kubectl: &Kubectl,
+    server: &TestApiServer,
+    operator: &Operator,
+    children: &mut Children,
+) -> anyhow::Result<std::ops::Range<usize>> {
+    let role_file = |name: &str, role: &Value| -> anyhow::Result<PathBuf> {
+        let path = dir.join(name);
+        fs::write(&path, serde_json::to_string_pretty(role)?)?;
+        Ok(path)
+    };
+    let mut original: Value = serde_json::from_str(&kubectl.run(&[
+        "get",
+        "clusterrole",
+        operator.name,
+        "-o",
+        "json",
+    ])?)?;
+    if let Some(metadata) = original["metadata"].as_object_mut() {
+        for field in [
+            "resourceVersion",
+            "managedFields",
+            "uid",
+            "creationTimestamp",
+        ] {
+            metadata.remove(field);
+        }
+    }
+    let revoked = without_configmap_patch(&original);
+    let revoked_file = role_file("revoked-clusterrole.json", &revoked)?;
+    let original_file = role_file("original-clusterrole.json", &original)?;
+    eprintln!(
+        "==> kubectl replace clusterrole/{}: patch on ConfigMaps revoked",
+        operator.name
+    );
+    kubectl.run(&["replace", "-f", &revoked_file.to_string_lossy()])?;
+    let start = server.denied().len();
+    let example = workspace.join(operator.example);
+    let target = first_resource(&example)?;
+    kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
+    let user = format!(
+        "system:serviceaccount:{OPERATOR_NAMESPACE}:{}",
+        operator.name
+    );
+    let mut waited = Duration::ZERO;
+    let named = loop {
+        children.check()?;
+        let found = server.denied().into_iter().skip(start).find(|request| {
+            request.user.as_deref() == Some(user.as_str())
+                && request.verb.to_string() == "patch"
+                && request.group.is_empty()
+                && request.resource == "configmaps"
+        });
+        if let Some(request) = found {
+            break describe_request(&request);
+        }
+        if waited >= Duration::from_secs(30) {
+            bail!(
+                "with patch on ConfigMaps revoked, no refused request of {} was named in 30 s",
+                operator.name
+            );
+        }
+        tokio::time::sleep(DATA_PLANE_PERIOD).await;
+        waited += DATA_PLANE_PERIOD;
+    };
+    eprintln!("==> the sandbox names the refused request: {named}");
+    kubectl.run(&["replace", "-f", &original_file.to_string_lossy()])?;
+    kubectl.run(&[
+        "delete",
+        "--namespace",
+        &target.namespace,
+        &target.resource,
+        "--wait=true",
+    ])?;
+    eprintln!(
+        "==> clusterrole/{} restored and {} deleted",
+        operator.name, target.resource
+    );
+    Ok(start..server.denied().len())
+}
+
+/// `role` with `patch` on core ConfigMaps removed (server-side apply, which creates
+/// and updates them, is a PATCH); the other resources of the rule keep their verbs.
+fn without_configmap_patch(role: &Value) -> Value {
+    let mut role = role.clone();
+    let rules = role["rules"].as_array().cloned().unwrap_or_default();
+    let mut changed = Vec::new();
+    for rule in rules {
+        let core = rule["apiGroups"]
+            .as_array()
+            .is_some_and(|groups| groups.iter().any(|group| group == ""));
+        let resources = rule["resources"].as_array().cloned().unwrap_or_default();
+        if !core || !resources.iter().any(|resource| resource == "configmaps") {
+            changed.push(rule);
+            continue;
+        }
+        let others: Vec<Value> = resources
+            .into_iter()
+            .filter(|resource| resource != "configmaps")
+            .collect();
+        if !others.is_empty() {
+            let mut rest = rule.clone();
+            rest["resources"] = Value::Array(others);
+            changed.push(rest);
+        }
+        let mut configmaps = rule.clone();
+        configmaps["resources"] = json!(["configmaps"]);
+        configmaps["verbs"] = Value::Array(
+            rule["verbs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|verb| *verb != "patch" && *verb != "*")
+                .cloned()
+                .collect(),
+        );
+        changed.push(configmaps);
+    }
+    role["rules"] = Value::Array(changed);
+    role
+}
+
 /// Waits for `condition` (`Type=Status`) and prints `kubectl get` and the conditions.
 fn show(
     kubectl: &Kubectl,
@@ -784,4 +938,29 @@ fn output(command: &mut Command, program: &str, args: &[&str]) -> anyhow::Result
         );
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn revoking_patch_on_configmaps_keeps_every_other_grant() {
+        let role = json!({"rules": [
+            {"apiGroups": [""], "resources": ["configmaps", "services"],
+             "verbs": ["get", "list", "watch", "create", "patch", "delete"]},
+            {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["create"]}
+        ]});
+        let revoked = without_configmap_patch(&role);
+        assert_eq!(
+            revoked["rules"],
+            json!([
+                {"apiGroups": [""], "resources": ["services"],
+                 "verbs": ["get", "list", "watch", "create", "patch", "delete"]},
+                {"apiGroups": [""], "resources": ["configmaps"],
+                 "verbs": ["get", "list", "watch", "create", "delete"]},
+                {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["create"]}
+            ])
+        );
+    }
 }
