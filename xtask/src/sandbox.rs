@@ -26,10 +26,12 @@
 //!    applies each operator's example and waits for Available; for the ZooKeeper
 //!    operator, applies a ZNode, waits for it, checks its discovery ConfigMap and that
 //!    its path exists in the real ZooKeeper, deletes it and checks that the finalizer
-//!    removed the path; makes its pods fail
+//!    removed the path; makes its pods fail (and finds the Warning Event in
+//!    `kubectl describe`)
 //!    (`CrashLoopBackOff`, through `podOverrides` and the
 //!    [`SIMULATED_FAILURE_ANNOTATION`]) and waits for Degraded; heals them; stops the
-//!    cluster with the `operator-command` annotation and waits for Stopped; deletes it,
+//!    cluster with the `operator-command` annotation and waits for Stopped, with its
+//!    volume claims kept; removes the annotation and waits for Available; deletes it,
 //!    and checks that its children were garbage-collected and its volume claims stay.
 //!    Each step shows `kubectl get` and the conditions.
 //!
@@ -514,9 +516,11 @@ async fn demo(
         );
         target.patch_role(kubectl, &failing)?;
         show(kubectl, &target, "Degraded=True", children)?;
+        describe_shows_degraded_event(kubectl, &target)?;
         eprintln!("==> podOverrides removed");
         target.patch_role(kubectl, &Value::Null)?;
         show(kubectl, &target, "Available=True", children)?;
+        let claims = volume_claims(kubectl, &target)?;
 
         eprintln!(
             "==> kubectl annotate {} operator-command=Stopped",
@@ -530,6 +534,26 @@ async fn demo(
             "operator-command=Stopped",
         ])?;
         show(kubectl, &target, "Stopped=True", children)?;
+        let kept = volume_claims(kubectl, &target)?;
+        if let Some(lost) = claims.iter().find(|claim| !kept.contains(claim)) {
+            bail!(
+                "{} is stopped, and its volume claim {lost} is gone",
+                target.resource
+            );
+        }
+        eprintln!(
+            "==> stopped, its {} volume claims stay; kubectl annotate {} operator-command-",
+            kept.len(),
+            target.resource
+        );
+        kubectl.run(&[
+            "annotate",
+            "--namespace",
+            &target.namespace,
+            &target.resource,
+            "operator-command-",
+        ])?;
+        show(kubectl, &target, "Available=True", children)?;
 
         eprintln!("==> kubectl delete {}", target.resource);
         kubectl.run(&[
@@ -657,6 +681,65 @@ fn znode_step(
     }
     eprintln!("==> its finalizer removed {path} from the real ZooKeeper");
     Ok(())
+}
+
+/// The volume claims of the demo's cluster: `<template>-<cluster>-<role>-<group>-<n>`.
+fn volume_claims(kubectl: &Kubectl, target: &DemoTarget) -> anyhow::Result<Vec<String>> {
+    let cluster = target
+        .resource
+        .split_once('/')
+        .map_or(target.resource.as_str(), |(_, name)| name);
+    let marker = format!("-{cluster}-");
+    Ok(kubectl
+        .run(&[
+            "get",
+            "--namespace",
+            &target.namespace,
+            "persistentvolumeclaims",
+            "-o",
+            "name",
+        ])?
+        .lines()
+        .filter(|claim| claim.contains(&marker))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// `kubectl describe` of a Degraded resource lists a Warning Event with the Degraded
+/// condition's reason, as the operator published it.
+fn describe_shows_degraded_event(kubectl: &Kubectl, target: &DemoTarget) -> anyhow::Result<()> {
+    let reason = kubectl.run(&[
+        "get",
+        "--namespace",
+        &target.namespace,
+        &target.resource,
+        "-o",
+        "jsonpath={.status.conditions[?(@.type==\"Degraded\")].reason}",
+    ])?;
+    let described = kubectl.run(&[
+        "describe",
+        "--namespace",
+        &target.namespace,
+        &target.resource,
+    ])?;
+    let events = described
+        .split_once("Events:")
+        .map(|(_, events)| events)
+        .unwrap_or_default();
+    let line = events
+        .lines()
+        .find(|line| line.contains("Warning") && line.contains(reason.trim()));
+    match line {
+        Some(line) => {
+            eprintln!("==> kubectl describe {} lists the Event:", target.resource);
+            println!("{}", line.trim());
+            Ok(())
+        }
+        None => bail!(
+            "kubectl describe {} shows no Warning Event {reason:?}:\n{described}",
+            target.resource
+        ),
+    }
 }
 
 /// `user verb group/resource name`, as the refusal report names a request.
