@@ -534,6 +534,26 @@ async fn demo(
             "operator-command=Stopped",
         ])?;
         show(kubectl, &target, "Stopped=True", children)?;
+        let cluster = target
+            .resource
+            .split_once('/')
+            .map_or(target.resource.as_str(), |(_, name)| name);
+        let replicas = kubectl.run(&[
+            "get",
+            "--namespace",
+            &target.namespace,
+            "statefulsets",
+            "--selector",
+            &format!("app.kubernetes.io/instance={cluster}"),
+            "-o",
+            "jsonpath={.items[*].spec.replicas}",
+        ])?;
+        if replicas.split_whitespace().any(|count| count != "0") {
+            bail!(
+                "{} is stopped, but its StatefulSets have replicas {replicas:?}",
+                target.resource
+            );
+        }
         let kept = volume_claims(kubectl, &target)?;
         if let Some(lost) = claims.iter().find(|claim| !kept.contains(claim)) {
             bail!(
@@ -542,7 +562,9 @@ async fn demo(
             );
         }
         eprintln!(
-            "==> stopped, its {} volume claims stay; kubectl annotate {} operator-command-",
+            "==> stopped: every StatefulSet at 0 replicas ({}), its {} volume claims stay; \
+             kubectl annotate {} operator-command-",
+            replicas.trim(),
             kept.len(),
             target.resource
         );

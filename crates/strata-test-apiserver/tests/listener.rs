@@ -234,25 +234,26 @@ async fn the_real_kubectl_discovers_reads_and_applies_through_the_listener() {
     assert_eq!(applied.data.expect("data")["key"], "value");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs kubectl (STRATA_KUBECTL); run by cargo xtask test"]
-async fn a_crd_applied_with_kubectl_makes_its_kind_servable_at_once() {
-    let server = TestApiServer::new();
+/// What the kubectl tests below share: `server` listening on loopback, a kubeconfig
+/// for it, and the real kubectl's `apply` of the ZooKeeper CRD (waited for until
+/// Established) and of the ZooKeeper example.
+struct KubectlSession {
+    _listener: strata_test_apiserver::Listener,
+    _dir: tempfile::TempDir,
+    kubeconfig: std::path::PathBuf,
+}
+
+async fn zookeeper_example_applied(server: &TestApiServer) -> KubectlSession {
     let listener = server.listen(loopback_any_port()).await.expect("listening");
     let dir = tempfile::tempdir().expect("tempdir");
     let kubeconfig = kubeconfig_file(&listener, dir.path(), "user");
-    let crd = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../crds/zookeeperclusters.zookeeper.strata.dev.yaml");
-    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/zookeeper/simple-cluster.yaml");
-
-    let listed = tokio::task::spawn_blocking(move || {
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let crd = workspace.join("crds/zookeeperclusters.zookeeper.strata.dev.yaml");
+    let example = workspace.join("examples/zookeeper/simple-cluster.yaml");
+    let session_kubeconfig = kubeconfig.clone();
+    tokio::task::spawn_blocking(move || {
         let file = |path: &std::path::Path| path.to_string_lossy().into_owned();
-        kubectl(
-            &kubeconfig,
-            &["apply", "--server-side", "-f", &file(&crd)],
-            None,
-        );
+        kubectl(&kubeconfig, &["apply", "--server-side", "-f", &file(&crd)], None);
         kubectl(
             &kubeconfig,
             &[
@@ -263,12 +264,28 @@ async fn a_crd_applied_with_kubectl_makes_its_kind_servable_at_once() {
             ],
             None,
         );
+        kubectl(&kubeconfig, &["apply", "--server-side", "-f", &file(&example)], None);
+    })
+    .await
+    .expect("kubectl apply");
+    KubectlSession {
+        _listener: listener,
+        _dir: dir,
+        kubeconfig: session_kubeconfig,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs kubectl (STRATA_KUBECTL); run by cargo xtask test"]
+async fn a_crd_applied_with_kubectl_makes_its_kind_servable_at_once() {
+    let server = TestApiServer::new();
+    let session = zookeeper_example_applied(&server).await;
+    let listed = tokio::task::spawn_blocking(move || {
         kubectl(
-            &kubeconfig,
-            &["apply", "--server-side", "-f", &file(&example)],
+            &session.kubeconfig,
+            &["get", "zookeeperclusters", "-o", "json"],
             None,
-        );
-        kubectl(&kubeconfig, &["get", "zookeeperclusters", "-o", "json"], None)
+        )
     })
     .await
     .expect("kubectl");
@@ -283,30 +300,7 @@ async fn a_crd_applied_with_kubectl_makes_its_kind_servable_at_once() {
 #[ignore = "needs kubectl (STRATA_KUBECTL); run by cargo xtask test"]
 async fn kubectl_get_prints_the_crds_printer_columns() {
     let server = TestApiServer::new();
-    let listener = server.listen(loopback_any_port()).await.expect("listening");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = kubeconfig_file(&listener, dir.path(), "user");
-    let crd = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../crds/zookeeperclusters.zookeeper.strata.dev.yaml");
-    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/zookeeper/simple-cluster.yaml");
-    let apply = {
-        let kubeconfig = kubeconfig.clone();
-        tokio::task::spawn_blocking(move || {
-            let file = |path: &std::path::Path| path.to_string_lossy().into_owned();
-            kubectl(
-                &kubeconfig,
-                &["apply", "--server-side", "-f", &file(&crd)],
-                None,
-            );
-            kubectl(
-                &kubeconfig,
-                &["apply", "--server-side", "-f", &file(&example)],
-                None,
-            );
-        })
-    };
-    apply.await.expect("kubectl apply");
+    let session = zookeeper_example_applied(&server).await;
     server
         .patch_status_direct::<zookeeper_kind::ZookeeperCluster>(
             "default",
@@ -324,7 +318,7 @@ async fn kubectl_get_prints_the_crds_printer_columns() {
         .expect("the status is written");
     let printed = tokio::task::spawn_blocking(move || {
         // `zk` is the CRD's short name, which kubectl learns from discovery.
-        kubectl(&kubeconfig, &["get", "zk"], None)
+        kubectl(&session.kubeconfig, &["get", "zk"], None)
     })
     .await
     .expect("kubectl get");
