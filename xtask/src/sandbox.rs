@@ -204,7 +204,7 @@ async fn sandbox(
             .push(start_operator(workspace, dir, &listener, operator, &env)?);
     }
 
-    let mut provoked = 0..0;
+    let mut provoked: Vec<usize> = Vec::new();
     let outcome = if options.demo {
         let shown = demo(
             workspace,
@@ -305,6 +305,11 @@ where
         .collect()
 }
 
+/// `path`, truncated, for a child's output.
+fn log_file(path: &Path) -> anyhow::Result<fs::File> {
+    fs::File::create(path).with_context(|| format!("creating {}", path.display()))
+}
+
 /// Starts `<operator> run` against the sandbox as the chart's ServiceAccount.
 fn start_operator(
     workspace: &Path,
@@ -329,6 +334,7 @@ fn start_operator(
         .map(|target| target.join("debug").join(operator.name))
         .filter(|path| path.is_file())
         .unwrap_or(binary);
+    let output = log_file(&log)?;
     let child = Command::new(&target)
         .arg("run")
         .env("KUBECONFIG", &kubeconfig)
@@ -339,8 +345,8 @@ fn start_operator(
         .env("LOG_FORMAT", "text")
         .envs(env.iter().map(|(name, value)| (*name, value)))
         .stdin(Stdio::null())
-        .stdout(fs::File::create(&log)?)
-        .stderr(fs::File::create(&log)?)
+        .stdout(output.try_clone()?)
+        .stderr(output)
         .spawn()
         .with_context(|| format!("starting {}", target.display()))?;
     eprintln!(
@@ -378,6 +384,7 @@ fn start_zookeeper(
         ),
     )?;
     let log = home.join("zookeeper.log");
+    let output = log_file(&log)?;
     let child = Command::new(&tools.java)
         .args([
             "-Xmx128m",
@@ -388,8 +395,8 @@ fn start_zookeeper(
         .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
         .arg(&config)
         .stdin(Stdio::null())
-        .stdout(fs::File::create(&log)?)
-        .stderr(fs::File::create(&log)?)
+        .stdout(output.try_clone()?)
+        .stderr(output)
         .spawn()
         .context("starting ZooKeeper")?;
     let mut started = ("zookeeper".to_owned(), child, log);
@@ -779,7 +786,8 @@ fn describe_request(request: &strata_test_apiserver::RequestRecord) -> String {
 /// The RBAC enforcement proves itself: `patch` on core ConfigMaps is revoked from
 /// `operator`'s ClusterRole, its example is applied, and the sandbox must name the
 /// refused request; then the role is restored and the example deleted. Returns the
-/// range of refusals this step provoked, which the final check does not count.
+/// indices of the refusals this step provoked (that user's `patch` on ConfigMaps),
+/// which the final check does not count; any other refusal still fails the sandbox.
 async fn revoked_verb_is_named(
     workspace: &Path,
     dir: &Path,
@@ -787,7 +795,7 @@ async fn revoked_verb_is_named(
     server: &TestApiServer,
     operator: &Operator,
     children: &mut Children,
-) -> anyhow::Result<std::ops::Range<usize>> {
+) -> anyhow::Result<Vec<usize>> {
     let role_file = |name: &str, role: &Value| -> anyhow::Result<PathBuf> {
         let path = dir.join(name);
         fs::write(&path, serde_json::to_string_pretty(role)?)?;
@@ -821,34 +829,39 @@ async fn revoked_verb_is_named(
     let start = server.denied().len();
     let example = workspace.join(operator.example);
     let target = first_resource(&example)?;
-    kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
     let user = format!(
         "system:serviceaccount:{OPERATOR_NAMESPACE}:{}",
         operator.name
     );
-    let mut waited = Duration::ZERO;
-    let named = loop {
-        children.check()?;
-        let found = server.denied().into_iter().skip(start).find(|request| {
-            request.user.as_deref() == Some(user.as_str())
-                && request.verb.to_string() == "patch"
-                && request.group.is_empty()
-                && request.resource == "configmaps"
-        });
-        if let Some(request) = found {
-            break describe_request(&request);
-        }
-        if waited >= Duration::from_secs(30) {
-            bail!(
-                "with patch on ConfigMaps revoked, no refused request of {} was named in 30 s",
-                operator.name
-            );
-        }
-        tokio::time::sleep(DATA_PLANE_PERIOD).await;
-        waited += DATA_PLANE_PERIOD;
+    let provoked = |request: &strata_test_apiserver::RequestRecord| {
+        request.user.as_deref() == Some(user.as_str())
+            && request.verb.to_string() == "patch"
+            && request.group.is_empty()
+            && request.resource == "configmaps"
     };
-    eprintln!("==> the sandbox names the refused request: {named}");
+    let named = async {
+        kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
+        let mut waited = Duration::ZERO;
+        loop {
+            children.check()?;
+            if let Some(request) = server.denied().iter().skip(start).find(|r| provoked(r)) {
+                return anyhow::Ok(describe_request(request));
+            }
+            if waited >= Duration::from_secs(30) {
+                bail!(
+                    "with patch on ConfigMaps revoked, no refused request of {} was named in \
+                     30 s",
+                    operator.name
+                );
+            }
+            tokio::time::sleep(DATA_PLANE_PERIOD).await;
+            waited += DATA_PLANE_PERIOD;
+        }
+    }
+    .await;
+    // The role comes back whatever happened, so the other checks see the chart's own.
     kubectl.run(&["replace", "-f", &original_file.to_string_lossy()])?;
+    eprintln!("==> the sandbox names the refused request: {}", named?);
     kubectl.run(&[
         "delete",
         "--namespace",
@@ -860,7 +873,14 @@ async fn revoked_verb_is_named(
         "==> clusterrole/{} restored and {} deleted",
         operator.name, target.resource
     );
-    Ok(start..server.denied().len())
+    Ok(server
+        .denied()
+        .iter()
+        .enumerate()
+        .skip(start)
+        .filter(|(_, request)| provoked(request))
+        .map(|(index, _)| index)
+        .collect())
 }
 
 /// `role` with `patch` on core ConfigMaps removed (server-side apply, which creates

@@ -24,7 +24,7 @@
 mod index;
 
 use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -343,51 +343,150 @@ struct Seen {
     significant: Option<u64>,
 }
 
-/// The objects whose owners to requeue for one watch event: every applied object
-/// whose significant part or labels changed (or every applied object, without a
-/// significance function), with a copy under its previous labels when they changed,
-/// so the owners that selected it before a relabel hear of it too; and every deleted
-/// object.
+/// A referenced object's key: namespace and name.
+type ObjectKey = (String, String);
+
+/// A relist in progress: the keys listed so far, and the objects whose owners to
+/// requeue once the reflector's store holds the new list.
+struct Relist<T> {
+    keys: HashSet<ObjectKey>,
+    pending: Vec<T>,
+}
+
+/// What the requeue of one referenced kind remembers between watch events.
+struct RequeueState<T> {
+    /// Every object seen, by (namespace, name).
+    seen: HashMap<(String, String), Seen>,
+    /// During a relist (`Init` to `InitDone`).
+    relist: Option<Relist<T>>,
+    /// Any object of the kind, to stand in for one deleted while the watch was down:
+    /// the requeue reads only namespace, name and labels.
+    template: Option<T>,
+}
+
+impl<T> Default for RequeueState<T> {
+    fn default() -> Self {
+        Self {
+            seen: HashMap::new(),
+            relist: None,
+            template: None,
+        }
+    }
+}
+
+fn object_key<T: Resource>(object: &T) -> (String, String) {
+    (
+        object.meta().namespace.clone().unwrap_or_default(),
+        object.meta().name.clone().unwrap_or_default(),
+    )
+}
+
+/// The objects whose owners to requeue for one watch event:
+/// - every applied object whose significant part or labels changed (or every applied
+///   object, without a significance function), with a copy under its previous labels
+///   when they changed, so the owners that selected it before a relabel hear of it too;
+/// - every deleted object;
+/// - after a relist, only once it is done (the reflector's store holds the new list
+///   only then): the changed objects, and a stand-in for each object deleted while the
+///   watch was down, which no Delete event reports.
 fn requeue_objects<T: Resource + Clone>(
-    seen: &mut HashMap<(String, String), Seen>,
+    state: &mut RequeueState<T>,
     event: watcher::Event<T>,
     significance: Option<fn(&T) -> u64>,
 ) -> Vec<T> {
-    let key = |object: &T| {
-        (
-            object.meta().namespace.clone().unwrap_or_default(),
-            object.meta().name.clone().unwrap_or_default(),
-        )
-    };
     match event {
-        watcher::Event::Apply(object) | watcher::Event::InitApply(object) => {
-            let labels = object.meta().labels.clone().unwrap_or_default();
-            let significant = significance.map(|hash| hash(&object));
-            let previous = seen.insert(
-                key(&object),
-                Seen {
-                    labels: labels.clone(),
-                    significant,
-                },
-            );
-            let mut objects = Vec::new();
-            match previous {
-                Some(previous) if previous.labels != labels => {
-                    let mut before = object.clone();
-                    before.meta_mut().labels = Some(previous.labels);
-                    objects.push(before);
-                    objects.push(object);
-                }
-                Some(previous) if significant.is_some() && previous.significant == significant => {}
-                _ => objects.push(object),
-            }
-            objects
+        watcher::Event::Init => {
+            state.relist = Some(Relist {
+                keys: HashSet::new(),
+                pending: Vec::new(),
+            });
+            Vec::new()
         }
+        watcher::Event::InitApply(object) => {
+            let key = object_key(&object);
+            let changed = applied(state, object, significance);
+            match &mut state.relist {
+                Some(relist) => {
+                    relist.keys.insert(key);
+                    relist.pending.extend(changed);
+                    Vec::new()
+                }
+                None => changed,
+            }
+        }
+        watcher::Event::InitDone => {
+            let Some(Relist { keys, mut pending }) = state.relist.take() else {
+                return Vec::new();
+            };
+            let missed: Vec<(String, String)> = state
+                .seen
+                .keys()
+                .filter(|key| !keys.contains(*key))
+                .cloned()
+                .collect();
+            for key in missed {
+                let Some(gone) = state.seen.remove(&key) else {
+                    continue;
+                };
+                if let Some(mut stand_in) = state.template.clone() {
+                    let meta = stand_in.meta_mut();
+                    meta.namespace = Some(key.0);
+                    meta.name = Some(key.1);
+                    meta.labels = Some(gone.labels);
+                    pending.push(stand_in);
+                }
+            }
+            pending
+        }
+        watcher::Event::Apply(object) => applied(state, object, significance),
         watcher::Event::Delete(object) => {
-            seen.remove(&key(&object));
+            state.seen.remove(&object_key(&object));
             vec![object]
         }
-        watcher::Event::Init | watcher::Event::InitDone => Vec::new(),
+    }
+}
+
+/// Records an applied object and returns what of it requeues owners.
+fn applied<T: Resource + Clone>(
+    state: &mut RequeueState<T>,
+    object: T,
+    significance: Option<fn(&T) -> u64>,
+) -> Vec<T> {
+    if state.template.is_none() {
+        state.template = Some(object.clone());
+    }
+    let labels = object.meta().labels.clone().unwrap_or_default();
+    let significant = significance.map(|hash| hash(&object));
+    let previous = state.seen.insert(
+        object_key(&object),
+        Seen {
+            labels: labels.clone(),
+            significant,
+        },
+    );
+    match previous {
+        Some(previous) if previous.labels != labels => {
+            let mut before = object.clone();
+            before.meta_mut().labels = Some(previous.labels);
+            vec![before, object]
+        }
+        Some(previous) if significant.is_some() && previous.significant == significant => {
+            Vec::new()
+        }
+        _ => vec![object],
+    }
+}
+
+/// A watch event of `Guarded` objects as one of readable objects. An object the
+/// operator cannot read is left out: its owners see its last readable version, or
+/// none, and the owner that reads it reports the missing or stale object as usual.
+fn readable<R: Clone>(event: watcher::Event<Guarded<R>>) -> Option<watcher::Event<R>> {
+    match event {
+        watcher::Event::Apply(Guarded(object)) => object.ok().map(watcher::Event::Apply),
+        watcher::Event::InitApply(Guarded(object)) => object.ok().map(watcher::Event::InitApply),
+        watcher::Event::Delete(Guarded(object)) => object.ok().map(watcher::Event::Delete),
+        watcher::Event::Init => Some(watcher::Event::Init),
+        watcher::Event::InitDone => Some(watcher::Event::InitDone),
     }
 }
 
@@ -401,11 +500,11 @@ where
     T: Resource + Clone + Send + 'static,
     S: futures::Stream<Item = Result<watcher::Event<T>, watcher::Error>> + Send + 'static,
 {
-    let mut seen = HashMap::new();
+    let mut state = RequeueState::default();
     events
         .flat_map(move |result| {
             let objects: Vec<Result<T, watcher::Error>> = match result {
-                Ok(event) => requeue_objects(&mut seen, event, significance)
+                Ok(event) => requeue_objects(&mut state, event, significance)
                     .into_iter()
                     .map(Ok)
                     .collect(),
@@ -464,9 +563,21 @@ where
         match self.content {
             Content::Full => {
                 let (store, writer) = reflector::store::<R>();
-                let events = watcher(api_for::<R>(client, namespace), watcher::Config::default())
-                    .default_backoff()
-                    .map(|event| event.map(|event| event.modify(crate::cache::trim_metadata)));
+                // Read through `Guarded`, so one object the operator's types cannot
+                // read (a custom resource whose schema lets a wrong shape through)
+                // does not fail the whole list and stall every owner.
+                let events = watcher(
+                    api_for::<Guarded<R>>(client, namespace),
+                    watcher::Config::default(),
+                )
+                .default_backoff()
+                .filter_map(|event| async move {
+                    match event {
+                        Ok(event) => readable(event)
+                            .map(|event| Ok(event.modify(crate::cache::trim_metadata))),
+                        Err(error) => Some(Err(error)),
+                    }
+                });
                 let stream =
                     requeue_stream(reflector::reflector(writer, events), self.significance);
                 references.insert(store);
@@ -561,10 +672,10 @@ mod tests {
         second: watcher::Event<ConfigMap>,
         significance: Option<fn(&ConfigMap) -> u64>,
     ) -> Vec<BTreeMap<String, String>> {
-        let mut seen = HashMap::new();
-        let first = requeue_objects(&mut seen, watcher::Event::Apply(first), significance);
+        let mut state = RequeueState::default();
+        let first = requeue_objects(&mut state, watcher::Event::Apply(first), significance);
         assert_eq!(first.len(), 1, "a new object always requeues its owners");
-        requeue_objects(&mut seen, second, significance)
+        requeue_objects(&mut state, second, significance)
             .into_iter()
             .map(|object| object.metadata.labels.unwrap_or_default())
             .collect()
@@ -597,6 +708,47 @@ mod tests {
             Some(value_hash),
         );
         assert_eq!(requeued, vec![pairs(&[("a", "1")])]);
+    }
+
+    #[test]
+    fn a_relist_requeues_once_it_is_done_and_names_objects_deleted_while_the_watch_was_down() {
+        let mut state = RequeueState::default();
+        let significance = Some(value_hash as fn(&ConfigMap) -> u64);
+        let mut other = config_map(&[("b", "2")], "x");
+        other.metadata.name = Some("other".to_owned());
+        for object in [config_map(&[("a", "1")], "x"), other] {
+            requeue_objects(&mut state, watcher::Event::Apply(object), significance);
+        }
+        assert!(requeue_objects(&mut state, watcher::Event::Init, significance).is_empty());
+        let changed = config_map(&[("a", "1")], "changed while down");
+        assert!(
+            requeue_objects(&mut state, watcher::Event::InitApply(changed), significance)
+                .is_empty(),
+            "nothing is requeued before the store holds the new list"
+        );
+        let requeued: Vec<(Option<String>, BTreeMap<String, String>)> =
+            requeue_objects(&mut state, watcher::Event::InitDone, significance)
+                .into_iter()
+                .map(|object| {
+                    (
+                        object.metadata.name,
+                        object.metadata.labels.unwrap_or_default(),
+                    )
+                })
+                .collect();
+        assert_eq!(
+            requeued,
+            [
+                (Some("catalog".to_owned()), pairs(&[("a", "1")])),
+                (Some("other".to_owned()), pairs(&[("b", "2")])),
+            ],
+            "the changed object, then a stand-in for the one deleted while the watch was down"
+        );
+        assert!(
+            !state
+                .seen
+                .contains_key(&("default".to_owned(), "other".to_owned()))
+        );
     }
 
     #[test]

@@ -152,6 +152,7 @@ impl ValidatedCluster {
     ) -> Result<Self, ReconcileError> {
         let identity = ClusterIdentity::new(PRODUCT, &cluster.metadata, &cluster.spec.image)?;
         check_cluster_domain(cluster_domain)?;
+        check_selector(cluster.spec.cluster_config.catalog_label_selector.as_ref())?;
         let catalogs = validate_catalogs(catalogs)?;
         let coordinator_service = coordinator_service_name(identity.name.as_str());
         let discovery_uri = format!(
@@ -231,6 +232,41 @@ impl ValidatedCluster {
             .map(|catalog| catalog.name.clone())
             .collect()
     }
+}
+
+/// Refuses a catalog selector the API server would refuse in a Deployment: an
+/// unknown operator, `In`/`NotIn` without values, `Exists`/`DoesNotExist` with some.
+/// Such a selector would match nothing and silently drop every catalog.
+fn check_selector(
+    selector: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+) -> Result<(), ReconcileError> {
+    for expression in selector
+        .and_then(|selector| selector.match_expressions.as_ref())
+        .into_iter()
+        .flatten()
+    {
+        let has_values = expression
+            .values
+            .as_ref()
+            .is_some_and(|values| !values.is_empty());
+        let valid = match expression.operator.as_str() {
+            "In" | "NotIn" => has_values,
+            "Exists" | "DoesNotExist" => !has_values,
+            _ => false,
+        };
+        if !valid {
+            return Err(ReconcileError::invalid_spec(
+                "InvalidCatalogSelector",
+                format!(
+                    "clusterConfig.catalogLabelSelector: the expression on {:?} with operator \
+                     {:?} is invalid: the operators are In and NotIn (with values) and Exists \
+                     and DoesNotExist (without)",
+                    expression.key, expression.operator
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `<cluster>-coordinator`.
@@ -583,10 +619,19 @@ fn reserved(file: &str, key: &str) -> Option<&'static str> {
             .find(|(reserved, _)| *reserved == key)
             .map(|(_, instead)| *instead),
         NODE_PROPERTIES => RESERVED_NODE_PROPERTIES.contains(&key).then_some(""),
-        JVM_CONFIG => RESERVED_JVM_OPTIONS
-            .iter()
-            .any(|option| key.starts_with(option))
-            .then_some("resources.memory.limit and heapPercent"),
+        JVM_CONFIG => {
+            let property = key
+                .strip_prefix("-D")
+                .map(|rest| rest.split('=').next().unwrap_or(rest));
+            match property {
+                Some(property) => reserved(CONFIG_PROPERTIES, property)
+                    .or_else(|| reserved(NODE_PROPERTIES, property)),
+                None => RESERVED_JVM_OPTIONS
+                    .iter()
+                    .any(|option| key.starts_with(option))
+                    .then_some("resources.memory.limit and heapPercent"),
+            }
+        }
         _ => None,
     }
 }

@@ -9,8 +9,9 @@
 //!   Complete; with the failure annotation they fail and the Job is Failed
 //!   (`BackoffLimitExceeded`).
 //!
-//! Every Pod carries [`WORKLOAD_LABEL`], so a workload's Pods are told apart from
-//! others with similar names.
+//! Every Pod carries [`WORKLOAD_LABEL`] and [`OWNER_LABEL`], so a workload's Pods are
+//! told apart from others with similar names. Pods get no owner references: the Pods of
+//! a deleted workload stay, as in the StatefulSet simulation.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +26,9 @@ use super::{Place, PodState, store_template_pod, template_failure};
 
 /// The label that names the kind of workload a simulated Pod belongs to.
 pub const WORKLOAD_LABEL: &str = "sandbox.strata.dev/workload";
+/// The label that names the workload a simulated Pod belongs to (its first 63
+/// characters, as label values allow), so `web` never takes `web-x`'s Pods.
+pub const OWNER_LABEL: &str = "sandbox.strata.dev/owner";
 /// The label of the template hash, as the Deployment controller sets it.
 const TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
 /// When the sandbox says a Job started and finished.
@@ -60,7 +64,9 @@ fn workload_pods(place: Place<'_>, kind: &str, name: &str) -> Vec<(String, Strin
             let labels = pod.metadata.labels.unwrap_or_default();
             let pod_name = pod.metadata.name.unwrap_or_default();
             let rest = pod_name.strip_prefix(&prefix)?.to_owned();
-            (labels.get(WORKLOAD_LABEL).map(String::as_str) == Some(kind)).then(|| {
+            let owned = labels.get(WORKLOAD_LABEL).map(String::as_str) == Some(kind)
+                && labels.get(OWNER_LABEL).map(String::as_str) == Some(owner_value(name));
+            owned.then(|| {
                 let hash = labels.get(TEMPLATE_HASH_LABEL).cloned().unwrap_or_default();
                 (pod_name.clone(), rest, hash)
             })
@@ -79,9 +85,15 @@ fn pod_state(failure: Option<&str>) -> PodState<'_> {
     }
 }
 
-fn labels(kind: &str, hash: &str) -> BTreeMap<String, String> {
+/// The [`OWNER_LABEL`] value of the workload `name`.
+fn owner_value(name: &str) -> &str {
+    name.get(..63).unwrap_or(name)
+}
+
+fn labels(kind: &str, name: &str, hash: &str) -> BTreeMap<String, String> {
     BTreeMap::from([
         (WORKLOAD_LABEL.to_owned(), kind.to_owned()),
+        (OWNER_LABEL.to_owned(), owner_value(name).to_owned()),
         (TEMPLATE_HASH_LABEL.to_owned(), hash.to_owned()),
     ])
 }
@@ -139,7 +151,7 @@ pub fn step_deployments<'a>(place: impl Into<Place<'a>>) -> bool {
                 place,
                 &format!("{name}-{hash}-{index}"),
                 &spec.template,
-                labels("Deployment", &hash),
+                labels("Deployment", &name, &hash),
                 pod_state(failure.as_deref()),
             );
             changed = true;
@@ -192,7 +204,7 @@ pub fn step_daemon_sets<'a>(place: impl Into<Place<'a>>) -> bool {
                 place,
                 &format!("{name}-{hash}"),
                 &spec.template,
-                labels("DaemonSet", &hash),
+                labels("DaemonSet", &name, &hash),
                 pod_state(failure.as_deref()),
             );
             changed = true;
@@ -242,7 +254,7 @@ pub fn step_jobs<'a>(place: impl Into<Place<'a>>) -> bool {
                 place,
                 &format!("{name}-{index}"),
                 &spec.template,
-                labels("Job", &hash),
+                labels("Job", &name, &hash),
                 PodState {
                     phase,
                     waiting: None,
@@ -370,6 +382,30 @@ mod tests {
         let second = pods(&server);
         assert_eq!(second.len(), 2);
         assert!(second.iter().all(|pod| !first.contains(pod)), "{second:?}");
+    }
+
+    #[test]
+    fn deployments_whose_names_share_a_prefix_keep_their_own_pods() {
+        let server = server();
+        for name in ["web", "web-x"] {
+            store::<Deployment>(
+                &server,
+                json!({
+                    "apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": name, "namespace": NAMESPACE},
+                    "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                             "template": template(json!({}))}
+                }),
+            );
+        }
+        step_deployments((&server, NAMESPACE));
+        let first = pods(&server);
+        assert_eq!(first.len(), 2, "{first:?}");
+        assert!(
+            !step_deployments((&server, NAMESPACE)),
+            "no pass deletes another's pods"
+        );
+        assert_eq!(pods(&server), first);
     }
 
     #[test]

@@ -149,10 +149,26 @@ fn variable_part(name: &str) -> String {
         .collect()
 }
 
-/// Refuses an empty key and a line break in a key or value: a value must never end its
-/// entry and start another. Overrides fail as `InvalidConfigOverride`, connector
-/// fields as `InvalidConnector`.
+/// Refuses an empty key, a line break in a key or value (a value must never end its
+/// entry and start another), and `${ENV:...}` (the pods' environment holds every
+/// catalog's credentials and the shared secret, so a catalog author could send them
+/// elsewhere). Overrides fail as `InvalidConfigOverride`, connector fields as
+/// `InvalidConnector`.
 fn check_line(field: &str, key: &str, value: &str) -> Result<(), ReconcileError> {
+    if [key, value].iter().any(|text| text.contains("${ENV:")) {
+        return Err(ReconcileError::invalid_spec(
+            if field.starts_with("configOverrides") {
+                "InvalidConfigOverride"
+            } else {
+                "InvalidConnector"
+            },
+            format!(
+                "{field}: a catalog may not read the pods' environment (${{ENV:...}}): it \
+                 holds other catalogs' credentials and the cluster's shared secret; name a \
+                 Secret key in spec.connector.generic.secretProperties instead"
+            ),
+        ));
+    }
     if key.trim().is_empty() || [key, value].iter().any(|text| text.contains(['\n', '\r'])) {
         let reason = if field.starts_with("configOverrides") {
             "InvalidConfigOverride"

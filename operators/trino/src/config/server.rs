@@ -51,8 +51,17 @@ pub const RESERVED_CONFIG_PROPERTIES: [(&str, &str); 9] = [
 /// Keys of `node.properties` the operator owns.
 pub const RESERVED_NODE_PROPERTIES: [&str; 3] = ["node.environment", "node.id", "node.data-dir"];
 /// `jvm.config` options the operator owns: the heap follows `resources.memory.limit`
-/// and `heapPercent`.
-pub const RESERVED_JVM_OPTIONS: [&str; 2] = ["-Xmx", "-Xms"];
+/// and `heapPercent`, whatever flag would size it. (A `-D` option naming a reserved
+/// property is refused too: a system property wins over `config.properties`.)
+pub const RESERVED_JVM_OPTIONS: [&str; 7] = [
+    "-Xmx",
+    "-Xms",
+    "-XX:MaxHeapSize",
+    "-XX:InitialHeapSize",
+    "-XX:MaxRAM",
+    "-XX:MaxRAMPercentage",
+    "-XX:InitialRAMPercentage",
+];
 
 /// JVM options of the pinned release's deployment guide (Java 25 era), without the
 /// heap size, which follows the memory limit instead of `MaxRAMPercentage`.

@@ -20,7 +20,9 @@ fi
 printf 'PUT /v1/info/state HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nX-Trino-User: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' \
     "${port}" "${user}" "${#body}" "${body}" >&3
 status_line=""
-IFS= read -r status_line <&3
+# A wedged JVM may accept the connection and never answer: give up after 10 s, so
+# the kubelet's SIGTERM follows instead of the hook holding the pod.
+IFS= read -r -t 10 status_line <&3
 exec 3<&- 3>&-
 status_line="${status_line%$'\r'}"
 case "${status_line}" in

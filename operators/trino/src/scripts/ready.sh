@@ -9,7 +9,8 @@ exec 3<>"/dev/tcp/127.0.0.1/${port}" || exit 1
 printf 'GET /v1/info HTTP/1.0\r\nHost: 127.0.0.1:%s\r\n\r\n' "${port}" >&3
 response=""
 line=""
-while IFS= read -r line <&3; do
+# Each read gives up after 4 s, within the probe's timeout.
+while IFS= read -r -t 4 line <&3; do
     response+="${line}"$'\n'
 done
 response+="${line}"

@@ -123,6 +123,15 @@ fn heap_percent_is_bounded(#[case] percent: u8, #[case] expected: &str) {
 )]
 #[case::node_id("node.properties", "node.id", "x", "ReservedConfigOverride")]
 #[case::heap("jvm.config", "-Xmx8g", "", "ReservedConfigOverride")]
+#[case::heap_by_another_flag("jvm.config", "-XX:MaxHeapSize", "8g", "ReservedConfigOverride")]
+#[case::reserved_property_as_system_property(
+    "jvm.config",
+    "-Ddiscovery.uri",
+    "http://x",
+    "ReservedConfigOverride"
+)]
+#[case::node_property_as_system_property("jvm.config", "-Dnode.id=x", "", "ReservedConfigOverride")]
+#[case::ordinary_system_property("jvm.config", "-Dfoo", "bar", "accepted")]
 #[case::line_break_in_value(
     "config.properties",
     "query.max-run-time",
@@ -305,6 +314,17 @@ fn settings_a_role_ignores_are_warned_about(
         .collect();
     assert_eq!(reasons, ["IgnoredSetting"]);
     Ok(())
+}
+
+#[rstest]
+#[case::unknown_operator(json!({"key": "trino", "operator": "in", "values": ["a"]}), "InvalidCatalogSelector")]
+#[case::in_without_values(json!({"key": "trino", "operator": "In", "values": []}), "InvalidCatalogSelector")]
+#[case::exists_with_values(json!({"key": "trino", "operator": "Exists", "values": ["a"]}), "InvalidCatalogSelector")]
+#[case::valid_in(json!({"key": "trino", "operator": "In", "values": ["a"]}), "accepted")]
+fn catalog_selectors_are_checked(#[case] expression: Value, #[case] expected: &str) {
+    let patch =
+        json!({"clusterConfig": {"catalogLabelSelector": {"matchExpressions": [expression]}}});
+    assert_eq!(reason_of(validated(patch)), expected);
 }
 
 #[test]

@@ -267,3 +267,50 @@ async fn no_secret_value_reaches_what_the_operator_writes() {
         PASSWORD,
     );
 }
+
+#[tokio::test]
+async fn an_unreadable_cluster_does_not_stall_the_catalogs_or_the_other_clusters() {
+    let harness = start();
+    // A shape the CRD schema lets through (`podOverrides` preserves unknown fields)
+    // but the operator's types refuse. The catalog controller caches clusters as a
+    // reference; one unreadable cluster must not fail that cache.
+    harness
+        .server
+        .upsert_value(
+            "trinoclusters.trino.strata.dev",
+            json!({
+                "apiVersion": "trino.strata.dev/v1alpha1",
+                "kind": "TrinoCluster",
+                "metadata": {"name": "broken", "namespace": harness.namespace},
+                "spec": {
+                    "coordinators": {"roleGroups": {"default": {"replicas": 1}}},
+                    "workers": {"podOverrides": "not-an-object",
+                                "roleGroups": {"default": {"replicas": 1}}}
+                }
+            }),
+        )
+        .expect("store the unreadable cluster");
+    create_postgres_secret(&harness).await;
+    create_example_catalogs(&harness).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+    wait_for_reason::<TrinoCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Available,
+        ConditionStatus::True,
+        "AsExpected",
+    )
+    .await;
+    eventually(
+        "the catalogs name the readable cluster",
+        || {
+            strata_testing::wait::stored::<TrinoCatalog>(&harness, "tpch")
+                .status
+                .filter(|status| status.used_by == [CLUSTER])
+        },
+        || strata_testing::wait::stored::<TrinoCatalog>(&harness, "tpch").status,
+    )
+    .await;
+    wait_for_event(&harness, "broken", "Warning", "InvalidObject").await;
+}

@@ -155,6 +155,14 @@ fn each_connector_renders_its_properties_and_variables(
     json!({"connector": {"tpch": {}}, "configOverrides": {" ": "x"}}),
     "InvalidConfigOverride"
 )]
+#[case::override_reading_the_environment(
+    json!({"connector": {"tpch": {}}, "configOverrides": {"tpch.column-naming": "${ENV:TRINO_INTERNAL_SHARED_SECRET}"}}),
+    "InvalidConfigOverride"
+)]
+#[case::url_reading_the_environment(
+    json!({"connector": {"postgresql": {"connectionUrl": "jdbc:postgresql://evil/${ENV:CATALOG_OTHER_PASSWORD}", "credentialsSecret": "pg"}}}),
+    "InvalidConnector"
+)]
 #[case::upper_case_name(json!({"catalogName": "Sales", "connector": {"tpch": {}}}), "InvalidCatalogName")]
 #[case::dotted_name(json!({"catalogName": "sales.eu", "connector": {"tpch": {}}}), "InvalidCatalogName")]
 fn invalid_catalogs_are_refused_with_a_reason(#[case] spec: Value, #[case] reason: &str) {
