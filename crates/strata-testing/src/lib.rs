@@ -9,6 +9,8 @@
 //! - [`tools`]: the `STRATA_*` variables through which `cargo xtask test` hands
 //!   the external tools (Helm, kubernetes-validate, Java) to the tests;
 //! - [`http`]: a product's HTTP endpoint on loopback;
+//! - [`executable`]: stand-in programs a test runs, written so that executing them
+//!   never fails with "Text file busy";
 //! - [`hadoop`]: what the real Hadoop client makes of a rendered HDFS client
 //!   configuration;
 //! - [`validate`], [`yaml`], [`chart`] and [`checks`]: the checks every
@@ -20,6 +22,7 @@
 pub mod bench;
 pub mod chart;
 pub mod checks;
+pub mod executable;
 pub mod hadoop;
 pub mod harness;
 pub mod http;

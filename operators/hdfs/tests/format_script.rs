@@ -9,7 +9,6 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -361,7 +360,7 @@ impl Run {
         for dir in [&bin, &fake, &volume] {
             fs::create_dir_all(dir).expect("create a directory");
         }
-        write_executable(&bin.join("hdfs"), FAKE_HDFS);
+        strata_testing::executable::write(&bin.join("hdfs"), FAKE_HDFS);
         for (queue, codes) in [
             ("bootstrap", scenario.bootstrap),
             ("format", scenario.format),
@@ -485,11 +484,6 @@ fn prepare_name_dir(name_dir: &Path, state: NameDir) {
         VersionOnly(cluster_id) => version(cluster_id),
         Foreign(entry) => fs::create_dir_all(name_dir.join(entry)).expect("create an entry"),
     }
-}
-
-fn write_executable(path: &Path, content: &str) {
-    fs::write(path, content).expect("write an executable");
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).expect("make it executable");
 }
 
 /// Runs `command` in its own process group with its output in files under `dir`, and

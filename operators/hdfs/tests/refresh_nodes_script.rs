@@ -4,7 +4,6 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -63,9 +62,7 @@ fn the_namenode_rereads_the_exclude_list_at_start_and_on_every_change() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).expect("bin");
-    std::fs::write(bin.join("hdfs"), FAKE_HDFS).expect("the fake hdfs");
-    std::fs::set_permissions(bin.join("hdfs"), std::fs::Permissions::from_mode(0o755))
-        .expect("executable");
+    strata_testing::executable::write(&bin.join("hdfs"), FAKE_HDFS);
     std::fs::write(dir.path().join("refresh-nodes.sh"), SCRIPT).expect("the script");
     let exclude = dir.path().join("datanodes");
     std::fs::write(&exclude, "").expect("an empty exclude list");

@@ -1,7 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::os::unix::fs::PermissionsExt;
-
 use pretty_assertions::assert_eq;
 use rstest::rstest;
 
@@ -69,29 +67,16 @@ fn default_repository_matches_the_chart_default() {
 }
 
 /// A stand-in `docker` that runs `script` and logs its arguments to `calls.log`.
-/// A fake `docker` that logs its calls. The executable is written by a `cp` child
-/// process, not by this one: a file this test process had open for writing can be
-/// held open a moment longer by a child another test forks at the same time, and
-/// executing it then fails with "Text file busy" (ETXTBSY).
 fn fake_docker(dir: &Path, script: &str) -> PathBuf {
     let path = dir.join("docker");
-    let source = dir.join("docker.source");
     let log = dir.join("calls.log");
-    fs::write(
-        &source,
-        format!(
+    strata_testing::executable::write(
+        &path,
+        &format!(
             "#!/bin/sh\necho \"$* BUILDKIT=$DOCKER_BUILDKIT\" >> '{}'\n{script}\n",
             log.display()
         ),
-    )
-    .expect("write fake docker");
-    let copied = std::process::Command::new("cp")
-        .arg(&source)
-        .arg(&path)
-        .status()
-        .expect("cp starts");
-    assert!(copied.success(), "cp copies the fake docker");
-    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     path
 }
 
