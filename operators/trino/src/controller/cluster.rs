@@ -77,7 +77,8 @@ pub fn catalog_significance(catalog: &TrinoCatalog) -> u64 {
 /// 1. Dereference: the catalogs its selector picks, from the watch cache. A catalog
 ///    the catalog controller has not checked yet in its current generation is
 ///    waited for; one whose references do not resolve stops the apply, so a deleted
-///    Secret never rolls the pods into a cluster without that catalog.
+///    Secret never rolls the pods into a cluster without that catalog. A cluster
+///    being stopped is stopped all the same, with the catalogs that can be served.
 /// 2. Validate: the spec and the catalogs become a checked model with every file
 ///    rendered.
 /// 3. Build: pure functions turn the model into desired objects.
@@ -89,8 +90,21 @@ pub async fn reconcile(
 ) -> Result<Action, ReconcileError> {
     let operation = cluster.spec.cluster_operation.state(cluster.annotations());
     let catalogs = match selected_catalogs(&cluster, &context) {
-        Ok(Some(catalogs)) => catalogs,
-        Ok(None) => return Ok(Action::requeue(UNCHECKED_CATALOG_RETRY)),
+        Ok(Selection::Ready(catalogs)) => catalogs,
+        Ok(Selection::Unchecked) => return Ok(Action::requeue(UNCHECKED_CATALOG_RETRY)),
+        // A cluster being stopped needs no catalog: it is stopped with the catalogs
+        // that can be served, and the blocked one is reported when it starts again.
+        Ok(Selection::Blocked { servable, .. }) if operation.is_stopped() => servable,
+        Ok(Selection::Blocked { error, .. }) => {
+            return context
+                .report_with(
+                    cluster.as_ref(),
+                    &operation,
+                    Err(error.into()),
+                    current_product_status(&cluster),
+                )
+                .await;
+        }
         Err(error) => {
             return context
                 .report_with(
@@ -131,29 +145,49 @@ fn current_product_status(cluster: &TrinoCluster) -> TrinoStatus {
 
 /// The selected catalogs, or `None` while one is not yet checked in its current
 /// generation, or why one cannot be served.
+/// What a cluster's catalog selection found.
+enum Selection {
+    /// Every selected catalog can be served.
+    Ready(Vec<TrinoCatalog>),
+    /// The catalog controller has not checked a catalog's current generation yet.
+    Unchecked,
+    /// A catalog cannot be served (`error` says which and why); `servable` are the
+    /// others.
+    Blocked {
+        error: ReconcileError,
+        servable: Vec<TrinoCatalog>,
+    },
+}
+
 fn selected_catalogs(
     cluster: &TrinoCluster,
     context: &Context<ClusterContext>,
-) -> Result<Option<Vec<TrinoCatalog>>, ReconcileError> {
+) -> Result<Selection, ReconcileError> {
     let Some(selector) = &cluster.spec.cluster_config.catalog_label_selector else {
-        return Ok(Some(Vec::new()));
+        return Ok(Selection::Ready(Vec::new()));
     };
     let namespace = cluster.namespace().unwrap_or_default();
     let catalogs = context
         .references
         .selected::<TrinoCatalog>(&namespace, selector)
         .map_err(|error| ReconcileError::operator_bug("UndeclaredReference", error.to_string()))?;
+    let mut servable = Vec::new();
+    let mut blocking = None;
     for catalog in &catalogs {
         let status = catalog.status.as_ref();
         let checked = status.and_then(|status| status.resource.observed_generation)
             == catalog.metadata.generation;
         if !checked {
-            return Ok(None);
+            return Ok(Selection::Unchecked);
         }
         let unresolved = status
             .and_then(|status| status.resource.condition(ConditionType::Degraded))
             .filter(|degraded| degraded.status == ConditionStatus::True);
-        if let Some(degraded) = unresolved {
+        let Some(degraded) = unresolved else {
+            servable.push((**catalog).clone());
+            continue;
+        };
+        if blocking.is_none() {
             let message = format!(
                 "the TrinoCatalog {} cannot be served: {}",
                 catalog.name_any(),
@@ -162,16 +196,17 @@ fn selected_catalogs(
             // A missing Secret or ConfigMap may appear; anything else needs the
             // catalog's spec fixed.
             let reason = degraded.reason.as_str();
-            return Err(if reason.ends_with("Missing") {
+            blocking = Some(if reason.ends_with("Missing") {
                 ReconcileError::transient(reason, message)
             } else {
                 ReconcileError::invalid_spec(reason, message)
             });
         }
     }
-    Ok(Some(
-        catalogs.iter().map(|catalog| (**catalog).clone()).collect(),
-    ))
+    Ok(match blocking {
+        Some(error) => Selection::Blocked { error, servable },
+        None => Selection::Ready(servable),
+    })
 }
 
 /// Steps 2 and 3.

@@ -314,3 +314,45 @@ async fn an_unreadable_cluster_does_not_stall_the_catalogs_or_the_other_clusters
     .await;
     wait_for_event(&harness, "broken", "Warning", "InvalidObject").await;
 }
+
+#[tokio::test]
+async fn a_cluster_with_a_blocked_catalog_can_still_be_stopped() {
+    let harness = start();
+    create_example_catalogs(&harness).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    degraded_on_both(&harness, "postgres", "SecretMissing").await;
+
+    crate::patch_spec(&harness, json!({"clusterOperation": {"stopped": true}})).await;
+    wait_for_reason::<TrinoCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Stopped,
+        ConditionStatus::True,
+        "ClusterStopped",
+    )
+    .await;
+    eventually(
+        "both StatefulSets at 0 replicas, with the servable catalog only",
+        || {
+            let stopped = crate::STATEFUL_SETS.iter().all(|name| {
+                strata_testing::wait::stored::<StatefulSet>(&harness, name)
+                    .spec
+                    .replicas
+                    == Some(0)
+            });
+            (stopped && crate::catalog_files(&harness) == ["tpch.properties"]).then_some(())
+        },
+        || crate::catalog_files(&harness),
+    )
+    .await;
+
+    crate::patch_spec(&harness, json!({"clusterOperation": {"stopped": false}})).await;
+    wait_for_reason::<TrinoCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "SecretMissing",
+    )
+    .await;
+}
