@@ -5,37 +5,33 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use strata_model::duration::parse_seconds;
 use strata_model::identity::{
     ClusterIdentity, IdentityError, Product, RoleGroupIdentity, check_cluster_domain,
 };
 use strata_model::image::ResolvedImage;
 use strata_model::labels::RecommendedLabels;
-use strata_model::merge::defaulted;
 use strata_model::names::{ClusterName, RoleGroupRef, RoleRef};
 use strata_model::pdb::PdbConfig;
-use strata_model::resources::{HeapRule, ValidatedResources};
-use strata_model::role::{GenericRoleConfig, MergedRoleGroup, Role};
+use strata_model::resources::ValidatedResources;
+use strata_model::role::{GenericRoleConfig, Role};
 use strata_operator::error::ReconcileError;
 use strata_status::{Reason, SpecWarning};
 
-use crate::build::container::POD_NAME_ENV;
-use crate::config::catalog::{CATALOG_VARIABLE_PREFIX, ValidatedCatalog};
-use crate::config::data_size::{bytes, trino_data_size};
-use crate::config::server::{
-    self, ACCESS_CONTROL_PROPERTIES, ACCESS_CONTROL_RULES, CONFIG_PROPERTIES, HTTP_PORT,
-    JVM_CONFIG, LOG_PROPERTIES, NODE_PROPERTIES, NodeSettings, RESERVED_CONFIG_PROPERTIES,
-    RESERVED_JVM_OPTIONS, RESERVED_NODE_PROPERTIES, SHARED_SECRET_ENV,
-};
+use crate::config::catalog::ValidatedCatalog;
+use crate::config::server::HTTP_PORT;
 use crate::crd::config::{
-    DEFAULT_COORDINATOR_GRACEFUL_SHUTDOWN_TIMEOUT, DEFAULT_SHUTDOWN_GRACE_PERIOD,
-    DEFAULT_WORKER_GRACEFUL_SHUTDOWN_TIMEOUT,
+    DEFAULT_COORDINATOR_GRACEFUL_SHUTDOWN_TIMEOUT, DEFAULT_WORKER_GRACEFUL_SHUTDOWN_TIMEOUT,
 };
 use crate::crd::{
     APP_NAME, COORDINATOR_ROLE, DEFAULT_PRODUCT_VERSION, OPERATOR_NAME, TrinoCatalog, TrinoCluster,
     TrinoConfig, TrinoConfigOverrides, UPSTREAM_IMAGE_REPOSITORY, WORKER_ROLE,
 };
 pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
+
+use self::role_group::validate_role_group;
+pub use self::role_group::worker_termination_grace_period;
+
+mod role_group;
 
 /// Smallest memory limit accepted: Trino needs about 1 GiB of heap to start.
 pub const MIN_MEMORY_LIMIT_MIB: u64 = 1280;
@@ -382,258 +378,6 @@ fn validate_role(
         pdb: spec.role_config.pod_disruption_budget.clone(),
         groups,
     })
-}
-
-struct GroupParts {
-    warnings: Vec<SpecWarning>,
-    resources: ValidatedResources,
-    termination_grace_period_seconds: i64,
-    files: BTreeMap<String, String>,
-}
-
-fn validate_role_group(
-    role: TrinoRole,
-    merged: &MergedRoleGroup<TrinoConfig, TrinoConfigOverrides>,
-    discovery_uri: &str,
-    environment: &str,
-) -> Result<GroupParts, ReconcileError> {
-    let field = format!("{}.roleGroups.{}", role.field(), merged.name);
-    let problem = |reason: &str, message: String| {
-        ReconcileError::invalid_spec(reason, format!("{field}: {message}"))
-    };
-    let config = &merged.config;
-    let heap_percent = defaulted("heapPercent", &config.heap_percent)?;
-    if !HEAP_PERCENT_RANGE.contains(&heap_percent) {
-        return Err(problem(
-            "InvalidHeapPercent",
-            format!(
-                "heapPercent is {heap_percent}; it must be between {} and {}",
-                HEAP_PERCENT_RANGE.start(),
-                HEAP_PERCENT_RANGE.end()
-            ),
-        ));
-    }
-    let resources = config
-        .resources
-        .validate(HeapRule {
-            heap_percent: u64::from(heap_percent),
-            min_memory_mib: MIN_MEMORY_LIMIT_MIB,
-        })
-        .map_err(|error| problem(error.reason(), error.to_string()))?;
-    let query_max_memory_per_node = config
-        .query_max_memory_per_node
-        .as_ref()
-        .map(|size| check_per_node_memory(size, resources.heap_mib))
-        .transpose()
-        .map_err(|(reason, message)| problem(reason, message))?;
-    let query_max_memory = match role {
-        TrinoRole::Coordinator => config
-            .query_max_memory
-            .as_ref()
-            .map(|size| {
-                trino_data_size(size).map_err(|error| {
-                    problem("InvalidQueryMemory", format!("queryMaxMemory: {error}"))
-                })
-            })
-            .transpose()?,
-        TrinoRole::Worker => None,
-    };
-    let seconds = |name: &'static str, value: &Option<String>| -> Result<i64, ReconcileError> {
-        parse_seconds(&defaulted(name, value)?)
-            .map_err(|error| problem("InvalidDuration", format!("{name}: {error}")))
-    };
-    let timeout = seconds("gracefulShutdownTimeout", &config.graceful_shutdown_timeout)?;
-    let (grace, termination) = match role {
-        TrinoRole::Coordinator => (None, timeout),
-        TrinoRole::Worker => {
-            let grace = seconds("shutdownGracePeriod", &config.shutdown_grace_period)?;
-            (Some(grace), worker_termination_grace_period(grace, timeout))
-        }
-    };
-    let overrides = &merged.config_overrides;
-    check_overrides(overrides).map_err(|(reason, message)| problem(reason, message))?;
-    if let Some(variable) = merged
-        .env_overrides
-        .keys()
-        .find(|name| reserved_variable(name))
-    {
-        return Err(problem(
-            "ReservedEnvOverride",
-            format!(
-                "envOverrides: {variable} is set by the operator (the node id, the shared \
-                 secret or a catalog value); it is not overridable"
-            ),
-        ));
-    }
-    let mut warnings = Vec::new();
-    let ignored = match role {
-        TrinoRole::Coordinator => config
-            .shutdown_grace_period
-            .as_ref()
-            .filter(|value| value.as_str() != DEFAULT_SHUTDOWN_GRACE_PERIOD)
-            .map(|_| "shutdownGracePeriod (coordinators are not drained)"),
-        TrinoRole::Worker => config
-            .query_max_memory
-            .as_ref()
-            .map(|_| "queryMaxMemory (a coordinator setting)"),
-    };
-    if let Some(ignored) = ignored {
-        warnings.push(SpecWarning {
-            reason: Reason::new("IgnoredSetting").unwrap_or(Reason::AS_EXPECTED),
-            message: format!("{field}: {ignored} has no effect and is not written"),
-        });
-    }
-    let settings = NodeSettings {
-        coordinator: role == TrinoRole::Coordinator,
-        discovery_uri: discovery_uri.to_owned(),
-        environment: environment.to_owned(),
-        heap_mib: resources.heap_mib,
-        query_max_memory,
-        query_max_memory_per_node,
-        shutdown_grace_period_seconds: grace,
-    };
-    let files = BTreeMap::from([
-        (
-            CONFIG_PROPERTIES.to_owned(),
-            server::config_properties(&settings, &overrides.config_properties),
-        ),
-        (
-            NODE_PROPERTIES.to_owned(),
-            server::node_properties(&settings, &overrides.node_properties),
-        ),
-        (
-            JVM_CONFIG.to_owned(),
-            server::jvm_config(&settings, &overrides.jvm_config),
-        ),
-        (
-            LOG_PROPERTIES.to_owned(),
-            server::log_properties(&overrides.log_properties),
-        ),
-        (
-            ACCESS_CONTROL_PROPERTIES.to_owned(),
-            server::access_control_properties(),
-        ),
-        (
-            ACCESS_CONTROL_RULES.to_owned(),
-            server::access_control_rules(),
-        ),
-    ]);
-    Ok(GroupParts {
-        warnings,
-        resources,
-        termination_grace_period_seconds: termination,
-        files,
-    })
-}
-
-/// `terminationGracePeriodSeconds` of a worker: the preStop hook waits for
-/// `shutdown.grace-period`, the running tasks (at most `gracefulShutdownTimeout`),
-/// the grace period again and the JVM's exit, and the kubelet kills the pod only
-/// after all of that: `2 × grace + timeout + margin`.
-pub fn worker_termination_grace_period(grace_seconds: i64, timeout_seconds: i64) -> i64 {
-    grace_seconds
-        .saturating_mul(2)
-        .saturating_add(timeout_seconds)
-        .saturating_add(SHUTDOWN_MARGIN_SECONDS)
-}
-
-/// `queryMaxMemoryPerNode` as a Trino size, if it fits in the heap with Trino's
-/// headroom; otherwise why not.
-fn check_per_node_memory(
-    size: &k8s_openapi::apimachinery::pkg::api::resource::Quantity,
-    heap_mib: u64,
-) -> Result<String, (&'static str, String)> {
-    let invalid = |error: strata_model::quantity::QuantityError| {
-        (
-            "InvalidQueryMemory",
-            format!("queryMaxMemoryPerNode: {error}"),
-        )
-    };
-    let requested = bytes(size).map_err(invalid)?;
-    let heap = u128::from(heap_mib) << 20;
-    let allowed = heap * (100 - HEAP_HEADROOM_PERCENT) / 100;
-    if requested > allowed {
-        return Err((
-            "QueryMemoryExceedsHeap",
-            format!(
-                "queryMaxMemoryPerNode {} is more than the heap allows: the heap is {heap_mib} \
-                 MiB and Trino keeps {HEAP_HEADROOM_PERCENT}% of it as headroom, leaving {} MiB; \
-                 lower queryMaxMemoryPerNode or raise resources.memory.limit or heapPercent",
-                size.0,
-                allowed >> 20
-            ),
-        ));
-    }
-    trino_data_size(size).map_err(invalid)
-}
-
-/// Refuses overrides with line breaks and overrides of keys the operator owns.
-fn check_overrides(overrides: &TrinoConfigOverrides) -> Result<(), (&'static str, String)> {
-    for (file, entries) in [
-        (CONFIG_PROPERTIES, &overrides.config_properties),
-        (NODE_PROPERTIES, &overrides.node_properties),
-        (JVM_CONFIG, &overrides.jvm_config),
-        (LOG_PROPERTIES, &overrides.log_properties),
-    ] {
-        for (key, value) in entries {
-            if key.trim().is_empty() || [key, value].iter().any(|text| text.contains(['\n', '\r']))
-            {
-                return Err((
-                    "InvalidConfigOverride",
-                    format!(
-                        "configOverrides.{file}: {key:?} must be a non-empty single-line key \
-                         with a single-line value"
-                    ),
-                ));
-            }
-            if let Some(instead) = reserved(file, key) {
-                return Err((
-                    "ReservedConfigOverride",
-                    format!(
-                        "configOverrides.{file}: {key} is set by the operator{}; it is not \
-                         overridable",
-                        if instead.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" from {instead}")
-                        }
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether the operator owns the environment variable `name`: the node id, the shared
-/// secret and every catalog value.
-fn reserved_variable(name: &str) -> bool {
-    name == POD_NAME_ENV || name == SHARED_SECRET_ENV || name.starts_with(CATALOG_VARIABLE_PREFIX)
-}
-
-/// Where the spec sets `key` of `file` instead, when the operator owns it.
-fn reserved(file: &str, key: &str) -> Option<&'static str> {
-    match file {
-        CONFIG_PROPERTIES => RESERVED_CONFIG_PROPERTIES
-            .iter()
-            .find(|(reserved, _)| *reserved == key)
-            .map(|(_, instead)| *instead),
-        NODE_PROPERTIES => RESERVED_NODE_PROPERTIES.contains(&key).then_some(""),
-        JVM_CONFIG => {
-            let property = key
-                .strip_prefix("-D")
-                .map(|rest| rest.split('=').next().unwrap_or(rest));
-            match property {
-                Some(property) => reserved(CONFIG_PROPERTIES, property)
-                    .or_else(|| reserved(NODE_PROPERTIES, property)),
-                None => RESERVED_JVM_OPTIONS
-                    .iter()
-                    .any(|option| key.starts_with(option))
-                    .then_some("resources.memory.limit and heapPercent"),
-            }
-        }
-        _ => None,
-    }
 }
 
 const PRODUCT: Product = Product {

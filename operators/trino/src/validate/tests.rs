@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 use strata_operator::error::ReconcileError;
 
 use super::*;
+use crate::config::server::{CONFIG_PROPERTIES, JVM_CONFIG, LOG_PROPERTIES, NODE_PROPERTIES};
 
 /// A cluster with one coordinator and two workers; `patch` replaces top-level spec keys.
 pub(crate) fn cluster(patch: Value) -> TrinoCluster {
