@@ -1,0 +1,326 @@
+//! The scripted demo: each example Available, Degraded, healed, Stopped and deleted, with `kubectl get` and the conditions shown.
+
+use std::fs;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use strata_testing::workloads::SIMULATED_FAILURE_ANNOTATION;
+
+use super::children::Children;
+use super::kubectl::Kubectl;
+use super::zookeeper::znode_step;
+use super::{DATA_PLANE_PERIOD, DEMO_TIMEOUT, GARBAGE_COLLECTION_TIMEOUT};
+use crate::operators::Operator;
+use crate::tools::Tools;
+
+/// Applies each operator's example and shows it Available; makes its pods fail
+/// (through `podOverrides` and [`SIMULATED_FAILURE_ANNOTATION`]) and shows Degraded;
+/// heals it and shows Available again; stops it and shows Stopped.
+pub(super) async fn demo(
+    workspace: &Path,
+    tools: &Tools,
+    kubectl: &Kubectl,
+    operators: &[Operator],
+    children: &mut Children,
+    zookeeper: Option<SocketAddr>,
+) -> anyhow::Result<()> {
+    for operator in operators {
+        let example = workspace.join(operator.example);
+        let target = first_resource(&example)?;
+        let prerequisite = operator
+            .sandbox_prerequisite
+            .map(|path| workspace.join(path).to_string_lossy().into_owned());
+        if let (Some(path), Some(prerequisite)) = (operator.sandbox_prerequisite, &prerequisite) {
+            eprintln!(
+                "==> kubectl apply --server-side -f {path} (what another operator would publish)"
+            );
+            kubectl.run(&["apply", "--server-side", "-f", prerequisite])?;
+        }
+        eprintln!("==> kubectl apply --server-side -f {}", operator.example);
+        kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
+        show(kubectl, &target, "Available=True", children)?;
+        if let (Some(step), Some(address)) = (operator.sandbox_zookeeper, zookeeper) {
+            znode_step(workspace, tools, kubectl, children, step, address)?;
+        }
+
+        let failing = json!({"metadata": {"annotations": {SIMULATED_FAILURE_ANNOTATION: "CrashLoopBackOff"}}});
+        eprintln!(
+            "==> simulated CrashLoopBackOff through spec.{}.podOverrides",
+            target.role
+        );
+        target.patch_role(kubectl, &failing)?;
+        show(kubectl, &target, "Degraded=True", children)?;
+        describe_shows_degraded_event(kubectl, &target)?;
+        eprintln!("==> podOverrides removed");
+        target.patch_role(kubectl, &Value::Null)?;
+        show(kubectl, &target, "Available=True", children)?;
+        let claims = volume_claims(kubectl, &target)?;
+
+        eprintln!(
+            "==> kubectl annotate {} operator-command=Stopped",
+            target.resource
+        );
+        kubectl.run(&[
+            "annotate",
+            "--namespace",
+            &target.namespace,
+            &target.resource,
+            "operator-command=Stopped",
+        ])?;
+        show(kubectl, &target, "Stopped=True", children)?;
+        let cluster = target
+            .resource
+            .split_once('/')
+            .map_or(target.resource.as_str(), |(_, name)| name);
+        let replicas = kubectl.run(&[
+            "get",
+            "--namespace",
+            &target.namespace,
+            "statefulsets",
+            "--selector",
+            &format!("app.kubernetes.io/instance={cluster}"),
+            "-o",
+            "jsonpath={.items[*].spec.replicas}",
+        ])?;
+        if replicas.split_whitespace().any(|count| count != "0") {
+            bail!(
+                "{} is stopped, but its StatefulSets have replicas {replicas:?}",
+                target.resource
+            );
+        }
+        let kept = volume_claims(kubectl, &target)?;
+        if let Some(lost) = claims.iter().find(|claim| !kept.contains(claim)) {
+            bail!(
+                "{} is stopped, and its volume claim {lost} is gone",
+                target.resource
+            );
+        }
+        eprintln!(
+            "==> stopped: every StatefulSet at 0 replicas ({}), its {} volume claims stay; \
+             kubectl annotate {} operator-command-",
+            replicas.trim(),
+            kept.len(),
+            target.resource
+        );
+        kubectl.run(&[
+            "annotate",
+            "--namespace",
+            &target.namespace,
+            &target.resource,
+            "operator-command-",
+        ])?;
+        show(kubectl, &target, "Available=True", children)?;
+
+        eprintln!("==> kubectl delete {}", target.resource);
+        kubectl.run(&[
+            "delete",
+            "--namespace",
+            &target.namespace,
+            &target.resource,
+            "--wait=true",
+        ])?;
+        if let Some(prerequisite) = &prerequisite {
+            kubectl.run(&["delete", "-f", prerequisite, "--wait=true"])?;
+        }
+        // Like a cluster's garbage collector, the sandbox's removes the children
+        // in the background (a reconcile that was running when the owner went may
+        // apply one more child), so the demo waits for it as a user would.
+        let mut waited = Duration::ZERO;
+        let objects = loop {
+            let left = kubectl.run(&[
+                "get",
+                "--namespace",
+                &target.namespace,
+                "statefulsets,configmaps,services,persistentvolumeclaims",
+                "-o",
+                "name",
+            ])?;
+            let objects: Vec<String> = left.lines().map(str::to_owned).collect();
+            let children_left = objects
+                .iter()
+                .any(|object| !object.starts_with("persistentvolumeclaim/"));
+            if !children_left {
+                println!("{left}");
+                break objects;
+            }
+            if waited >= GARBAGE_COLLECTION_TIMEOUT {
+                bail!(
+                    "children of {} outlived it by {} s: {objects:?}",
+                    target.resource,
+                    waited.as_secs()
+                );
+            }
+            tokio::time::sleep(DATA_PLANE_PERIOD).await;
+            waited += DATA_PLANE_PERIOD;
+        };
+        if objects.is_empty() {
+            bail!("the volumes of {} went away with it", target.resource);
+        }
+        eprintln!(
+            "==> its children were garbage-collected; its {} volume claims stay",
+            objects.len()
+        );
+    }
+    eprintln!("==> the demo finished");
+    Ok(())
+}
+
+/// The volume claims of the demo's cluster: `<template>-<cluster>-<role>-<group>-<n>`.
+pub(super) fn volume_claims(kubectl: &Kubectl, target: &DemoTarget) -> anyhow::Result<Vec<String>> {
+    let cluster = target
+        .resource
+        .split_once('/')
+        .map_or(target.resource.as_str(), |(_, name)| name);
+    let marker = format!("-{cluster}-");
+    Ok(kubectl
+        .run(&[
+            "get",
+            "--namespace",
+            &target.namespace,
+            "persistentvolumeclaims",
+            "-o",
+            "name",
+        ])?
+        .lines()
+        .filter(|claim| claim.contains(&marker))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// `kubectl describe` of a Degraded resource lists a Warning Event with the Degraded
+/// condition's reason, as the operator published it.
+pub(super) fn describe_shows_degraded_event(
+    kubectl: &Kubectl,
+    target: &DemoTarget,
+) -> anyhow::Result<()> {
+    let reason = kubectl.run(&[
+        "get",
+        "--namespace",
+        &target.namespace,
+        &target.resource,
+        "-o",
+        "jsonpath={.status.conditions[?(@.type==\"Degraded\")].reason}",
+    ])?;
+    let described = kubectl.run(&[
+        "describe",
+        "--namespace",
+        &target.namespace,
+        &target.resource,
+    ])?;
+    let events = described
+        .split_once("Events:")
+        .map(|(_, events)| events)
+        .unwrap_or_default();
+    let line = events
+        .lines()
+        .find(|line| line.contains("Warning") && line.contains(reason.trim()));
+    match line {
+        Some(line) => {
+            eprintln!("==> kubectl describe {} lists the Event:", target.resource);
+            println!("{}", line.trim());
+            Ok(())
+        }
+        None => bail!(
+            "kubectl describe {} shows no Warning Event {reason:?}:\n{described}",
+            target.resource
+        ),
+    }
+}
+
+/// Waits for `condition` (`Type=Status`) and prints `kubectl get` and the conditions.
+pub(super) fn show(
+    kubectl: &Kubectl,
+    target: &DemoTarget,
+    condition: &str,
+    children: &mut Children,
+) -> anyhow::Result<()> {
+    eprintln!(
+        "==> kubectl wait {} --for=condition={condition}",
+        target.resource
+    );
+    let waited = kubectl.run(&[
+        "wait",
+        "--namespace",
+        &target.namespace,
+        &target.resource,
+        &format!("--for=condition={condition}"),
+        &format!("--timeout={DEMO_TIMEOUT}"),
+    ]);
+    children.check()?;
+    waited?;
+    println!(
+        "{}",
+        kubectl.run(&["get", "--namespace", &target.namespace, &target.resource])?
+    );
+    let conditions = kubectl.run(&[
+        "get",
+        "--namespace",
+        &target.namespace,
+        &target.resource,
+        "-o",
+        "jsonpath={range .status.conditions[*]}{.type}={.status} ({.reason}): {.message}{\"\\n\"}{end}",
+    ])?;
+    println!("{conditions}");
+    Ok(())
+}
+
+/// The object a demo drives: `<kind>/<name>`, its namespace and its first role.
+pub(super) struct DemoTarget {
+    pub(super) resource: String,
+    pub(super) namespace: String,
+    pub(super) role: String,
+}
+
+impl DemoTarget {
+    /// Sets (or with `null`, removes) the role's `podOverrides` with a merge patch.
+    pub(super) fn patch_role(
+        &self,
+        kubectl: &Kubectl,
+        pod_overrides: &Value,
+    ) -> anyhow::Result<()> {
+        let patch = json!({"spec": {self.role.as_str(): {"podOverrides": pod_overrides}}});
+        kubectl.run(&[
+            "patch",
+            "--namespace",
+            &self.namespace,
+            &self.resource,
+            "--type",
+            "merge",
+            "-p",
+            &patch.to_string(),
+        ])?;
+        Ok(())
+    }
+}
+
+/// The first document of an example: `<kind>/<name>`, its namespace, and the first
+/// `spec` field that holds `roleGroups` (its first role).
+pub(super) fn first_resource(example: &Path) -> anyhow::Result<DemoTarget> {
+    let text = fs::read_to_string(example)?;
+    let documents = strata_testing::yaml::documents(&text)
+        .map_err(|error| anyhow::anyhow!("{}: {error}", example.display()))?;
+    let first = documents
+        .first()
+        .with_context(|| format!("{} has no document", example.display()))?;
+    let kind = first["kind"].as_str().unwrap_or_default().to_lowercase();
+    let name = first["metadata"]["name"].as_str().unwrap_or_default();
+    let role = first["spec"]
+        .as_object()
+        .and_then(|spec| {
+            spec.iter()
+                .find(|(_, value)| value.get("roleGroups").is_some())
+                .map(|(key, _)| key.clone())
+        })
+        .with_context(|| format!("{} has no role with roleGroups", example.display()))?;
+    Ok(DemoTarget {
+        resource: format!("{kind}/{name}"),
+        namespace: first["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default")
+            .to_owned(),
+        role,
+    })
+}

@@ -1,0 +1,193 @@
+//! The demo's last step: a revoked grant must make the sandbox name the refused request.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::bail;
+use serde_json::{Value, json};
+use strata_test_apiserver::TestApiServer;
+
+use super::children::Children;
+use super::demo::first_resource;
+use super::kubectl::Kubectl;
+use super::{DATA_PLANE_PERIOD, OPERATOR_NAMESPACE};
+use crate::operators::Operator;
+
+/// `user verb group/resource name`, as the refusal report names a request.
+pub(super) fn describe_request(request: &strata_test_apiserver::RequestRecord) -> String {
+    format!(
+        "{} {} {}/{} {}",
+        request.user.as_deref().unwrap_or_default(),
+        request.verb,
+        request.group,
+        request.resource,
+        request.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// The RBAC enforcement proves itself: `patch` on core ConfigMaps is revoked from
+/// `operator`'s ClusterRole, its example is applied, and the sandbox must name the
+/// refused request; then the role is restored and the example deleted. Returns the
+/// indices of the refusals this step provoked (that user's `patch` on ConfigMaps),
+/// which the final check does not count; any other refusal still fails the sandbox.
+pub(super) async fn revoked_verb_is_named(
+    workspace: &Path,
+    dir: &Path,
+    kubectl: &Kubectl,
+    server: &TestApiServer,
+    operator: &Operator,
+    children: &mut Children,
+) -> anyhow::Result<Vec<usize>> {
+    let role_file = |name: &str, role: &Value| -> anyhow::Result<PathBuf> {
+        let path = dir.join(name);
+        fs::write(&path, serde_json::to_string_pretty(role)?)?;
+        Ok(path)
+    };
+    let mut original: Value = serde_json::from_str(&kubectl.run(&[
+        "get",
+        "clusterrole",
+        operator.name,
+        "-o",
+        "json",
+    ])?)?;
+    if let Some(metadata) = original["metadata"].as_object_mut() {
+        for field in [
+            "resourceVersion",
+            "managedFields",
+            "uid",
+            "creationTimestamp",
+        ] {
+            metadata.remove(field);
+        }
+    }
+    let revoked = without_configmap_patch(&original);
+    let revoked_file = role_file("revoked-clusterrole.json", &revoked)?;
+    let original_file = role_file("original-clusterrole.json", &original)?;
+    eprintln!(
+        "==> kubectl replace clusterrole/{}: patch on ConfigMaps revoked",
+        operator.name
+    );
+    kubectl.run(&["replace", "-f", &revoked_file.to_string_lossy()])?;
+    let start = server.denied().len();
+    let example = workspace.join(operator.example);
+    let target = first_resource(&example)?;
+    let user = format!(
+        "system:serviceaccount:{OPERATOR_NAMESPACE}:{}",
+        operator.name
+    );
+    let provoked = |request: &strata_test_apiserver::RequestRecord| {
+        request.user.as_deref() == Some(user.as_str())
+            && request.verb.to_string() == "patch"
+            && request.group.is_empty()
+            && request.resource == "configmaps"
+    };
+    let named = async {
+        kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
+        let mut waited = Duration::ZERO;
+        loop {
+            children.check()?;
+            if let Some(request) = server.denied().iter().skip(start).find(|r| provoked(r)) {
+                return anyhow::Ok(describe_request(request));
+            }
+            if waited >= Duration::from_secs(30) {
+                bail!(
+                    "with patch on ConfigMaps revoked, no refused request of {} was named in \
+                     30 s",
+                    operator.name
+                );
+            }
+            tokio::time::sleep(DATA_PLANE_PERIOD).await;
+            waited += DATA_PLANE_PERIOD;
+        }
+    }
+    .await;
+    // The role comes back whatever happened, so the other checks see the chart's own.
+    kubectl.run(&["replace", "-f", &original_file.to_string_lossy()])?;
+    eprintln!("==> the sandbox names the refused request: {}", named?);
+    kubectl.run(&[
+        "delete",
+        "--namespace",
+        &target.namespace,
+        &target.resource,
+        "--wait=true",
+    ])?;
+    eprintln!(
+        "==> clusterrole/{} restored and {} deleted",
+        operator.name, target.resource
+    );
+    Ok(server
+        .denied()
+        .iter()
+        .enumerate()
+        .skip(start)
+        .filter(|(_, request)| provoked(request))
+        .map(|(index, _)| index)
+        .collect())
+}
+
+/// `role` with `patch` on core ConfigMaps removed (server-side apply, which creates
+/// and updates them, is a PATCH); the other resources of the rule keep their verbs.
+pub(super) fn without_configmap_patch(role: &Value) -> Value {
+    let mut role = role.clone();
+    let rules = role["rules"].as_array().cloned().unwrap_or_default();
+    let mut changed = Vec::new();
+    for rule in rules {
+        let core = rule["apiGroups"]
+            .as_array()
+            .is_some_and(|groups| groups.iter().any(|group| group == ""));
+        let resources = rule["resources"].as_array().cloned().unwrap_or_default();
+        if !core || !resources.iter().any(|resource| resource == "configmaps") {
+            changed.push(rule);
+            continue;
+        }
+        let others: Vec<Value> = resources
+            .into_iter()
+            .filter(|resource| resource != "configmaps")
+            .collect();
+        if !others.is_empty() {
+            let mut rest = rule.clone();
+            rest["resources"] = Value::Array(others);
+            changed.push(rest);
+        }
+        let mut configmaps = rule.clone();
+        configmaps["resources"] = json!(["configmaps"]);
+        configmaps["verbs"] = Value::Array(
+            rule["verbs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|verb| *verb != "patch" && *verb != "*")
+                .cloned()
+                .collect(),
+        );
+        changed.push(configmaps);
+    }
+    role["rules"] = Value::Array(changed);
+    role
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    pub(super) fn revoking_patch_on_configmaps_keeps_every_other_grant() {
+        let role = json!({"rules": [
+            {"apiGroups": [""], "resources": ["configmaps", "services"],
+             "verbs": ["get", "list", "watch", "create", "patch", "delete"]},
+            {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["create"]}
+        ]});
+        let revoked = without_configmap_patch(&role);
+        assert_eq!(
+            revoked["rules"],
+            json!([
+                {"apiGroups": [""], "resources": ["services"],
+                 "verbs": ["get", "list", "watch", "create", "patch", "delete"]},
+                {"apiGroups": [""], "resources": ["configmaps"],
+                 "verbs": ["get", "list", "watch", "create", "delete"]},
+                {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["create"]}
+            ])
+        );
+    }
+}
