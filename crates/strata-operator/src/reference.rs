@@ -32,7 +32,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::api::{Api, ApiResource};
 use kube::core::PartialObjectMeta;
 
@@ -385,6 +385,12 @@ where
         match self.content {
             Content::Full => {
                 let (store, writer) = reflector::store::<R>();
+                let cached = store.clone();
+                let last_readable = move |metadata: &ObjectMeta| {
+                    let name = metadata.name.as_deref()?;
+                    let key = ObjectRef::new(name).within(metadata.namespace.as_deref()?);
+                    cached.get(&key).map(|object| R::clone(&object))
+                };
                 // Read through `Guarded`, so one object the operator's types cannot
                 // read (a custom resource whose schema lets a wrong shape through)
                 // does not fail the whole list and stall every owner.
@@ -393,12 +399,13 @@ where
                     watcher::Config::default(),
                 )
                 .default_backoff()
-                .filter_map(|event| async move {
-                    match event {
-                        Ok(event) => readable(event)
+                .filter_map(move |event| {
+                    let event = match event {
+                        Ok(event) => readable(event, &last_readable)
                             .map(|event| Ok(event.modify(crate::cache::trim_metadata))),
                         Err(error) => Some(Err(error)),
-                    }
+                    };
+                    async move { event }
                 });
                 let stream =
                     requeue_stream(reflector::reflector(writer, events), self.significance);

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use kube::runtime::watcher;
 
@@ -155,11 +156,21 @@ fn applied<T: Resource + Clone>(
 /// A watch event of `Guarded` objects as one of readable objects. An object the
 /// operator cannot read is left out: its owners see its last readable version, or
 /// none, and the owner that reads it reports the missing or stale object as usual.
-pub(super) fn readable<R: Clone>(event: watcher::Event<Guarded<R>>) -> Option<watcher::Event<R>> {
+///
+/// The deletion of an unreadable object is the exception: it becomes the deletion of
+/// its last readable version (`last_readable`, the reflector's store), so that version
+/// leaves the cache and its owners are requeued, instead of lingering until a relist.
+pub(super) fn readable<R: Clone>(
+    event: watcher::Event<Guarded<R>>,
+    last_readable: impl Fn(&ObjectMeta) -> Option<R>,
+) -> Option<watcher::Event<R>> {
     match event {
         watcher::Event::Apply(Guarded(object)) => object.ok().map(watcher::Event::Apply),
         watcher::Event::InitApply(Guarded(object)) => object.ok().map(watcher::Event::InitApply),
-        watcher::Event::Delete(Guarded(object)) => object.ok().map(watcher::Event::Delete),
+        watcher::Event::Delete(Guarded(object)) => object
+            .or_else(|unreadable| last_readable(&unreadable.metadata).ok_or(()))
+            .ok()
+            .map(watcher::Event::Delete),
         watcher::Event::Init => Some(watcher::Event::Init),
         watcher::Event::InitDone => Some(watcher::Event::InitDone),
     }
@@ -307,6 +318,69 @@ mod tests {
             !state
                 .seen
                 .contains_key(&("default".to_owned(), "other".to_owned()))
+        );
+    }
+
+    fn unreadable() -> Guarded<ConfigMap> {
+        Guarded(Err(crate::guard::Unreadable {
+            metadata: config_map(&[], "").metadata,
+            error: "data: invalid type".to_owned(),
+        }))
+    }
+
+    /// What [`readable`] makes of `event` when the cache holds `cached`: `None` when
+    /// the event is left out, else the event's kind and the object's `value`.
+    fn readable_of(
+        event: watcher::Event<Guarded<ConfigMap>>,
+        cached: Option<ConfigMap>,
+    ) -> Option<(&'static str, String)> {
+        let value = |object: ConfigMap| {
+            object
+                .data
+                .and_then(|data| data.get("value").cloned())
+                .unwrap_or_default()
+        };
+        readable(event, |_| cached.clone()).map(|event| match event {
+            watcher::Event::Apply(object) => ("Apply", value(object)),
+            watcher::Event::InitApply(object) => ("InitApply", value(object)),
+            watcher::Event::Delete(object) => ("Delete", value(object)),
+            watcher::Event::Init => ("Init", String::new()),
+            watcher::Event::InitDone => ("InitDone", String::new()),
+        })
+    }
+
+    #[rstest]
+    #[case::a_readable_update_passes(
+        watcher::Event::Apply(Guarded(Ok(config_map(&[], "new")))), Some("old"), Some(("Apply", "new")))]
+    #[case::an_unreadable_update_keeps_the_last_readable_version(
+        watcher::Event::Apply(unreadable()),
+        Some("old"),
+        None
+    )]
+    #[case::an_unreadable_object_in_a_relist_is_left_out(
+        watcher::Event::InitApply(unreadable()),
+        None,
+        None
+    )]
+    #[case::a_readable_deletion_passes(
+        watcher::Event::Delete(Guarded(Ok(config_map(&[], "new")))), Some("old"), Some(("Delete", "new")))]
+    #[case::an_unreadable_deletion_removes_the_last_readable_version(
+        watcher::Event::Delete(unreadable()), Some("old"), Some(("Delete", "old")))]
+    #[case::an_unreadable_deletion_of_an_object_never_read_is_left_out(
+        watcher::Event::Delete(unreadable()),
+        None,
+        None
+    )]
+    fn unreadable_objects_leave_the_cache_when_deleted(
+        #[case] event: watcher::Event<Guarded<ConfigMap>>,
+        #[case] cached: Option<&str>,
+        #[case] expected: Option<(&str, &str)>,
+    ) {
+        let cached = cached.map(|value| config_map(&[], value));
+        let actual = readable_of(event, cached);
+        assert_eq!(
+            actual.as_ref().map(|(kind, value)| (*kind, value.as_str())),
+            expected
         );
     }
 }

@@ -316,6 +316,53 @@ async fn an_unreadable_cluster_does_not_stall_the_catalogs_or_the_other_clusters
 }
 
 #[tokio::test]
+async fn a_cluster_deleted_while_unreadable_leaves_the_catalogs_used_by() {
+    let harness = start();
+    create_postgres_secret(&harness).await;
+    create_example_catalogs(&harness).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    strata_testing::manifests::create::<TrinoCluster>(&harness, "second", spec(json!({}))).await;
+    let used_by = |names: &'static [&'static str]| {
+        let harness = &harness;
+        move || {
+            strata_testing::wait::stored::<TrinoCatalog>(harness, "tpch")
+                .status
+                .filter(|status| status.used_by == names)
+        }
+    };
+    let status = || strata_testing::wait::stored::<TrinoCatalog>(&harness, "tpch").status;
+    eventually(
+        "the catalogs name both clusters",
+        used_by(&["second", CLUSTER]),
+        status,
+    )
+    .await;
+
+    // An edit the CRD schema lets through but the operator's types refuse, then a
+    // deletion while the object is in that state: the catalog controller's cache of
+    // clusters must lose the last readable version, not keep it until a relist.
+    let mut broken = serde_json::to_value(strata_testing::wait::stored::<TrinoCluster>(
+        &harness, "second",
+    ))
+    .expect("the cluster serialises");
+    broken["spec"]["workers"]["podOverrides"] = json!("not-an-object");
+    harness
+        .server
+        .upsert_value("trinoclusters.trino.strata.dev", broken)
+        .expect("store the unreadable edit");
+    Api::<TrinoCluster>::namespaced(harness.server.client(), harness.namespace)
+        .delete("second", &Default::default())
+        .await
+        .expect("delete the unreadable cluster");
+    eventually(
+        "the catalogs name only the remaining cluster",
+        used_by(&[CLUSTER]),
+        status,
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn a_cluster_with_a_blocked_catalog_can_still_be_stopped() {
     let harness = start();
     create_example_catalogs(&harness).await;
