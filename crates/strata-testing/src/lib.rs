@@ -9,6 +9,8 @@
 //! - [`tools`]: the `STRATA_*` variables through which `cargo xtask test` hands
 //!   the external tools (Helm, kubernetes-validate, Java) to the tests;
 //! - [`http`]: a product's HTTP endpoint on loopback;
+//! - [`process`]: a program run to completion within a time bound, its whole
+//!   process group stopped if it overruns;
 //! - [`executable`]: stand-in programs a test runs, written so that executing them
 //!   never fails with "Text file busy";
 //! - [`hadoop`]: what the real Hadoop client makes of a rendered HDFS client
@@ -28,6 +30,7 @@ pub mod harness;
 pub mod http;
 pub mod manifests;
 pub mod postgres;
+pub mod process;
 pub mod superset;
 pub mod tools;
 pub mod validate;

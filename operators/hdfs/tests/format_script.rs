@@ -9,10 +9,9 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use std::fs;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use rstest::rstest;
@@ -416,7 +415,7 @@ impl Run {
             .env("BOOTSTRAP_ATTEMPTS", "3")
             .env("FAKE_DIR", &fake)
             .env("FAKE_REMOTE_CLUSTER_ID", scenario.remote);
-        let (exit, output) = run_bounded(command, root);
+        let (exit, output) = run_bounded(command);
 
         let calls = fs::read_to_string(fake.join("calls.log"))
             .unwrap_or_default()
@@ -486,48 +485,14 @@ fn prepare_name_dir(name_dir: &Path, state: NameDir) {
     }
 }
 
-/// Runs `command` in its own process group with its output in files under `dir`, and
-/// kills that group if it outlives `BOUND`. Returns the exit code and the output.
-fn run_bounded(mut command: Command, dir: &Path) -> (i32, String) {
-    let stdout_path: PathBuf = dir.join("stdout");
-    let stderr_path: PathBuf = dir.join("stderr");
-    command
-        .stdin(Stdio::null())
-        .stdout(fs::File::create(&stdout_path).expect("create stdout"))
-        .stderr(fs::File::create(&stderr_path).expect("create stderr"))
-        .process_group(0);
-    let started = Instant::now();
-    let mut child = command.spawn().expect("start bash");
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("poll the script") {
-            break Some(status);
-        }
-        if started.elapsed() > BOUND {
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let read = |path: &Path| fs::read_to_string(path).unwrap_or_default();
-    let Some(status) = status else {
-        // The group's id is the child's pid: this ends the script and whatever it started.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", child.id())])
-            .status();
-        let _ = child.kill();
-        let _ = child.wait();
-        let output = format!("{}{}", read(&stdout_path), read(&stderr_path));
-        let lines: Vec<&str> = output.lines().collect();
-        let shown = if lines.len() > 20 {
-            format!(
-                "{}\n...\n{}",
-                lines[..10].join("\n"),
-                lines[lines.len() - 10..].join("\n")
-            )
-        } else {
-            output.clone()
-        };
-        panic!("the script ran longer than {BOUND:?} (a wait loop that never ends?):\n{shown}");
-    };
-    let output = format!("{}{}", read(&stdout_path), read(&stderr_path));
-    (status.code().unwrap_or(-1), output)
+/// Runs `command` within `BOUND` (its whole process group is stopped if it overruns).
+/// Returns the exit code and the output.
+fn run_bounded(mut command: Command) -> (i32, String) {
+    match strata_testing::process::run_bounded(&mut command, "the script", BOUND) {
+        Ok(finished) => (
+            finished.status.code().unwrap_or(-1),
+            format!("{}{}", finished.stdout, finished.stderr),
+        ),
+        Err(error) => panic!("a wait loop that never ends? {error}"),
+    }
 }

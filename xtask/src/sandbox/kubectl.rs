@@ -2,8 +2,10 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
+use strata_testing::process::run_bounded;
 
 /// The provisioned kubectl and helm, pointed at the sandbox.
 pub(super) struct Kubectl {
@@ -40,21 +42,24 @@ impl Kubectl {
     }
 }
 
+/// The longest one kubectl, helm or `zkCli.sh` call may take. Each waits on its own
+/// terms (`--wait`, `--timeout`) far below this; the bound is for a call that hangs,
+/// so the step fails naming it instead of hanging the demo and CI.
+const CALL_BOUND: Duration = Duration::from_secs(300);
+
 pub(super) fn output(
     command: &mut Command,
     program: &str,
     args: &[&str],
 ) -> anyhow::Result<String> {
-    let output = command
-        .output()
-        .with_context(|| format!("starting {program}"))?;
-    if !output.status.success() {
+    let finished = run_bounded(command, &format!("{program} {args:?}"), CALL_BOUND)?;
+    if !finished.status.success() {
         bail!(
             "{program} {args:?} failed ({}): {}{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
+            finished.status,
+            finished.stdout,
+            finished.stderr
         );
     }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    Ok(finished.stdout)
 }
