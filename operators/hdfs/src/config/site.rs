@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use strata_model::files::hadoop_xml::{self, HadoopXmlError};
+use strata_model::files::overrides::{self, OverrideError, OwnedKey};
 
 use super::topology::Topology;
 use crate::crd::HdfsRole;
@@ -32,37 +33,51 @@ pub const FAILOVER_PROXY_PROVIDER: &str =
 pub const FENCING_METHOD: &str = "shell(/bin/true)";
 
 /// Keys of `core-site.xml` the operator owns: an override would split the cluster.
-const CORE_SITE_OWNED: &[&str] = &["fs.defaultFS", "ha.zookeeper.quorum"];
-/// Keys (and key prefixes before a `.`) of `hdfs-site.xml` the operator owns: the
+const CORE_SITE_OWNED: [OwnedKey; 2] = [
+    OwnedKey::with_subkeys(
+        "fs.defaultFS",
+        "clients and daemons find the nameservice by it",
+    ),
+    OwnedKey::with_subkeys(
+        "ha.zookeeper.quorum",
+        "it is the ZNode of spec.clusterConfig.zookeeperConfigMapName",
+    ),
+];
+/// The nameservice and its namenodes, which every client's configuration names.
+const NAMESERVICE: &str = "it defines the nameservice and its namenodes";
+/// A directory on the role's volume.
+const ON_THE_VOLUME: &str = "it is a directory on the role's persistent volume";
+/// Keys (and the keys below them) of `hdfs-site.xml` the operator owns: the
 /// nameservice, the directories on the volumes, and format safety.
-const HDFS_SITE_OWNED: &[&str] = &[
-    "dfs.nameservices",
-    "dfs.ha.namenodes",
-    "dfs.namenode.rpc-address",
-    "dfs.namenode.http-address",
-    "dfs.namenode.shared.edits.dir",
-    "dfs.namenode.name.dir",
-    "dfs.journalnode.edits.dir",
-    "dfs.datanode.data.dir",
-    "dfs.reformat.disabled",
-    "dfs.hosts.exclude",
-    "dfs.ha.automatic-failover.enabled",
+const HDFS_SITE_OWNED: [OwnedKey; 11] = [
+    OwnedKey::with_subkeys("dfs.nameservices", NAMESERVICE),
+    OwnedKey::with_subkeys("dfs.ha.namenodes", NAMESERVICE),
+    OwnedKey::with_subkeys("dfs.namenode.rpc-address", NAMESERVICE),
+    OwnedKey::with_subkeys("dfs.namenode.http-address", NAMESERVICE),
+    OwnedKey::with_subkeys("dfs.namenode.shared.edits.dir", "it names the journalnodes"),
+    OwnedKey::with_subkeys("dfs.namenode.name.dir", ON_THE_VOLUME),
+    OwnedKey::with_subkeys("dfs.journalnode.edits.dir", ON_THE_VOLUME),
+    OwnedKey::with_subkeys("dfs.datanode.data.dir", ON_THE_VOLUME),
+    OwnedKey::with_subkeys(
+        "dfs.reformat.disabled",
+        "it keeps a namenode from formatting over existing metadata",
+    ),
+    OwnedKey::with_subkeys(
+        "dfs.hosts.exclude",
+        "it is the decommissioning list the operator keeps",
+    ),
+    OwnedKey::with_subkeys(
+        "dfs.ha.automatic-failover.enabled",
+        "the ZKFC containers fail over the namenodes",
+    ),
 ];
 
 /// Why a site file could not be rendered.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SiteError {
-    /// The override sets a key the operator owns.
-    #[error(
-        "{file}: {key} is set by the operator (it defines the nameservice, a data \
-         directory or format safety) and cannot be overridden"
-    )]
-    OperatorOwnedKey {
-        /// `core-site.xml` or `hdfs-site.xml`.
-        file: &'static str,
-        /// The key.
-        key: String,
-    },
+    /// An override of a key the operator owns, or of more than one line.
+    #[error(transparent)]
+    Overrides(#[from] OverrideError),
     /// The file cannot be written.
     #[error("{file}: {source}")]
     Xml {
@@ -71,6 +86,16 @@ pub enum SiteError {
         /// What is wrong.
         source: HadoopXmlError,
     },
+}
+
+impl SiteError {
+    /// The condition reason.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::Overrides(error) => error.reason(),
+            Self::Xml { .. } => "InvalidConfigOverride",
+        }
+    }
 }
 
 /// The two files of one role group or of the discovery ConfigMap.
@@ -184,13 +209,13 @@ pub fn server_site(site: &ServerSite<'_>) -> Result<SiteFiles, SiteError> {
         "core-site.xml",
         server_core_properties(site),
         site.core_overrides,
-        CORE_SITE_OWNED,
+        &CORE_SITE_OWNED,
     )?;
     let hdfs = with_overrides(
         "hdfs-site.xml",
         server_hdfs_properties(site),
         site.hdfs_overrides,
-        HDFS_SITE_OWNED,
+        &HDFS_SITE_OWNED,
     )?;
     Ok(SiteFiles {
         core_site: write("core-site.xml", &core)?,
@@ -210,20 +235,10 @@ fn with_overrides(
     file: &'static str,
     mut properties: BTreeMap<String, String>,
     overrides: &BTreeMap<String, String>,
-    owned: &[&str],
+    owned: &[OwnedKey],
 ) -> Result<BTreeMap<String, String>, SiteError> {
-    for (key, value) in overrides {
-        let is_owned = owned
-            .iter()
-            .any(|owned| key == owned || key.starts_with(&format!("{owned}.")));
-        if is_owned {
-            return Err(SiteError::OperatorOwnedKey {
-                file,
-                key: key.clone(),
-            });
-        }
-        properties.insert(key.clone(), value.clone());
-    }
+    overrides::check(file, overrides, owned)?;
+    properties.extend(overrides.clone());
     Ok(properties)
 }
 

@@ -174,9 +174,9 @@ pub(super) fn finish_role(
         .groups
         .into_iter()
         .map(|group| {
-            let problem = |message: String| {
+            let problem = |reason: &str, message: String| {
                 ReconcileError::invalid_spec(
-                    "InvalidConfigOverride",
+                    reason,
                     format!(
                         "{}.roleGroups.{}: {message}",
                         role.spec_field(),
@@ -192,9 +192,13 @@ pub(super) fn finish_role(
                 core_overrides: &group.core_overrides,
                 hdfs_overrides: &group.hdfs_overrides,
             })
-            .map_err(|error: SiteError| problem(error.to_string()))?;
-            let log4j_properties = render_log4j_properties(&group.logging)
-                .map_err(|error| problem(format!("log4j.properties: {error}")))?;
+            .map_err(|error: SiteError| problem(error.reason(), error.to_string()))?;
+            let log4j_properties = render_log4j_properties(&group.logging).map_err(|error| {
+                problem(
+                    "InvalidConfigOverride",
+                    format!("log4j.properties: {error}"),
+                )
+            })?;
             Ok(ValidatedRoleGroup {
                 name: group.name,
                 labels: group.labels,

@@ -144,19 +144,19 @@ fn unwise_layouts_are_warnings(
 #[case::replication_zero(json!({"clusterConfig": {"dfsReplication": 0}}), "InvalidDfsReplication")]
 #[case::nameservice_override(
     json!({"nameNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.nameservices": "other"}}}}),
-    "InvalidConfigOverride"
+    "ReservedConfigOverride"
 )]
 #[case::namenode_address_override(
     json!({"dataNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.namenode.rpc-address.simple-hdfs.nn0": "x:1"}}}}),
-    "InvalidConfigOverride"
+    "ReservedConfigOverride"
 )]
 #[case::default_fs_override(
     json!({"dataNodes": {"roleGroups": {"default": {"configOverrides": {"core-site.xml": {"fs.defaultFS": "hdfs://x"}}}}}}),
-    "InvalidConfigOverride"
+    "ReservedConfigOverride"
 )]
 #[case::reformat_enabled(
     json!({"nameNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.reformat.disabled": "false"}}}}),
-    "InvalidConfigOverride"
+    "ReservedConfigOverride"
 )]
 #[case::empty_override_value(
     json!({"nameNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.blocksize": ""}}}}),

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use strata_model::files::java_properties;
+use strata_model::files::overrides::OwnedKey;
 
 /// `/etc/trino`: where the launcher (`--etc-dir`) finds every file.
 pub const ETC_DIR: &str = "/etc/trino";
@@ -35,21 +36,45 @@ pub const ACCESS_CONTROL_PROPERTIES: &str = "access-control.properties";
 /// The rules of the file-based system access control.
 pub const ACCESS_CONTROL_RULES: &str = "access-control-rules.json";
 
-/// Keys of `config.properties` the operator owns, with the spec field to use instead
-/// (empty when there is none); an override of one is refused.
-pub const RESERVED_CONFIG_PROPERTIES: [(&str, &str); 9] = [
-    ("coordinator", ""),
-    ("node-scheduler.include-coordinator", ""),
-    ("http-server.http.port", ""),
-    ("discovery.uri", ""),
-    ("internal-communication.shared-secret", ""),
-    ("access-control.config-files", ""),
-    ("shutdown.grace-period", "config.shutdownGracePeriod"),
-    ("query.max-memory", "config.queryMaxMemory"),
-    ("query.max-memory-per-node", "config.queryMaxMemoryPerNode"),
+/// Keys of `config.properties` the operator owns; an override of one is refused.
+pub const RESERVED_CONFIG_PROPERTIES: [OwnedKey; 9] = [
+    OwnedKey::exact("coordinator", "it follows the role"),
+    OwnedKey::exact(
+        "node-scheduler.include-coordinator",
+        "the coordinator schedules, the workers run splits",
+    ),
+    OwnedKey::exact(
+        "http-server.http.port",
+        "the Services, the probes and the preStop hook use port 8080",
+    ),
+    OwnedKey::exact("discovery.uri", "it is the coordinator Service"),
+    OwnedKey::exact(
+        "internal-communication.shared-secret",
+        "it comes from the cluster's internal Secret",
+    ),
+    OwnedKey::exact(
+        "access-control.config-files",
+        "its rules let the preStop hook shut a worker down",
+    ),
+    OwnedKey::exact(
+        "shutdown.grace-period",
+        "set config.shutdownGracePeriod instead",
+    ),
+    OwnedKey::exact("query.max-memory", "set config.queryMaxMemory instead"),
+    OwnedKey::exact(
+        "query.max-memory-per-node",
+        "set config.queryMaxMemoryPerNode instead",
+    ),
 ];
 /// Keys of `node.properties` the operator owns.
-pub const RESERVED_NODE_PROPERTIES: [&str; 3] = ["node.environment", "node.id", "node.data-dir"];
+pub const RESERVED_NODE_PROPERTIES: [OwnedKey; 3] = [
+    OwnedKey::exact(
+        "node.environment",
+        "every node of the cluster must share the cluster's name",
+    ),
+    OwnedKey::exact("node.id", "each pod's name is its node id"),
+    OwnedKey::exact("node.data-dir", "it is the pod's data volume"),
+];
 /// `jvm.config` options the operator owns: the heap follows `resources.memory.limit`
 /// and `heapPercent`, whatever flag would size it. (A `-D` option naming a reserved
 /// property is refused too: a system property wins over `config.properties`.)

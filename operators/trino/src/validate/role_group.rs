@@ -24,6 +24,7 @@ use crate::config::server::{
 };
 use crate::crd::config::DEFAULT_SHUTDOWN_GRACE_PERIOD;
 use crate::crd::{TrinoConfig, TrinoConfigOverrides};
+use strata_model::files::overrides::{OverrideError, check};
 
 /// What validation makes of one role group, before its identity is added.
 pub(super) struct GroupParts {
@@ -94,7 +95,7 @@ pub(super) fn validate_role_group(
         }
     };
     let overrides = &merged.config_overrides;
-    check_overrides(overrides).map_err(|(reason, message)| problem(reason, message))?;
+    check_overrides(overrides).map_err(|error| problem(error.reason(), error.to_string()))?;
     if let Some(variable) = merged
         .env_overrides
         .keys()
@@ -211,41 +212,26 @@ fn check_per_node_memory(
 }
 
 /// Refuses overrides with line breaks and overrides of keys the operator owns.
-fn check_overrides(overrides: &TrinoConfigOverrides) -> Result<(), (&'static str, String)> {
-    for (file, entries) in [
-        (CONFIG_PROPERTIES, &overrides.config_properties),
-        (NODE_PROPERTIES, &overrides.node_properties),
-        (JVM_CONFIG, &overrides.jvm_config),
-        (LOG_PROPERTIES, &overrides.log_properties),
-    ] {
-        for (key, value) in entries {
-            if key.trim().is_empty() || [key, value].iter().any(|text| text.contains(['\n', '\r']))
-            {
-                return Err((
-                    "InvalidConfigOverride",
-                    format!(
-                        "configOverrides.{file}: {key:?} must be a non-empty single-line key \
-                         with a single-line value"
-                    ),
-                ));
-            }
-            if let Some(instead) = reserved(file, key) {
-                return Err((
-                    "ReservedConfigOverride",
-                    format!(
-                        "configOverrides.{file}: {key} is set by the operator{}; it is not \
-                         overridable",
-                        if instead.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" from {instead}")
-                        }
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
+fn check_overrides(overrides: &TrinoConfigOverrides) -> Result<(), OverrideError> {
+    check(
+        CONFIG_PROPERTIES,
+        &overrides.config_properties,
+        &RESERVED_CONFIG_PROPERTIES,
+    )?;
+    check(
+        NODE_PROPERTIES,
+        &overrides.node_properties,
+        &RESERVED_NODE_PROPERTIES,
+    )?;
+    check(LOG_PROPERTIES, &overrides.log_properties, &[])?;
+    check(JVM_CONFIG, &overrides.jvm_config, &[])?;
+    overrides
+        .jvm_config
+        .keys()
+        .find_map(|option| reserved_jvm_option(option).map(|because| (option, because)))
+        .map_or(Ok(()), |(option, because)| {
+            Err(OverrideError::reserved(JVM_CONFIG, option, because))
+        })
 }
 
 /// Whether the operator owns the environment variable `name`: the node id, the shared
@@ -254,27 +240,21 @@ fn reserved_variable(name: &str) -> bool {
     name == POD_NAME_ENV || name == SHARED_SECRET_ENV || name.starts_with(CATALOG_VARIABLE_PREFIX)
 }
 
-/// Where the spec sets `key` of `file` instead, when the operator owns it.
-fn reserved(file: &str, key: &str) -> Option<&'static str> {
-    match file {
-        CONFIG_PROPERTIES => RESERVED_CONFIG_PROPERTIES
-            .iter()
-            .find(|(reserved, _)| *reserved == key)
-            .map(|(_, instead)| *instead),
-        NODE_PROPERTIES => RESERVED_NODE_PROPERTIES.contains(&key).then_some(""),
-        JVM_CONFIG => {
-            let property = key
-                .strip_prefix("-D")
-                .map(|rest| rest.split('=').next().unwrap_or(rest));
-            match property {
-                Some(property) => reserved(CONFIG_PROPERTIES, property)
-                    .or_else(|| reserved(NODE_PROPERTIES, property)),
-                None => RESERVED_JVM_OPTIONS
-                    .iter()
-                    .any(|option| key.starts_with(option))
-                    .then_some("resources.memory.limit and heapPercent"),
-            }
+/// Why the operator owns a `jvm.config` option: a heap flag, or a system property
+/// that would win over an owned key of `config.properties` or `node.properties`.
+fn reserved_jvm_option(option: &str) -> Option<&'static str> {
+    match option.strip_prefix("-D") {
+        Some(rest) => {
+            let property = rest.split('=').next().unwrap_or(rest);
+            RESERVED_CONFIG_PROPERTIES
+                .iter()
+                .chain(&RESERVED_NODE_PROPERTIES)
+                .find(|owned| owned.owns(property))
+                .map(|owned| owned.because)
         }
-        _ => None,
+        None => RESERVED_JVM_OPTIONS
+            .iter()
+            .any(|flag| option.starts_with(flag))
+            .then_some("the heap follows resources.memory.limit and heapPercent"),
     }
 }

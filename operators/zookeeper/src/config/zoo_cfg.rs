@@ -23,6 +23,7 @@
 use std::collections::BTreeMap;
 
 use strata_model::files::java_properties::{self, PropertiesError};
+use strata_model::files::overrides::{self, OverrideError, OwnedKey};
 
 use super::retention::Retention;
 use super::server_ids::{
@@ -109,21 +110,9 @@ pub enum ZooCfgError {
     /// The properties writer refused an entry.
     #[error(transparent)]
     Properties(#[from] PropertiesError),
-    /// The key sets a port other objects are built for: overriding it in
-    /// `zoo.cfg` alone would break them.
-    #[error("config override {key:?} cannot be changed: {depends}; remove it from configOverrides")]
-    OperatorOwnedKey {
-        /// The rejected key.
-        key: String,
-        /// What depends on the operator's value.
-        depends: &'static str,
-    },
-    /// An override value contains a line break, which would inject further settings.
-    #[error("config override {key:?} has a value containing a line break")]
-    InvalidOverrideValue {
-        /// The key whose value was rejected.
-        key: String,
-    },
+    /// An override of a key the operator owns, or of more than one line.
+    #[error(transparent)]
+    Overrides(#[from] OverrideError),
 }
 
 /// A rendered `zoo.cfg`, kept as key/value pairs so callers can read back effective settings
@@ -241,50 +230,35 @@ fn server_id_limit(overrides: &BTreeMap<String, String>) -> u32 {
     }
 }
 
-/// Ports the operator sets in `zoo.cfg` and builds other objects for, with
-/// what depends on them.
-const OPERATOR_OWNED_KEYS: [(&str, &str); 2] = [
-    (
+/// Keys the operator sets in `zoo.cfg` and builds other objects or steps around.
+const OWNED_KEYS: [OwnedKey; 3] = [
+    OwnedKey::exact(
         "clientPort",
         "the client Service, the container port, the probes and every discovery \
          ConfigMap use port 2181",
     ),
-    (
+    OwnedKey::exact(
         "metricsProvider.httpPort",
         "the metrics Service, its Prometheus scrape annotation and the container port use \
          port 7000",
     ),
+    OwnedKey::with_subkeys(
+        "server",
+        "the operator writes one server line per pod and changes the membership one \
+         server at a time; set replicas and role groups instead",
+    ),
 ];
 
 fn validate_overrides(overrides: &BTreeMap<String, String>) -> Result<(), ZooCfgError> {
-    for (key, depends) in OPERATOR_OWNED_KEYS {
-        if overrides.contains_key(key) {
-            return Err(ZooCfgError::OperatorOwnedKey {
-                key: key.to_owned(),
-                depends,
-            });
-        }
+    overrides::check("zoo.cfg", overrides, &OWNED_KEYS)?;
+    let key_ok = |key: &String| {
+        key.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    };
+    match overrides.keys().find(|key| !key_ok(key)) {
+        Some(key) => Err(ZooCfgError::InvalidOverrideKey { key: key.clone() }),
+        None => Ok(()),
     }
-    if let Some(key) = overrides.keys().find(|key| key.starts_with("server.")) {
-        return Err(ZooCfgError::OperatorOwnedKey {
-            key: key.clone(),
-            depends: "the operator writes one server line per pod and changes the membership \
-                      one server at a time; set replicas and role groups instead",
-        });
-    }
-    for (key, value) in overrides {
-        let key_ok = !key.is_empty()
-            && key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-        if !key_ok {
-            return Err(ZooCfgError::InvalidOverrideKey { key: key.clone() });
-        }
-        if value.contains(['\n', '\r']) {
-            return Err(ZooCfgError::InvalidOverrideValue { key: key.clone() });
-        }
-    }
-    Ok(())
 }
 
 /// Sort order of keys: plain keys alphabetically, then `server.N` by numeric id.
@@ -410,19 +384,19 @@ server.3=zk-server-default-2.zk-server-default.ns.svc.cluster.local:2888:3888;21
     #[case::key_with_equals(&[("a=b", "c")], "config override key \"a=b\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
     #[case::key_with_colon(&[("a:b", "c")], "config override key \"a:b\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
     #[case::key_with_space(&[("a b", "c")], "config override key \"a b\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
-    #[case::empty_key(&[("", "c")], "config override key \"\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
-    #[case::value_injecting_a_line(&[("tickTime", "1\nserver.9=evil:1:2")], "config override \"tickTime\" has a value containing a line break")]
+    #[case::empty_key(&[("", "c")], "configOverrides.zoo.cfg: \"\" must be a non-empty key on one line, with a value on one line")]
+    #[case::value_injecting_a_line(&[("tickTime", "1\nserver.9=evil:1:2")], "configOverrides.zoo.cfg: \"tickTime\" must be a non-empty key on one line, with a value on one line")]
     #[case::client_port_other_objects_are_built_for(
         &[("clientPort", "2182")],
-        "config override \"clientPort\" cannot be changed: the client Service, the container port, the probes and every discovery ConfigMap use port 2181; remove it from configOverrides"
+        "configOverrides.zoo.cfg: clientPort is set by the operator (the client Service, the container port, the probes and every discovery ConfigMap use port 2181); remove it from configOverrides"
     )]
     #[case::metrics_port_other_objects_are_built_for(
         &[("metricsProvider.httpPort", "9404")],
-        "config override \"metricsProvider.httpPort\" cannot be changed: the metrics Service, its Prometheus scrape annotation and the container port use port 7000; remove it from configOverrides"
+        "configOverrides.zoo.cfg: metricsProvider.httpPort is set by the operator (the metrics Service, its Prometheus scrape annotation and the container port use port 7000); remove it from configOverrides"
     )]
     #[case::server_lines_belong_to_the_membership(
         &[("server.1", "elsewhere:2888:3888;2181")],
-        "config override \"server.1\" cannot be changed: the operator writes one server line per pod and changes the membership one server at a time; set replicas and role groups instead; remove it from configOverrides"
+        "configOverrides.zoo.cfg: server.1 is set by the operator (the operator writes one server line per pod and changes the membership one server at a time; set replicas and role groups instead); remove it from configOverrides"
     )]
     #[case::extended_types_lower_the_id_limit(
         &[("extendedTypesEnabled", "true")],

@@ -243,10 +243,13 @@ fn zoo_cfg_error(role_group: &str, error: &ZooCfgError) -> ReconcileError {
         ZooCfgError::ServerIds(ServerIdError::Overlap { .. }) => "OverlappingServerIds",
         ZooCfgError::ServerIds(ServerIdError::OffsetZero { .. }) => "InvalidMyidOffset",
         ZooCfgError::ServerIds(ServerIdError::AboveLimit { .. }) => "ServerIdOutOfRange",
-        ZooCfgError::InvalidOverrideKey { .. }
-        | ZooCfgError::OperatorOwnedKey { .. }
-        | ZooCfgError::InvalidOverrideValue { .. }
-        | ZooCfgError::Properties(_) => {
+        ZooCfgError::Overrides(error) => {
+            return ReconcileError::invalid_spec(
+                error.reason(),
+                format!("role group {role_group:?}: {error}"),
+            );
+        }
+        ZooCfgError::InvalidOverrideKey { .. } | ZooCfgError::Properties(_) => {
             return ReconcileError::invalid_spec(
                 "InvalidConfigOverride",
                 format!("role group {role_group:?}: zoo.cfg: {error}"),

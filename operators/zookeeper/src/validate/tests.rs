@@ -78,6 +78,16 @@ fn group_config(config: Value) -> Value {
     "InvalidConfigOverride",
     "role group \"default\": zoo.cfg: config override key \"a=b\" is invalid"
 )]
+#[case::zoo_cfg_owned_port(
+    json!({"servers": {"configOverrides": {"zoo.cfg": {"clientPort": "2182"}}, "roleGroups": {"default": {}}}}),
+    "ReservedConfigOverride",
+    "role group \"default\": configOverrides.zoo.cfg: clientPort is set by the operator"
+)]
+#[case::zoo_cfg_server_line(
+    json!({"servers": {"roleGroups": {"default": {"configOverrides": {"zoo.cfg": {"server.7": "x:2888:3888"}}}}}}),
+    "ReservedConfigOverride",
+    "server.7 is set by the operator"
+)]
 #[case::data_dir_outside_the_volume(
     json!({"servers": {"configOverrides": {"zoo.cfg": {"dataDir": "/var/lib/zookeeper"}}, "roleGroups": {"default": {}}}}),
     "InvalidDataDir",

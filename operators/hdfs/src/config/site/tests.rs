@@ -155,7 +155,12 @@ fn overrides_of_operator_keys_are_refused(
     }
     let result = server_site(&site);
     assert_eq!(
-        matches!(result, Err(SiteError::OperatorOwnedKey { .. })),
+        matches!(
+            result,
+            Err(SiteError::Overrides(
+                OverrideError::ReservedConfigOverride { .. }
+            ))
+        ),
         refused,
         "{result:?}"
     );
