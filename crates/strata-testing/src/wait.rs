@@ -146,6 +146,22 @@ where
     .await
 }
 
+/// Waits until `name` is Degraded with `reason`: how a test says that bad input was
+/// reported.
+pub async fn wait_for_degraded<K>(harness: &Harness, name: &str, reason: &str) -> ClusterCondition
+where
+    K: Resource<DynamicType = ()>,
+{
+    wait_for_reason::<K>(
+        harness,
+        name,
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        reason,
+    )
+    .await
+}
+
 /// Events published about the object `name`, as stored JSON.
 pub fn events_about(harness: &Harness, name: &str) -> Vec<Value> {
     harness

@@ -11,7 +11,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::http::{Answer, serve};
-use strata_testing::wait::{eventually, stored, wait_for_reason};
+use strata_testing::wait::{eventually, stored, wait_for_degraded, wait_for_reason};
 use strata_testing::workloads::run_until_settled;
 
 use crate::{
@@ -170,14 +170,8 @@ async fn a_scale_down_below_the_replication_is_refused() {
         json!({"dataNodes": {"roleGroups": {"default": {"replicas": 2}}}}),
     )
     .await;
-    let degraded = wait_for_reason::<HdfsCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "ScaleDownBelowReplication",
-    )
-    .await;
+    let degraded =
+        wait_for_degraded::<HdfsCluster>(&harness, CLUSTER, "ScaleDownBelowReplication").await;
     assert!(degraded.message.contains('3'), "{degraded:?}");
     assert_eq!(replicas(&harness), Some(3));
 }
@@ -201,14 +195,8 @@ async fn a_datanode_group_that_still_runs_datanodes_cannot_leave_the_spec() {
         json!({"dataNodes": {"roleGroups": {"extra": null}}}),
     )
     .await;
-    let degraded = wait_for_reason::<HdfsCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "DataNodeGroupRemoved",
-    )
-    .await;
+    let degraded =
+        wait_for_degraded::<HdfsCluster>(&harness, CLUSTER, "DataNodeGroupRemoved").await;
     assert!(
         degraded.message.contains("simple-hdfs-datanode-extra"),
         "{}",

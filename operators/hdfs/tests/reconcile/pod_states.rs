@@ -6,7 +6,7 @@
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
-use strata_testing::wait::wait_for_reason;
+use strata_testing::wait::{wait_for_degraded, wait_for_reason};
 use strata_testing::workloads::{PodState, run_until_settled, set_pod, step_stateful_sets};
 
 use crate::{CLUSTER, QUORUM, create_cluster, publish_znode, spec, start};
@@ -53,14 +53,7 @@ async fn a_partial_format_is_degraded_with_the_scripts_reason() {
     // The StatefulSet controller counts one ready namenode less.
     step_stateful_sets(&harness);
 
-    let degraded = wait_for_reason::<HdfsCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "PartialFormat",
-    )
-    .await;
+    let degraded = wait_for_degraded::<HdfsCluster>(&harness, CLUSTER, "PartialFormat").await;
     assert!(
         degraded.message.contains("move it aside"),
         "{}",

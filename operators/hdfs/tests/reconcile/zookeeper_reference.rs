@@ -4,8 +4,7 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use strata_status::{ConditionStatus, ConditionType};
-use strata_testing::wait::{eventually, stored_names, wait_for_event, wait_for_reason};
+use strata_testing::wait::{eventually, stored_names, wait_for_degraded, wait_for_event};
 
 use crate::{CLUSTER, QUORUM, config_map_entry, create_cluster, publish_znode, spec, start};
 use hdfs_operator::crd::HdfsCluster;
@@ -15,14 +14,8 @@ async fn a_missing_znode_config_map_is_degraded_until_it_appears() {
     let harness = start();
     create_cluster(&harness, spec(json!({}))).await;
 
-    let degraded = wait_for_reason::<HdfsCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "ZookeeperConfigMapMissing",
-    )
-    .await;
+    let degraded =
+        wait_for_degraded::<HdfsCluster>(&harness, CLUSTER, "ZookeeperConfigMapMissing").await;
     assert!(
         degraded.message.contains("default/hdfs-znode"),
         "{degraded:?}"
@@ -52,14 +45,8 @@ async fn a_config_map_without_the_zookeeper_key_is_named() {
     let harness = start();
     publish_znode(&harness, " ").await;
     create_cluster(&harness, spec(json!({}))).await;
-    let degraded = wait_for_reason::<HdfsCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "ZookeeperConfigMapInvalid",
-    )
-    .await;
+    let degraded =
+        wait_for_degraded::<HdfsCluster>(&harness, CLUSTER, "ZookeeperConfigMapInvalid").await;
     assert!(degraded.message.contains("ZOOKEEPER"), "{degraded:?}");
 }
 

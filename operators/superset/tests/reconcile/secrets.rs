@@ -6,9 +6,8 @@ use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
-use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::wait::{
-    assert_no_object_holds, eventually, stored_names, wait_for_event, wait_for_reason,
+    assert_no_object_holds, eventually, stored_names, wait_for_degraded, wait_for_event,
 };
 use strata_testing::workloads::{run_until_settled, step_stateful_sets};
 
@@ -25,14 +24,7 @@ async fn a_missing_secret_is_named_and_the_cluster_recovers_when_it_appears() {
     )
     .await;
     create_cluster(&harness, spec(json!({}))).await;
-    let degraded = wait_for_reason::<SupersetCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "SecretMissing",
-    )
-    .await;
+    let degraded = wait_for_degraded::<SupersetCluster>(&harness, CLUSTER, "SecretMissing").await;
     assert!(
         degraded.message.contains("default/superset-admin"),
         "{degraded:?}"
@@ -79,14 +71,8 @@ async fn a_missing_key_is_named_before_any_pod_reads_it_and_the_cluster_recovers
     )
     .await;
     create_cluster(&harness, spec(json!({}))).await;
-    let degraded = wait_for_reason::<SupersetCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "SecretKeyMissing",
-    )
-    .await;
+    let degraded =
+        wait_for_degraded::<SupersetCluster>(&harness, CLUSTER, "SecretKeyMissing").await;
     assert!(
         degraded.message.contains("default/superset-db") && degraded.message.contains("password"),
         "the message names the Secret and the key: {degraded:?}"
@@ -137,14 +123,7 @@ async fn invalid_specs_get_a_reason_and_nothing_is_applied() {
         let harness = start();
         create_user_secrets(&harness).await;
         create_cluster(&harness, spec(json!({"clusterConfig": config}))).await;
-        wait_for_reason::<SupersetCluster>(
-            &harness,
-            CLUSTER,
-            ConditionType::Degraded,
-            ConditionStatus::True,
-            reason,
-        )
-        .await;
+        wait_for_degraded::<SupersetCluster>(&harness, CLUSTER, reason).await;
         assert!(stored_names::<StatefulSet>(&harness).is_empty(), "{reason}");
     }
 }
@@ -177,14 +156,8 @@ async fn a_failed_init_step_is_degraded_with_the_steps_reason() {
         )
         .expect("the pod status is written");
     step_stateful_sets(&harness);
-    let degraded = wait_for_reason::<SupersetCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "DatabaseUpgradeFailed",
-    )
-    .await;
+    let degraded =
+        wait_for_degraded::<SupersetCluster>(&harness, CLUSTER, "DatabaseUpgradeFailed").await;
     assert!(
         degraded.message.contains("superset db upgrade"),
         "{degraded:?}"

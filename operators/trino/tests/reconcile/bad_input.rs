@@ -10,7 +10,8 @@ use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::manifests::create_secret;
 use strata_testing::wait::{
-    assert_no_object_holds, eventually, stored_names, wait_for_event, wait_for_reason,
+    assert_no_object_holds, eventually, stored_names, wait_for_degraded, wait_for_event,
+    wait_for_reason,
 };
 use strata_testing::workloads::{run_until_settled, step_stateful_sets};
 
@@ -21,22 +22,8 @@ use crate::{
 use trino_operator::crd::{TrinoCatalog, TrinoCluster};
 
 async fn degraded_on_both(harness: &strata_testing::Harness, catalog: &str, reason: &str) {
-    let on_catalog = wait_for_reason::<TrinoCatalog>(
-        harness,
-        catalog,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        reason,
-    )
-    .await;
-    let on_cluster = wait_for_reason::<TrinoCluster>(
-        harness,
-        CLUSTER,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        reason,
-    )
-    .await;
+    let on_catalog = wait_for_degraded::<TrinoCatalog>(harness, catalog, reason).await;
+    let on_cluster = wait_for_degraded::<TrinoCluster>(harness, CLUSTER, reason).await;
     assert!(
         on_cluster
             .message
@@ -154,14 +141,7 @@ async fn invalid_specs_get_a_reason_and_nothing_is_applied() {
     ] {
         let harness = start();
         create_cluster(&harness, spec(patch)).await;
-        wait_for_reason::<TrinoCluster>(
-            &harness,
-            CLUSTER,
-            ConditionType::Degraded,
-            ConditionStatus::True,
-            reason,
-        )
-        .await;
+        wait_for_degraded::<TrinoCluster>(&harness, CLUSTER, reason).await;
         wait_for_event(&harness, CLUSTER, "Warning", reason).await;
         assert!(stored_names::<StatefulSet>(&harness).is_empty(), "{reason}");
     }
@@ -186,14 +166,8 @@ async fn two_catalogs_with_one_name_are_refused() {
     )
     .await;
     create_cluster(&harness, spec(json!({}))).await;
-    let degraded = wait_for_reason::<TrinoCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "DuplicateCatalogName",
-    )
-    .await;
+    let degraded =
+        wait_for_degraded::<TrinoCluster>(&harness, CLUSTER, "DuplicateCatalogName").await;
     assert!(
         degraded.message.contains("sales-a") && degraded.message.contains("sales-b"),
         "{degraded:?}"
@@ -231,14 +205,7 @@ async fn a_crash_looping_worker_makes_the_cluster_degraded() {
         )
         .expect("the pod status is written");
     step_stateful_sets(&harness);
-    let degraded = wait_for_reason::<TrinoCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "PodsFailing",
-    )
-    .await;
+    let degraded = wait_for_degraded::<TrinoCluster>(&harness, CLUSTER, "PodsFailing").await;
     assert!(
         degraded
             .message
@@ -394,12 +361,5 @@ async fn a_cluster_with_a_blocked_catalog_can_still_be_stopped() {
     .await;
 
     crate::patch_spec(&harness, json!({"clusterOperation": {"stopped": false}})).await;
-    wait_for_reason::<TrinoCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        "SecretMissing",
-    )
-    .await;
+    wait_for_degraded::<TrinoCluster>(&harness, CLUSTER, "SecretMissing").await;
 }

@@ -9,7 +9,6 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, PostParams};
 use pretty_assertions::assert_eq;
-use strata_status::{ConditionStatus, ConditionType};
 use zookeeper_operator::controller::znode::{EnsembleAddress, FINALIZER, KEEP_PATH_ANNOTATION};
 use zookeeper_operator::crd::{ClusterRef, ZookeeperCluster, ZookeeperZnode, ZookeeperZnodeSpec};
 
@@ -53,14 +52,7 @@ fn app_znode(harness: &Harness) -> ZookeeperZnode {
 }
 
 async fn wait_for_znode_reason(harness: &Harness, name: &str, reason: &str) {
-    strata_testing::wait::wait_for_reason::<ZookeeperZnode>(
-        harness,
-        name,
-        ConditionType::Degraded,
-        ConditionStatus::True,
-        reason,
-    )
-    .await;
+    strata_testing::wait::wait_for_degraded::<ZookeeperZnode>(harness, name, reason).await;
 }
 
 #[tokio::test]
