@@ -19,7 +19,9 @@ pub use self::container::{
     ContainerPort, container_port, env_vars, exec_probe, http_probe, resource_requirements,
     restricted_security_context, tcp_probe, volume_mount,
 };
-pub use self::meta::{CONFIG_HASH_ANNOTATION, config_hash, object_meta};
+pub use self::meta::{
+    CONFIG_HASH_ANNOTATION, REFERENCES_HASH_ANNOTATION, config_hash, object_meta,
+};
 pub use self::pod::{
     config_map_volume, pod_security_context, pod_security_context_as, preferred_spread,
     scratch_volume,

@@ -15,7 +15,7 @@ use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount,
+    ConfigMap, PersistentVolumeClaim, Pod, PodTemplateSpec, Secret, Service, ServiceAccount,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
@@ -82,6 +82,12 @@ pub trait ChildObject:
     fn observe(&self, _pods: PodLookup<'_>) -> Option<WorkloadObservation> {
         None
     }
+
+    /// The template a change of which rolls the object's pods; `None` for kinds that
+    /// run no pods, and for Jobs, whose template the API server does not let change.
+    fn pod_template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
+        None
+    }
 }
 
 macro_rules! plain_child {
@@ -120,6 +126,10 @@ fn selected_pods(selector: &LabelSelector, pods: PodLookup<'_>) -> Vec<Pod> {
 
 impl ChildObject for StatefulSet {
     const RANK: ApplyRank = ApplyRank::Workload;
+
+    fn pod_template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
+        Some(&mut self.spec.template)
+    }
 
     /// Kubernetes allows changing only replicas, the template, the update strategy,
     /// `minReadySeconds`, `ordinals` and the claim retention policy of a
@@ -198,6 +208,10 @@ impl ChildObject for StatefulSet {
 impl ChildObject for Deployment {
     const RANK: ApplyRank = ApplyRank::Workload;
 
+    fn pod_template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
+        Some(&mut self.spec.template)
+    }
+
     fn stop(&mut self) {
         self.spec.replicas = Some(0);
     }
@@ -214,6 +228,10 @@ pub const STOPPED_NODE_SELECTOR: (&str, &str) = ("strata.dev/stopped", "true");
 
 impl ChildObject for DaemonSet {
     const RANK: ApplyRank = ApplyRank::Workload;
+
+    fn pod_template_mut(&mut self) -> Option<&mut PodTemplateSpec> {
+        Some(&mut self.spec.template)
+    }
 
     fn stop(&mut self) {
         if let Some(pod_spec) = self.spec.template.spec.as_mut() {

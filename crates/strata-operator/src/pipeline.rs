@@ -12,6 +12,7 @@
 //! the error policy: a cluster is never left with a status that hides why it is
 //! not progressing.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -63,6 +64,23 @@ impl Prepared {
             warnings: Vec::new(),
             recheck_after: None,
         }
+    }
+}
+
+impl Prepared {
+    /// Rolls the pods when a referenced object they read changes: `versions` maps each
+    /// such object (`Secret/<name>`) to its version ([`crate::reference::References::version`]),
+    /// and their hash goes on every workload's pod template
+    /// ([`strata_model::build::REFERENCES_HASH_ANNOTATION`]). Nothing is added without
+    /// references, so a cluster that reads none keeps its template.
+    pub fn rolling_on(mut self, versions: &BTreeMap<String, String>) -> Self {
+        if !versions.is_empty() {
+            self.objects.annotate_pod_templates(
+                strata_model::build::REFERENCES_HASH_ANNOTATION,
+                &strata_model::build::config_hash(versions),
+            );
+        }
+        self
     }
 }
 

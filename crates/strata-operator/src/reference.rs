@@ -220,6 +220,29 @@ impl References {
             .get(&ObjectRef::new(name).within(namespace)))
     }
 
+    /// The version of the object `name` in `namespace` (`<uid>/<resourceVersion>`), or
+    /// `None` when it does not exist: what [`crate::pipeline::Prepared::rolling_on`]
+    /// rolls pods on. Every write to the object gives a new version, a change of its
+    /// labels too: the version is all the operator knows of a Secret's values, and it
+    /// reveals nothing of them.
+    pub fn version<R>(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<String>, UndeclaredReference>
+    where
+        R: Resource<DynamicType = ()> + Clone + 'static,
+    {
+        Ok(self.get::<R>(namespace, name)?.map(|object| {
+            let meta = object.meta();
+            format!(
+                "{}/{}",
+                meta.uid.as_deref().unwrap_or_default(),
+                meta.resource_version.as_deref().unwrap_or_default()
+            )
+        }))
+    }
+
     /// The metadata of the object `name` in `namespace`, for kinds cached as metadata
     /// only (Secrets).
     pub fn metadata<R>(

@@ -8,6 +8,11 @@ use sha2::{Digest, Sha256};
 /// Pod template annotation holding the hash of the files the pods mount.
 pub const CONFIG_HASH_ANNOTATION: &str = "strata.dev/config-hash";
 
+/// Pod template annotation holding the hash of the versions of the objects the pods
+/// read but the operator does not own (a Secret named in the spec, through
+/// `secretKeyRef`), so a new version rolls the pods as a changed file does.
+pub const REFERENCES_HASH_ANNOTATION: &str = "strata.dev/references-hash";
+
 /// Metadata every built object starts from. No owner reference: the apply step adds
 /// it to every object, because only it knows the owner's uid.
 pub fn object_meta(name: &str, namespace: &str, labels: BTreeMap<String, String>) -> ObjectMeta {

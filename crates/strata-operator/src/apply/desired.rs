@@ -250,6 +250,7 @@ pub(crate) fn object_key(resource: &ApiResource, name: &str) -> String {
 /// A built object that is still typed, so the apply step can stop it.
 trait TypedChild: Debug + Send + Sync {
     fn erase(&self, stopped: bool) -> Result<DesiredObject, DesiredObjectError>;
+    fn annotate_pod_template(&mut self, key: &str, value: &str);
     fn clone_box(&self) -> Box<dyn TypedChild>;
 }
 
@@ -283,6 +284,17 @@ impl<K: ChildObject + Default> TypedChild for Typed<K> {
             desired.creation = Some(DesiredObject::with_mode(&object, self.mode)?.value);
         }
         Ok(desired)
+    }
+
+    fn annotate_pod_template(&mut self, key: &str, value: &str) {
+        if let Some(template) = self.object.pod_template_mut() {
+            template
+                .metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(key.to_owned(), value.to_owned());
+        }
     }
 
     fn clone_box(&self) -> Box<dyn TypedChild> {
@@ -343,6 +355,14 @@ impl DesiredObjects {
             mode: ApplyMode::CreateOnce,
             fill: Some(fill),
         }));
+    }
+
+    /// Sets the annotation `key` on the pod template of every workload that may change
+    /// its template, so a new `value` rolls their pods.
+    pub fn annotate_pod_templates(&mut self, key: &str, value: &str) {
+        for object in &mut self.objects {
+            object.annotate_pod_template(key, value);
+        }
     }
 
     /// The objects in apply order (what others refer to first), erased for the
@@ -505,6 +525,43 @@ mod tests {
         assert_eq!(running[1].value()["spec"]["replicas"], 3);
         assert_eq!(stopped[1].value()["spec"]["replicas"], 0);
         assert_eq!(running[0], stopped[0]);
+    }
+
+    #[test]
+    fn a_pod_template_annotation_reaches_workloads_whose_template_may_change() {
+        let mut objects = DesiredObjects::new();
+        objects.push(stateful_set(3));
+        objects.push(config_map("x"));
+        objects.push(k8s_openapi::api::batch::v1::Job {
+            metadata: ObjectMeta {
+                name: Some("init".into()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(Default::default()),
+            ..Default::default()
+        });
+        objects.annotate_pod_templates("strata.dev/references-hash", "abc");
+        let annotated: Vec<(String, bool)> = objects
+            .into_objects(false)
+            .expect("erase")
+            .iter()
+            .map(|object| {
+                let value = object.value();
+                let template = &value["spec"]["template"];
+                (
+                    object.resource().kind.clone(),
+                    template["metadata"]["annotations"]["strata.dev/references-hash"] == "abc",
+                )
+            })
+            .collect();
+        assert_eq!(
+            annotated,
+            [
+                ("ConfigMap".to_owned(), false),
+                ("Job".to_owned(), false),
+                ("StatefulSet".to_owned(), true),
+            ]
+        );
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! The SupersetCluster controller: the five pipeline steps, in order.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Secret;
 
 use kube::ResourceExt;
 use kube::runtime::controller::Action;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::{Failed, Prepared};
-use strata_operator::reference::Target;
+use strata_operator::reference::{Target, UndeclaredReference};
 
 use crate::build::build;
 use crate::crd::SupersetCluster;
@@ -86,13 +89,15 @@ fn prepare(
     context: &Context<ClusterContext>,
 ) -> Result<Prepared, Failed> {
     let validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain)?;
+    let undeclared = |error: UndeclaredReference| {
+        ReconcileError::operator_bug("UndeclaredReference", error.to_string())
+    };
+    let mut versions = BTreeMap::new();
     for secret in validated.secrets() {
         let keys = context
             .references
             .secret_keys(&validated.namespace, &secret.name)
-            .map_err(|error| {
-                ReconcileError::operator_bug("UndeclaredReference", error.to_string())
-            })?;
+            .map_err(undeclared)?;
         let Some(keys) = keys else {
             return Err(ReconcileError::transient(
                 "SecretMissing",
@@ -126,6 +131,16 @@ fn prepare(
             )
             .into());
         }
+        let version = context
+            .references
+            .version::<Secret>(&validated.namespace, &secret.name)
+            .map_err(undeclared)?;
+        versions.insert(
+            format!("Secret/{}", secret.name),
+            version.unwrap_or_default(),
+        );
     }
-    Ok(build(&validated))
+    // The pods read these Secrets through `secretKeyRef`, which a running pod never
+    // re-reads: a rotated password reaches them only by a restart.
+    Ok(build(&validated).rolling_on(&versions))
 }

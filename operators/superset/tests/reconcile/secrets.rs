@@ -6,6 +6,7 @@ use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
+use strata_model::build::REFERENCES_HASH_ANNOTATION;
 use strata_testing::wait::{
     assert_no_object_holds, eventually, stored_names, wait_for_degraded, wait_for_event,
 };
@@ -181,4 +182,55 @@ async fn no_secret_value_reaches_what_the_operator_writes() {
         ],
         "password-never-logged",
     );
+}
+
+/// The references hash on the pod template of the cluster's StatefulSet, if it exists.
+fn references_hash(harness: &strata_testing::Harness) -> Option<String> {
+    harness
+        .server
+        .get_typed::<StatefulSet>(harness.namespace, &format!("{CLUSTER}-node-default"))?
+        .spec
+        .template
+        .metadata?
+        .annotations?
+        .get(REFERENCES_HASH_ANNOTATION)
+        .cloned()
+}
+
+#[tokio::test]
+async fn a_rotated_secret_rolls_the_pods_and_an_unrelated_secret_does_not() {
+    let harness = start();
+    create_user_secrets(&harness).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    let first = eventually(
+        "the StatefulSet's pod template carries the references hash",
+        || references_hash(&harness),
+        || stored_names::<StatefulSet>(&harness),
+    )
+    .await;
+
+    create_secret(&harness, "unrelated", &[("password", "x")]).await;
+    let secrets = Api::<Secret>::namespaced(harness.server.client(), harness.namespace);
+    let rotate = |password: &str| Patch::Merge(json!({"stringData": {"password": password}}));
+    secrets
+        .patch("unrelated", &PatchParams::default(), &rotate("y"))
+        .await
+        .expect("patch the unrelated Secret");
+    harness.settle().await;
+    assert_eq!(references_hash(&harness), Some(first.clone()));
+
+    secrets
+        .patch(
+            "superset-db",
+            &PatchParams::default(),
+            &rotate("rotated-password"),
+        )
+        .await
+        .expect("rotate the database password");
+    eventually(
+        "a new references hash after the rotation",
+        || references_hash(&harness).filter(|now| *now != first),
+        || references_hash(&harness),
+    )
+    .await;
 }
