@@ -6,16 +6,18 @@
 //! ...). `status.usedBy` lists the clusters whose label selector matches it. Nothing
 //! is created: the clusters render the catalog into their own ConfigMap.
 
+use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
+use strata_model::build::config_hash;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
-use strata_operator::reference::{Target, selector_matches};
+use strata_operator::reference::{Target, UndeclaredReference, selector_matches};
 use strata_operator::status::{RESYNC_PERIOD, next_resource_status};
 
 use crate::config::catalog::{CatalogVariable, ValidatedCatalog, ValueSource};
@@ -84,7 +86,7 @@ pub async fn reconcile(
 ) -> Result<Action, ReconcileError> {
     let namespace = catalog.namespace().unwrap_or_default();
     let checked = ValidatedCatalog::new(&catalog).and_then(|validated| {
-        check_references(&validated, &namespace, &context).map(|()| validated)
+        check_references(&validated, &namespace, &context).map(|versions| (validated, versions))
     });
     let used_by = used_by(&catalog, &namespace, &context)?;
     let available = "Every Secret and ConfigMap key the catalog reads exists; status.usedBy \
@@ -94,8 +96,13 @@ pub async fn reconcile(
         catalog_name: checked
             .as_ref()
             .ok()
-            .map(|validated| validated.name.clone()),
+            .map(|(validated, _)| validated.name.clone()),
         used_by,
+        references_hash: checked
+            .as_ref()
+            .ok()
+            .filter(|(_, versions)| !versions.is_empty())
+            .map(|(_, versions)| config_hash(versions)),
         resource: next_resource_status(
             stored.map(|status| &status.resource),
             catalog.meta().generation,
@@ -149,7 +156,11 @@ fn check_references(
     catalog: &ValidatedCatalog,
     namespace: &str,
     context: &Context<()>,
-) -> Result<(), ReconcileError> {
+) -> Result<BTreeMap<String, String>, ReconcileError> {
+    let undeclared = |error: UndeclaredReference| {
+        ReconcileError::operator_bug("UndeclaredReference", error.to_string())
+    };
+    let mut versions = BTreeMap::new();
     for CatalogVariable { source, field, .. } in &catalog.variables {
         let (kind, reference, keys) = match source {
             ValueSource::Secret(reference) => (
@@ -190,6 +201,19 @@ fn check_references(
                 ),
             ));
         };
+        let version = match source {
+            ValueSource::Secret(_) => context
+                .references
+                .version::<Secret>(namespace, &reference.name),
+            ValueSource::ConfigMap(_) => context
+                .references
+                .version::<ConfigMap>(namespace, &reference.name),
+        }
+        .map_err(undeclared)?;
+        versions.insert(
+            format!("{kind}/{}", reference.name),
+            version.unwrap_or_default(),
+        );
         if !keys.contains(&reference.key) {
             return Err(ReconcileError::transient(
                 format!("{kind}KeyMissing"),
@@ -200,5 +224,5 @@ fn check_references(
             ));
         }
     }
-    Ok(())
+    Ok(versions)
 }

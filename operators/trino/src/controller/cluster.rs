@@ -1,5 +1,6 @@
 //! The TrinoCluster controller: the five pipeline steps, in order.
 
+use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,6 +68,7 @@ pub fn catalog_significance(catalog: &TrinoCatalog) -> u64 {
         catalog.metadata.generation,
         status.and_then(|status| status.resource.observed_generation),
         conditions,
+        status.and_then(|status| status.references_hash.as_deref()),
     )
         .hash(&mut hasher);
     hasher.finish()
@@ -143,8 +145,6 @@ fn current_product_status(cluster: &TrinoCluster) -> TrinoStatus {
         .unwrap_or_default()
 }
 
-/// The selected catalogs, or `None` while one is not yet checked in its current
-/// generation, or why one cannot be served.
 /// What a cluster's catalog selection found.
 enum Selection {
     /// Every selected catalog can be served.
@@ -216,5 +216,17 @@ fn prepare(
     context: &Context<ClusterContext>,
 ) -> Result<(Prepared, Vec<String>), Failed> {
     let validated = ValidatedCluster::new(cluster, catalogs, &context.extra.cluster_domain)?;
-    Ok((build(&validated), validated.catalog_names()))
+    // The pods read catalog values from Secrets and ConfigMaps through the environment,
+    // once: each catalog's references hash rolls them when one of those changes.
+    let versions: BTreeMap<String, String> = catalogs
+        .iter()
+        .filter_map(|catalog| {
+            let hash = catalog.status.as_ref()?.references_hash.clone()?;
+            Some((format!("TrinoCatalog/{}", catalog.name_any()), hash))
+        })
+        .collect();
+    Ok((
+        build(&validated).rolling_on(&versions),
+        validated.catalog_names(),
+    ))
 }

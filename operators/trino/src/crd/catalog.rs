@@ -255,6 +255,11 @@ pub struct CatalogStatus {
     /// The `TrinoCluster`s whose label selector matches the catalog, sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub used_by: Vec<String>,
+    /// A hash of the versions of the Secrets and ConfigMaps the catalog's values come
+    /// from. The pods read those values when they start, so a new hash rolls the pods
+    /// of every cluster that serves the catalog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub references_hash: Option<String>,
     /// Available (every reference resolves) and Degraded, with the observed generation.
     #[serde(flatten)]
     pub resource: ResourceStatus,

@@ -1,16 +1,20 @@
 //! Catalog selection by label, and every kind of catalog change rolling the pods:
 //! create, edit, relabel into and out of the selector, and delete.
 
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use strata_model::build::REFERENCES_HASH_ANNOTATION;
 use strata_testing::Harness;
 use strata_testing::wait::{eventually, stored};
 use strata_testing::workloads::run_until_settled;
 
 use crate::{
-    CLUSTER, SELECTED, catalog_files, create_catalog, create_cluster, spec, start, template_hashes,
+    CLUSTER, SELECTED, STATEFUL_SETS, catalog_files, create_catalog, create_cluster,
+    create_example_catalogs, create_postgres_secret, spec, start, template_hashes,
 };
 use trino_operator::crd::{TrinoCatalog, TrinoCluster};
 
@@ -131,4 +135,65 @@ async fn catalogs_are_selected_by_label_and_every_change_rolls_the_pods() {
         || stored::<TrinoCatalog>(&harness, "scratch").status,
     )
     .await;
+}
+
+/// The references hash of each role group's pod template.
+fn references_hashes(harness: &Harness) -> Vec<Option<String>> {
+    STATEFUL_SETS
+        .iter()
+        .map(|name| {
+            stored::<StatefulSet>(harness, name)
+                .spec
+                .template
+                .metadata
+                .and_then(|meta| meta.annotations)
+                .and_then(|annotations| annotations.get(REFERENCES_HASH_ANNOTATION).cloned())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_rotated_catalog_secret_rolls_the_pods_that_serve_the_catalog() {
+    let harness = start();
+    create_postgres_secret(&harness).await;
+    create_example_catalogs(&harness).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+    let before = eventually(
+        "both role groups roll on the postgres catalog's references",
+        || {
+            let hashes = references_hashes(&harness);
+            hashes.iter().all(Option::is_some).then_some(hashes)
+        },
+        || references_hashes(&harness),
+    )
+    .await;
+    let config_hashes = template_hashes(&harness);
+
+    Api::<Secret>::namespaced(harness.server.client(), harness.namespace)
+        .patch(
+            "trino-postgres",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"stringData": {"password": "rotated"}})),
+        )
+        .await
+        .expect("rotate the catalog's password");
+    eventually(
+        "a new references hash on both role groups",
+        || {
+            let hashes = references_hashes(&harness);
+            hashes
+                .iter()
+                .zip(&before)
+                .all(|(now, then)| now != then)
+                .then_some(())
+        },
+        || references_hashes(&harness),
+    )
+    .await;
+    assert_eq!(
+        template_hashes(&harness),
+        config_hashes,
+        "no file changed: only the references hash rolls the pods"
+    );
 }
