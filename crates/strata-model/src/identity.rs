@@ -10,6 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::image::{ProductImage, ResolvedImage};
 use crate::labels::{LabelError, RecommendedLabels};
 use crate::names::{ClusterName, NameError, RoleGroupName, RoleGroupRef, RoleName, RoleRef};
+use crate::pdb::PdbConfig;
 
 /// The facts of a product every identity is derived from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +103,50 @@ pub struct RoleIdentity {
     pub labels: RecommendedLabels,
 }
 
+/// A role, checked: who it is, its PodDisruptionBudget settings and its role groups,
+/// the same for every product. `R` says which role it is (a product's role type, or
+/// `()` where the product has one role); `G` is the product's checked role group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidatedRole<R, G> {
+    /// Which role.
+    pub role: R,
+    /// `<cluster>-<role>`: the role's PodDisruptionBudget name.
+    pub name: RoleRef,
+    /// Labels of role-wide objects; their selector spans every pod of the role.
+    pub labels: RecommendedLabels,
+    /// The role's PodDisruptionBudget settings.
+    pub pdb: PdbConfig,
+    /// The role groups, sorted by name.
+    pub groups: Vec<G>,
+}
+
+/// A checked role group's replicas, so its role can count its pods.
+pub trait Replicas {
+    /// Pods the role group runs, as the spec asks.
+    fn replicas(&self) -> u16;
+}
+
+impl<R, G: Replicas> ValidatedRole<R, G> {
+    /// Pods of every role group of the role, as the spec asks.
+    pub fn replicas(&self) -> u16 {
+        self.groups.iter().map(Replicas::replicas).sum()
+    }
+}
+
+impl<R, G> ValidatedRole<R, G> {
+    /// The role `role` with `identity`, the PodDisruptionBudget settings `pdb` and
+    /// its checked `groups`.
+    pub fn new(role: R, identity: RoleIdentity, pdb: PdbConfig, groups: Vec<G>) -> Self {
+        Self {
+            role,
+            name: identity.name,
+            labels: identity.labels,
+            pdb,
+            groups,
+        }
+    }
+}
+
 /// A role group's checked identity.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RoleGroupIdentity {
@@ -156,6 +201,22 @@ impl ClusterIdentity {
                 .for_role(role)
                 .map_err(IdentityError::InvalidLabelValue)?,
         })
+    }
+
+    /// The identity of the role `role` whose spec field `field` holds `role_groups`; a
+    /// role without a role group is refused, since nothing of it would run.
+    pub fn role_with_groups<T>(
+        &self,
+        role: &str,
+        field: &str,
+        role_groups: &std::collections::BTreeMap<String, T>,
+    ) -> Result<RoleIdentity, IdentityError> {
+        if role_groups.is_empty() {
+            return Err(IdentityError::NoRoleGroups {
+                role: field.to_owned(),
+            });
+        }
+        self.role(role)
     }
 
     /// The identity of the role group `group` of `role`.

@@ -12,11 +12,10 @@ mod warnings;
 
 use std::collections::BTreeMap;
 
-use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
+use strata_model::identity::{ClusterIdentity, Product, Replicas, check_cluster_domain};
 use strata_model::image::ResolvedImage;
 use strata_model::labels::RecommendedLabels;
-use strata_model::names::{ClusterName, RoleRef};
-use strata_model::pdb::PdbConfig;
+use strata_model::names::ClusterName;
 use strata_operator::error::ReconcileError;
 
 pub use self::role_group::{HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup};
@@ -60,24 +59,11 @@ pub struct ValidatedCluster {
 }
 
 /// One role, checked.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ValidatedRole {
-    /// Which role.
-    pub role: HdfsRole,
-    /// `<cluster>-<role>`, the PodDisruptionBudget's name.
-    pub name: RoleRef,
-    /// Labels of role-wide objects; their selector spans the role's pods.
-    pub labels: RecommendedLabels,
-    /// The role's PodDisruptionBudget settings.
-    pub pdb: PdbConfig,
-    /// The role groups, sorted by name.
-    pub groups: Vec<ValidatedRoleGroup>,
-}
+pub type ValidatedRole = strata_model::identity::ValidatedRole<HdfsRole, ValidatedRoleGroup>;
 
-impl ValidatedRole {
-    /// Pods of every role group of the role, as the spec asks.
-    pub fn replicas(&self) -> u16 {
-        self.groups.iter().map(|group| group.replicas).sum()
+impl Replicas for ValidatedRoleGroup {
+    fn replicas(&self) -> u16 {
+        self.replicas
     }
 }
 

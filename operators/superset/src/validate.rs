@@ -6,13 +6,12 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use strata_model::duration::parse_seconds;
 use strata_model::identity::{
-    ClusterIdentity, IdentityError, Product, RoleGroupIdentity, check_cluster_domain,
+    ClusterIdentity, Product, RoleGroupIdentity, ValidatedRole, check_cluster_domain,
 };
 use strata_model::image::ResolvedImage;
 use strata_model::labels::RecommendedLabels;
 use strata_model::merge::defaulted;
-use strata_model::names::{ClusterName, RoleGroupRef, RoleRef};
-use strata_model::pdb::PdbConfig;
+use strata_model::names::{ClusterName, RoleGroupRef};
 use strata_model::resources::{HeapRule, ValidatedResources};
 use strata_operator::error::ReconcileError;
 
@@ -68,12 +67,6 @@ pub struct ValidatedCluster {
     pub image: ResolvedImage,
     /// Labels of cluster-wide objects.
     pub cluster_labels: RecommendedLabels,
-    /// `<cluster>-node`, the PDB's name.
-    pub role: RoleRef,
-    /// Labels of role-wide objects.
-    pub role_labels: RecommendedLabels,
-    /// The role's PDB settings.
-    pub pdb: PdbConfig,
     /// The metadata database.
     pub database: ValidatedDatabase,
     /// The Python packages the operator ships to the pods (driver, OIDC).
@@ -86,8 +79,8 @@ pub struct ValidatedCluster {
     pub mapbox_secret: Option<String>,
     /// gunicorn's `--timeout`.
     pub webserver_timeout: u32,
-    /// The role groups, sorted by name.
-    pub groups: Vec<ValidatedRoleGroup>,
+    /// The one role, `node`: `<cluster>-node` names its PodDisruptionBudget.
+    pub nodes: ValidatedRole<(), ValidatedRoleGroup>,
 }
 
 /// One role group, checked.
@@ -122,13 +115,8 @@ impl ValidatedCluster {
         let identity = ClusterIdentity::new(PRODUCT, &cluster.metadata, &cluster.spec.image)?;
         check_cluster_domain(cluster_domain)?;
         let config = &cluster.spec.cluster_config;
-        let role = identity.role(NODE_ROLE)?;
-        if cluster.spec.nodes.role_groups.is_empty() {
-            return Err(IdentityError::NoRoleGroups {
-                role: "nodes".to_owned(),
-            }
-            .into());
-        }
+        let role =
+            identity.role_with_groups(NODE_ROLE, "nodes", &cluster.spec.nodes.role_groups)?;
         let database = &config.metadata_database;
         let (validated_database, database_setting) = match (&database.postgresql, &database.generic)
         {
@@ -238,9 +226,6 @@ impl ValidatedCluster {
             namespace,
             image,
             cluster_labels,
-            role: role.name,
-            role_labels: role.labels,
-            pdb: cluster.spec.nodes.role_config.pod_disruption_budget.clone(),
             database: validated_database,
             wheels: wheels(
                 database.driver,
@@ -256,7 +241,12 @@ impl ValidatedCluster {
             auth_secret,
             mapbox_secret: config.mapbox_api_key_secret.clone(),
             webserver_timeout: settings.webserver_timeout,
-            groups,
+            nodes: ValidatedRole::new(
+                (),
+                role,
+                cluster.spec.nodes.role_config.pod_disruption_budget.clone(),
+                groups,
+            ),
         })
     }
 

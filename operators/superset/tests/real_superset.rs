@@ -85,7 +85,7 @@ fn pod_files(cluster: &ValidatedCluster) -> PodFiles {
     let wheels = root.path().join("wheels");
     std::fs::create_dir(&config).expect("config dir");
     std::fs::create_dir(&wheels).expect("wheels dir");
-    let group = &cluster.groups[0];
+    let group = &cluster.nodes.groups[0];
     for (name, text) in role_group_config_map(cluster, group)
         .data
         .unwrap_or_default()
@@ -147,7 +147,7 @@ fn environment(
 }
 
 fn containers(cluster: &ValidatedCluster) -> (Container, Container) {
-    let pod = stateful_set(cluster, &cluster.groups[0], "hash")
+    let pod = stateful_set(cluster, &cluster.nodes.groups[0], "hash")
         .spec
         .template
         .spec
@@ -234,7 +234,7 @@ fn the_rendered_pod_initialises_the_database_serves_and_stops() {
             .is_some()
     );
     let grace = std::time::Duration::from_secs(
-        u64::try_from(cluster.groups[0].termination_grace_period_seconds).unwrap_or(0),
+        u64::try_from(cluster.nodes.groups[0].termination_grace_period_seconds).unwrap_or(0),
     );
     let stopped_in = server.stop().expect("gunicorn stops on SIGTERM");
     assert!(

@@ -6,12 +6,11 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use strata_model::identity::{
-    ClusterIdentity, IdentityError, Product, RoleGroupIdentity, check_cluster_domain,
+    ClusterIdentity, Product, Replicas, RoleGroupIdentity, check_cluster_domain,
 };
 use strata_model::image::ResolvedImage;
 use strata_model::labels::RecommendedLabels;
-use strata_model::names::{ClusterName, RoleGroupRef, RoleRef};
-use strata_model::pdb::PdbConfig;
+use strata_model::names::{ClusterName, RoleGroupRef};
 use strata_model::resources::ValidatedResources;
 use strata_model::role::{GenericRoleConfig, Role};
 use strata_operator::error::ReconcileError;
@@ -91,25 +90,11 @@ pub struct ValidatedCluster {
 }
 
 /// One role, checked.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct ValidatedRole {
-    /// Which role.
-    pub role: TrinoRole,
-    /// `<cluster>-<role>`.
-    pub name: RoleRef,
-    /// Labels of role-wide objects.
-    pub labels: RecommendedLabels,
-    /// The PDB settings.
-    pub pdb: PdbConfig,
-    /// The role groups, sorted by name.
-    pub groups: Vec<ValidatedRoleGroup>,
-}
+pub type ValidatedRole = strata_model::identity::ValidatedRole<TrinoRole, ValidatedRoleGroup>;
 
-impl ValidatedRole {
-    /// Replicas over all role groups.
-    pub fn replicas(&self) -> u16 {
-        self.groups.iter().map(|group| group.replicas).sum()
+impl Replicas for ValidatedRoleGroup {
+    fn replicas(&self) -> u16 {
+        self.replicas
     }
 }
 
@@ -338,13 +323,7 @@ fn validate_role(
     discovery_uri: &str,
     environment: &str,
 ) -> Result<ValidatedRole, ReconcileError> {
-    let role_identity = identity.role(role.name())?;
-    if spec.role_groups.is_empty() {
-        return Err(IdentityError::NoRoleGroups {
-            role: role.field().to_owned(),
-        }
-        .into());
-    }
+    let role_identity = identity.role_with_groups(role.name(), role.field(), &spec.role_groups)?;
     let defaults = TrinoConfig::product_defaults(match role {
         TrinoRole::Coordinator => DEFAULT_COORDINATOR_GRACEFUL_SHUTDOWN_TIMEOUT,
         TrinoRole::Worker => DEFAULT_WORKER_GRACEFUL_SHUTDOWN_TIMEOUT,
@@ -371,13 +350,12 @@ fn validate_role(
             })
         })
         .collect::<Result<Vec<_>, ReconcileError>>()?;
-    Ok(ValidatedRole {
+    Ok(ValidatedRole::new(
         role,
-        name: role_identity.name,
-        labels: role_identity.labels,
-        pdb: spec.role_config.pod_disruption_budget.clone(),
+        role_identity,
+        spec.role_config.pod_disruption_budget.clone(),
         groups,
-    })
+    ))
 }
 
 const PRODUCT: Product = Product {

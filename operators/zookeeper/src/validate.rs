@@ -11,11 +11,10 @@ mod role_group;
 
 use std::collections::BTreeMap;
 
-use strata_model::identity::{ClusterIdentity, IdentityError, Product, check_cluster_domain};
+use strata_model::identity::{ClusterIdentity, Product, ValidatedRole, check_cluster_domain};
 use strata_model::image::ResolvedImage;
 use strata_model::labels::RecommendedLabels;
-use strata_model::names::{ClusterName, RoleRef};
-use strata_model::pdb::PdbConfig;
+use strata_model::names::ClusterName;
 use strata_operator::error::ReconcileError;
 
 pub use self::role_group::{HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup};
@@ -48,14 +47,8 @@ pub struct ValidatedCluster {
     pub image: ResolvedImage,
     /// Recommended labels of cluster-wide objects (client Service, discovery ConfigMap).
     pub cluster_labels: RecommendedLabels,
-    /// The `server` role: `<cluster>-server` names its PodDisruptionBudget.
-    pub role: RoleRef,
-    /// Recommended labels of role-wide objects; their selector spans every server Pod.
-    pub role_labels: RecommendedLabels,
-    /// The role's PodDisruptionBudget settings.
-    pub pdb: PdbConfig,
-    /// The role groups, sorted by name.
-    pub role_groups: Vec<ValidatedRoleGroup>,
+    /// The one role, `server`: `<cluster>-server` names its PodDisruptionBudget.
+    pub servers: ValidatedRole<(), ValidatedRoleGroup>,
 }
 
 impl ValidatedCluster {
@@ -107,7 +100,8 @@ impl ValidatedCluster {
 
     /// The ensemble the spec asks for, per role group.
     pub fn membership(&self) -> DesiredMembership {
-        self.role_groups
+        self.servers
+            .groups
             .iter()
             .map(|group| {
                 (
@@ -130,14 +124,7 @@ impl ValidatedCluster {
     ) -> Result<Self, ReconcileError> {
         let identity = ClusterIdentity::new(PRODUCT, &cluster.metadata, &cluster.spec.image)?;
         check_cluster_domain(cluster_domain)?;
-        let role = identity.role(SERVER_ROLE)?;
-
-        if servers.role_groups.is_empty() {
-            return Err(IdentityError::NoRoleGroups {
-                role: "servers".to_owned(),
-            }
-            .into());
-        }
+        let role = identity.role_with_groups(SERVER_ROLE, "servers", &servers.role_groups)?;
         let merged: BTreeMap<_, _> =
             servers.merged_role_groups(&ZookeeperConfig::product_defaults());
         let context = role_group::Context {
@@ -164,10 +151,12 @@ impl ValidatedCluster {
             cluster_domain: cluster_domain.to_owned(),
             image,
             cluster_labels,
-            role: role.name,
-            role_labels: role.labels,
-            pdb: servers.role_config.pod_disruption_budget.clone(),
-            role_groups,
+            servers: ValidatedRole::new(
+                (),
+                role,
+                servers.role_config.pod_disruption_budget.clone(),
+                role_groups,
+            ),
         })
     }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use strata_model::duration::parse_seconds;
-use strata_model::identity::{ClusterIdentity, IdentityError, RoleGroupIdentity, RoleIdentity};
+use strata_model::identity::{ClusterIdentity, RoleGroupIdentity, RoleIdentity};
 use strata_model::labels::RecommendedLabels;
 use strata_model::logging::LoggerLevels;
 use strata_model::merge::defaulted;
@@ -97,13 +97,8 @@ pub(super) fn check_role(
     role: HdfsRole,
     spec: &HdfsRoleSpec,
 ) -> Result<CheckedRole, ReconcileError> {
-    if spec.role_groups.is_empty() {
-        return Err(IdentityError::NoRoleGroups {
-            role: role.spec_field().to_owned(),
-        }
-        .into());
-    }
-    let role_identity = identity.role(role.into())?;
+    let role_identity =
+        identity.role_with_groups(role.into(), role.spec_field(), &spec.role_groups)?;
     let groups = spec
         .merged_role_groups(&HdfsConfig::product_defaults(role))
         .into_values()
@@ -213,11 +208,10 @@ pub(super) fn finish_role(
             })
         })
         .collect::<Result<Vec<_>, ReconcileError>>()?;
-    Ok(ValidatedRole {
+    Ok(ValidatedRole::new(
         role,
-        name: checked.identity.name,
-        labels: checked.identity.labels,
-        pdb: checked.pdb,
+        checked.identity,
+        checked.pdb,
         groups,
-    })
+    ))
 }

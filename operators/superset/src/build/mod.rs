@@ -34,7 +34,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
     if !cluster.wheels.is_empty() {
         desired.push(config_map::packages_config_map(cluster));
     }
-    for group in &cluster.groups {
+    for group in &cluster.nodes.groups {
         let config_map = config_map::role_group_config_map(cluster, group);
         let hash = config_map
             .data
@@ -50,10 +50,10 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
         namespace: cluster.namespace.clone(),
         app_name: APP_NAME.to_owned(),
         role: NODE_ROLE.to_owned(),
-        labels: cluster.role_labels.labels(),
+        labels: cluster.nodes.labels.labels(),
         default_max_unavailable: defaults::superset_nodes(),
     }
-    .build(&cluster.pdb);
+    .build(&cluster.nodes.pdb);
     if let Some(pdb) = pdb {
         desired.push(pdb);
     }

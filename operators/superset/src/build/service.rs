@@ -34,7 +34,7 @@ pub fn client_service(cluster: &ValidatedCluster) -> Service {
             &cluster.namespace,
             cluster.cluster_labels.labels(),
         ),
-        cluster.role_labels.selector(),
+        cluster.nodes.labels.selector(),
         &[HTTP],
     )
 }

@@ -48,7 +48,7 @@ pub fn stateful_set(
             security_context: Some(pod_security_context(SUPERSET_UID)),
             termination_grace_period_seconds: Some(group.termination_grace_period_seconds),
             image_pull_secrets: cluster.image.pull_secrets.clone(),
-            affinity: Some(preferred_spread(cluster.role_labels.selector())),
+            affinity: Some(preferred_spread(cluster.nodes.labels.selector())),
             ..PodSpec::default()
         },
         pod_overrides: &group.pod_overrides,

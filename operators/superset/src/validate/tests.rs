@@ -103,7 +103,7 @@ fn invalid_nodes_are_refused_with_a_reason(#[case] nodes: Value, #[case] reason:
 #[test]
 fn defaults_fill_every_setting() -> Result<(), ReconcileError> {
     let cluster = validated(json!({}))?;
-    let group = &cluster.groups[0];
+    let group = &cluster.nodes.groups[0];
     assert_eq!((group.workers, group.threads), (1, 20));
     assert_eq!(group.termination_grace_period_seconds, 120);
     assert_eq!(cluster.webserver_timeout, 60);

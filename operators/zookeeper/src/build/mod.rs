@@ -62,7 +62,8 @@ pub fn role_group_objects(
 pub fn build_cluster(cluster: &ValidatedCluster) -> ClusterObjects {
     ClusterObjects {
         role_groups: cluster
-            .role_groups
+            .servers
+            .groups
             .iter()
             .map(|group| role_group_objects(cluster, group))
             .collect(),

@@ -15,8 +15,8 @@ pub fn server_pdb(cluster: &ValidatedCluster) -> Option<PodDisruptionBudget> {
         namespace: cluster.namespace.clone(),
         app_name: APP_NAME.to_owned(),
         role: SERVER_ROLE.to_owned(),
-        labels: cluster.role_labels.labels(),
+        labels: cluster.servers.labels.labels(),
         default_max_unavailable: strata_model::pdb::defaults::zookeeper_servers(),
     }
-    .build(&cluster.pdb)
+    .build(&cluster.servers.pdb)
 }

@@ -67,7 +67,7 @@ pub fn client_service(cluster: &ValidatedCluster) -> Service {
             &cluster.namespace,
             cluster.cluster_labels.labels(),
         ),
-        cluster.role_labels.selector(),
+        cluster.servers.labels.selector(),
         &[CLIENT],
     )
 }

@@ -85,7 +85,8 @@ async fn prepare(
     };
     if plan.restart.is_some() {
         let servers = step
-            .role_groups
+            .servers
+            .groups
             .first()
             .map(|group| {
                 group

@@ -144,7 +144,7 @@ fn observers_are_marked_in_every_server_line_and_in_their_own_file()
         "readers": {"replicas": 1, "config": {"peerType": "observer", "myidOffset": 10}}
     }}});
     let validated = ValidatedCluster::new(&cluster(spec)?, "cluster.local")?;
-    for group in &validated.role_groups {
+    for group in &validated.servers.groups {
         let text = group.zoo_cfg.to_properties();
         assert!(
             text.contains("server.10=simple-zk-server-readers-0.simple-zk-server-readers.data.svc.cluster.local:2888:3888:observer;2181"),
@@ -227,7 +227,8 @@ fn heap_is_three_quarters_of_the_memory_limit(
     );
     let cluster = validated(group_config(config))?;
     let heaps: Vec<u64> = cluster
-        .role_groups
+        .servers
+        .groups
         .iter()
         .map(|g| g.resources.heap_mib)
         .collect();
@@ -239,7 +240,7 @@ fn heap_is_three_quarters_of_the_memory_limit(
 fn defaults_are_applied() -> Result<(), Box<dyn std::error::Error>> {
     let cluster = validated(three_servers())?;
     assert_eq!(cluster.image.image, "docker.io/library/zookeeper:3.9.5");
-    let group = cluster.role_groups.first().ok_or("no role group")?;
+    let group = cluster.servers.groups.first().ok_or("no role group")?;
     assert_eq!(group.myid_offset, 1);
     assert_eq!(group.termination_grace_period_seconds, 120);
     assert_eq!(
@@ -270,7 +271,7 @@ fn quantities_are_applied_in_the_form_the_api_server_stores()
         "memory": {"limit": "2048Mi"},
         "storage": {"data": {"capacity": "10240Mi"}}
     }})))?;
-    let group = cluster.role_groups.first().ok_or("no role group")?;
+    let group = cluster.servers.groups.first().ok_or("no role group")?;
     assert_eq!(
         [
             group.resources.cpu_min.0.as_str(),
@@ -295,7 +296,7 @@ fn role_group_settings_win_over_role_settings() -> Result<(), Box<dyn std::error
             "configOverrides": {"zoo.cfg": {"maxClientCnxns": "20"}}
         }}
     }}))?;
-    let group = cluster.role_groups.first().ok_or("no role group")?;
+    let group = cluster.servers.groups.first().ok_or("no role group")?;
     assert_eq!(group.zoo_cfg.get("tickTime"), Some("4000"));
     assert_eq!(group.zoo_cfg.get("maxClientCnxns"), Some("20"));
     assert_eq!(group.zoo_cfg.get("globalOutstandingLimit"), Some("500"));
