@@ -63,28 +63,23 @@ pub(super) async fn demo(
             "==> kubectl annotate {} operator-command=Stopped",
             target.resource
         );
-        kubectl.run(&[
-            "annotate",
-            "--namespace",
-            &target.namespace,
-            &target.resource,
-            "operator-command=Stopped",
-        ])?;
+        target.kubectl(kubectl, "annotate", &["operator-command=Stopped"])?;
         show(kubectl, &target, "Stopped=True", children)?;
         let cluster = target
             .resource
             .split_once('/')
             .map_or(target.resource.as_str(), |(_, name)| name);
-        let replicas = kubectl.run(&[
+        let replicas = kubectl.in_namespace(
             "get",
-            "--namespace",
             &target.namespace,
-            "statefulsets",
-            "--selector",
-            &format!("app.kubernetes.io/instance={cluster}"),
-            "-o",
-            "jsonpath={.items[*].spec.replicas}",
-        ])?;
+            &[
+                "statefulsets",
+                "--selector",
+                &format!("app.kubernetes.io/instance={cluster}"),
+                "-o",
+                "jsonpath={.items[*].spec.replicas}",
+            ],
+        )?;
         if replicas.split_whitespace().any(|count| count != "0") {
             bail!(
                 "{} is stopped, but its StatefulSets have replicas {replicas:?}",
@@ -105,23 +100,11 @@ pub(super) async fn demo(
             kept.len(),
             target.resource
         );
-        kubectl.run(&[
-            "annotate",
-            "--namespace",
-            &target.namespace,
-            &target.resource,
-            "operator-command-",
-        ])?;
+        target.kubectl(kubectl, "annotate", &["operator-command-"])?;
         show(kubectl, &target, "Available=True", children)?;
 
         eprintln!("==> kubectl delete {}", target.resource);
-        kubectl.run(&[
-            "delete",
-            "--namespace",
-            &target.namespace,
-            &target.resource,
-            "--wait=true",
-        ])?;
+        target.kubectl(kubectl, "delete", &["--wait=true"])?;
         if let Some(prerequisite) = &prerequisite {
             kubectl.run(&["delete", "-f", prerequisite, "--wait=true"])?;
         }
@@ -130,14 +113,15 @@ pub(super) async fn demo(
         // apply one more child), so the demo waits for it as a user would.
         let mut waited = Duration::ZERO;
         let objects = loop {
-            let left = kubectl.run(&[
+            let left = kubectl.in_namespace(
                 "get",
-                "--namespace",
                 &target.namespace,
-                "statefulsets,configmaps,services,persistentvolumeclaims",
-                "-o",
-                "name",
-            ])?;
+                &[
+                    "statefulsets,configmaps,services,persistentvolumeclaims",
+                    "-o",
+                    "name",
+                ],
+            )?;
             let objects: Vec<String> = left.lines().map(str::to_owned).collect();
             let children_left = objects
                 .iter()
@@ -176,14 +160,11 @@ pub(super) fn volume_claims(kubectl: &Kubectl, target: &DemoTarget) -> anyhow::R
         .map_or(target.resource.as_str(), |(_, name)| name);
     let marker = format!("-{cluster}-");
     Ok(kubectl
-        .run(&[
+        .in_namespace(
             "get",
-            "--namespace",
             &target.namespace,
-            "persistentvolumeclaims",
-            "-o",
-            "name",
-        ])?
+            &["persistentvolumeclaims", "-o", "name"],
+        )?
         .lines()
         .filter(|claim| claim.contains(&marker))
         .map(str::to_owned)
@@ -196,20 +177,15 @@ pub(super) fn describe_shows_degraded_event(
     kubectl: &Kubectl,
     target: &DemoTarget,
 ) -> anyhow::Result<()> {
-    let reason = kubectl.run(&[
+    let reason = target.kubectl(
+        kubectl,
         "get",
-        "--namespace",
-        &target.namespace,
-        &target.resource,
-        "-o",
-        "jsonpath={.status.conditions[?(@.type==\"Degraded\")].reason}",
-    ])?;
-    let described = kubectl.run(&[
-        "describe",
-        "--namespace",
-        &target.namespace,
-        &target.resource,
-    ])?;
+        &[
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Degraded\")].reason}",
+        ],
+    )?;
+    let described = target.kubectl(kubectl, "describe", &[])?;
     let events = described
         .split_once("Events:")
         .map(|(_, events)| events)
@@ -241,28 +217,19 @@ pub(super) fn show(
         "==> kubectl wait {} --for=condition={condition}",
         target.resource
     );
-    let waited = kubectl.run(&[
+    let waited = target.kubectl(
+        kubectl,
         "wait",
-        "--namespace",
-        &target.namespace,
-        &target.resource,
-        &format!("--for=condition={condition}"),
-        &format!("--timeout={DEMO_TIMEOUT}"),
-    ]);
+        &[
+            &format!("--for=condition={condition}"),
+            &format!("--timeout={DEMO_TIMEOUT}"),
+        ],
+    );
     children.check()?;
     waited?;
-    println!(
-        "{}",
-        kubectl.run(&["get", "--namespace", &target.namespace, &target.resource])?
-    );
-    let conditions = kubectl.run(&[
-        "get",
-        "--namespace",
-        &target.namespace,
-        &target.resource,
-        "-o",
-        "jsonpath={range .status.conditions[*]}{.type}={.status} ({.reason}): {.message}{\"\\n\"}{end}",
-    ])?;
+    println!("{}", target.kubectl(kubectl, "get", &[])?);
+    let conditions = target.kubectl(kubectl, "get", &["-o",
+        "jsonpath={range .status.conditions[*]}{.type}={.status} ({.reason}): {.message}{\"\\n\"}{end}",])?;
     println!("{conditions}");
     Ok(())
 }
@@ -275,6 +242,18 @@ pub(super) struct DemoTarget {
 }
 
 impl DemoTarget {
+    /// `kubectl <verb> --namespace <namespace> <kind>/<name> <args>`.
+    pub(super) fn kubectl(
+        &self,
+        kubectl: &Kubectl,
+        verb: &str,
+        args: &[&str],
+    ) -> anyhow::Result<String> {
+        let mut all = vec![self.resource.as_str()];
+        all.extend_from_slice(args);
+        kubectl.in_namespace(verb, &self.namespace, &all)
+    }
+
     /// Sets (or with `null`, removes) the role's `podOverrides` with a merge patch.
     pub(super) fn patch_role(
         &self,
@@ -282,16 +261,11 @@ impl DemoTarget {
         pod_overrides: &Value,
     ) -> anyhow::Result<()> {
         let patch = json!({"spec": {self.role.as_str(): {"podOverrides": pod_overrides}}});
-        kubectl.run(&[
+        self.kubectl(
+            kubectl,
             "patch",
-            "--namespace",
-            &self.namespace,
-            &self.resource,
-            "--type",
-            "merge",
-            "-p",
-            &patch.to_string(),
-        ])?;
+            &["--type", "merge", "-p", &patch.to_string()],
+        )?;
         Ok(())
     }
 }

@@ -27,6 +27,18 @@ impl Kubectl {
         )
     }
 
+    /// `kubectl <verb> --namespace <namespace> <args>`.
+    pub(super) fn in_namespace(
+        &self,
+        verb: &str,
+        namespace: &str,
+        args: &[&str],
+    ) -> anyhow::Result<String> {
+        let mut all = vec![verb, "--namespace", namespace];
+        all.extend_from_slice(args);
+        self.run(&all)
+    }
+
     pub(super) fn helm(&self, args: &[&str]) -> anyhow::Result<String> {
         output(
             Command::new(&self.helm)

@@ -105,13 +105,7 @@ pub(super) async fn revoked_verb_is_named(
     // The role comes back whatever happened, so the other checks see the chart's own.
     kubectl.run(&["replace", "-f", &original_file.to_string_lossy()])?;
     eprintln!("==> the sandbox names the refused request: {}", named?);
-    kubectl.run(&[
-        "delete",
-        "--namespace",
-        &target.namespace,
-        &target.resource,
-        "--wait=true",
-    ])?;
+    target.kubectl(kubectl, "delete", &["--wait=true"])?;
     eprintln!(
         "==> clusterrole/{} restored and {} deleted",
         operator.name, target.resource
