@@ -6,9 +6,11 @@
 //!   `ReservedConfigOverride`, saying what depends on it: overriding it in the file
 //!   alone would break what was built for the operator's value. Every other override
 //!   wins over the operator's value.
-//! - An empty or blank key, or a line break in a key or value, is refused as
-//!   `InvalidConfigOverride`: the writers would escape it, but the product would then
-//!   read a setting the user did not write.
+//! - An empty or blank key, or a line break in a key, is refused as
+//!   `InvalidConfigOverride`; so is a line break in a value of a line-based file
+//!   ([`check`]): the writers would escape it, but the product would then read a
+//!   setting the user did not write. Hadoop XML values may span lines
+//!   ([`check_multiline_values`]).
 //!
 //! Product rules on top (ZooKeeper's key characters, Hadoop's empty values, Trino's
 //! `${ENV:...}`) stay with the product.
@@ -101,15 +103,44 @@ impl OverrideError {
     }
 }
 
-/// Checks the `overrides` of `file` against the keys in `owned`.
+/// Checks the `overrides` of a line-based `file` (Java properties) against the keys
+/// in `owned`: every key and value must be one line.
 pub fn check(
     file: &str,
     overrides: &BTreeMap<String, String>,
     owned: &[OwnedKey],
 ) -> Result<(), OverrideError> {
+    check_entries(file, overrides, owned, Values::SingleLine)
+}
+
+/// Checks the `overrides` of a `file` whose values may span lines (Hadoop XML, where
+/// `hadoop.security.auth_to_local` is a list of rules, one per line) against the
+/// keys in `owned`. Keys must still be one line.
+pub fn check_multiline_values(
+    file: &str,
+    overrides: &BTreeMap<String, String>,
+    owned: &[OwnedKey],
+) -> Result<(), OverrideError> {
+    check_entries(file, overrides, owned, Values::MultiLine)
+}
+
+/// Whether a file's values may span lines.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Values {
+    SingleLine,
+    MultiLine,
+}
+
+fn check_entries(
+    file: &str,
+    overrides: &BTreeMap<String, String>,
+    owned: &[OwnedKey],
+    values: Values,
+) -> Result<(), OverrideError> {
+    let multi_line = |text: &str| text.contains(['\n', '\r']);
     for (key, value) in overrides {
-        let single_lines = ![key, value].iter().any(|text| text.contains(['\n', '\r']));
-        if key.trim().is_empty() || !single_lines {
+        let value_breaks = values == Values::SingleLine && multi_line(value);
+        if key.trim().is_empty() || multi_line(key) || value_breaks {
             return Err(OverrideError::InvalidConfigOverride {
                 file: file.to_owned(),
                 key: key.clone(),
@@ -155,6 +186,20 @@ mod tests {
     ) {
         let overrides = BTreeMap::from([(key.to_owned(), value.to_owned())]);
         let result = check("zoo.cfg", &overrides, &OWNED);
+        assert_eq!(result.as_ref().err().map(OverrideError::reason), reason);
+    }
+
+    #[rstest]
+    #[case::a_list_of_rules("RULE:[1:$1]\nDEFAULT", None)]
+    #[case::a_key_on_two_lines_still_is_not("", Some("InvalidConfigOverride"))]
+    fn values_of_an_xml_file_may_span_lines(#[case] value: &str, #[case] reason: Option<&str>) {
+        let key = if value.is_empty() {
+            "a\nb"
+        } else {
+            "hadoop.security.auth_to_local"
+        };
+        let overrides = BTreeMap::from([(key.to_owned(), value.to_owned())]);
+        let result = check_multiline_values("core-site.xml", &overrides, &[]);
         assert_eq!(result.as_ref().err().map(OverrideError::reason), reason);
     }
 

@@ -237,7 +237,7 @@ fn with_overrides(
     overrides: &BTreeMap<String, String>,
     owned: &[OwnedKey],
 ) -> Result<BTreeMap<String, String>, SiteError> {
-    overrides::check(file, overrides, owned)?;
+    overrides::check_multiline_values(file, overrides, owned)?;
     properties.extend(overrides.clone());
     Ok(properties)
 }

@@ -181,3 +181,15 @@ fn overrides_win_over_the_operators_other_keys() -> Result<(), SiteError> {
     );
     Ok(())
 }
+
+#[test]
+fn an_override_value_may_span_lines_as_hadoop_rules_do() -> Result<(), SiteError> {
+    let rules = "RULE:[2:$1@$0](nn@EXAMPLE.COM)s/.*/hdfs/\nDEFAULT";
+    let overrides =
+        BTreeMap::from([("hadoop.security.auth_to_local".to_owned(), rules.to_owned())]);
+    let mut site = site(HdfsRole::NameNode);
+    site.core_overrides = &overrides;
+    let files = server_site(&site)?;
+    assert!(files.core_site.contains(rules), "{}", files.core_site);
+    Ok(())
+}
