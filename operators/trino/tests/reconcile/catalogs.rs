@@ -1,7 +1,6 @@
 //! Catalog selection by label, and every kind of catalog change rolling the pods:
 //! create, edit, relabel into and out of the selector, and delete.
 
-use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
@@ -13,8 +12,8 @@ use strata_testing::wait::{eventually, stored};
 use strata_testing::workloads::run_until_settled;
 
 use crate::{
-    CLUSTER, SELECTED, STATEFUL_SETS, catalog_files, create_catalog, create_cluster,
-    create_example_catalogs, create_postgres_secret, spec, start, template_hashes,
+    CLUSTER, SELECTED, catalog_files, create_catalog, create_cluster, create_example_catalogs,
+    create_postgres_secret, spec, start, template_annotations, template_hashes,
 };
 use trino_operator::crd::{TrinoCatalog, TrinoCluster};
 
@@ -139,17 +138,7 @@ async fn catalogs_are_selected_by_label_and_every_change_rolls_the_pods() {
 
 /// The references hash of each role group's pod template.
 fn references_hashes(harness: &Harness) -> Vec<Option<String>> {
-    STATEFUL_SETS
-        .iter()
-        .map(|name| {
-            stored::<StatefulSet>(harness, name)
-                .spec
-                .template
-                .metadata
-                .and_then(|meta| meta.annotations)
-                .and_then(|annotations| annotations.get(REFERENCES_HASH_ANNOTATION).cloned())
-        })
-        .collect()
+    template_annotations(harness, REFERENCES_HASH_ANNOTATION)
 }
 
 #[tokio::test]

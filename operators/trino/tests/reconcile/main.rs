@@ -132,8 +132,8 @@ pub fn catalog_files(harness: &Harness) -> Vec<String> {
         .collect()
 }
 
-/// The config hash of each role group's pod template.
-pub fn template_hashes(harness: &Harness) -> Vec<String> {
+/// The annotation `key` of each role group's pod template.
+pub fn template_annotations(harness: &Harness, key: &str) -> Vec<Option<String>> {
     STATEFUL_SETS
         .iter()
         .map(|name| {
@@ -142,8 +142,15 @@ pub fn template_hashes(harness: &Harness) -> Vec<String> {
                 .template
                 .metadata
                 .and_then(|meta| meta.annotations)
-                .and_then(|annotations| annotations.get("strata.dev/config-hash").cloned())
-                .unwrap_or_default()
+                .and_then(|annotations| annotations.get(key).cloned())
         })
+        .collect()
+}
+
+/// The config hash of each role group's pod template.
+pub fn template_hashes(harness: &Harness) -> Vec<String> {
+    template_annotations(harness, "strata.dev/config-hash")
+        .into_iter()
+        .map(Option::unwrap_or_default)
         .collect()
 }
