@@ -211,12 +211,13 @@ impl ClusterIdentity {
         field: &str,
         role_groups: &std::collections::BTreeMap<String, T>,
     ) -> Result<RoleIdentity, IdentityError> {
+        let identity = self.role(role)?;
         if role_groups.is_empty() {
             return Err(IdentityError::NoRoleGroups {
                 role: field.to_owned(),
             });
         }
-        self.role(role)
+        Ok(identity)
     }
 
     /// The identity of the role group `group` of `role`.

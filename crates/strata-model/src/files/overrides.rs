@@ -74,16 +74,16 @@ pub enum OverrideError {
         /// What depends on the operator's value.
         because: &'static str,
     },
-    /// The entry is not one line with a key.
-    #[error(
-        "configOverrides.{file}: {key:?} must be a non-empty key on one line, with a value \
-         on one line"
-    )]
+    /// The key is empty or spans lines, or the value spans lines where the file's
+    /// values cannot.
+    #[error("configOverrides.{file}: {key:?}: {problem}")]
     InvalidConfigOverride {
         /// The file.
         file: String,
         /// The refused key.
         key: String,
+        /// What is wrong with the entry.
+        problem: &'static str,
     },
 }
 
@@ -139,11 +139,18 @@ fn check_entries(
 ) -> Result<(), OverrideError> {
     let multi_line = |text: &str| text.contains(['\n', '\r']);
     for (key, value) in overrides {
-        let value_breaks = values == Values::SingleLine && multi_line(value);
-        if key.trim().is_empty() || multi_line(key) || value_breaks {
+        let problem = if key.trim().is_empty() || multi_line(key) {
+            Some("a key must be non-empty and on one line")
+        } else if values == Values::SingleLine && multi_line(value) {
+            Some("a value in this file must be on one line")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
             return Err(OverrideError::InvalidConfigOverride {
                 file: file.to_owned(),
                 key: key.clone(),
+                problem,
             });
         }
         if let Some(owned) = owned.iter().find(|owned| owned.owns(key)) {

@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
+use strata_model::build::REFERENCES_HASH_ANNOTATION;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::manifests::create_secret;
 use strata_testing::wait::{
@@ -17,7 +18,7 @@ use strata_testing::workloads::{run_until_settled, step_stateful_sets};
 
 use crate::{
     CLUSTER, PASSWORD, SELECTED, create_catalog, create_cluster, create_example_catalogs,
-    create_postgres_secret, spec, start,
+    create_postgres_secret, spec, start, template_annotations,
 };
 use trino_operator::crd::{TrinoCatalog, TrinoCluster};
 
@@ -108,6 +109,40 @@ async fn a_missing_discovery_config_map_is_named_and_recovers() {
         "the StatefulSets once the ConfigMap exists",
         || (stored_names::<StatefulSet>(&harness).len() == 2).then_some(()),
         || stored_names::<StatefulSet>(&harness),
+    )
+    .await;
+
+    // The pods read the metastore address from the ConfigMap once, at start: a new
+    // address rolls them.
+    let references = || template_annotations(&harness, REFERENCES_HASH_ANNOTATION);
+    let before = eventually(
+        "a references hash on both role groups",
+        || {
+            let hashes = references();
+            hashes.iter().all(Option::is_some).then_some(hashes)
+        },
+        references,
+    )
+    .await;
+    Api::<ConfigMap>::namespaced(harness.server.client(), harness.namespace)
+        .patch(
+            "hive",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"HIVE": "thrift://other-metastore:9083"}})),
+        )
+        .await
+        .expect("the ConfigMap is patched");
+    eventually(
+        "a new references hash on both role groups",
+        || {
+            let hashes = references();
+            hashes
+                .iter()
+                .zip(&before)
+                .all(|(now, then)| now != then)
+                .then_some(())
+        },
+        references,
     )
     .await;
 }

@@ -158,12 +158,22 @@ async fn a_rotated_catalog_secret_rolls_the_pods_that_serve_the_catalog() {
     )
     .await;
     let config_hashes = template_hashes(&harness);
+    let secrets = Api::<Secret>::namespaced(harness.server.client(), harness.namespace);
+    let rotate = |password: &str| Patch::Merge(json!({"stringData": {"password": password}}));
 
-    Api::<Secret>::namespaced(harness.server.client(), harness.namespace)
+    strata_testing::manifests::create_secret(&harness, "unrelated", &[("password", "x")]).await;
+    secrets
+        .patch("unrelated", &PatchParams::default(), &rotate("y"))
+        .await
+        .expect("patch the unrelated Secret");
+    harness.settle().await;
+    assert_eq!(references_hashes(&harness), before, "no catalog reads it");
+
+    secrets
         .patch(
             "trino-postgres",
             &PatchParams::default(),
-            &Patch::Merge(json!({"stringData": {"password": "rotated"}})),
+            &rotate("rotated"),
         )
         .await
         .expect("rotate the catalog's password");

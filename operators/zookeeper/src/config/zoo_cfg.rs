@@ -384,8 +384,8 @@ server.3=zk-server-default-2.zk-server-default.ns.svc.cluster.local:2888:3888;21
     #[case::key_with_equals(&[("a=b", "c")], "config override key \"a=b\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
     #[case::key_with_colon(&[("a:b", "c")], "config override key \"a:b\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
     #[case::key_with_space(&[("a b", "c")], "config override key \"a b\" is invalid: keys may only contain ASCII letters, digits, '.', '_' and '-'")]
-    #[case::empty_key(&[("", "c")], "configOverrides.zoo.cfg: \"\" must be a non-empty key on one line, with a value on one line")]
-    #[case::value_injecting_a_line(&[("tickTime", "1\nserver.9=evil:1:2")], "configOverrides.zoo.cfg: \"tickTime\" must be a non-empty key on one line, with a value on one line")]
+    #[case::empty_key(&[("", "c")], "configOverrides.zoo.cfg: \"\": a key must be non-empty and on one line")]
+    #[case::value_injecting_a_line(&[("tickTime", "1\nserver.9=evil:1:2")], "configOverrides.zoo.cfg: \"tickTime\": a value in this file must be on one line")]
     #[case::client_port_other_objects_are_built_for(
         &[("clientPort", "2182")],
         "configOverrides.zoo.cfg: clientPort is set by the operator (the client Service, the container port, the probes and every discovery ConfigMap use port 2181); remove it from configOverrides"
