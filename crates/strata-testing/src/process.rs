@@ -5,11 +5,13 @@
 //! answers. A hung program must fail its step, naming itself and what it printed,
 //! instead of hanging the test run until CI's own limit.
 //!
-//! The program runs in its own process group, and an overrun stops the whole group by
-//! its id (the program's PID): wrapper scripts such as `zkCli.sh` start `java` without
-//! `exec`, and stopping only the script would leave the JVM running. Output goes to
-//! temporary files rather than pipes, so an orphan holding a pipe open cannot block the
-//! reader either.
+//! With [`Stop::Group`] the program runs in its own process group, and an overrun
+//! stops the whole group by its id (the program's PID): wrapper scripts such as
+//! `zkCli.sh` start `java` without `exec`, and stopping only the script would leave the
+//! JVM running. Such a program does not get the terminal's Ctrl-C, so a single binary
+//! (kubectl, helm) runs with [`Stop::Program`] instead, in the caller's group. Output
+//! goes to temporary files rather than pipes, so an orphan holding a pipe open cannot
+//! block the reader either.
 
 use std::fs::File;
 use std::io::{Read, Seek};
@@ -59,15 +61,26 @@ pub enum RunError {
     },
 }
 
+/// What an overrun stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The program and everything it started: it runs in a process group of its own.
+    Group,
+    /// The program alone; it stays in the caller's process group, where Ctrl-C reaches
+    /// it.
+    Program,
+}
+
 /// How often the run checks whether the program has ended.
 const POLL: Duration = Duration::from_millis(5);
 
-/// Runs `command` (named `program` in errors) to completion, for at most `bound`.
-/// Standard input is closed.
+/// Runs `command` (named `program` in errors) to completion, for at most `bound`;
+/// an overrun stops what `stop` says. Standard input is closed.
 pub fn run_bounded(
     command: &mut Command,
     program: &str,
     bound: Duration,
+    stop: Stop,
 ) -> Result<Finished, RunError> {
     let io = |source| RunError::Io {
         program: program.to_owned(),
@@ -78,8 +91,10 @@ pub fn run_bounded(
     command
         .stdin(Stdio::null())
         .stdout(stdout.try_clone().map_err(io)?)
-        .stderr(stderr.try_clone().map_err(io)?)
-        .process_group(0);
+        .stderr(stderr.try_clone().map_err(io)?);
+    if stop == Stop::Group {
+        command.process_group(0);
+    }
     let started = Instant::now();
     let mut child = command.spawn().map_err(io)?;
     let status = loop {
@@ -95,7 +110,9 @@ pub fn run_bounded(
         let pgid = child.id();
         // The group's id is the child's PID (`process_group(0)`): this stops the
         // program and everything it started.
-        if let Ok(raw) = i32::try_from(pgid) {
+        if stop == Stop::Group
+            && let Ok(raw) = i32::try_from(pgid)
+        {
             let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
         }
         let _ = child.kill();
@@ -128,6 +145,8 @@ fn read_all(mut file: File) -> std::io::Result<String> {
 
 #[cfg(test)]
 mod tests {
+    use rstest::rstest;
+
     use super::*;
 
     #[test]
@@ -136,11 +155,41 @@ mod tests {
             Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]),
             "sh",
             Duration::from_secs(10),
+            Stop::Program,
         )
         .expect("sh ends in time");
         assert_eq!(finished.status.code(), Some(3));
         assert_eq!(finished.stdout, "out\n");
         assert_eq!(finished.stderr, "err\n");
+    }
+
+    /// The process group in a `/proc/<pid>/stat` line: the third field after the name.
+    fn process_group(stat: &str) -> Option<String> {
+        let after_name = stat.rsplit_once(')')?.1;
+        after_name.split_whitespace().nth(2).map(str::to_owned)
+    }
+
+    #[rstest]
+    #[case::a_single_binary_gets_the_terminals_ctrl_c(Stop::Program, true)]
+    #[case::a_script_runs_in_a_group_of_its_own(Stop::Group, false)]
+    fn the_program_runs_in_the_process_group_stop_asks_for(
+        #[case] stop: Stop,
+        #[case] in_callers_group: bool,
+    ) {
+        let finished = run_bounded(
+            Command::new("sh").args(["-c", "cat /proc/$$/stat"]),
+            "sh",
+            Duration::from_secs(10),
+            stop,
+        )
+        .expect("sh ends in time");
+        let own = std::fs::read_to_string("/proc/self/stat").expect("read /proc/self/stat");
+        assert_eq!(
+            process_group(&finished.stdout) == process_group(&own),
+            in_callers_group,
+            "{}",
+            finished.stdout
+        );
     }
 
     #[test]
@@ -150,6 +199,7 @@ mod tests {
             Command::new("sh").args(["-c", "sleep 30 & echo $!; wait"]),
             "sh",
             Duration::from_millis(300),
+            Stop::Group,
         )
         .expect_err("the script overruns");
         let RunError::TimedOut { output, .. } = &error else {

@@ -488,7 +488,12 @@ fn prepare_name_dir(name_dir: &Path, state: NameDir) {
 /// Runs `command` within `BOUND` (its whole process group is stopped if it overruns).
 /// Returns the exit code and the output.
 fn run_bounded(mut command: Command) -> (i32, String) {
-    match strata_testing::process::run_bounded(&mut command, "the script", BOUND) {
+    match strata_testing::process::run_bounded(
+        &mut command,
+        "the script",
+        BOUND,
+        strata_testing::process::Stop::Group,
+    ) {
         Ok(finished) => (
             finished.status.code().unwrap_or(-1),
             format!("{}{}", finished.stdout, finished.stderr),

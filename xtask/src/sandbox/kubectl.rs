@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::bail;
-use strata_testing::process::run_bounded;
+use strata_testing::process::{Stop, run_bounded};
 
 /// The provisioned kubectl and helm, pointed at the sandbox.
 pub(super) struct Kubectl {
@@ -24,6 +24,7 @@ impl Kubectl {
                 .args(args),
             "kubectl",
             args,
+            Stop::Program,
         )
     }
 
@@ -50,6 +51,7 @@ impl Kubectl {
                 .env("HELM_DATA_HOME", self.home.join("helm-data")),
             "helm",
             args,
+            Stop::Program,
         )
     }
 }
@@ -59,12 +61,15 @@ impl Kubectl {
 /// so the step fails naming it instead of hanging the demo and CI.
 const CALL_BOUND: Duration = Duration::from_secs(300);
 
+/// Runs `command` within [`CALL_BOUND`]; `stop` says what an overrun stops
+/// ([`Stop::Program`] keeps Ctrl-C reaching a single binary).
 pub(super) fn output(
     command: &mut Command,
     program: &str,
     args: &[&str],
+    stop: Stop,
 ) -> anyhow::Result<String> {
-    let finished = run_bounded(command, &format!("{program} {args:?}"), CALL_BOUND)?;
+    let finished = run_bounded(command, &format!("{program} {args:?}"), CALL_BOUND, stop)?;
     if !finished.status.success() {
         bail!(
             "{program} {args:?} failed ({}): {}{}",

@@ -14,6 +14,7 @@ use super::demo::{DemoTarget, show};
 use super::kubectl::{Kubectl, output};
 use crate::operators;
 use crate::tools::Tools;
+use strata_testing::process::Stop;
 
 /// Starts a standalone ZooKeeper (the Debian package's jars) on a free loopback port,
 /// with its data and log under `dir/zookeeper`, and waits until it answers `ruok`.
@@ -109,6 +110,8 @@ pub(super) fn zookeeper_children(
         Command::new(&cli).args(["-server", &address.to_string(), "ls", path]),
         "zkCli.sh",
         &["ls", path],
+        // zkCli.sh starts java without exec: an overrun must stop both.
+        Stop::Group,
     )
 }
 
