@@ -82,15 +82,28 @@ pub(super) fn validate_role_group(
             .transpose()?,
         TrinoRole::Worker => None,
     };
-    let seconds = |name: &'static str, value: &Option<String>| -> Result<i64, ReconcileError> {
+    // The reason names the field, as `InvalidGracefulShutdownTimeout` does in every
+    // Strata operator.
+    let seconds = |name: &'static str,
+                   reason: &'static str,
+                   value: &Option<String>|
+     -> Result<i64, ReconcileError> {
         parse_seconds(&defaulted(name, value)?)
-            .map_err(|error| problem("InvalidDuration", format!("{name}: {error}")))
+            .map_err(|error| problem(reason, format!("{name}: {error}")))
     };
-    let timeout = seconds("gracefulShutdownTimeout", &config.graceful_shutdown_timeout)?;
+    let timeout = seconds(
+        "gracefulShutdownTimeout",
+        "InvalidGracefulShutdownTimeout",
+        &config.graceful_shutdown_timeout,
+    )?;
     let (grace, termination) = match role {
         TrinoRole::Coordinator => (None, timeout),
         TrinoRole::Worker => {
-            let grace = seconds("shutdownGracePeriod", &config.shutdown_grace_period)?;
+            let grace = seconds(
+                "shutdownGracePeriod",
+                "InvalidShutdownGracePeriod",
+                &config.shutdown_grace_period,
+            )?;
             (Some(grace), worker_termination_grace_period(grace, timeout))
         }
     };

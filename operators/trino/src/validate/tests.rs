@@ -90,6 +90,15 @@ fn query_memory_per_node_must_fit_in_the_heap(#[case] size: &str, #[case] expect
 }
 
 #[rstest]
+#[case::a_timeout(json!({"gracefulShutdownTimeout": "soon"}), "InvalidGracefulShutdownTimeout")]
+#[case::a_grace_period(json!({"shutdownGracePeriod": "soon"}), "InvalidShutdownGracePeriod")]
+#[case::both_valid(json!({"shutdownGracePeriod": "1m", "gracefulShutdownTimeout": "10m"}), "accepted")]
+fn each_shutdown_duration_has_its_own_reason(#[case] config: Value, #[case] expected: &str) {
+    let workers = json!({"config": config, "roleGroups": {"default": {"replicas": 2}}});
+    assert_eq!(reason_of(validated(json!({"workers": workers}))), expected);
+}
+
+#[rstest]
 #[case::too_small(40, "InvalidHeapPercent")]
 #[case::lowest(50, "accepted")]
 #[case::highest(90, "accepted")]
