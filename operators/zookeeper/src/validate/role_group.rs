@@ -142,7 +142,7 @@ fn check<'a>(
     let RoleGroupIdentity { name, labels } =
         context.identity.role_group(context.role, &merged.name)?;
     let problem = |reason: &str, message: String| {
-        ReconcileError::invalid_spec(reason, format!("role group {:?}: {message}", merged.name))
+        ReconcileError::invalid_spec(reason, format!("{}: {message}", group_field(&merged.name)))
     };
     let config = &merged.config;
     let timing = Timing {
@@ -213,9 +213,9 @@ fn finish(
             return Err(ReconcileError::invalid_spec(
                 "InvalidDataDir",
                 format!(
-                    "role group {:?}: configOverrides sets {key}={dir}, but only {DATA_DIR} is a \
-                     persistent, writable volume; use {DATA_DIR} or a directory below it",
-                    group.merged.name
+                    "{}: configOverrides sets {key}={dir}, but only {DATA_DIR} is a persistent, \
+                     writable volume; use {DATA_DIR} or a directory below it",
+                    group_field(&group.merged.name)
                 ),
             ));
         }
@@ -237,6 +237,11 @@ fn finish(
     })
 }
 
+/// Where a role group is in the spec, as every Strata operator names it in messages.
+fn group_field(role_group: &str) -> String {
+    format!("servers.roleGroups.{role_group}")
+}
+
 /// Maps `zoo.cfg` problems to reasons; server id messages already name the groups.
 fn zoo_cfg_error(role_group: &str, error: &ZooCfgError) -> ReconcileError {
     let reason = match error {
@@ -246,13 +251,13 @@ fn zoo_cfg_error(role_group: &str, error: &ZooCfgError) -> ReconcileError {
         ZooCfgError::Overrides(error) => {
             return ReconcileError::invalid_spec(
                 error.reason(),
-                format!("role group {role_group:?}: {error}"),
+                format!("{}: {error}", group_field(role_group)),
             );
         }
         ZooCfgError::InvalidOverrideKey { .. } | ZooCfgError::Properties(_) => {
             return ReconcileError::invalid_spec(
                 "InvalidConfigOverride",
-                format!("role group {role_group:?}: zoo.cfg: {error}"),
+                format!("{}: zoo.cfg: {error}", group_field(role_group)),
             );
         }
     };

@@ -60,7 +60,7 @@ fn group_config(config: Value) -> Value {
     "InvalidImage",
     "spec.image: productVersion \"3.9 5\" is not a valid image tag"
 )]
-#[case::unparseable_cpu(group_config(json!({"resources": {"cpu": {"max": "lots"}}})), "InvalidQuantity", "role group \"default\": resources.cpu.max: quantity \"lots\" is invalid")]
+#[case::unparseable_cpu(group_config(json!({"resources": {"cpu": {"max": "lots"}}})), "InvalidQuantity", "servers.roleGroups.default: resources.cpu.max: quantity \"lots\" is invalid")]
 #[case::cpu_min_above_max(group_config(json!({"resources": {"cpu": {"min": "2", "max": "500m"}}})), "InvalidCpuRange", "resources.cpu.min (2) exceeds resources.cpu.max (500m)")]
 #[case::memory_too_low(group_config(json!({"resources": {"memory": {"limit": "100Mi"}}})), "MemoryLimitTooLow", "resources.memory.limit (100Mi) is below the minimum of 128Mi")]
 #[case::zero_storage(group_config(json!({"resources": {"storage": {"data": {"capacity": "0"}}}})), "InvalidStorageCapacity", "must be larger than zero")]
@@ -76,12 +76,12 @@ fn group_config(config: Value) -> Value {
 #[case::zoo_cfg_key_injection(
     json!({"servers": {"roleGroups": {"default": {"configOverrides": {"zoo.cfg": {"a=b": "c"}}}}}}),
     "InvalidConfigOverride",
-    "role group \"default\": zoo.cfg: config override key \"a=b\" is invalid"
+    "servers.roleGroups.default: zoo.cfg: config override key \"a=b\" is invalid"
 )]
 #[case::zoo_cfg_owned_port(
     json!({"servers": {"configOverrides": {"zoo.cfg": {"clientPort": "2182"}}, "roleGroups": {"default": {}}}}),
     "ReservedConfigOverride",
-    "role group \"default\": configOverrides.zoo.cfg: clientPort is set by the operator"
+    "servers.roleGroups.default: configOverrides.zoo.cfg: clientPort is set by the operator"
 )]
 #[case::zoo_cfg_server_line(
     json!({"servers": {"roleGroups": {"default": {"configOverrides": {"zoo.cfg": {"server.7": "x:2888:3888"}}}}}}),
