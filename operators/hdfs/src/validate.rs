@@ -13,9 +13,6 @@ mod warnings;
 use std::collections::BTreeMap;
 
 use strata_model::identity::{ClusterIdentity, Product, Replicas, check_cluster_domain};
-use strata_model::image::ResolvedImage;
-use strata_model::labels::RecommendedLabels;
-use strata_model::names::ClusterName;
 use strata_operator::error::ReconcileError;
 
 pub use self::role_group::{HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup};
@@ -32,16 +29,12 @@ pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct ValidatedCluster {
-    /// The cluster object's name; also the nameservice.
-    pub name: ClusterName,
-    /// The namespace of the cluster and of every object built for it.
-    pub namespace: String,
+    /// Who the cluster is: its name (also the nameservice), its namespace (every
+    /// built object's), the image every pod runs and the labels of cluster-wide
+    /// objects.
+    pub identity: ClusterIdentity,
     /// Cluster DNS domain used in host names.
     pub cluster_domain: String,
-    /// The image every pod runs, with pull settings.
-    pub image: ResolvedImage,
-    /// Labels of cluster-wide objects (the discovery ConfigMap).
-    pub cluster_labels: RecommendedLabels,
     /// `dfs.replication`.
     pub dfs_replication: u16,
     /// `ha.zookeeper.quorum`, from the ZNode discovery ConfigMap.
@@ -128,18 +121,9 @@ impl ValidatedCluster {
             ReconcileError::invalid_spec("InvalidClientConfig", error.to_string())
         })?;
 
-        let ClusterIdentity {
-            name,
-            namespace,
-            image,
-            labels: cluster_labels,
-        } = identity;
         Ok(Self {
-            name,
-            namespace,
+            identity,
             cluster_domain: cluster_domain.to_owned(),
-            image,
-            cluster_labels,
             dfs_replication,
             zookeeper_quorum: zookeeper_quorum.to_owned(),
             topology,

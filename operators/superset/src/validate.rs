@@ -8,10 +8,9 @@ use strata_model::duration::parse_seconds;
 use strata_model::identity::{
     ClusterIdentity, Product, RoleGroupIdentity, ValidatedRole, check_cluster_domain,
 };
-use strata_model::image::ResolvedImage;
 use strata_model::labels::RecommendedLabels;
 use strata_model::merge::defaulted;
-use strata_model::names::{ClusterName, RoleGroupRef};
+use strata_model::names::RoleGroupRef;
 use strata_model::resources::{HeapRule, ValidatedResources};
 use strata_operator::error::ReconcileError;
 
@@ -59,14 +58,9 @@ pub enum ValidatedDatabase {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct ValidatedCluster {
-    /// The cluster's name.
-    pub name: ClusterName,
-    /// Its namespace.
-    pub namespace: String,
-    /// The image.
-    pub image: ResolvedImage,
-    /// Labels of cluster-wide objects.
-    pub cluster_labels: RecommendedLabels,
+    /// Who the cluster is: its name, its namespace (every built object's), the
+    /// image every pod runs and the labels of cluster-wide objects.
+    pub identity: ClusterIdentity,
     /// The metadata database.
     pub database: ValidatedDatabase,
     /// The Python packages the operator ships to the pods (driver, OIDC).
@@ -215,17 +209,8 @@ impl ValidatedCluster {
             })
             .collect::<Result<Vec<_>, ReconcileError>>()?;
 
-        let ClusterIdentity {
-            name,
-            namespace,
-            image,
-            labels: cluster_labels,
-        } = identity;
         Ok(Self {
-            name,
-            namespace,
-            image,
-            cluster_labels,
+            identity,
             database: validated_database,
             wheels: wheels(
                 database.driver,

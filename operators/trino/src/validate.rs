@@ -8,9 +8,8 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use strata_model::identity::{
     ClusterIdentity, Product, Replicas, RoleGroupIdentity, check_cluster_domain,
 };
-use strata_model::image::ResolvedImage;
 use strata_model::labels::RecommendedLabels;
-use strata_model::names::{ClusterName, RoleGroupRef};
+use strata_model::names::RoleGroupRef;
 use strata_model::resources::ValidatedResources;
 use strata_model::role::{GenericRoleConfig, Role};
 use strata_operator::error::ReconcileError;
@@ -73,14 +72,9 @@ impl TrinoRole {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct ValidatedCluster {
-    /// The cluster's name.
-    pub name: ClusterName,
-    /// Its namespace.
-    pub namespace: String,
-    /// The image.
-    pub image: ResolvedImage,
-    /// Labels of cluster-wide objects.
-    pub cluster_labels: RecommendedLabels,
+    /// Who the cluster is: its name, its namespace (every built object's), the
+    /// image every pod runs and the labels of cluster-wide objects.
+    pub identity: ClusterIdentity,
     /// The catalogs every node serves, sorted by name.
     pub catalogs: Vec<ValidatedCatalog>,
     /// Coordinators, then workers.
@@ -179,17 +173,8 @@ impl ValidatedCluster {
                     .to_owned(),
             });
         }
-        let ClusterIdentity {
-            name,
-            namespace,
-            image,
-            labels: cluster_labels,
-        } = identity;
         Ok(Self {
-            name,
-            namespace,
-            image,
-            cluster_labels,
+            identity,
             catalogs,
             roles,
             warnings,
@@ -203,7 +188,7 @@ impl ValidatedCluster {
 
     /// `<cluster>-coordinator`: the coordinator Service's name.
     pub fn coordinator_service(&self) -> String {
-        coordinator_service_name(self.name.as_str())
+        coordinator_service_name(self.identity.name.as_str())
     }
 
     /// The catalog names, sorted: `status.catalogs`.

@@ -52,7 +52,8 @@ pub fn render(documents: &[Value]) -> Result<Rendered, RenderError> {
         let cluster_ref = &znode.spec.cluster_ref;
         let cluster_namespace = cluster_ref.namespace_or(&own_namespace);
         let Some(cluster) = clusters.iter().find(|cluster| {
-            cluster.name.as_str() == cluster_ref.name && cluster.namespace == cluster_namespace
+            cluster.identity.name.as_str() == cluster_ref.name
+                && cluster.identity.namespace == cluster_namespace
         }) else {
             rendered.skipped.push(Skipped {
                 kind: "ZookeeperZnode".to_owned(),

@@ -12,9 +12,6 @@ mod role_group;
 use std::collections::BTreeMap;
 
 use strata_model::identity::{ClusterIdentity, Product, ValidatedRole, check_cluster_domain};
-use strata_model::image::ResolvedImage;
-use strata_model::labels::RecommendedLabels;
-use strata_model::names::ClusterName;
 use strata_operator::error::ReconcileError;
 
 pub use self::role_group::{HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup};
@@ -37,16 +34,11 @@ pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct ValidatedCluster {
-    /// The cluster object's name.
-    pub name: ClusterName,
-    /// The namespace of the cluster and of every object built for it.
-    pub namespace: String,
+    /// Who the cluster is: its name, its namespace (every built object's), the
+    /// image every pod runs and the labels of cluster-wide objects.
+    pub identity: ClusterIdentity,
     /// Cluster DNS domain used in host names (`cluster.local` by default).
     pub cluster_domain: String,
-    /// The image every server runs, with pull settings.
-    pub image: ResolvedImage,
-    /// Recommended labels of cluster-wide objects (client Service, discovery ConfigMap).
-    pub cluster_labels: RecommendedLabels,
     /// The one role, `server`: `<cluster>-server` names its PodDisruptionBudget.
     pub servers: ValidatedRole<(), ValidatedRoleGroup>,
 }
@@ -139,18 +131,9 @@ impl ValidatedCluster {
                 .and_then(|plan| plan.joining);
         }
 
-        let ClusterIdentity {
-            name,
-            namespace,
-            image,
-            labels: cluster_labels,
-        } = identity;
         Ok(Self {
-            name,
-            namespace,
+            identity,
             cluster_domain: cluster_domain.to_owned(),
-            image,
-            cluster_labels,
             servers: ValidatedRole::new(
                 (),
                 role,
@@ -163,7 +146,11 @@ impl ValidatedCluster {
     /// `<cluster>.<namespace>.svc.<domain>:2181`: how clients reach the ensemble through
     /// the client Service.
     pub fn connection_hosts(&self) -> String {
-        connection_hosts(self.name.as_str(), &self.namespace, &self.cluster_domain)
+        connection_hosts(
+            self.identity.name.as_str(),
+            &self.identity.namespace,
+            &self.cluster_domain,
+        )
     }
 }
 

@@ -44,7 +44,7 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
     ConfigMap {
         metadata: object_meta(
             group.name.object_name(),
-            &cluster.namespace,
+            &cluster.identity.namespace,
             group.labels.labels(),
         ),
         data: Some(data),
@@ -63,8 +63,8 @@ pub fn namenode_state_config_map(cluster: &ValidatedCluster, state: &NameNodeSta
     ConfigMap {
         metadata: object_meta(
             &namenode_state_name(cluster),
-            &cluster.namespace,
-            cluster.cluster_labels.labels(),
+            &cluster.identity.namespace,
+            cluster.identity.labels.labels(),
         ),
         data: Some(BTreeMap::from([
             (
@@ -79,7 +79,7 @@ pub fn namenode_state_config_map(cluster: &ValidatedCluster, state: &NameNodeSta
 
 /// The namenode state ConfigMap's name.
 pub fn namenode_state_name(cluster: &ValidatedCluster) -> String {
-    format!("{}-namenode-state", cluster.name)
+    format!("{}-namenode-state", cluster.identity.name)
 }
 
 /// `<hdfs>`: `core-site.xml` and `hdfs-site.xml` that an in-cluster client uses as they
@@ -87,9 +87,9 @@ pub fn namenode_state_name(cluster: &ValidatedCluster) -> String {
 pub fn discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
     ConfigMap {
         metadata: object_meta(
-            cluster.name.as_str(),
-            &cluster.namespace,
-            cluster.cluster_labels.labels(),
+            cluster.identity.name.as_str(),
+            &cluster.identity.namespace,
+            cluster.identity.labels.labels(),
         ),
         data: Some(BTreeMap::from([
             (CORE_SITE.to_owned(), cluster.discovery.core_site.clone()),

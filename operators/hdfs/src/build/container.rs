@@ -153,8 +153,8 @@ pub fn daemon(cluster: &ValidatedCluster, role: HdfsRole, group: &ValidatedRoleG
     }
     Container {
         name: name.to_owned(),
-        image: Some(cluster.image.image.clone()),
-        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        image: Some(cluster.identity.image.image.clone()),
+        image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
         command: Some(vec![HDFS_BIN.to_owned(), role.daemon().to_owned()]),
         env: Some(env_vars(env, &group.env_overrides)),
         ports: Some(ports(role).iter().copied().map(container_port).collect()),
@@ -192,8 +192,8 @@ pub fn format_container(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) 
     mounts.push(volume_mount(STATE_VOLUME, STATE_DIR, true));
     Container {
         name: FORMAT_CONTAINER.to_owned(),
-        image: Some(cluster.image.image.clone()),
-        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        image: Some(cluster.identity.image.image.clone()),
+        image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
         command: Some(vec![
             "bash".to_owned(),
             format!("{CONFIG_DIR}/{FORMAT_SCRIPT}"),
@@ -214,8 +214,8 @@ pub fn zkfc_container(cluster: &ValidatedCluster) -> Container {
     env.insert(opts_variable("zkfc"), jvm_opts(ZKFC_HEAP_MIB));
     Container {
         name: ZKFC_CONTAINER.to_owned(),
-        image: Some(cluster.image.image.clone()),
-        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        image: Some(cluster.identity.image.image.clone()),
+        image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
         command: Some(vec![
             "bash".to_owned(),
             format!("{CONFIG_DIR}/{ZKFC_SCRIPT}"),
@@ -248,8 +248,8 @@ pub fn refresh_nodes_container(cluster: &ValidatedCluster) -> Container {
     mounts.push(volume_mount(STATE_VOLUME, STATE_DIR, true));
     Container {
         name: REFRESH_NODES_CONTAINER.to_owned(),
-        image: Some(cluster.image.image.clone()),
-        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        image: Some(cluster.identity.image.image.clone()),
+        image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
         command: Some(vec![
             "bash".to_owned(),
             format!("{CONFIG_DIR}/{REFRESH_NODES_SCRIPT}"),

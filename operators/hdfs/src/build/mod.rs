@@ -111,7 +111,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster, state: &NameNodeState) -> Des
 pub fn build(cluster: &ValidatedCluster, state: &NameNodeState) -> Prepared {
     Prepared::new(
         cluster_objects(cluster, state),
-        cluster.image.product_version.clone(),
+        cluster.identity.image.product_version.clone(),
     )
 }
 

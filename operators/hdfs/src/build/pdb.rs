@@ -21,8 +21,8 @@ pub fn default_max_unavailable(role: HdfsRole, dfs_replication: u16, replicas: u
 /// apply step prunes an existing one.
 pub fn role_pdb(cluster: &ValidatedCluster, role: &ValidatedRole) -> Option<PodDisruptionBudget> {
     RolePdb {
-        cluster: cluster.name.to_string(),
-        namespace: cluster.namespace.clone(),
+        cluster: cluster.identity.name.to_string(),
+        namespace: cluster.identity.namespace.clone(),
         app_name: APP_NAME.to_owned(),
         role: role.role.to_string(),
         labels: role.labels.labels(),

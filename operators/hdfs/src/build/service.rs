@@ -87,7 +87,7 @@ pub fn headless_service(
     headless(
         object_meta(
             group.name.object_name(),
-            &cluster.namespace,
+            &cluster.identity.namespace,
             group.labels.labels(),
         ),
         group.labels.selector(),
@@ -103,7 +103,7 @@ pub fn metrics_service(
 ) -> Service {
     role_group_metrics_service(
         group.name.object_name(),
-        &cluster.namespace,
+        &cluster.identity.namespace,
         &group.labels,
         PrometheusScrape {
             port: http_port(role),

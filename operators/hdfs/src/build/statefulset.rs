@@ -51,7 +51,7 @@ pub fn stateful_set(
     config_hash: &str,
 ) -> StatefulSet {
     let name = group.name.object_name();
-    let (uid, gid) = hadoop_user(&cluster.image.product_version);
+    let (uid, gid) = hadoop_user(&cluster.identity.image.product_version);
     let mut volumes = vec![
         config_map_volume(CONFIG_VOLUME, name),
         scratch_volume(TMP_VOLUME, &tmp_size_limit(group)),
@@ -71,7 +71,7 @@ pub fn stateful_set(
     }
     skeleton(StatefulSetParts {
         name,
-        namespace: &cluster.namespace,
+        namespace: &cluster.identity.namespace,
         labels: &group.labels,
         replicas: group.replicas,
         parallel: true,
@@ -83,7 +83,7 @@ pub fn stateful_set(
             volumes: Some(volumes),
             security_context: Some(pod_security_context_as(uid, gid)),
             termination_grace_period_seconds: Some(group.termination_grace_period_seconds),
-            image_pull_secrets: cluster.image.pull_secrets.clone(),
+            image_pull_secrets: cluster.identity.image.pull_secrets.clone(),
             affinity: Some(preferred_spread(role.labels.selector())),
             ..PodSpec::default()
         },

@@ -98,7 +98,10 @@ pub fn datanode_groups(
 /// The exclude list the operator applied last, from the cached namenode state ConfigMap.
 pub fn recorded_exclusions(caches: &ChildCaches, validated: &ValidatedCluster) -> Vec<String> {
     caches
-        .get_typed::<ConfigMap>(&validated.namespace, &namenode_state_name(validated))
+        .get_typed::<ConfigMap>(
+            &validated.identity.namespace,
+            &namenode_state_name(validated),
+        )
         .and_then(|config_map| config_map.data)
         .and_then(|data| data.get(EXCLUDED_DATANODES_KEY).cloned())
         .map(|hosts| {

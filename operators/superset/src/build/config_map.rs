@@ -20,7 +20,7 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
     ConfigMap {
         metadata: object_meta(
             group.name.object_name(),
-            &cluster.namespace,
+            &cluster.identity.namespace,
             group.labels.labels(),
         ),
         data: Some(BTreeMap::from([
@@ -36,8 +36,8 @@ pub fn packages_config_map(cluster: &ValidatedCluster) -> ConfigMap {
     ConfigMap {
         metadata: object_meta(
             &packages_name(cluster),
-            &cluster.namespace,
-            cluster.cluster_labels.labels(),
+            &cluster.identity.namespace,
+            cluster.identity.labels.labels(),
         ),
         binary_data: Some(
             cluster
@@ -52,5 +52,5 @@ pub fn packages_config_map(cluster: &ValidatedCluster) -> ConfigMap {
 
 /// The packages ConfigMap's name.
 pub fn packages_name(cluster: &ValidatedCluster) -> String {
-    format!("{}-packages", cluster.name)
+    format!("{}-packages", cluster.identity.name)
 }

@@ -152,8 +152,8 @@ pub fn web_server(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Con
     ];
     Container {
         name: SUPERSET_CONTAINER.to_owned(),
-        image: Some(cluster.image.image.clone()),
-        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        image: Some(cluster.identity.image.image.clone()),
+        image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
         command: Some(command.to_vec()),
         env: Some(env),
         ports: Some(vec![container_port(HTTP)]),
@@ -188,8 +188,8 @@ pub fn init_database(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> 
     env.extend(secrets);
     Container {
         name: INIT_CONTAINER.to_owned(),
-        image: Some(cluster.image.image.clone()),
-        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        image: Some(cluster.identity.image.image.clone()),
+        image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
         command: Some(vec![
             "python".to_owned(),
             format!("{CONFIG_DIR}/{INIT_SCRIPT}"),

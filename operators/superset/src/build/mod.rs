@@ -46,8 +46,8 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
         desired.push(statefulset::stateful_set(cluster, group, &hash));
     }
     let pdb = RolePdb {
-        cluster: cluster.name.to_string(),
-        namespace: cluster.namespace.clone(),
+        cluster: cluster.identity.name.to_string(),
+        namespace: cluster.identity.namespace.clone(),
         app_name: APP_NAME.to_owned(),
         role: NODE_ROLE.to_owned(),
         labels: cluster.nodes.labels.labels(),
@@ -65,7 +65,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
 pub fn build(cluster: &ValidatedCluster) -> Prepared {
     Prepared::new(
         cluster_objects(cluster),
-        cluster.image.product_version.clone(),
+        cluster.identity.image.product_version.clone(),
     )
 }
 

@@ -25,8 +25,8 @@ pub fn secret_key_secret(cluster: &ValidatedCluster) -> Secret {
     Secret {
         metadata: object_meta(
             &secret_key_name(cluster),
-            &cluster.namespace,
-            cluster.cluster_labels.labels(),
+            &cluster.identity.namespace,
+            cluster.identity.labels.labels(),
         ),
         type_: Some("Opaque".to_owned()),
         ..Secret::default()
@@ -35,7 +35,7 @@ pub fn secret_key_secret(cluster: &ValidatedCluster) -> Secret {
 
 /// The Secret's name.
 pub fn secret_key_name(cluster: &ValidatedCluster) -> String {
-    format!("{}-secret-key", cluster.name)
+    format!("{}-secret-key", cluster.identity.name)
 }
 
 /// Generates the key, once, just before the Secret is created.

@@ -18,7 +18,7 @@ pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) 
     headless(
         object_meta(
             group.name.object_name(),
-            &cluster.namespace,
+            &cluster.identity.namespace,
             group.labels.labels(),
         ),
         group.labels.selector(),
@@ -30,9 +30,9 @@ pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) 
 pub fn client_service(cluster: &ValidatedCluster) -> Service {
     client(
         object_meta(
-            cluster.name.client_service_name(),
-            &cluster.namespace,
-            cluster.cluster_labels.labels(),
+            cluster.identity.name.client_service_name(),
+            &cluster.identity.namespace,
+            cluster.identity.labels.labels(),
         ),
         cluster.nodes.labels.selector(),
         &[HTTP],

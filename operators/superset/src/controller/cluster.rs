@@ -96,7 +96,7 @@ fn prepare(
     for secret in validated.secrets() {
         let keys = context
             .references
-            .secret_keys(&validated.namespace, &secret.name)
+            .secret_keys(&validated.identity.namespace, &secret.name)
             .map_err(undeclared)?;
         let Some(keys) = keys else {
             return Err(ReconcileError::transient(
@@ -104,7 +104,7 @@ fn prepare(
                 format!(
                     "the Secret {}/{} ({}) does not exist; it must hold the key(s) {}; \
                      nothing is applied until it does",
-                    validated.namespace,
+                    validated.identity.namespace,
                     secret.name,
                     secret.field,
                     secret.keys.join(", ")
@@ -123,7 +123,7 @@ fn prepare(
                 "SecretKeyMissing",
                 format!(
                     "the Secret {}/{} ({}) has no key(s) {}; nothing is applied until it does",
-                    validated.namespace,
+                    validated.identity.namespace,
                     secret.name,
                     secret.field,
                     missing.join(", ")
@@ -133,7 +133,7 @@ fn prepare(
         }
         let version = context
             .references
-            .version::<Secret>(&validated.namespace, &secret.name)
+            .version::<Secret>(&validated.identity.namespace, &secret.name)
             .map_err(undeclared)?;
         versions.insert(
             format!("Secret/{}", secret.name),

@@ -25,7 +25,7 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
     ConfigMap {
         metadata: object_meta(
             group.name.object_name(),
-            &cluster.namespace,
+            &cluster.identity.namespace,
             group.labels.labels(),
         ),
         data: Some(data),
@@ -39,8 +39,8 @@ pub fn catalog_config_map(cluster: &ValidatedCluster) -> ConfigMap {
     ConfigMap {
         metadata: object_meta(
             &catalog_config_map_name(cluster),
-            &cluster.namespace,
-            cluster.cluster_labels.labels(),
+            &cluster.identity.namespace,
+            cluster.identity.labels.labels(),
         ),
         data: Some(
             cluster
@@ -55,7 +55,7 @@ pub fn catalog_config_map(cluster: &ValidatedCluster) -> ConfigMap {
 
 /// The catalog ConfigMap's name.
 pub fn catalog_config_map_name(cluster: &ValidatedCluster) -> String {
-    format!("{}-catalog", cluster.name)
+    format!("{}-catalog", cluster.identity.name)
 }
 
 /// The hash in a role group's pod template: its own files and every catalog file, so

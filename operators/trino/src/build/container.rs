@@ -134,8 +134,8 @@ pub fn trino(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Containe
     let ready = format!("exec bash {SCRIPTS_DIR}/{READY_SCRIPT} {port}");
     Container {
         name: TRINO_CONTAINER.to_owned(),
-        image: Some(cluster.image.image.clone()),
-        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        image: Some(cluster.identity.image.image.clone()),
+        image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
         command: Some(vec![
             LAUNCHER.to_owned(),
             "run".to_owned(),

@@ -22,8 +22,8 @@ pub fn internal_secret(cluster: &ValidatedCluster) -> Secret {
     Secret {
         metadata: object_meta(
             &internal_secret_name(cluster),
-            &cluster.namespace,
-            cluster.cluster_labels.labels(),
+            &cluster.identity.namespace,
+            cluster.identity.labels.labels(),
         ),
         type_: Some("Opaque".to_owned()),
         ..Secret::default()
@@ -32,7 +32,7 @@ pub fn internal_secret(cluster: &ValidatedCluster) -> Secret {
 
 /// The Secret's name.
 pub fn internal_secret_name(cluster: &ValidatedCluster) -> String {
-    format!("{}-internal-secret", cluster.name)
+    format!("{}-internal-secret", cluster.identity.name)
 }
 
 /// Generates the secret, once, just before the Secret is created.

@@ -47,8 +47,8 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
             TrinoRole::Worker => defaults::trino_workers(role.replicas()),
         };
         let pdb = RolePdb {
-            cluster: cluster.name.to_string(),
-            namespace: cluster.namespace.clone(),
+            cluster: cluster.identity.name.to_string(),
+            namespace: cluster.identity.namespace.clone(),
             app_name: APP_NAME.to_owned(),
             role: role.role.name().to_owned(),
             labels: role.labels.labels(),
@@ -67,7 +67,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
 pub fn build(cluster: &ValidatedCluster) -> Prepared {
     let mut prepared = Prepared::new(
         cluster_objects(cluster),
-        cluster.image.product_version.clone(),
+        cluster.identity.image.product_version.clone(),
     );
     prepared.warnings = cluster.warnings.clone();
     prepared

@@ -20,7 +20,7 @@ pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) 
     headless(
         object_meta(
             group.name.object_name(),
-            &cluster.namespace,
+            &cluster.identity.namespace,
             group.labels.labels(),
         ),
         group.labels.selector(),
@@ -33,11 +33,11 @@ pub fn coordinator_service(cluster: &ValidatedCluster) -> Service {
     let coordinators = cluster
         .role(TrinoRole::Coordinator)
         .map(|role| role.labels.clone())
-        .unwrap_or_else(|| cluster.cluster_labels.clone());
+        .unwrap_or_else(|| cluster.identity.labels.clone());
     client(
         object_meta(
             &cluster.coordinator_service(),
-            &cluster.namespace,
+            &cluster.identity.namespace,
             coordinators.labels(),
         ),
         coordinators.selector(),

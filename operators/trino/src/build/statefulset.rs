@@ -50,7 +50,7 @@ pub fn stateful_set(
     ];
     skeleton(StatefulSetParts {
         name,
-        namespace: &cluster.namespace,
+        namespace: &cluster.identity.namespace,
         labels: &group.labels,
         replicas: group.replicas,
         parallel: role.role == TrinoRole::Worker,
@@ -61,7 +61,7 @@ pub fn stateful_set(
             volumes: Some(volumes),
             security_context: Some(pod_security_context(TRINO_UID)),
             termination_grace_period_seconds: Some(group.termination_grace_period_seconds),
-            image_pull_secrets: cluster.image.pull_secrets.clone(),
+            image_pull_secrets: cluster.identity.image.pull_secrets.clone(),
             affinity: Some(preferred_spread(role.labels.selector())),
             ..PodSpec::default()
         },

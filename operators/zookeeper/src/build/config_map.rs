@@ -21,7 +21,7 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
     ConfigMap {
         metadata: metadata(
             group.name.object_name(),
-            &cluster.namespace,
+            &cluster.identity.namespace,
             group.labels.labels(),
         ),
         data: Some(role_group_config_data(group)),

@@ -62,8 +62,8 @@ pub fn liveness_script() -> String {
 pub fn myid_container(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Container {
     Container {
         name: MYID_CONTAINER.to_owned(),
-        image: Some(cluster.image.image.clone()),
-        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        image: Some(cluster.identity.image.image.clone()),
+        image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
         command: Some(vec![
             "bash".to_owned(),
             "-c".to_owned(),
@@ -109,8 +109,8 @@ pub fn zookeeper_container(cluster: &ValidatedCluster, group: &ValidatedRoleGrou
     ]);
     Container {
         name: ZOOKEEPER_CONTAINER.to_owned(),
-        image: Some(cluster.image.image.clone()),
-        image_pull_policy: Some(cluster.image.pull_policy.to_string()),
+        image: Some(cluster.identity.image.image.clone()),
+        image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
         command: Some(vec![
             "zkServer.sh".to_owned(),
             "start-foreground".to_owned(),

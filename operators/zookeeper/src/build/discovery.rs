@@ -41,9 +41,9 @@ pub fn cluster_discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
     let hosts = cluster.connection_hosts();
     ConfigMap {
         metadata: metadata(
-            cluster.name.as_str(),
-            &cluster.namespace,
-            cluster.cluster_labels.labels(),
+            cluster.identity.name.as_str(),
+            &cluster.identity.namespace,
+            cluster.identity.labels.labels(),
         ),
         data: Some(discovery_data(hosts.clone(), hosts, "/", CLIENT_PORT)),
         ..ConfigMap::default()

@@ -100,7 +100,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
 pub fn build(cluster: &ValidatedCluster) -> Prepared {
     Prepared::new(
         cluster_objects(cluster),
-        cluster.image.product_version.clone(),
+        cluster.identity.image.product_version.clone(),
     )
 }
 

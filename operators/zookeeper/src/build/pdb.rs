@@ -11,8 +11,8 @@ use crate::validate::ValidatedCluster;
 /// quorum. `None` when the user disabled it; the apply step then prunes an existing one.
 pub fn server_pdb(cluster: &ValidatedCluster) -> Option<PodDisruptionBudget> {
     RolePdb {
-        cluster: cluster.name.to_string(),
-        namespace: cluster.namespace.clone(),
+        cluster: cluster.identity.name.to_string(),
+        namespace: cluster.identity.namespace.clone(),
         app_name: APP_NAME.to_owned(),
         role: SERVER_ROLE.to_owned(),
         labels: cluster.servers.labels.labels(),

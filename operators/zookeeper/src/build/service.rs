@@ -38,7 +38,7 @@ pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) 
     headless(
         object_meta(
             group.name.object_name(),
-            &cluster.namespace,
+            &cluster.identity.namespace,
             group.labels.labels(),
         ),
         group.labels.selector(),
@@ -50,7 +50,7 @@ pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) 
 pub fn metrics_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Service {
     role_group_metrics_service(
         group.name.object_name(),
-        &cluster.namespace,
+        &cluster.identity.namespace,
         &group.labels,
         PrometheusScrape {
             port: METRICS,
@@ -63,9 +63,9 @@ pub fn metrics_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -
 pub fn client_service(cluster: &ValidatedCluster) -> Service {
     client(
         object_meta(
-            cluster.name.client_service_name(),
-            &cluster.namespace,
-            cluster.cluster_labels.labels(),
+            cluster.identity.name.client_service_name(),
+            &cluster.identity.namespace,
+            cluster.identity.labels.labels(),
         ),
         cluster.servers.labels.selector(),
         &[CLIENT],

@@ -47,7 +47,7 @@ pub fn stateful_set(
     let name = group.name.object_name();
     let mut stateful_set = skeleton(StatefulSetParts {
         name,
-        namespace: &cluster.namespace,
+        namespace: &cluster.identity.namespace,
         labels: &group.labels,
         replicas: group.replicas,
         parallel: true,
@@ -63,7 +63,7 @@ pub fn stateful_set(
             ]),
             security_context: Some(pod_security_context(ZOOKEEPER_UID)),
             termination_grace_period_seconds: Some(group.termination_grace_period_seconds),
-            image_pull_secrets: cluster.image.pull_secrets.clone(),
+            image_pull_secrets: cluster.identity.image.pull_secrets.clone(),
             affinity: Some(preferred_spread(cluster.servers.labels.selector())),
             ..PodSpec::default()
         },

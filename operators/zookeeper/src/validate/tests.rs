@@ -239,7 +239,10 @@ fn heap_is_three_quarters_of_the_memory_limit(
 #[test]
 fn defaults_are_applied() -> Result<(), Box<dyn std::error::Error>> {
     let cluster = validated(three_servers())?;
-    assert_eq!(cluster.image.image, "docker.io/library/zookeeper:3.9.5");
+    assert_eq!(
+        cluster.identity.image.image,
+        "docker.io/library/zookeeper:3.9.5"
+    );
     let group = cluster.servers.groups.first().ok_or("no role group")?;
     assert_eq!(group.myid_offset, 1);
     assert_eq!(group.termination_grace_period_seconds, 120);
