@@ -93,7 +93,14 @@ pub async fn reconcile(
     let operation = cluster.spec.cluster_operation.state(cluster.annotations());
     let catalogs = match selected_catalogs(&cluster, &context) {
         Ok(Selection::Ready(catalogs)) => catalogs,
-        Ok(Selection::Unchecked) => return Ok(Action::requeue(UNCHECKED_CATALOG_RETRY)),
+        Ok(Selection::Unchecked(catalog)) => {
+            tracing::debug!(
+                cluster = %cluster.name_any(),
+                catalog,
+                "waiting until the catalog controller has checked the catalog's current generation"
+            );
+            return Ok(Action::requeue(UNCHECKED_CATALOG_RETRY));
+        }
         // A cluster being stopped needs no catalog: it is stopped with the catalogs
         // that can be served, and the blocked one is reported when it starts again.
         Ok(Selection::Blocked { servable, .. }) if operation.is_stopped() => servable,
@@ -149,8 +156,8 @@ fn current_product_status(cluster: &TrinoCluster) -> TrinoStatus {
 enum Selection {
     /// Every selected catalog can be served.
     Ready(Vec<TrinoCatalog>),
-    /// The catalog controller has not checked a catalog's current generation yet.
-    Unchecked,
+    /// The catalog controller has not checked this catalog's current generation yet.
+    Unchecked(String),
     /// A catalog cannot be served (`error` says which and why); `servable` are the
     /// others.
     Blocked {
@@ -178,7 +185,7 @@ fn selected_catalogs(
         let checked = status.and_then(|status| status.resource.observed_generation)
             == catalog.metadata.generation;
         if !checked {
-            return Ok(Selection::Unchecked);
+            return Ok(Selection::Unchecked(catalog.name_any()));
         }
         let unresolved = status
             .and_then(|status| status.resource.condition(ConditionType::Degraded))
