@@ -104,17 +104,7 @@ pub async fn reconcile(
         // A cluster being stopped needs no catalog: it is stopped with the catalogs
         // that can be served, and the blocked one is reported when it starts again.
         Ok(Selection::Blocked { servable, .. }) if operation.is_stopped() => servable,
-        Ok(Selection::Blocked { error, .. }) => {
-            return context
-                .report_with(
-                    cluster.as_ref(),
-                    &operation,
-                    Err(error.into()),
-                    current_product_status(&cluster),
-                )
-                .await;
-        }
-        Err(error) => {
+        Ok(Selection::Blocked { error, .. }) | Err(error) => {
             return context
                 .report_with(
                     cluster.as_ref(),
