@@ -68,3 +68,18 @@ pub async fn create_secret(harness: &Harness, name: &str, data: &[(&str, &str)])
         .await
         .unwrap_or_else(|error| panic!("the Secret {name} is created: {error}"));
 }
+
+/// `<Kind>/<name>` of each object in `objects` (rendered or applied JSON), sorted: what a
+/// test compares against the list of objects an operator must build.
+pub fn object_names(objects: &[Value]) -> std::collections::BTreeSet<String> {
+    objects
+        .iter()
+        .map(|object| {
+            format!(
+                "{}/{}",
+                object["kind"].as_str().unwrap_or_default(),
+                object["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect()
+}

@@ -146,6 +146,21 @@ where
     .await
 }
 
+/// Waits until `name` is Available as expected: how a test says the cluster is up.
+pub async fn wait_for_available<K>(harness: &Harness, name: &str) -> ClusterCondition
+where
+    K: Resource<DynamicType = ()>,
+{
+    wait_for_reason::<K>(
+        harness,
+        name,
+        ConditionType::Available,
+        ConditionStatus::True,
+        "AsExpected",
+    )
+    .await
+}
+
 /// Waits until `name` is Degraded with `reason`: how a test says that bad input was
 /// reported.
 pub async fn wait_for_degraded<K>(harness: &Harness, name: &str, reason: &str) -> ClusterCondition

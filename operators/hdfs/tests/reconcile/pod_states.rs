@@ -6,7 +6,7 @@
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
-use strata_testing::wait::{wait_for_degraded, wait_for_reason};
+use strata_testing::wait::{wait_for_available, wait_for_degraded, wait_for_reason};
 use strata_testing::workloads::{PodState, run_until_settled, set_pod, step_stateful_sets};
 
 use crate::{CLUSTER, QUORUM, create_cluster, publish_znode, spec, start};
@@ -97,12 +97,5 @@ async fn a_datanode_that_is_not_registered_makes_the_cluster_unavailable_until_i
         PodState::RUNNING,
     );
     step_stateful_sets(&harness);
-    wait_for_reason::<HdfsCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Available,
-        ConditionStatus::True,
-        "AsExpected",
-    )
-    .await;
+    wait_for_available::<HdfsCluster>(&harness, CLUSTER).await;
 }

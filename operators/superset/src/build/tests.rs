@@ -25,16 +25,7 @@ fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
 #[test]
 fn every_object() -> Result<(), ReconcileError> {
     let objects = objects(json!({}))?;
-    let names: std::collections::BTreeSet<String> = objects
-        .iter()
-        .map(|object| {
-            format!(
-                "{}/{}",
-                object["kind"].as_str().unwrap_or_default(),
-                object["metadata"]["name"].as_str().unwrap_or_default()
-            )
-        })
-        .collect();
+    let names = strata_testing::manifests::object_names(&objects);
     let expected = [
         "Secret/simple-superset-secret-key",
         "ConfigMap/simple-superset-packages",

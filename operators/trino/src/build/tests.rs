@@ -80,16 +80,7 @@ fn keys(file: &str) -> Vec<String> {
 #[test]
 fn every_object() -> Result<(), ReconcileError> {
     let objects = objects(&model(json!({}), &[])?)?;
-    let names: BTreeSet<String> = objects
-        .iter()
-        .map(|object| {
-            format!(
-                "{}/{}",
-                object["kind"].as_str().unwrap_or_default(),
-                object["metadata"]["name"].as_str().unwrap_or_default()
-            )
-        })
-        .collect();
+    let names = strata_testing::manifests::object_names(&objects);
     let expected = [
         "Secret/simple-trino-internal-secret",
         "ConfigMap/simple-trino-catalog",

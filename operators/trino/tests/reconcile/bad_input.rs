@@ -11,8 +11,8 @@ use strata_model::build::REFERENCES_HASH_ANNOTATION;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::manifests::create_secret;
 use strata_testing::wait::{
-    assert_no_object_holds, eventually, stored_names, wait_for_degraded, wait_for_event,
-    wait_for_reason,
+    assert_no_object_holds, eventually, stored_names, wait_for_available, wait_for_degraded,
+    wait_for_event, wait_for_reason,
 };
 use strata_testing::workloads::{run_until_settled, step_stateful_sets};
 
@@ -72,14 +72,7 @@ async fn a_missing_secret_or_key_is_named_on_the_catalog_and_the_cluster_until_i
         || stored_names::<StatefulSet>(&harness),
     )
     .await;
-    wait_for_reason::<TrinoCatalog>(
-        &harness,
-        "postgres",
-        ConditionType::Available,
-        ConditionStatus::True,
-        "AsExpected",
-    )
-    .await;
+    wait_for_available::<TrinoCatalog>(&harness, "postgres").await;
 }
 
 #[tokio::test]
@@ -215,14 +208,7 @@ async fn a_crash_looping_worker_makes_the_cluster_degraded() {
     let harness = start();
     create_cluster(&harness, spec(json!({}))).await;
     run_until_settled(&harness, || {}).await;
-    wait_for_reason::<TrinoCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Available,
-        ConditionStatus::True,
-        "AsExpected",
-    )
-    .await;
+    wait_for_available::<TrinoCluster>(&harness, CLUSTER).await;
     harness
         .server
         .patch_status_direct::<Pod>(
@@ -296,14 +282,7 @@ async fn an_unreadable_cluster_does_not_stall_the_catalogs_or_the_other_clusters
     create_example_catalogs(&harness).await;
     create_cluster(&harness, spec(json!({}))).await;
     run_until_settled(&harness, || {}).await;
-    wait_for_reason::<TrinoCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Available,
-        ConditionStatus::True,
-        "AsExpected",
-    )
-    .await;
+    wait_for_available::<TrinoCluster>(&harness, CLUSTER).await;
     eventually(
         "the catalogs name the readable cluster",
         || {

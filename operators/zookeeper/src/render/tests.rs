@@ -17,18 +17,9 @@ fn rendered(yaml: &str) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
 }
 
 fn names(objects: &[Value]) -> Vec<String> {
-    let mut names: Vec<String> = objects
-        .iter()
-        .map(|object| {
-            format!(
-                "{}/{}",
-                object["kind"].as_str().unwrap_or_default(),
-                object["metadata"]["name"].as_str().unwrap_or_default()
-            )
-        })
-        .collect();
-    names.sort();
-    names
+    strata_testing::manifests::object_names(objects)
+        .into_iter()
+        .collect()
 }
 
 #[rstest]
