@@ -83,3 +83,11 @@ pub fn object_names(objects: &[Value]) -> std::collections::BTreeSet<String> {
         })
         .collect()
 }
+
+/// The object of `kind` named `name` in `objects`; a test fails when it was not built.
+pub fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    objects
+        .iter()
+        .find(|object| object["kind"] == kind && object["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("{kind}/{name} is not among the built objects"))
+}

@@ -5,6 +5,7 @@ use strata_operator::error::ReconcileError;
 
 use super::*;
 use crate::validate::tests::validated;
+use strata_testing::manifests::named;
 
 fn objects(config: Value) -> Result<Vec<Value>, ReconcileError> {
     Ok(cluster_objects(&validated(config)?)
@@ -13,13 +14,6 @@ fn objects(config: Value) -> Result<Vec<Value>, ReconcileError> {
         .into_iter()
         .map(|object| object.into_value())
         .collect())
-}
-
-fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
-    objects
-        .iter()
-        .find(|object| object["kind"] == kind && object["metadata"]["name"] == name)
-        .unwrap_or_else(|| unreachable!("{kind}/{name} is built"))
 }
 
 #[test]

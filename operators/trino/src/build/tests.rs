@@ -14,6 +14,7 @@ use crate::config::server;
 use crate::crd::TrinoCatalog;
 use crate::validate::tests::{catalog, cluster};
 use crate::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
+use strata_testing::manifests::named;
 
 fn model(patch: Value, catalogs: &[TrinoCatalog]) -> Result<ValidatedCluster, ReconcileError> {
     ValidatedCluster::new(&cluster(patch), catalogs, DEFAULT_CLUSTER_DOMAIN)
@@ -26,13 +27,6 @@ fn objects(model: &ValidatedCluster) -> Result<Vec<Value>, ReconcileError> {
         .into_iter()
         .map(|object| object.into_value())
         .collect())
-}
-
-fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
-    objects
-        .iter()
-        .find(|object| object["kind"] == kind && object["metadata"]["name"] == name)
-        .unwrap_or_else(|| unreachable!("{kind}/{name} is built"))
 }
 
 /// Every typed connector, in a form that writes every key it can.
