@@ -7,7 +7,8 @@
 //! - spec building blocks: [`role`] and role groups with [`merge`], [`image`],
 //!   [`cluster_operation`], [`pdb`] (ADR030);
 //! - checked values: [`names`], [`labels`], [`quantity`], [`duration`], and
-//!   [`resources`] with their product defaults merged and validated;
+//!   [`resources`] with their product defaults merged and validated, and the
+//!   [`role_group`] every product builds its StatefulSets from;
 //! - [`build`]: the object builders every product's build step uses;
 //!
 //! The runtime (watches, apply, status writes, the controller) lives in
@@ -27,3 +28,4 @@ pub mod pdb;
 pub mod quantity;
 pub mod resources;
 pub mod role;
+pub mod role_group;

@@ -63,6 +63,21 @@ impl StepError for strata_model::merge::MissingDefault {
     }
 }
 
+/// A role group's common settings: the user's to fix, unless the product defaults
+/// are incomplete.
+impl StepError for strata_model::role_group::CommonSettingsError {
+    fn reason(&self) -> &'static str {
+        Self::reason(self)
+    }
+
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Self::MissingDefault(error) => error.kind(),
+            _ => ErrorKind::NeedsUser,
+        }
+    }
+}
+
 /// Who acts on a failed API request: 4xx answers other than conflicts,
 /// throttling and timeouts mean the request itself is wrong (an object the API
 /// server rejects), which retrying does not fix; everything else is transient.

@@ -12,7 +12,7 @@ mod warnings;
 
 use std::collections::BTreeMap;
 
-use strata_model::identity::{ClusterIdentity, Product, Replicas, check_cluster_domain};
+use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
 use strata_operator::error::ReconcileError;
 
 pub use self::role_group::{HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup};
@@ -53,12 +53,6 @@ pub struct ValidatedCluster {
 
 /// One role, checked.
 pub type ValidatedRole = strata_model::identity::ValidatedRole<HdfsRole, ValidatedRoleGroup>;
-
-impl Replicas for ValidatedRoleGroup {
-    fn replicas(&self) -> u16 {
-        self.replicas
-    }
-}
 
 impl ValidatedCluster {
     /// Validates `cluster` for the cluster DNS domain, with the ZooKeeper connection

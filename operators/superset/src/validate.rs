@@ -1,17 +1,9 @@
 //! Validation: a `SupersetCluster` to a [`ValidatedCluster`], with every default
 //! applied, every rule checked and `superset_config.py` rendered.
 
-use std::collections::BTreeMap;
-
-use k8s_openapi::api::core::v1::PodTemplateSpec;
-use strata_model::duration::parse_seconds;
-use strata_model::identity::{
-    ClusterIdentity, Product, RoleGroupIdentity, ValidatedRole, check_cluster_domain,
-};
-use strata_model::labels::RecommendedLabels;
+use strata_model::identity::{ClusterIdentity, Product, ValidatedRole, check_cluster_domain};
 use strata_model::merge::defaulted;
-use strata_model::names::RoleGroupRef;
-use strata_model::resources::{HeapRule, ValidatedResources};
+use strata_model::resources::HeapRule;
 use strata_operator::error::ReconcileError;
 
 use crate::config::packages::{Wheel, wheels};
@@ -77,30 +69,19 @@ pub struct ValidatedCluster {
     pub nodes: ValidatedRole<(), ValidatedRoleGroup>,
 }
 
-/// One role group, checked.
+/// A role group, checked: the settings every product shares and [`WebServerGroup`].
+pub type ValidatedRoleGroup = strata_model::role_group::ValidatedRoleGroup<WebServerGroup>;
+
+/// What only Superset's role groups have: gunicorn's settings and the config file.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub struct ValidatedRoleGroup {
-    /// Names of its StatefulSet, ConfigMap and headless Service.
-    pub name: RoleGroupRef,
-    /// Labels of its objects and pods.
-    pub labels: RecommendedLabels,
-    /// Replicas.
-    pub replicas: u16,
-    /// CPU and memory.
-    pub resources: ValidatedResources,
-    /// `terminationGracePeriodSeconds`.
-    pub termination_grace_period_seconds: i64,
+pub struct WebServerGroup {
     /// gunicorn workers.
     pub workers: u16,
     /// gunicorn threads per worker.
     pub threads: u16,
     /// The rendered `superset_config.py`.
     pub superset_config: String,
-    /// Environment variables for the web server; they win over the operator's.
-    pub env_overrides: BTreeMap<String, String>,
-    /// Pod template parts merged last.
-    pub pod_overrides: PodTemplateSpec,
 }
 
 impl ValidatedCluster {
@@ -163,49 +144,31 @@ impl ValidatedCluster {
             .merged_role_groups(&SupersetConfig::product_defaults())
             .into_values()
             .map(|merged| {
-                let RoleGroupIdentity { name, labels } =
-                    identity.role_group(&role, &merged.name)?;
-                let problem = |reason: &str, message: String| {
-                    ReconcileError::invalid_spec(
-                        reason,
-                        format!("nodes.roleGroups.{}: {message}", merged.name),
-                    )
-                };
-                let config = &merged.config;
-                let timeout =
-                    defaulted("gracefulShutdownTimeout", &config.graceful_shutdown_timeout)?;
+                let group = strata_model::role_group::ValidatedRoleGroup::check(
+                    &identity,
+                    &role,
+                    "nodes",
+                    &merged,
+                    HeapRule {
+                        heap_percent: 0,
+                        min_memory_mib: MIN_MEMORY_LIMIT_MIB,
+                    },
+                )?;
                 let superset_config =
                     render(&settings, &merged.config_overrides.superset_config_py).map_err(
                         |error| {
-                            problem(
+                            ReconcileError::invalid_spec(
                                 "InvalidConfigOverride",
-                                format!("superset_config.py: {error}"),
+                                format!("{}: superset_config.py: {error}", group.field),
                             )
                         },
                     )?;
-                Ok(ValidatedRoleGroup {
-                    name,
-                    labels,
-                    replicas: merged.replicas,
-                    resources: config
-                        .resources
-                        .validate(HeapRule {
-                            heap_percent: 0,
-                            min_memory_mib: MIN_MEMORY_LIMIT_MIB,
-                        })
-                        .map_err(|error| problem(error.reason(), error.to_string()))?,
-                    termination_grace_period_seconds: parse_seconds(&timeout).map_err(|error| {
-                        problem(
-                            "InvalidGracefulShutdownTimeout",
-                            format!("gracefulShutdownTimeout: {error}"),
-                        )
-                    })?,
+                let config = &merged.config;
+                Ok(group.with(WebServerGroup {
                     workers: defaulted("workers", &config.workers)?.max(1),
                     threads: defaulted("threads", &config.threads)?.max(1),
                     superset_config,
-                    env_overrides: merged.env_overrides.clone(),
-                    pod_overrides: merged.pod_overrides.clone(),
-                })
+                }))
             })
             .collect::<Result<Vec<_>, ReconcileError>>()?;
 

@@ -4,13 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::PodTemplateSpec;
-use strata_model::identity::{
-    ClusterIdentity, Product, Replicas, RoleGroupIdentity, check_cluster_domain,
-};
-use strata_model::labels::RecommendedLabels;
-use strata_model::names::RoleGroupRef;
-use strata_model::resources::ValidatedResources;
+use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
 use strata_model::role::{GenericRoleConfig, Role};
 use strata_operator::error::ReconcileError;
 use strata_status::{Reason, SpecWarning};
@@ -86,34 +80,17 @@ pub struct ValidatedCluster {
 /// One role, checked.
 pub type ValidatedRole = strata_model::identity::ValidatedRole<TrinoRole, ValidatedRoleGroup>;
 
-impl Replicas for ValidatedRoleGroup {
-    fn replicas(&self) -> u16 {
-        self.replicas
-    }
-}
+/// A role group, checked: the settings every product shares and [`NodeGroup`].
+pub type ValidatedRoleGroup = strata_model::role_group::ValidatedRoleGroup<NodeGroup>;
 
-/// One role group, checked, with its files rendered.
+/// What only Trino's role groups have: the drain, the files and the warnings.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub struct ValidatedRoleGroup {
-    /// Names of its StatefulSet, ConfigMap and headless Service.
-    pub name: RoleGroupRef,
-    /// Labels of its objects and pods.
-    pub labels: RecommendedLabels,
-    /// Replicas.
-    pub replicas: u16,
-    /// CPU, memory and heap.
-    pub resources: ValidatedResources,
-    /// `terminationGracePeriodSeconds`.
-    pub termination_grace_period_seconds: i64,
+pub struct NodeGroup {
     /// Whether the pods drain through the preStop hook (workers).
     pub graceful_shutdown: bool,
     /// The files under `/etc/trino`, by file name.
     pub files: BTreeMap<String, String>,
-    /// Environment variables for the Trino container; they win over the operator's.
-    pub env_overrides: BTreeMap<String, String>,
-    /// Pod template parts merged last.
-    pub pod_overrides: PodTemplateSpec,
     /// What validation warns about in this role group.
     pub warnings: Vec<SpecWarning>,
 }
@@ -162,7 +139,7 @@ impl ValidatedCluster {
         let mut warnings: Vec<SpecWarning> = roles
             .iter()
             .flat_map(|role| &role.groups)
-            .flat_map(|group| group.warnings.clone())
+            .flat_map(|group| group.product.warnings.clone())
             .collect();
         if roles[1].replicas() == 0 {
             warnings.push(SpecWarning {
@@ -317,22 +294,14 @@ fn validate_role(
         .merged_role_groups(&defaults)
         .into_values()
         .map(|merged| {
-            let RoleGroupIdentity { name, labels } =
-                identity.role_group(&role_identity, &merged.name)?;
-            validate_role_group(role, &merged, discovery_uri, environment).map(|parts| {
-                ValidatedRoleGroup {
-                    name,
-                    labels,
-                    replicas: merged.replicas,
-                    resources: parts.resources,
-                    termination_grace_period_seconds: parts.termination_grace_period_seconds,
-                    graceful_shutdown: role == TrinoRole::Worker,
-                    files: parts.files,
-                    env_overrides: merged.env_overrides.clone(),
-                    pod_overrides: merged.pod_overrides.clone(),
-                    warnings: parts.warnings,
-                }
-            })
+            validate_role_group(
+                identity,
+                &role_identity,
+                role,
+                &merged,
+                discovery_uri,
+                environment,
+            )
         })
         .collect::<Result<Vec<_>, ReconcileError>>()?;
     Ok(ValidatedRole::new(

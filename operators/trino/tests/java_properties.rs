@@ -105,8 +105,11 @@ fn java_reads_every_generated_file_as_the_operator_meant_it() {
             ACCESS_CONTROL_PROPERTIES,
         ] {
             let path = dir.path().join(format!("{}-{file}", role.role.name()));
-            std::fs::write(&path, &group.files[file]).expect("write");
-            expected.insert(path.display().to_string(), meant(&group.files[file]));
+            std::fs::write(&path, &group.product.files[file]).expect("write");
+            expected.insert(
+                path.display().to_string(),
+                meant(&group.product.files[file]),
+            );
         }
     }
     for catalog in &model.catalogs {

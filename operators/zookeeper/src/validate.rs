@@ -99,9 +99,9 @@ impl ValidatedCluster {
                 (
                     group.name.role_group().as_str().to_owned(),
                     GroupMembers {
-                        myid_offset: group.myid_offset,
+                        myid_offset: group.product.myid_offset,
                         servers: group.replicas,
-                        observer: group.observer,
+                        observer: group.product.observer,
                     },
                 )
             })
@@ -126,7 +126,7 @@ impl ValidatedCluster {
         };
         let mut role_groups = role_group::validate_all(&context, merged.values())?;
         for group in &mut role_groups {
-            group.joining = membership
+            group.product.joining = membership
                 .and_then(|membership| membership.get(group.name.role_group().as_str()))
                 .and_then(|plan| plan.joining);
         }

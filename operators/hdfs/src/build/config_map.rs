@@ -32,9 +32,12 @@ pub const EXCLUDED_DATANODES_KEY: &str = "datanodes";
 /// init container and the ZKFC sidecar. All of it is hashed into the pod template.
 pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {
     let mut data = BTreeMap::from([
-        (CORE_SITE.to_owned(), group.site.core_site.clone()),
-        (HDFS_SITE.to_owned(), group.site.hdfs_site.clone()),
-        (LOG4J_PROPERTIES.to_owned(), group.log4j_properties.clone()),
+        (CORE_SITE.to_owned(), group.product.site.core_site.clone()),
+        (HDFS_SITE.to_owned(), group.product.site.hdfs_site.clone()),
+        (
+            LOG4J_PROPERTIES.to_owned(),
+            group.product.log4j_properties.clone(),
+        ),
     ]);
     if group.name.role().as_str() == <&str>::from(HdfsRole::NameNode) {
         data.insert(FORMAT_SCRIPT.to_owned(), FORMAT_NAMENODE.to_owned());

@@ -91,7 +91,7 @@ pub fn stateful_set(
         claims: vec![pvc_template(
             DATA_VOLUME,
             group.labels.selector(),
-            &group.data,
+            &group.product.data,
         )],
     })
 }

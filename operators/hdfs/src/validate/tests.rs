@@ -189,6 +189,7 @@ fn overrides_of_other_keys_win() -> Result<(), ReconcileError> {
     let datanode = cluster.role(HdfsRole::DataNode).map(|role| &role.groups[0]);
     assert!(
         datanode.is_some_and(|group| group
+            .product
             .site
             .hdfs_site
             .contains("<name>dfs.datanode.du.reserved</name>")),

@@ -24,7 +24,10 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
             group.labels.labels(),
         ),
         data: Some(BTreeMap::from([
-            (SUPERSET_CONFIG.to_owned(), group.superset_config.clone()),
+            (
+                SUPERSET_CONFIG.to_owned(),
+                group.product.superset_config.clone(),
+            ),
             (INIT_SCRIPT.to_owned(), INIT_DATABASE.to_owned()),
         ])),
         ..ConfigMap::default()

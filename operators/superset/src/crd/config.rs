@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use strata_model::merge_struct;
 use strata_model::resources::{CpuResources, MemoryResources, NoStorage, Resources};
 use strata_model::role::FileOverrides;
+use strata_model::role_group::CommonSettings;
 
 /// Default CPU request.
 pub const DEFAULT_CPU_MIN: &str = "250m";
@@ -52,6 +53,18 @@ merge_struct!(SupersetConfig {
     workers,
     threads,
 });
+
+impl CommonSettings for SupersetConfig {
+    type Storage = NoStorage;
+
+    fn resources(&self) -> &Resources<NoStorage> {
+        &self.resources
+    }
+
+    fn graceful_shutdown_timeout(&self) -> &Option<String> {
+        &self.graceful_shutdown_timeout
+    }
+}
 
 impl SupersetConfig {
     /// The lowest layer of the merge; after merging every field is set.

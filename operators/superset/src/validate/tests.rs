@@ -104,11 +104,11 @@ fn invalid_nodes_are_refused_with_a_reason(#[case] nodes: Value, #[case] reason:
 fn defaults_fill_every_setting() -> Result<(), ReconcileError> {
     let cluster = validated(json!({}))?;
     let group = &cluster.nodes.groups[0];
-    assert_eq!((group.workers, group.threads), (1, 20));
+    assert_eq!((group.product.workers, group.product.threads), (1, 20));
     assert_eq!(group.termination_grace_period_seconds, 120);
     assert_eq!(cluster.webserver_timeout, 60);
     assert_eq!(cluster.wheels.len(), 3, "the pg8000 driver");
-    assert!(group.superset_config.contains("ROW_LIMIT = 50000"));
+    assert!(group.product.superset_config.contains("ROW_LIMIT = 50000"));
     Ok(())
 }
 

@@ -16,7 +16,7 @@ pub const READY_SCRIPT: &str = "ready.sh";
 
 /// `<trino>-<role>-<rg>`: the files under `/etc/trino` and the probe and hook scripts.
 pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {
-    let mut data = group.files.clone();
+    let mut data = group.product.files.clone();
     data.insert(
         GRACEFUL_SHUTDOWN_SCRIPT.to_owned(),
         GRACEFUL_SHUTDOWN.to_owned(),

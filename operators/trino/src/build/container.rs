@@ -149,7 +149,7 @@ pub fn trino(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Containe
         startup_probe: Some(exec_probe(&ready, 5, 60)),
         readiness_probe: Some(exec_probe(&ready, 10, 3)),
         liveness_probe: Some(tcp_probe(HTTP, 10, 6)),
-        lifecycle: group.graceful_shutdown.then(|| Lifecycle {
+        lifecycle: group.product.graceful_shutdown.then(|| Lifecycle {
             pre_stop: Some(LifecycleHandler {
                 exec: Some(ExecAction {
                     command: Some(bash(GRACEFUL_SHUTDOWN_SCRIPT, &[&port, SHUTDOWN_USER])),

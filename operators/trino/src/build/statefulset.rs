@@ -91,6 +91,7 @@ fn etc_volume(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Volume 
             name: group.name.object_name().to_owned(),
             items: items(
                 group
+                    .product
                     .files
                     .keys()
                     .map(|file| (file.clone(), file.clone()))

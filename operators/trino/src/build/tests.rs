@@ -113,7 +113,7 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
             (server::NODE_PROPERTIES, NODE_PROPERTIES),
             (server::ACCESS_CONTROL_PROPERTIES, ACCESS_CONTROL_PROPERTIES),
         ] {
-            for key in keys(&group.files[file]) {
+            for key in keys(&group.product.files[file]) {
                 assert!(
                     known.contains(&key.as_str()),
                     "{file}: {key} is not documented"
@@ -122,7 +122,7 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
             }
         }
         let rules: serde_json::Map<String, Value> =
-            serde_json::from_str(&group.files[server::ACCESS_CONTROL_RULES])
+            serde_json::from_str(&group.product.files[server::ACCESS_CONTROL_RULES])
                 .map_err(|error| ReconcileError::operator_bug("Rules", error.to_string()))?;
         for section in rules.keys() {
             assert!(

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use strata_model::merge_struct;
 use strata_model::resources::{CpuResources, MemoryResources, NoStorage, Resources};
 use strata_model::role::FileOverrides;
+use strata_model::role_group::CommonSettings;
 
 /// Default CPU request.
 pub const DEFAULT_CPU_MIN: &str = "500m";
@@ -70,6 +71,18 @@ merge_struct!(TrinoConfig {
     shutdown_grace_period,
     graceful_shutdown_timeout,
 });
+
+impl CommonSettings for TrinoConfig {
+    type Storage = NoStorage;
+
+    fn resources(&self) -> &Resources<NoStorage> {
+        &self.resources
+    }
+
+    fn graceful_shutdown_timeout(&self) -> &Option<String> {
+        &self.graceful_shutdown_timeout
+    }
+}
 
 impl TrinoConfig {
     /// The lowest layer of the merge for a role; after merging, every field but the

@@ -4,15 +4,17 @@
 use std::collections::BTreeMap;
 
 use strata_model::duration::parse_seconds;
+use strata_model::identity::{ClusterIdentity, RoleIdentity};
 use strata_model::merge::defaulted;
-use strata_model::resources::{HeapRule, ValidatedResources};
+use strata_model::resources::HeapRule;
 use strata_model::role::MergedRoleGroup;
+use strata_model::role_group::role_group_field;
 use strata_operator::error::ReconcileError;
 use strata_status::{Reason, SpecWarning};
 
 use super::{
-    HEAP_HEADROOM_PERCENT, HEAP_PERCENT_RANGE, MIN_MEMORY_LIMIT_MIB, SHUTDOWN_MARGIN_SECONDS,
-    TrinoRole,
+    HEAP_HEADROOM_PERCENT, HEAP_PERCENT_RANGE, MIN_MEMORY_LIMIT_MIB, NodeGroup,
+    SHUTDOWN_MARGIN_SECONDS, TrinoRole, ValidatedRoleGroup,
 };
 use crate::build::container::POD_NAME_ENV;
 use crate::config::catalog::CATALOG_VARIABLE_PREFIX;
@@ -26,22 +28,16 @@ use crate::crd::config::DEFAULT_SHUTDOWN_GRACE_PERIOD;
 use crate::crd::{TrinoConfig, TrinoConfigOverrides};
 use strata_model::files::overrides::{OverrideError, check};
 
-/// What validation makes of one role group, before its identity is added.
-pub(super) struct GroupParts {
-    pub(super) warnings: Vec<SpecWarning>,
-    pub(super) resources: ValidatedResources,
-    pub(super) termination_grace_period_seconds: i64,
-    pub(super) files: BTreeMap<String, String>,
-}
-
 /// Checks one merged role group of `role` and renders its files.
 pub(super) fn validate_role_group(
+    identity: &ClusterIdentity,
+    role_identity: &RoleIdentity,
     role: TrinoRole,
     merged: &MergedRoleGroup<TrinoConfig, TrinoConfigOverrides>,
     discovery_uri: &str,
     environment: &str,
-) -> Result<GroupParts, ReconcileError> {
-    let field = format!("{}.roleGroups.{}", role.field(), merged.name);
+) -> Result<ValidatedRoleGroup, ReconcileError> {
+    let field = role_group_field(role.field(), &merged.name);
     let problem = |reason: &str, message: String| {
         ReconcileError::invalid_spec(reason, format!("{field}: {message}"))
     };
@@ -57,17 +53,21 @@ pub(super) fn validate_role_group(
             ),
         ));
     }
-    let resources = config
-        .resources
-        .validate(HeapRule {
+    let mut group = strata_model::role_group::ValidatedRoleGroup::check(
+        identity,
+        role_identity,
+        role.field(),
+        merged,
+        HeapRule {
             heap_percent: u64::from(heap_percent),
             min_memory_mib: MIN_MEMORY_LIMIT_MIB,
-        })
-        .map_err(|error| problem(error.reason(), error.to_string()))?;
+        },
+    )?;
+    let heap_mib = group.resources.heap_mib;
     let query_max_memory_per_node = config
         .query_max_memory_per_node
         .as_ref()
-        .map(|size| check_per_node_memory(size, resources.heap_mib))
+        .map(|size| check_per_node_memory(size, heap_mib))
         .transpose()
         .map_err(|(reason, message)| problem(reason, message))?;
     let query_max_memory = match role {
@@ -82,29 +82,20 @@ pub(super) fn validate_role_group(
             .transpose()?,
         TrinoRole::Worker => None,
     };
-    // The reason names the field, as `InvalidGracefulShutdownTimeout` does in every
-    // Strata operator.
-    let seconds = |name: &'static str,
-                   reason: &'static str,
-                   value: &Option<String>|
-     -> Result<i64, ReconcileError> {
-        parse_seconds(&defaulted(name, value)?)
-            .map_err(|error| problem(reason, format!("{name}: {error}")))
-    };
-    let timeout = seconds(
-        "gracefulShutdownTimeout",
-        "InvalidGracefulShutdownTimeout",
-        &config.graceful_shutdown_timeout,
-    )?;
-    let (grace, termination) = match role {
-        TrinoRole::Coordinator => (None, timeout),
+    // A worker's pod outlives `gracefulShutdownTimeout`: it drains first.
+    let grace = match role {
+        TrinoRole::Coordinator => None,
         TrinoRole::Worker => {
-            let grace = seconds(
-                "shutdownGracePeriod",
-                "InvalidShutdownGracePeriod",
-                &config.shutdown_grace_period,
-            )?;
-            (Some(grace), worker_termination_grace_period(grace, timeout))
+            let value = defaulted("shutdownGracePeriod", &config.shutdown_grace_period)?;
+            let grace = parse_seconds(&value).map_err(|error| {
+                problem(
+                    "InvalidShutdownGracePeriod",
+                    format!("shutdownGracePeriod: {error}"),
+                )
+            })?;
+            group.termination_grace_period_seconds =
+                worker_termination_grace_period(grace, group.termination_grace_period_seconds);
+            Some(grace)
         }
     };
     let overrides = &merged.config_overrides;
@@ -144,7 +135,7 @@ pub(super) fn validate_role_group(
         coordinator: role == TrinoRole::Coordinator,
         discovery_uri: discovery_uri.to_owned(),
         environment: environment.to_owned(),
-        heap_mib: resources.heap_mib,
+        heap_mib,
         query_max_memory,
         query_max_memory_per_node,
         shutdown_grace_period_seconds: grace,
@@ -175,12 +166,11 @@ pub(super) fn validate_role_group(
             server::access_control_rules(),
         ),
     ]);
-    Ok(GroupParts {
-        warnings,
-        resources,
-        termination_grace_period_seconds: termination,
+    Ok(group.with(NodeGroup {
+        graceful_shutdown: role == TrinoRole::Worker,
         files,
-    })
+        warnings,
+    }))
 }
 
 /// `terminationGracePeriodSeconds` of a worker: the preStop hook waits for

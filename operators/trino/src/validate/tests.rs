@@ -51,7 +51,7 @@ fn group_file(cluster: &ValidatedCluster, role: TrinoRole, file: &str) -> String
     cluster
         .role(role)
         .and_then(|role| role.groups.first())
-        .and_then(|group| group.files.get(file))
+        .and_then(|group| group.product.files.get(file))
         .cloned()
         .unwrap_or_default()
 }
@@ -287,7 +287,7 @@ fn the_pods_grace_period_follows_the_role(
         .map(|role| role.groups.clone())
         .unwrap_or_default()[0];
     assert_eq!(group.termination_grace_period_seconds, expected);
-    assert_eq!(group.graceful_shutdown, role == TrinoRole::Worker);
+    assert_eq!(group.product.graceful_shutdown, role == TrinoRole::Worker);
     Ok(())
 }
 

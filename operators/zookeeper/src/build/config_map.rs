@@ -32,7 +32,13 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
 /// The files of a role group's ConfigMap; also the input of the config hash.
 pub fn role_group_config_data(group: &ValidatedRoleGroup) -> BTreeMap<String, String> {
     BTreeMap::from([
-        (ZOO_CFG.to_owned(), group.zoo_cfg.to_properties().to_owned()),
-        (LOGBACK_XML.to_owned(), render_logback_xml(&group.logback)),
+        (
+            ZOO_CFG.to_owned(),
+            group.product.zoo_cfg.to_properties().to_owned(),
+        ),
+        (
+            LOGBACK_XML.to_owned(),
+            render_logback_xml(&group.product.logback),
+        ),
     ])
 }

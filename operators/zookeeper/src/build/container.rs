@@ -67,7 +67,7 @@ pub fn myid_container(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) ->
         command: Some(vec![
             "bash".to_owned(),
             "-c".to_owned(),
-            myid_script(group.myid_offset, group.zoo_cfg.data_dir()),
+            myid_script(group.product.myid_offset, group.product.zoo_cfg.data_dir()),
         ]),
         resources: Some(resource_requirements(&ValidatedResources {
             cpu_min: Quantity("50m".to_owned()),

@@ -71,20 +71,20 @@ pub fn stateful_set(
         claims: vec![pvc_template(
             DATA_VOLUME,
             group.labels.selector(),
-            &group.data,
+            &group.product.data,
         )],
     });
     let mut annotations = BTreeMap::from([
         (SERVERS_ANNOTATION.to_owned(), group.replicas.to_string()),
         (
             MYID_OFFSET_ANNOTATION.to_owned(),
-            group.myid_offset.to_string(),
+            group.product.myid_offset.to_string(),
         ),
     ]);
-    if group.observer {
+    if group.product.observer {
         annotations.insert(PEER_TYPE_ANNOTATION.to_owned(), "observer".to_owned());
     }
-    if let Some(joining) = group.joining {
+    if let Some(joining) = group.product.joining {
         annotations.insert(JOINING_ANNOTATION.to_owned(), joining.to_string());
     }
     stateful_set.metadata.annotations = Some(annotations);

@@ -90,6 +90,7 @@ async fn prepare(
             .first()
             .map(|group| {
                 group
+                    .product
                     .zoo_cfg
                     .ensemble()
                     .servers()

@@ -145,15 +145,15 @@ fn observers_are_marked_in_every_server_line_and_in_their_own_file()
     }}});
     let validated = ValidatedCluster::new(&cluster(spec)?, "cluster.local")?;
     for group in &validated.servers.groups {
-        let text = group.zoo_cfg.to_properties();
+        let text = group.product.zoo_cfg.to_properties();
         assert!(
             text.contains("server.10=simple-zk-server-readers-0.simple-zk-server-readers.data.svc.cluster.local:2888:3888:observer;2181"),
             "{text}"
         );
         assert!(text.contains("server.1=simple-zk-server-voters-0.simple-zk-server-voters.data.svc.cluster.local:2888:3888;2181"), "{text}");
         assert_eq!(
-            group.zoo_cfg.get("peerType") == Some("observer"),
-            group.observer
+            group.product.zoo_cfg.get("peerType") == Some("observer"),
+            group.product.observer
         );
     }
     Ok(())
@@ -244,22 +244,22 @@ fn defaults_are_applied() -> Result<(), Box<dyn std::error::Error>> {
         "docker.io/library/zookeeper:3.9.5"
     );
     let group = cluster.servers.groups.first().ok_or("no role group")?;
-    assert_eq!(group.myid_offset, 1);
+    assert_eq!(group.product.myid_offset, 1);
     assert_eq!(group.termination_grace_period_seconds, 120);
     assert_eq!(
         [
             group.resources.cpu_min.0.as_str(),
             &group.resources.cpu_max.0,
             &group.resources.memory_limit.0,
-            &group.data.capacity.0
+            &group.product.data.capacity.0
         ],
         ["250m", "1", "1Gi", "1Gi"]
     );
     assert_eq!(
         [
-            group.zoo_cfg.get("tickTime"),
-            group.zoo_cfg.get("initLimit"),
-            group.zoo_cfg.get("syncLimit")
+            group.product.zoo_cfg.get("tickTime"),
+            group.product.zoo_cfg.get("initLimit"),
+            group.product.zoo_cfg.get("syncLimit")
         ],
         [Some("2000"), Some("10"), Some("5")]
     );
@@ -280,7 +280,7 @@ fn quantities_are_applied_in_the_form_the_api_server_stores()
             group.resources.cpu_min.0.as_str(),
             &group.resources.cpu_max.0,
             &group.resources.memory_limit.0,
-            &group.data.capacity.0
+            &group.product.data.capacity.0
         ],
         ["500m", "2", "2Gi", "10Gi"],
         "any other spelling would be re-applied on every reconcile"
@@ -300,13 +300,19 @@ fn role_group_settings_win_over_role_settings() -> Result<(), Box<dyn std::error
         }}
     }}))?;
     let group = cluster.servers.groups.first().ok_or("no role group")?;
-    assert_eq!(group.zoo_cfg.get("tickTime"), Some("4000"));
-    assert_eq!(group.zoo_cfg.get("maxClientCnxns"), Some("20"));
-    assert_eq!(group.zoo_cfg.get("globalOutstandingLimit"), Some("500"));
-    assert_eq!(group.termination_grace_period_seconds, 30);
-    assert_eq!(group.logback.root, strata_model::logging::LogLevel::Warn);
+    assert_eq!(group.product.zoo_cfg.get("tickTime"), Some("4000"));
+    assert_eq!(group.product.zoo_cfg.get("maxClientCnxns"), Some("20"));
     assert_eq!(
-        group.logback.loggers.get("org.apache.zookeeper"),
+        group.product.zoo_cfg.get("globalOutstandingLimit"),
+        Some("500")
+    );
+    assert_eq!(group.termination_grace_period_seconds, 30);
+    assert_eq!(
+        group.product.logback.root,
+        strata_model::logging::LogLevel::Warn
+    );
+    assert_eq!(
+        group.product.logback.loggers.get("org.apache.zookeeper"),
         Some(&strata_model::logging::LogLevel::Debug)
     );
     Ok(())

@@ -1,0 +1,176 @@
+//! The checked role group: the settings every product's role group has, checked once
+//! here, and the product's own part next to them.
+//!
+//! Every operator turns a [`MergedRoleGroup`] into a StatefulSet with the same
+//! handful of checked values (its names and labels, replicas, resources, the
+//! termination grace period, env and pod overrides). They are checked by
+//! [`ValidatedRoleGroup::check`], with the same reasons and messages in every operator;
+//! the product adds what only it has with [`ValidatedRoleGroup::with`].
+
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+
+use crate::duration::{DurationError, parse_seconds};
+use crate::identity::{ClusterIdentity, IdentityError, Replicas, RoleGroupIdentity, RoleIdentity};
+use crate::labels::RecommendedLabels;
+use crate::merge::{MissingDefault, defaulted};
+use crate::names::RoleGroupRef;
+use crate::resources::{HeapRule, ResourceError, Resources, ValidatedResources};
+use crate::role::{EnvOverrides, MergedRoleGroup};
+
+/// The settings of a product's role-group config that every product has, so that one
+/// function checks them for all.
+pub trait CommonSettings {
+    /// The product's volumes under `resources.storage`.
+    type Storage;
+    /// `resources`: cpu, memory and storage.
+    fn resources(&self) -> &Resources<Self::Storage>;
+    /// `gracefulShutdownTimeout`, merged over the product default.
+    fn graceful_shutdown_timeout(&self) -> &Option<String>;
+}
+
+/// A role group, checked: what every product's StatefulSet is built from, and the
+/// product's own checked part `P` (its rendered files, for one).
+///
+/// `#[non_exhaustive]` makes [`ValidatedRoleGroup::check`] the only way to obtain one
+/// outside this crate, so holding one proves the common settings were checked.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ValidatedRoleGroup<P> {
+    /// `<role>.roleGroups.<group>`: where the group is in the spec, the start of every
+    /// message about it.
+    pub field: String,
+    /// Names of the StatefulSet, its ConfigMap and headless Service.
+    pub name: RoleGroupRef,
+    /// Labels of the group's objects and pods.
+    pub labels: RecommendedLabels,
+    /// Replicas as the spec asks; a stopped cluster keeps them, and the apply step
+    /// scales its workloads to zero.
+    pub replicas: u16,
+    /// CPU, memory and the heap derived from it.
+    pub resources: ValidatedResources,
+    /// `terminationGracePeriodSeconds`, from `gracefulShutdownTimeout`.
+    pub termination_grace_period_seconds: i64,
+    /// Environment variables for the product container; they win over the operator's.
+    pub env_overrides: EnvOverrides,
+    /// Pod template parts merged over the generated template last.
+    pub pod_overrides: PodTemplateSpec,
+    /// What only this product's role groups have.
+    pub product: P,
+}
+
+/// Why a role group's common settings were refused. The variant is the condition
+/// reason, except where a wrapped error names a finer one.
+#[derive(Debug, thiserror::Error)]
+pub enum CommonSettingsError {
+    /// The group's name makes an invalid object name or label.
+    #[error(transparent)]
+    Identity(#[from] IdentityError),
+    /// The product defaults leave a common setting empty: the operator's bug.
+    #[error(transparent)]
+    MissingDefault(#[from] MissingDefault),
+    /// A cpu, memory or storage setting is invalid.
+    #[error("{field}: {source}")]
+    Resources {
+        /// The role group's field.
+        field: String,
+        /// What is wrong.
+        source: ResourceError,
+    },
+    /// `gracefulShutdownTimeout` is not a positive duration.
+    #[error("{field}: gracefulShutdownTimeout: {source}")]
+    InvalidGracefulShutdownTimeout {
+        /// The role group's field.
+        field: String,
+        /// What is wrong.
+        source: DurationError,
+    },
+}
+
+impl CommonSettingsError {
+    /// The condition reason.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::Identity(error) => error.reason(),
+            Self::MissingDefault(_) => "MissingDefault",
+            Self::Resources { source, .. } => source.reason(),
+            Self::InvalidGracefulShutdownTimeout { .. } => "InvalidGracefulShutdownTimeout",
+        }
+    }
+}
+
+/// `<role>.roleGroups.<group>`, as every Strata operator names a role group in messages.
+pub fn role_group_field(role_field: &str, group: &str) -> String {
+    format!("{role_field}.roleGroups.{group}")
+}
+
+impl ValidatedRoleGroup<()> {
+    /// Checks the settings every product shares of the merged group `merged` of the
+    /// role `role` (spelled `role_field` in the spec), with the product's `heap` rule.
+    pub fn check<C: CommonSettings, O>(
+        identity: &ClusterIdentity,
+        role: &RoleIdentity,
+        role_field: &str,
+        merged: &MergedRoleGroup<C, O>,
+        heap: HeapRule,
+    ) -> Result<Self, CommonSettingsError> {
+        let RoleGroupIdentity { name, labels } = identity.role_group(role, &merged.name)?;
+        let field = role_group_field(role_field, &merged.name);
+        let config = &merged.config;
+        let resources =
+            config
+                .resources()
+                .validate(heap)
+                .map_err(|source| CommonSettingsError::Resources {
+                    field: field.clone(),
+                    source,
+                })?;
+        let timeout = defaulted(
+            "gracefulShutdownTimeout",
+            config.graceful_shutdown_timeout(),
+        )?;
+        let termination_grace_period_seconds = parse_seconds(&timeout).map_err(|source| {
+            CommonSettingsError::InvalidGracefulShutdownTimeout {
+                field: field.clone(),
+                source,
+            }
+        })?;
+        Ok(Self {
+            field,
+            name,
+            labels,
+            replicas: merged.replicas,
+            resources,
+            termination_grace_period_seconds,
+            env_overrides: merged.env_overrides.clone(),
+            pod_overrides: merged.pod_overrides.clone(),
+            product: (),
+        })
+    }
+}
+
+impl<P> ValidatedRoleGroup<P> {
+    /// The same group with the product's part `product`: the last step of a product's
+    /// role-group validation.
+    pub fn with<Q>(self, product: Q) -> ValidatedRoleGroup<Q> {
+        ValidatedRoleGroup {
+            field: self.field,
+            name: self.name,
+            labels: self.labels,
+            replicas: self.replicas,
+            resources: self.resources,
+            termination_grace_period_seconds: self.termination_grace_period_seconds,
+            env_overrides: self.env_overrides,
+            pod_overrides: self.pod_overrides,
+            product,
+        }
+    }
+}
+
+impl<P> Replicas for ValidatedRoleGroup<P> {
+    fn replicas(&self) -> u16 {
+        self.replicas
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,140 @@
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use rstest::rstest;
+
+use super::*;
+use crate::identity::{ClusterIdentity, Product};
+use crate::image::ProductImage;
+use crate::resources::{CpuResources, MemoryResources, NoStorage};
+
+const PRODUCT: Product = Product {
+    kind: "ExampleCluster",
+    app_name: "example",
+    operator_name: "example-operator",
+    repository: "example",
+    default_version: "1.0.0",
+};
+
+const HEAP: HeapRule = HeapRule {
+    heap_percent: 50,
+    min_memory_mib: 256,
+};
+
+#[derive(Clone, Debug, Default)]
+struct ExampleConfig {
+    resources: Resources<NoStorage>,
+    graceful_shutdown_timeout: Option<String>,
+}
+
+impl CommonSettings for ExampleConfig {
+    type Storage = NoStorage;
+
+    fn resources(&self) -> &Resources<NoStorage> {
+        &self.resources
+    }
+
+    fn graceful_shutdown_timeout(&self) -> &Option<String> {
+        &self.graceful_shutdown_timeout
+    }
+}
+
+/// A merged group as the product defaults leave it: 1Gi, `500m`–`1`, `2m`.
+fn merged(name: &str) -> MergedRoleGroup<ExampleConfig, ()> {
+    let quantity = |value: &str| Some(Quantity(value.to_owned()));
+    MergedRoleGroup {
+        name: name.to_owned(),
+        replicas: 3,
+        config: ExampleConfig {
+            resources: Resources {
+                cpu: CpuResources {
+                    min: quantity("500m"),
+                    max: quantity("1"),
+                },
+                memory: MemoryResources {
+                    limit: quantity("1Gi"),
+                },
+                storage: NoStorage {},
+            },
+            graceful_shutdown_timeout: Some("2m".to_owned()),
+        },
+        config_overrides: (),
+        env_overrides: [("JAVA_OPTS".to_owned(), "-Dx=y".to_owned())].into(),
+        pod_overrides: PodTemplateSpec::default(),
+    }
+}
+
+fn check(
+    group: &MergedRoleGroup<ExampleConfig, ()>,
+) -> Result<ValidatedRoleGroup<()>, CommonSettingsError> {
+    let identity = ClusterIdentity::new(
+        PRODUCT,
+        &ObjectMeta {
+            name: Some("simple".to_owned()),
+            namespace: Some("ns".to_owned()),
+            ..ObjectMeta::default()
+        },
+        &ProductImage::default(),
+    )
+    .expect("a valid cluster");
+    let role = identity.role("server").expect("a valid role");
+    ValidatedRoleGroup::check(&identity, &role, "servers", group, HEAP)
+}
+
+#[test]
+fn a_valid_group_keeps_the_merged_settings_and_derives_the_rest() {
+    let group = check(&merged("default")).expect("valid");
+    assert_eq!(group.field, "servers.roleGroups.default");
+    assert_eq!(group.name.object_name(), "simple-server-default");
+    assert_eq!(group.replicas, 3);
+    assert_eq!(group.resources.heap_mib, 512);
+    assert_eq!(group.termination_grace_period_seconds, 120);
+    assert_eq!(group.env_overrides["JAVA_OPTS"], "-Dx=y");
+    let with_product = group.with("files");
+    assert_eq!(with_product.product, "files");
+    assert_eq!(with_product.replicas(), 3);
+}
+
+#[rstest]
+#[case::invalid_group_name(
+    |group: &mut MergedRoleGroup<ExampleConfig, ()>| group.name = "Not_A_Label".to_owned(),
+    "InvalidRoleGroupName",
+    "role group"
+)]
+#[case::unparsable_timeout(
+    |group: &mut MergedRoleGroup<ExampleConfig, ()>| {
+        group.config.graceful_shutdown_timeout = Some("soon".to_owned());
+    },
+    "InvalidGracefulShutdownTimeout",
+    "servers.roleGroups.default: gracefulShutdownTimeout: "
+)]
+#[case::memory_below_the_product_minimum(
+    |group: &mut MergedRoleGroup<ExampleConfig, ()>| {
+        group.config.resources.memory.limit = Some(Quantity("128Mi".to_owned()));
+    },
+    "MemoryLimitTooLow",
+    "servers.roleGroups.default: resources.memory.limit (128Mi) is below the minimum of 256Mi"
+)]
+#[case::cpu_request_above_its_limit(
+    |group: &mut MergedRoleGroup<ExampleConfig, ()>| {
+        group.config.resources.cpu.min = Some(Quantity("2".to_owned()));
+    },
+    "InvalidCpuRange",
+    "servers.roleGroups.default: resources.cpu.min"
+)]
+#[case::defaults_without_a_timeout(
+    |group: &mut MergedRoleGroup<ExampleConfig, ()>| group.config.graceful_shutdown_timeout = None,
+    "MissingDefault",
+    "gracefulShutdownTimeout has no value"
+)]
+fn refused_settings_name_the_reason_and_the_field(
+    #[case] break_it: fn(&mut MergedRoleGroup<ExampleConfig, ()>),
+    #[case] reason: &str,
+    #[case] said: &str,
+) {
+    let mut group = merged("default");
+    break_it(&mut group);
+    let error = check(&group).expect_err("refused");
+    assert_eq!(error.reason(), reason);
+    let message = error.to_string();
+    assert!(message.contains(said), "{message} does not say {said:?}");
+}
