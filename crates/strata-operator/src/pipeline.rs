@@ -31,6 +31,19 @@ use crate::status::{
     RESYNC_PERIOD, ReconcileOutcome, ReportError, next_cluster_status, observe_workloads,
 };
 
+/// A cluster kind with `spec.clusterOperation`, so that its controller, its `render`
+/// and the apply step read its operation the same way.
+pub trait Operated: Resource + Sized {
+    /// The cluster's `spec.clusterOperation`.
+    fn cluster_operation(&self) -> &strata_model::cluster_operation::ClusterOperation;
+
+    /// The effective operation: the spec switches with the `operator-command`
+    /// annotation (`ClusterOperation::state`).
+    fn operation_state(&self) -> OperationState {
+        self.cluster_operation().state(self.annotations())
+    }
+}
+
 /// The build step's result: every object the cluster should have, the
 /// product version they run, and the step of a change the operator drives
 /// itself (see [`crate::roll`]).

@@ -287,14 +287,12 @@ pub struct Built<M> {
     pub model: M,
     /// The objects the apply step would get.
     pub objects: DesiredObjects,
-    /// Whether the resource is stopped, so its workloads render with 0
-    /// replicas, as the apply step would write them.
-    pub stopped: bool,
 }
 
 /// Renders every resource of kind `K` in `documents` through `build` into
 /// `rendered`, and returns their models. A resource that fails validation
-/// fails the render, naming it and the condition reason it would get.
+/// fails the render, naming it and the condition reason it would get. A stopped
+/// resource renders its workloads with 0 replicas, as the apply step writes them.
 pub fn render_each<K, M>(
     documents: &[Value],
     rendered: &mut Rendered,
@@ -302,6 +300,7 @@ pub fn render_each<K, M>(
 ) -> Result<Vec<M>, RenderError>
 where
     K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + crate::pipeline::Operated
         + serde::de::DeserializeOwned,
 {
     let mut models = Vec::new();
@@ -310,7 +309,7 @@ where
         let built = build(&resource).map_err(|error| RenderError::refused::<K>(&name, &error))?;
         let objects = built
             .objects
-            .into_objects(built.stopped)
+            .into_objects(resource.operation_state().is_stopped())
             .map_err(|error| RenderError::invalid::<K>(&name, &error))?;
         rendered
             .objects

@@ -7,7 +7,6 @@
 //! [`offline_quorum`]). The cluster domain is `cluster.local`; the cluster ID is
 //! unknown, as for a new cluster.
 
-use kube::ResourceExt;
 use serde_json::Value;
 use strata_operator::render::{Built, RenderError, Rendered, render_each};
 
@@ -33,11 +32,6 @@ pub fn render(documents: &[Value]) -> Result<Rendered, RenderError> {
             ValidatedCluster::new(cluster, DEFAULT_CLUSTER_DOMAIN, &offline_quorum(cluster))?;
         Ok(Built {
             objects: cluster_objects(&model, &NameNodeState::default()),
-            stopped: cluster
-                .spec
-                .cluster_operation
-                .state(cluster.annotations())
-                .is_stopped(),
             model,
         })
     })?;

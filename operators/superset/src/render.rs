@@ -3,7 +3,6 @@
 //! generated only when the Secret is created), and no other Secret is read: they reach
 //! the pods by reference.
 
-use kube::ResourceExt;
 use serde_json::Value;
 use strata_operator::render::{Built, RenderError, Rendered, render_each};
 
@@ -18,11 +17,6 @@ pub fn render(documents: &[Value]) -> Result<Rendered, RenderError> {
         let model = ValidatedCluster::new(cluster, DEFAULT_CLUSTER_DOMAIN)?;
         Ok(Built {
             objects: cluster_objects(&model),
-            stopped: cluster
-                .spec
-                .cluster_operation
-                .state(cluster.annotations())
-                .is_stopped(),
             model,
         })
     })?;

@@ -47,11 +47,6 @@ pub fn render(documents: &[Value]) -> Result<Rendered, RenderError> {
         let model = ValidatedCluster::new(cluster, &selected, DEFAULT_CLUSTER_DOMAIN)?;
         Ok(Built {
             objects: cluster_objects(&model),
-            stopped: cluster
-                .spec
-                .cluster_operation
-                .state(cluster.annotations())
-                .is_stopped(),
             model,
         })
     })?;

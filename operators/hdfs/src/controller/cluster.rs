@@ -8,6 +8,7 @@ use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
+use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Failed, Prepared};
 use strata_operator::reference::Target;
 use strata_operator::roll::{StatefulSetPods, stateful_sets_with_pods};
@@ -65,7 +66,7 @@ pub async fn reconcile(
     cluster: Arc<HdfsCluster>,
     context: Arc<Context<ClusterContext>>,
 ) -> Result<Action, ReconcileError> {
-    let operation = cluster.spec.cluster_operation.state(cluster.annotations());
+    let operation = cluster.operation_state();
     let mut format = cluster
         .status
         .as_ref()

@@ -117,6 +117,12 @@ impl HdfsClusterSpec {
     }
 }
 
+impl strata_operator::pipeline::Operated for HdfsCluster {
+    fn cluster_operation(&self) -> &strata_model::cluster_operation::ClusterOperation {
+        &self.spec.cluster_operation
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use kube::CustomResourceExt;

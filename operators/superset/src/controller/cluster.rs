@@ -9,6 +9,7 @@ use kube::ResourceExt;
 use kube::runtime::controller::Action;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
+use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Failed, Prepared};
 use strata_operator::reference::{Target, UndeclaredReference};
 
@@ -72,7 +73,7 @@ pub async fn reconcile(
     cluster: Arc<SupersetCluster>,
     context: Arc<Context<ClusterContext>>,
 ) -> Result<Action, ReconcileError> {
-    let operation = cluster.spec.cluster_operation.state(cluster.annotations());
+    let operation = cluster.operation_state();
     let applied = async {
         let prepared = prepare(&cluster, &context)?;
         context

@@ -226,3 +226,9 @@ pub struct Oidc {
 fn default_scopes() -> Vec<String> {
     ["openid", "email", "profile"].map(str::to_owned).to_vec()
 }
+
+impl strata_operator::pipeline::Operated for SupersetCluster {
+    fn cluster_operation(&self) -> &strata_model::cluster_operation::ClusterOperation {
+        &self.spec.cluster_operation
+    }
+}

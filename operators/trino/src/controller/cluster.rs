@@ -9,6 +9,7 @@ use kube::ResourceExt;
 use kube::runtime::controller::Action;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
+use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Failed, Prepared};
 use strata_operator::reference::Target;
 use strata_status::{ConditionStatus, ConditionType};
@@ -90,7 +91,7 @@ pub async fn reconcile(
     cluster: Arc<TrinoCluster>,
     context: Arc<Context<ClusterContext>>,
 ) -> Result<Action, ReconcileError> {
-    let operation = cluster.spec.cluster_operation.state(cluster.annotations());
+    let operation = cluster.operation_state();
     let catalogs = match selected_catalogs(&cluster, &context) {
         Ok(Selection::Ready(catalogs)) => catalogs,
         Ok(Selection::Unchecked(catalog)) => {

@@ -91,6 +91,12 @@ pub struct TrinoStatus {
     pub catalogs: Vec<String>,
 }
 
+impl strata_operator::pipeline::Operated for TrinoCluster {
+    fn cluster_operation(&self) -> &strata_model::cluster_operation::ClusterOperation {
+        &self.spec.cluster_operation
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use kube::CustomResourceExt;

@@ -7,6 +7,7 @@ use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
+use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Failed, Prepared};
 use strata_operator::roll::stateful_sets_with_pods;
 use strata_status::ProgressStep;
@@ -42,7 +43,7 @@ pub async fn reconcile(
     cluster: Arc<ZookeeperCluster>,
     context: Arc<Context<ClusterContext>>,
 ) -> Result<Action, ReconcileError> {
-    let operation = cluster.spec.cluster_operation.state(cluster.annotations());
+    let operation = cluster.operation_state();
     let applied = async {
         let prepared = prepare(&cluster, &context, operation.is_stopped()).await?;
         context

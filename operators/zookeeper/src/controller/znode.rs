@@ -17,6 +17,7 @@ use kube::{Resource, ResourceExt};
 use strata_operator::apply::DesiredObjects;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
+use strata_operator::pipeline::Operated;
 use strata_operator::reference::Target;
 use strata_operator::status::next_resource_status;
 
@@ -302,12 +303,7 @@ async fn remove_path(
     path: &str,
     context: &Context<ZnodeContext>,
 ) -> Result<(), ReconcileError> {
-    if cluster
-        .spec
-        .cluster_operation
-        .state(cluster.annotations())
-        .is_stopped()
-    {
+    if cluster.operation_state().is_stopped() {
         return Err(ReconcileError::transient(
             "ClusterStopped",
             format!(

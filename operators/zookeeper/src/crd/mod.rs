@@ -65,6 +65,12 @@ pub struct ZookeeperClusterSpec {
     pub servers: Role<ZookeeperConfig, GenericRoleConfig, ZookeeperConfigOverrides>,
 }
 
+impl strata_operator::pipeline::Operated for ZookeeperCluster {
+    fn cluster_operation(&self) -> &strata_model::cluster_operation::ClusterOperation {
+        &self.spec.cluster_operation
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use kube::CustomResourceExt;
