@@ -262,12 +262,12 @@ pub fn check_cluster_domain(domain: &str) -> Result<(), IdentityError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use rstest::rstest;
 
     use super::*;
 
-    const PRODUCT: Product = Product {
+    pub(crate) const PRODUCT: Product = Product {
         kind: "ExampleCluster",
         app_name: "example",
         operator_name: "example-operator",

@@ -28,6 +28,33 @@ pub trait CommonSettings {
     fn graceful_shutdown_timeout(&self) -> &Option<String>;
 }
 
+/// Implements [`CommonSettings`] for a product config whose fields are named as in
+/// every Strata CRD: `resources: Resources<Storage>` and
+/// `graceful_shutdown_timeout: Option<String>`.
+///
+/// ```
+/// use strata_model::resources::{NoStorage, Resources};
+///
+/// struct WebConfig { resources: Resources<NoStorage>, graceful_shutdown_timeout: Option<String> }
+/// strata_model::common_settings!(WebConfig, NoStorage);
+/// ```
+#[macro_export]
+macro_rules! common_settings {
+    ($config:ty, $storage:ty) => {
+        impl $crate::role_group::CommonSettings for $config {
+            type Storage = $storage;
+
+            fn resources(&self) -> &$crate::resources::Resources<$storage> {
+                &self.resources
+            }
+
+            fn graceful_shutdown_timeout(&self) -> &Option<String> {
+                &self.graceful_shutdown_timeout
+            }
+        }
+    };
+}
+
 /// A role group, checked: what every product's StatefulSet is built from, and the
 /// product's own checked part `P` (its rendered files, for one).
 ///

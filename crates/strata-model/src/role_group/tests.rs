@@ -3,17 +3,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rstest::rstest;
 
 use super::*;
-use crate::identity::{ClusterIdentity, Product};
+use crate::identity::ClusterIdentity;
+use crate::identity::tests::PRODUCT;
 use crate::image::ProductImage;
 use crate::resources::{CpuResources, MemoryResources, NoStorage};
-
-const PRODUCT: Product = Product {
-    kind: "ExampleCluster",
-    app_name: "example",
-    operator_name: "example-operator",
-    repository: "example",
-    default_version: "1.0.0",
-};
 
 const HEAP: HeapRule = HeapRule {
     heap_percent: 50,
@@ -26,17 +19,7 @@ struct ExampleConfig {
     graceful_shutdown_timeout: Option<String>,
 }
 
-impl CommonSettings for ExampleConfig {
-    type Storage = NoStorage;
-
-    fn resources(&self) -> &Resources<NoStorage> {
-        &self.resources
-    }
-
-    fn graceful_shutdown_timeout(&self) -> &Option<String> {
-        &self.graceful_shutdown_timeout
-    }
-}
+crate::common_settings!(ExampleConfig, NoStorage);
 
 /// A merged group as the product defaults leave it: 1Gi, `500m`–`1`, `2m`.
 fn merged(name: &str) -> MergedRoleGroup<ExampleConfig, ()> {

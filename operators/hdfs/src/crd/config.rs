@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 use strata_model::merge_struct;
 use strata_model::resources::{CpuResources, MemoryResources, PvcResources, Resources};
 use strata_model::role::FileOverrides;
-use strata_model::role_group::CommonSettings;
 
 /// The three roles of an HDFS cluster.
 #[derive(
@@ -78,17 +77,7 @@ merge_struct!(HdfsConfig {
     graceful_shutdown_timeout,
 });
 
-impl CommonSettings for HdfsConfig {
-    type Storage = HdfsStorage;
-
-    fn resources(&self) -> &HdfsResources {
-        &self.resources
-    }
-
-    fn graceful_shutdown_timeout(&self) -> &Option<String> {
-        &self.graceful_shutdown_timeout
-    }
-}
+strata_model::common_settings!(HdfsConfig, HdfsStorage);
 
 fn resources_are_empty(resources: &HdfsResources) -> bool {
     resources.cpu.is_empty() && resources.memory.is_empty() && resources.storage.data.is_empty()

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use strata_model::merge_struct;
 use strata_model::resources::{CpuResources, MemoryResources, NoStorage, Resources};
 use strata_model::role::FileOverrides;
-use strata_model::role_group::CommonSettings;
 
 /// Default CPU request.
 pub const DEFAULT_CPU_MIN: &str = "250m";
@@ -54,17 +53,7 @@ merge_struct!(SupersetConfig {
     threads,
 });
 
-impl CommonSettings for SupersetConfig {
-    type Storage = NoStorage;
-
-    fn resources(&self) -> &Resources<NoStorage> {
-        &self.resources
-    }
-
-    fn graceful_shutdown_timeout(&self) -> &Option<String> {
-        &self.graceful_shutdown_timeout
-    }
-}
+strata_model::common_settings!(SupersetConfig, NoStorage);
 
 impl SupersetConfig {
     /// The lowest layer of the merge; after merging every field is set.

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use strata_model::merge_struct;
 use strata_model::resources::{CpuResources, MemoryResources, NoStorage, Resources};
 use strata_model::role::FileOverrides;
-use strata_model::role_group::CommonSettings;
 
 /// Default CPU request.
 pub const DEFAULT_CPU_MIN: &str = "500m";
@@ -72,17 +71,7 @@ merge_struct!(TrinoConfig {
     graceful_shutdown_timeout,
 });
 
-impl CommonSettings for TrinoConfig {
-    type Storage = NoStorage;
-
-    fn resources(&self) -> &Resources<NoStorage> {
-        &self.resources
-    }
-
-    fn graceful_shutdown_timeout(&self) -> &Option<String> {
-        &self.graceful_shutdown_timeout
-    }
-}
+strata_model::common_settings!(TrinoConfig, NoStorage);
 
 impl TrinoConfig {
     /// The lowest layer of the merge for a role; after merging, every field but the

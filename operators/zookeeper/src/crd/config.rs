@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 use strata_model::merge_struct;
 use strata_model::resources::{CpuResources, MemoryResources, PvcResources, Resources};
 use strata_model::role::FileOverrides;
-use strata_model::role_group::CommonSettings;
 
 /// Default `myidOffset`: ZooKeeper server ids start at 1.
 pub const DEFAULT_MYID_OFFSET: u32 = 1;
@@ -103,17 +102,7 @@ merge_struct!(ZookeeperConfig {
     peer_type,
 });
 
-impl CommonSettings for ZookeeperConfig {
-    type Storage = ZookeeperStorage;
-
-    fn resources(&self) -> &ZookeeperResources {
-        &self.resources
-    }
-
-    fn graceful_shutdown_timeout(&self) -> &Option<String> {
-        &self.graceful_shutdown_timeout
-    }
-}
+strata_model::common_settings!(ZookeeperConfig, ZookeeperStorage);
 
 /// Whether nothing is set, so an empty object is left out of serialised specs.
 fn resources_are_empty(resources: &ZookeeperResources) -> bool {
