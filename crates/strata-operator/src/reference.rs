@@ -22,6 +22,7 @@
 //! Secret value can reach a log line, an Event or a status.
 
 mod index;
+mod keys;
 mod requeue;
 
 use std::any::{Any, TypeId};
@@ -44,6 +45,7 @@ use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
 pub(crate) use self::index::ReferenceIndex;
+pub use self::keys::{KeySource, KeysError, KeysRead};
 use self::requeue::{readable, requeue_stream};
 
 /// A namespaced kind a controller can watch and read as its own type.
@@ -194,6 +196,16 @@ impl std::fmt::Debug for References {
 pub struct UndeclaredReference {
     /// The kind that was read.
     pub kind: String,
+}
+
+impl crate::error::StepError for UndeclaredReference {
+    fn reason(&self) -> &'static str {
+        "UndeclaredReference"
+    }
+
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::OperatorBug
+    }
 }
 
 impl References {

@@ -189,7 +189,7 @@ fn zookeeper_quorum(
     let config_map = context
         .references
         .get::<ConfigMap>(&namespace, name)
-        .map_err(|error| ReconcileError::operator_bug("UndeclaredReference", error.to_string()))?
+        .map_err(ReconcileError::from)?
         .ok_or_else(|| {
             ReconcileError::transient(
                 "ZookeeperConfigMapMissing",

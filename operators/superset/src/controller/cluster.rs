@@ -1,9 +1,6 @@
 //! The SupersetCluster controller: the five pipeline steps, in order.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
-
-use k8s_openapi::api::core::v1::Secret;
 
 use kube::ResourceExt;
 use kube::runtime::controller::Action;
@@ -11,7 +8,7 @@ use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Failed, Prepared};
-use strata_operator::reference::{Target, UndeclaredReference};
+use strata_operator::reference::{KeySource, KeysRead, Target};
 
 use crate::build::build;
 use crate::crd::SupersetCluster;
@@ -90,57 +87,19 @@ fn prepare(
     context: &Context<ClusterContext>,
 ) -> Result<Prepared, Failed> {
     let validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain)?;
-    let undeclared = |error: UndeclaredReference| {
-        ReconcileError::operator_bug("UndeclaredReference", error.to_string())
-    };
-    let mut versions = BTreeMap::new();
-    for secret in validated.secrets() {
-        let keys = context
-            .references
-            .secret_keys(&validated.identity.namespace, &secret.name)
-            .map_err(undeclared)?;
-        let Some(keys) = keys else {
-            return Err(ReconcileError::transient(
-                "SecretMissing",
-                format!(
-                    "the Secret {}/{} ({}) does not exist; it must hold the key(s) {}; \
-                     nothing is applied until it does",
-                    validated.identity.namespace,
-                    secret.name,
-                    secret.field,
-                    secret.keys.join(", ")
-                ),
-            )
-            .into());
-        };
-        let missing: Vec<&str> = secret
-            .keys
-            .iter()
-            .copied()
-            .filter(|key| !keys.contains(*key))
-            .collect();
-        if !missing.is_empty() {
-            return Err(ReconcileError::transient(
-                "SecretKeyMissing",
-                format!(
-                    "the Secret {}/{} ({}) has no key(s) {}; nothing is applied until it does",
-                    validated.identity.namespace,
-                    secret.name,
-                    secret.field,
-                    missing.join(", ")
-                ),
-            )
-            .into());
-        }
-        let version = context
-            .references
-            .version::<Secret>(&validated.identity.namespace, &secret.name)
-            .map_err(undeclared)?;
-        versions.insert(
-            format!("Secret/{}", secret.name),
-            version.unwrap_or_default(),
-        );
-    }
+    let secrets = validated.secrets();
+    let versions = context
+        .references
+        .check_keys(
+            &validated.identity.namespace,
+            secrets.iter().map(|secret| KeysRead {
+                source: KeySource::Secret,
+                name: &secret.name,
+                keys: secret.keys.clone(),
+                field: secret.field,
+            }),
+        )
+        .map_err(ReconcileError::from)?;
     // The pods read these Secrets through `secretKeyRef`, which a running pod never
     // re-reads: a rotated password reaches them only by a restart.
     Ok(build(&validated).rolling_on(&versions))

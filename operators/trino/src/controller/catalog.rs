@@ -10,14 +10,13 @@ use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
 use strata_model::build::config_hash;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
-use strata_operator::reference::{Target, UndeclaredReference, selector_matches};
+use strata_operator::reference::{KeySource, KeysRead, Target, selector_matches};
 use strata_operator::status::{RESYNC_PERIOD, next_resource_status};
 
 use crate::config::catalog::{CatalogVariable, ValidatedCatalog, ValueSource};
@@ -136,7 +135,7 @@ fn used_by(
     let clusters = context
         .references
         .selected::<TrinoCluster>(namespace, &LabelSelector::default())
-        .map_err(|error| ReconcileError::operator_bug("UndeclaredReference", error.to_string()))?;
+        .map_err(ReconcileError::from)?;
     Ok(clusters
         .iter()
         .filter(|cluster| {
@@ -151,78 +150,27 @@ fn used_by(
         .collect())
 }
 
-/// Every Secret key and ConfigMap key the catalog reads exists.
+/// Every Secret key and ConfigMap key the catalog reads exists; the versions of
+/// those objects roll the pods of the clusters that serve it.
 fn check_references(
     catalog: &ValidatedCatalog,
     namespace: &str,
     context: &Context<()>,
 ) -> Result<BTreeMap<String, String>, ReconcileError> {
-    let undeclared = |error: UndeclaredReference| {
-        ReconcileError::operator_bug("UndeclaredReference", error.to_string())
-    };
-    let mut versions = BTreeMap::new();
-    for CatalogVariable { source, field, .. } in &catalog.variables {
-        let (kind, reference, keys) = match source {
-            ValueSource::Secret(reference) => (
-                "Secret",
-                reference,
-                context
-                    .references
-                    .secret_keys(namespace, &reference.name)
-                    .map_err(|error| {
-                        ReconcileError::operator_bug("UndeclaredReference", error.to_string())
-                    })?,
-            ),
-            ValueSource::ConfigMap(reference) => (
-                "ConfigMap",
-                reference,
-                context
-                    .references
-                    .get::<ConfigMap>(namespace, &reference.name)
-                    .map_err(|error| {
-                        ReconcileError::operator_bug("UndeclaredReference", error.to_string())
-                    })?
-                    .map(|config_map| {
-                        config_map
-                            .data
-                            .iter()
-                            .flat_map(|data| data.keys().cloned())
-                            .collect()
-                    }),
-            ),
-        };
-        let Some(keys) = keys else {
-            return Err(ReconcileError::transient(
-                format!("{kind}Missing"),
-                format!(
-                    "the {kind} {namespace}/{} ({field}) does not exist; it must hold the key \
-                     {}",
-                    reference.name, reference.key
-                ),
-            ));
-        };
-        let version = match source {
-            ValueSource::Secret(_) => context
-                .references
-                .version::<Secret>(namespace, &reference.name),
-            ValueSource::ConfigMap(_) => context
-                .references
-                .version::<ConfigMap>(namespace, &reference.name),
-        }
-        .map_err(undeclared)?;
-        versions.insert(
-            format!("{kind}/{}", reference.name),
-            version.unwrap_or_default(),
-        );
-        if !keys.contains(&reference.key) {
-            return Err(ReconcileError::transient(
-                format!("{kind}KeyMissing"),
-                format!(
-                    "the {kind} {namespace}/{} ({field}) has no key {}",
-                    reference.name, reference.key
-                ),
-            ));
-        }
-    }
-    Ok(versions)
+    let reads = catalog
+        .variables
+        .iter()
+        .map(|CatalogVariable { source, field, .. }| {
+            let (source, reference) = match source {
+                ValueSource::Secret(reference) => (KeySource::Secret, reference),
+                ValueSource::ConfigMap(reference) => (KeySource::ConfigMap, reference),
+            };
+            KeysRead {
+                source,
+                name: &reference.name,
+                keys: vec![&reference.key],
+                field,
+            }
+        });
+    Ok(context.references.check_keys(namespace, reads)?)
 }

@@ -168,7 +168,7 @@ fn selected_catalogs(
     let catalogs = context
         .references
         .selected::<TrinoCatalog>(&namespace, selector)
-        .map_err(|error| ReconcileError::operator_bug("UndeclaredReference", error.to_string()))?;
+        .map_err(ReconcileError::from)?;
     let mut servable = Vec::new();
     let mut blocking = None;
     for catalog in &catalogs {

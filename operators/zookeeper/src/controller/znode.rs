@@ -119,7 +119,7 @@ fn referenced_cluster(
     context
         .references
         .get::<ZookeeperCluster>(namespace, &reference.name)
-        .map_err(|error| ReconcileError::operator_bug("UndeclaredReference", error.to_string()))?
+        .map_err(ReconcileError::from)?
         .ok_or_else(|| {
             ReconcileError::transient(
                 "ClusterNotFound",
