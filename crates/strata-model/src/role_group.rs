@@ -7,8 +7,14 @@
 //! [`ValidatedRoleGroup::check`], with the same reasons and messages in every operator;
 //! the product adds what only it has with [`ValidatedRoleGroup::with`].
 
-use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodSpec, PodTemplateSpec, Service};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use crate::build::{
+    ContainerPort, PodUpdates, PrometheusScrape, StatefulSetParts, headless_service, object_meta,
+    role_group_metrics_service, stateful_set,
+};
 use crate::duration::{DurationError, parse_seconds};
 use crate::identity::{ClusterIdentity, IdentityError, Replicas, RoleGroupIdentity, RoleIdentity};
 use crate::labels::RecommendedLabels;
@@ -190,6 +196,65 @@ impl<P> ValidatedRoleGroup<P> {
             pod_overrides: self.pod_overrides,
             product,
         }
+    }
+}
+
+/// What a product decides about a role group's StatefulSet; the group itself gives the
+/// rest ([`ValidatedRoleGroup::stateful_set`]).
+#[derive(Clone, Debug)]
+pub struct Workload<'a> {
+    /// `Parallel` for quorum members, which must all start before any is ready.
+    pub parallel: bool,
+    /// Who restarts pods after a template change.
+    pub pod_updates: PodUpdates,
+    /// The hash of the files the pods mount.
+    pub config_hash: &'a str,
+    /// The product's pod; the group's termination grace period and the cluster's image
+    /// pull Secrets are set on it.
+    pub pod: PodSpec,
+    /// Volume claim templates.
+    pub claims: Vec<PersistentVolumeClaim>,
+}
+
+/// The objects every product builds for a role group in the same way.
+impl<P> ValidatedRoleGroup<P> {
+    /// `<cluster>-<role>-<group>` in `namespace` with the group's labels: the metadata
+    /// of its ConfigMap.
+    pub fn object_meta(&self, namespace: &str) -> ObjectMeta {
+        object_meta(self.name.object_name(), namespace, self.labels.labels())
+    }
+
+    /// The StatefulSet's `serviceName`: stable DNS names for the group's pods, on
+    /// `ports`.
+    pub fn headless_service(&self, namespace: &str, ports: &[ContainerPort]) -> Service {
+        headless_service(self.object_meta(namespace), self.labels.selector(), ports)
+    }
+
+    /// `<cluster>-<role>-<group>-metrics`: where Prometheus scrapes the group's pods.
+    pub fn metrics_service(&self, namespace: &str, scrape: PrometheusScrape) -> Service {
+        role_group_metrics_service(self.name.object_name(), namespace, &self.labels, scrape)
+    }
+
+    /// The group's StatefulSet in `cluster`: named and labelled after the group, with
+    /// its replicas, termination grace period and `podOverrides`, and what the product
+    /// decided in `workload`.
+    pub fn stateful_set(&self, cluster: &ClusterIdentity, workload: Workload<'_>) -> StatefulSet {
+        let mut pod = workload.pod;
+        pod.termination_grace_period_seconds = Some(self.termination_grace_period_seconds);
+        pod.image_pull_secrets
+            .clone_from(&cluster.image.pull_secrets);
+        stateful_set(StatefulSetParts {
+            name: self.name.object_name(),
+            namespace: &cluster.namespace,
+            labels: &self.labels,
+            replicas: self.replicas,
+            parallel: workload.parallel,
+            pod_updates: workload.pod_updates,
+            config_hash: workload.config_hash,
+            pod,
+            pod_overrides: &self.pod_overrides,
+            claims: workload.claims,
+        })
     }
 }
 

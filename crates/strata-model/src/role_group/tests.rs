@@ -46,10 +46,8 @@ fn merged(name: &str) -> MergedRoleGroup<ExampleConfig, ()> {
     }
 }
 
-fn check(
-    group: &MergedRoleGroup<ExampleConfig, ()>,
-) -> Result<ValidatedRoleGroup<()>, CommonSettingsError> {
-    let identity = ClusterIdentity::new(
+fn group_identity() -> ClusterIdentity {
+    ClusterIdentity::new(
         PRODUCT,
         &ObjectMeta {
             name: Some("simple".to_owned()),
@@ -58,7 +56,13 @@ fn check(
         },
         &ProductImage::default(),
     )
-    .expect("a valid cluster");
+    .expect("a valid cluster")
+}
+
+fn check(
+    group: &MergedRoleGroup<ExampleConfig, ()>,
+) -> Result<ValidatedRoleGroup<()>, CommonSettingsError> {
+    let identity = group_identity();
     let role = identity.role("server").expect("a valid role");
     ValidatedRoleGroup::check(&identity, &role, "servers", group, HEAP)
 }
@@ -120,4 +124,53 @@ fn refused_settings_name_the_reason_and_the_field(
     assert_eq!(error.reason(), reason);
     let message = error.to_string();
     assert!(message.contains(said), "{message} does not say {said:?}");
+}
+
+#[test]
+fn the_group_names_labels_sizes_and_overrides_its_stateful_set() {
+    let mut merged = merged("default");
+    merged.pod_overrides = serde_json::from_value(serde_json::json!({
+        "spec": {"priorityClassName": "critical"}
+    }))
+    .expect("a pod template");
+    let group = check(&merged).expect("valid");
+    let identity = group_identity();
+    let stateful_set = group.stateful_set(
+        &identity,
+        Workload {
+            parallel: false,
+            pod_updates: crate::build::PodUpdates::Rolling,
+            config_hash: "abc",
+            pod: k8s_openapi::api::core::v1::PodSpec {
+                termination_grace_period_seconds: Some(1),
+                ..Default::default()
+            },
+            claims: Vec::new(),
+        },
+    );
+    assert_eq!(
+        stateful_set.metadata.name.as_deref(),
+        Some("simple-server-default")
+    );
+    assert_eq!(stateful_set.metadata.namespace.as_deref(), Some("ns"));
+    let spec = stateful_set.spec;
+    assert_eq!(spec.replicas, Some(3));
+    assert_eq!(spec.service_name.as_deref(), Some("simple-server-default"));
+    let pod = spec.template.spec.expect("a pod spec");
+    assert_eq!(
+        pod.termination_grace_period_seconds,
+        Some(120),
+        "the group's gracefulShutdownTimeout wins over the product's pod"
+    );
+    assert_eq!(pod.priority_class_name.as_deref(), Some("critical"));
+
+    let headless = group.headless_service("ns", &[]);
+    assert_eq!(
+        headless.metadata.name.as_deref(),
+        Some("simple-server-default")
+    );
+    assert_eq!(
+        headless.spec.and_then(|spec| spec.selector),
+        Some(group.labels.selector())
+    );
 }

@@ -45,11 +45,7 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
         data.insert(REFRESH_NODES_SCRIPT.to_owned(), REFRESH_NODES.to_owned());
     }
     ConfigMap {
-        metadata: object_meta(
-            group.name.object_name(),
-            &cluster.identity.namespace,
-            group.labels.labels(),
-        ),
+        metadata: group.object_meta(&cluster.identity.namespace),
         data: Some(data),
         ..ConfigMap::default()
     }

@@ -2,10 +2,7 @@
 //! names every namenode and journalnode by it), and a metrics Service per role group.
 
 use k8s_openapi::api::core::v1::Service;
-use strata_model::build::{
-    ContainerPort, PrometheusScrape, headless_service as headless, object_meta,
-    role_group_metrics_service,
-};
+use strata_model::build::{ContainerPort, PrometheusScrape};
 
 use crate::config::topology::{
     DATANODE_DATA_PORT, DATANODE_HTTP_PORT, DATANODE_IPC_PORT, JOURNALNODE_HTTP_PORT,
@@ -84,15 +81,7 @@ pub fn headless_service(
     if role == HdfsRole::NameNode {
         all_ports.push(ZKFC);
     }
-    headless(
-        object_meta(
-            group.name.object_name(),
-            &cluster.identity.namespace,
-            group.labels.labels(),
-        ),
-        group.labels.selector(),
-        &all_ports,
-    )
+    group.headless_service(&cluster.identity.namespace, &all_ports)
 }
 
 /// `<hdfs>-<role>-<rg>-metrics`: scraped pod by pod at `/prom`.
@@ -101,10 +90,8 @@ pub fn metrics_service(
     role: HdfsRole,
     group: &ValidatedRoleGroup,
 ) -> Service {
-    role_group_metrics_service(
-        group.name.object_name(),
+    group.metrics_service(
         &cluster.identity.namespace,
-        &group.labels,
         PrometheusScrape {
             port: http_port(role),
             path: "/prom",

@@ -3,9 +3,10 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::PodSpec;
 use strata_model::build::{
-    PodUpdates, StatefulSetParts, config_map_volume, pod_security_context_as, preferred_spread,
-    pvc_template, scratch_volume, stateful_set as skeleton,
+    PodUpdates, config_map_volume, pod_security_context_as, preferred_spread, pvc_template,
+    scratch_volume,
 };
+use strata_model::role_group::Workload;
 
 use super::config_map::namenode_state_name;
 use super::container::{
@@ -69,31 +70,27 @@ pub fn stateful_set(
         containers.push(refresh_nodes_container(cluster));
         init_containers = Some(vec![format_container(cluster, group)]);
     }
-    skeleton(StatefulSetParts {
-        name,
-        namespace: &cluster.identity.namespace,
-        labels: &group.labels,
-        replicas: group.replicas,
-        parallel: true,
-        pod_updates: PodUpdates::ByOperator,
-        config_hash,
-        pod: PodSpec {
-            init_containers,
-            containers,
-            volumes: Some(volumes),
-            security_context: Some(pod_security_context_as(uid, gid)),
-            termination_grace_period_seconds: Some(group.termination_grace_period_seconds),
-            image_pull_secrets: cluster.identity.image.pull_secrets.clone(),
-            affinity: Some(preferred_spread(role.labels.selector())),
-            ..PodSpec::default()
+    group.stateful_set(
+        &cluster.identity,
+        Workload {
+            parallel: true,
+            pod_updates: PodUpdates::ByOperator,
+            config_hash,
+            pod: PodSpec {
+                init_containers,
+                containers,
+                volumes: Some(volumes),
+                security_context: Some(pod_security_context_as(uid, gid)),
+                affinity: Some(preferred_spread(role.labels.selector())),
+                ..PodSpec::default()
+            },
+            claims: vec![pvc_template(
+                DATA_VOLUME,
+                group.labels.selector(),
+                &group.product.data,
+            )],
         },
-        pod_overrides: &group.pod_overrides,
-        claims: vec![pvc_template(
-            DATA_VOLUME,
-            group.labels.selector(),
-            &group.product.data,
-        )],
-    })
+    )
 }
 
 #[cfg(test)]

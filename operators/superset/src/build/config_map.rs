@@ -18,11 +18,7 @@ pub const INIT_SCRIPT: &str = "init_database.py";
 /// pod template.
 pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {
     ConfigMap {
-        metadata: object_meta(
-            group.name.object_name(),
-            &cluster.identity.namespace,
-            group.labels.labels(),
-        ),
+        metadata: group.object_meta(&cluster.identity.namespace),
         data: Some(BTreeMap::from([
             (
                 SUPERSET_CONFIG.to_owned(),

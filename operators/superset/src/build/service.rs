@@ -1,9 +1,7 @@
 //! Services: the client Service on 8088 and a headless Service per role group.
 
 use k8s_openapi::api::core::v1::Service;
-use strata_model::build::{
-    ContainerPort, client_service as client, headless_service as headless, object_meta,
-};
+use strata_model::build::{ContainerPort, client_service as client, object_meta};
 
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
@@ -15,15 +13,7 @@ pub const HTTP: ContainerPort = ContainerPort {
 
 /// `<superset>-node-<rg>`: the StatefulSet's `serviceName`.
 pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Service {
-    headless(
-        object_meta(
-            group.name.object_name(),
-            &cluster.identity.namespace,
-            group.labels.labels(),
-        ),
-        group.labels.selector(),
-        &[HTTP],
-    )
+    group.headless_service(&cluster.identity.namespace, &[HTTP])
 }
 
 /// `<superset>`: where users connect, over every ready web server.

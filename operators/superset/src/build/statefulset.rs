@@ -3,9 +3,9 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::PodSpec;
 use strata_model::build::{
-    PodUpdates, StatefulSetParts, config_map_volume, pod_security_context, preferred_spread,
-    scratch_volume, stateful_set as skeleton,
+    PodUpdates, config_map_volume, pod_security_context, preferred_spread, scratch_volume,
 };
+use strata_model::role_group::Workload;
 
 use super::config_map::packages_name;
 use super::container::{
@@ -33,25 +33,21 @@ pub fn stateful_set(
     if !cluster.wheels.is_empty() {
         volumes.push(config_map_volume(PACKAGES_VOLUME, &packages_name(cluster)));
     }
-    skeleton(StatefulSetParts {
-        name,
-        namespace: &cluster.identity.namespace,
-        labels: &group.labels,
-        replicas: group.replicas,
-        parallel: false,
-        pod_updates: PodUpdates::Rolling,
-        config_hash,
-        pod: PodSpec {
-            init_containers: Some(vec![init_database(cluster, group)]),
-            containers: vec![web_server(cluster, group)],
-            volumes: Some(volumes),
-            security_context: Some(pod_security_context(SUPERSET_UID)),
-            termination_grace_period_seconds: Some(group.termination_grace_period_seconds),
-            image_pull_secrets: cluster.identity.image.pull_secrets.clone(),
-            affinity: Some(preferred_spread(cluster.nodes.labels.selector())),
-            ..PodSpec::default()
+    group.stateful_set(
+        &cluster.identity,
+        Workload {
+            parallel: false,
+            pod_updates: PodUpdates::Rolling,
+            config_hash,
+            pod: PodSpec {
+                init_containers: Some(vec![init_database(cluster, group)]),
+                containers: vec![web_server(cluster, group)],
+                volumes: Some(volumes),
+                security_context: Some(pod_security_context(SUPERSET_UID)),
+                affinity: Some(preferred_spread(cluster.nodes.labels.selector())),
+                ..PodSpec::default()
+            },
+            claims: Vec::new(),
         },
-        pod_overrides: &group.pod_overrides,
-        claims: Vec::new(),
-    })
+    )
 }

@@ -23,11 +23,7 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
     );
     data.insert(READY_SCRIPT.to_owned(), READY.to_owned());
     ConfigMap {
-        metadata: object_meta(
-            group.name.object_name(),
-            &cluster.identity.namespace,
-            group.labels.labels(),
-        ),
+        metadata: group.object_meta(&cluster.identity.namespace),
         data: Some(data),
         ..ConfigMap::default()
     }

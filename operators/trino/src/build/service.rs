@@ -2,9 +2,7 @@
 //! headless Service per role group.
 
 use k8s_openapi::api::core::v1::Service;
-use strata_model::build::{
-    ContainerPort, client_service as client, headless_service as headless, object_meta,
-};
+use strata_model::build::{ContainerPort, client_service as client, object_meta};
 
 use crate::config::server::HTTP_PORT;
 use crate::validate::{TrinoRole, ValidatedCluster, ValidatedRoleGroup};
@@ -17,15 +15,7 @@ pub const HTTP: ContainerPort = ContainerPort {
 
 /// `<trino>-<role>-<rg>`: the StatefulSet's `serviceName`.
 pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Service {
-    headless(
-        object_meta(
-            group.name.object_name(),
-            &cluster.identity.namespace,
-            group.labels.labels(),
-        ),
-        group.labels.selector(),
-        &[HTTP],
-    )
+    group.headless_service(&cluster.identity.namespace, &[HTTP])
 }
 
 /// `<trino>-coordinator`: where clients connect and workers announce themselves.

@@ -5,9 +5,9 @@ use k8s_openapi::api::core::v1::{
     ConfigMapProjection, KeyToPath, PodSpec, ProjectedVolumeSource, Volume, VolumeProjection,
 };
 use strata_model::build::{
-    PodUpdates, StatefulSetParts, config_map_volume, pod_security_context, preferred_spread,
-    scratch_volume, stateful_set as skeleton,
+    PodUpdates, config_map_volume, pod_security_context, preferred_spread, scratch_volume,
 };
+use strata_model::role_group::Workload;
 
 use super::config_map::{GRACEFUL_SHUTDOWN_SCRIPT, READY_SCRIPT, catalog_config_map_name};
 use super::container::{DATA_VOLUME, ETC_VOLUME, SCRIPTS_VOLUME, TMP_VOLUME, trino};
@@ -48,26 +48,22 @@ pub fn stateful_set(
         scratch_volume(DATA_VOLUME, &data_limit),
         scratch_volume(TMP_VOLUME, "1Gi"),
     ];
-    skeleton(StatefulSetParts {
-        name,
-        namespace: &cluster.identity.namespace,
-        labels: &group.labels,
-        replicas: group.replicas,
-        parallel: role.role == TrinoRole::Worker,
-        pod_updates: PodUpdates::Rolling,
-        config_hash,
-        pod: PodSpec {
-            containers: vec![trino(cluster, group)],
-            volumes: Some(volumes),
-            security_context: Some(pod_security_context(TRINO_UID)),
-            termination_grace_period_seconds: Some(group.termination_grace_period_seconds),
-            image_pull_secrets: cluster.identity.image.pull_secrets.clone(),
-            affinity: Some(preferred_spread(role.labels.selector())),
-            ..PodSpec::default()
+    group.stateful_set(
+        &cluster.identity,
+        Workload {
+            parallel: role.role == TrinoRole::Worker,
+            pod_updates: PodUpdates::Rolling,
+            config_hash,
+            pod: PodSpec {
+                containers: vec![trino(cluster, group)],
+                volumes: Some(volumes),
+                security_context: Some(pod_security_context(TRINO_UID)),
+                affinity: Some(preferred_spread(role.labels.selector())),
+                ..PodSpec::default()
+            },
+            claims: Vec::new(),
         },
-        pod_overrides: &group.pod_overrides,
-        claims: Vec::new(),
-    })
+    )
 }
 
 /// `/etc/trino` as one projected volume: the role group's files at the top and each

@@ -7,7 +7,6 @@ use k8s_openapi::api::core::v1::ConfigMap;
 
 use crate::config::render_logback_xml;
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
-use strata_model::build::object_meta as metadata;
 
 /// Key (and file name under `/conf`) of ZooKeeper's configuration.
 pub const ZOO_CFG: &str = "zoo.cfg";
@@ -19,11 +18,7 @@ pub const LOGBACK_XML: &str = "logback.xml";
 /// overrides applied) and `logback.xml`.
 pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {
     ConfigMap {
-        metadata: metadata(
-            group.name.object_name(),
-            &cluster.identity.namespace,
-            group.labels.labels(),
-        ),
+        metadata: group.object_meta(&cluster.identity.namespace),
         data: Some(role_group_config_data(group)),
         ..ConfigMap::default()
     }

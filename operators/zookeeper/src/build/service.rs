@@ -2,10 +2,7 @@
 //! Service per role group for Prometheus, and the client Service of the whole cluster.
 
 use k8s_openapi::api::core::v1::Service;
-use strata_model::build::{
-    ContainerPort, PrometheusScrape, client_service as client, headless_service as headless,
-    object_meta, role_group_metrics_service,
-};
+use strata_model::build::{ContainerPort, PrometheusScrape, client_service as client, object_meta};
 
 use crate::config::zoo_cfg::{CLIENT_PORT, LEADER_ELECTION_PORT, METRICS_PORT, QUORUM_PORT};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
@@ -35,23 +32,16 @@ pub const METRICS: ContainerPort = ContainerPort {
 /// name used in the `server.N` lines. It publishes unready Pods: a server becomes ready
 /// only once it has joined a quorum, which it can only do after resolving its peers.
 pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Service {
-    headless(
-        object_meta(
-            group.name.object_name(),
-            &cluster.identity.namespace,
-            group.labels.labels(),
-        ),
-        group.labels.selector(),
+    group.headless_service(
+        &cluster.identity.namespace,
         &[CLIENT, QUORUM, LEADER_ELECTION],
     )
 }
 
 /// `<cluster>-server-<group>-metrics`: scraped Pod by Pod at `/metrics`.
 pub fn metrics_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Service {
-    role_group_metrics_service(
-        group.name.object_name(),
+    group.metrics_service(
         &cluster.identity.namespace,
-        &group.labels,
         PrometheusScrape {
             port: METRICS,
             path: "/metrics",

@@ -6,9 +6,10 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::PodSpec;
 pub use strata_model::build::CONFIG_HASH_ANNOTATION;
 use strata_model::build::{
-    PodUpdates, StatefulSetParts, config_map_volume, pod_security_context, preferred_spread,
-    pvc_template, scratch_volume, stateful_set as skeleton,
+    PodUpdates, config_map_volume, pod_security_context, preferred_spread, pvc_template,
+    scratch_volume,
 };
+use strata_model::role_group::Workload;
 
 use super::container::{
     CONFIG_VOLUME, DATA_VOLUME, LOG_VOLUME, TMP_VOLUME, myid_container, zookeeper_container,
@@ -45,35 +46,31 @@ pub fn stateful_set(
     config_hash: &str,
 ) -> StatefulSet {
     let name = group.name.object_name();
-    let mut stateful_set = skeleton(StatefulSetParts {
-        name,
-        namespace: &cluster.identity.namespace,
-        labels: &group.labels,
-        replicas: group.replicas,
-        parallel: true,
-        pod_updates: PodUpdates::ByOperator,
-        config_hash,
-        pod: PodSpec {
-            init_containers: Some(vec![myid_container(cluster, group)]),
-            containers: vec![zookeeper_container(cluster, group)],
-            volumes: Some(vec![
-                config_map_volume(CONFIG_VOLUME, name),
-                scratch_volume(TMP_VOLUME, &tmp_size_limit(group)),
-                scratch_volume(LOG_VOLUME, SCRATCH_SIZE_LIMIT),
-            ]),
-            security_context: Some(pod_security_context(ZOOKEEPER_UID)),
-            termination_grace_period_seconds: Some(group.termination_grace_period_seconds),
-            image_pull_secrets: cluster.identity.image.pull_secrets.clone(),
-            affinity: Some(preferred_spread(cluster.servers.labels.selector())),
-            ..PodSpec::default()
+    let mut stateful_set = group.stateful_set(
+        &cluster.identity,
+        Workload {
+            parallel: true,
+            pod_updates: PodUpdates::ByOperator,
+            config_hash,
+            pod: PodSpec {
+                init_containers: Some(vec![myid_container(cluster, group)]),
+                containers: vec![zookeeper_container(cluster, group)],
+                volumes: Some(vec![
+                    config_map_volume(CONFIG_VOLUME, name),
+                    scratch_volume(TMP_VOLUME, &tmp_size_limit(group)),
+                    scratch_volume(LOG_VOLUME, SCRATCH_SIZE_LIMIT),
+                ]),
+                security_context: Some(pod_security_context(ZOOKEEPER_UID)),
+                affinity: Some(preferred_spread(cluster.servers.labels.selector())),
+                ..PodSpec::default()
+            },
+            claims: vec![pvc_template(
+                DATA_VOLUME,
+                group.labels.selector(),
+                &group.product.data,
+            )],
         },
-        pod_overrides: &group.pod_overrides,
-        claims: vec![pvc_template(
-            DATA_VOLUME,
-            group.labels.selector(),
-            &group.product.data,
-        )],
-    });
+    );
     let mut annotations = BTreeMap::from([
         (SERVERS_ANNOTATION.to_owned(), group.replicas.to_string()),
         (
