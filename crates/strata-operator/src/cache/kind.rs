@@ -59,6 +59,18 @@ impl ChildKind {
         }
     }
 
+    /// What a cluster of role groups creates: per group its ConfigMap, Services and
+    /// StatefulSet, per role its PodDisruptionBudget. A product that creates more
+    /// adds its kinds to these.
+    pub fn role_group_cluster() -> Vec<Self> {
+        vec![
+            Self::of::<k8s_openapi::api::core::v1::ConfigMap>(),
+            Self::of::<k8s_openapi::api::core::v1::Service>(),
+            Self::of::<k8s_openapi::api::apps::v1::StatefulSet>(),
+            Self::of::<k8s_openapi::api::policy::v1::PodDisruptionBudget>(),
+        ]
+    }
+
     /// Whether owned objects of this kind are deleted when no longer desired.
     /// PersistentVolumeClaims never are: they hold the product's data.
     pub fn prunable(&self) -> bool {

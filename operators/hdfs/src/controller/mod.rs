@@ -5,9 +5,7 @@ pub mod datanodes;
 pub mod namenode_http;
 pub mod namenodes;
 
-use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Service};
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::core::v1::ConfigMap;
 use strata_operator::cache::ChildKind;
 use strata_operator::controller::{ControllerSpec, OperatorRuntime, run_controller};
 use strata_operator::definition::ControllerDef;
@@ -19,12 +17,7 @@ use crate::crd::HdfsCluster;
 
 /// Kinds the controller creates: watched, applied, pruned, and granted in the chart.
 pub fn child_kinds() -> Vec<ChildKind> {
-    vec![
-        ChildKind::of::<ConfigMap>(),
-        ChildKind::of::<Service>(),
-        ChildKind::of::<StatefulSet>(),
-        ChildKind::of::<PodDisruptionBudget>(),
-    ]
+    ChildKind::role_group_cluster()
 }
 
 /// The cluster controller: HdfsClusters with their children and pods, reading the

@@ -2,9 +2,7 @@
 
 pub mod cluster;
 
-use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::core::v1::Secret;
 use strata_operator::cache::ChildKind;
 use strata_operator::controller::{ControllerSpec, OperatorRuntime, run_controller};
 use strata_operator::definition::ControllerDef;
@@ -15,13 +13,9 @@ use crate::crd::SupersetCluster;
 
 /// Kinds the controller creates.
 pub fn child_kinds() -> Vec<ChildKind> {
-    vec![
-        ChildKind::of::<Secret>(),
-        ChildKind::of::<ConfigMap>(),
-        ChildKind::of::<Service>(),
-        ChildKind::of::<StatefulSet>(),
-        ChildKind::of::<PodDisruptionBudget>(),
-    ]
+    let mut kinds = ChildKind::role_group_cluster();
+    kinds.push(ChildKind::of::<Secret>());
+    kinds
 }
 
 /// The cluster controller: SupersetClusters with their children and pods, reading the

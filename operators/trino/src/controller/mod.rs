@@ -11,9 +11,7 @@
 pub mod catalog;
 pub mod cluster;
 
-use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use strata_operator::cache::ChildKind;
 use strata_operator::controller::{ControllerSpec, OperatorRuntime, run_controller};
 use strata_operator::definition::ControllerDef;
@@ -24,13 +22,9 @@ use crate::crd::{TrinoCatalog, TrinoCluster};
 
 /// Kinds the cluster controller creates.
 pub fn child_kinds() -> Vec<ChildKind> {
-    vec![
-        ChildKind::of::<Secret>(),
-        ChildKind::of::<ConfigMap>(),
-        ChildKind::of::<Service>(),
-        ChildKind::of::<StatefulSet>(),
-        ChildKind::of::<PodDisruptionBudget>(),
-    ]
+    let mut kinds = ChildKind::role_group_cluster();
+    kinds.push(ChildKind::of::<Secret>());
+    kinds
 }
 
 /// The cluster controller: TrinoClusters with their children and pods, and the

@@ -7,9 +7,7 @@ pub mod znode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Service};
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::core::v1::ConfigMap;
 use strata_operator::cache::ChildKind;
 use strata_operator::controller::{ControllerSpec, OperatorRuntime, run_controller};
 use strata_operator::definition::ControllerDef;
@@ -22,12 +20,7 @@ use crate::crd::{ZookeeperCluster, ZookeeperZnode};
 /// Kinds the cluster controller creates. The same list drives the watches,
 /// the pruning and the Helm chart's RBAC rules.
 pub fn cluster_child_kinds() -> Vec<ChildKind> {
-    vec![
-        ChildKind::of::<ConfigMap>(),
-        ChildKind::of::<Service>(),
-        ChildKind::of::<StatefulSet>(),
-        ChildKind::of::<PodDisruptionBudget>(),
-    ]
+    ChildKind::role_group_cluster()
 }
 
 /// Kinds the ZNode controller creates.
