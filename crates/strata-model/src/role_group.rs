@@ -28,7 +28,8 @@ use crate::role::{EnvOverrides, MergedRoleGroup};
 pub trait CommonSettings {
     /// The product's volumes under `resources.storage`.
     type Storage;
-    /// `resources`: cpu, memory and storage.
+    /// `resources`: cpu and memory are checked here, storage by the product (only it
+    /// knows its volumes).
     fn resources(&self) -> &Resources<Self::Storage>;
     /// `gracefulShutdownTimeout`, merged over the product default.
     fn graceful_shutdown_timeout(&self) -> &Option<String>;
@@ -65,7 +66,8 @@ macro_rules! common_settings {
 /// product's own checked part `P` (its rendered files, for one).
 ///
 /// `#[non_exhaustive]` makes [`ValidatedRoleGroup::check`] the only way to obtain one
-/// outside this crate, so holding one proves the common settings were checked.
+/// outside this crate. Its fields are public for reading; a product changes one only
+/// to derive it further (a Trino worker's grace period adds its drain time).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct ValidatedRoleGroup<P> {
@@ -81,7 +83,8 @@ pub struct ValidatedRoleGroup<P> {
     pub replicas: u16,
     /// CPU, memory and the heap derived from it.
     pub resources: ValidatedResources,
-    /// `terminationGracePeriodSeconds`, from `gracefulShutdownTimeout`.
+    /// `terminationGracePeriodSeconds`: `gracefulShutdownTimeout`, plus whatever the
+    /// product's pods need before it (a Trino worker drains first).
     pub termination_grace_period_seconds: i64,
     /// Environment variables for the product container; they win over the operator's.
     pub env_overrides: EnvOverrides,
@@ -101,7 +104,7 @@ pub enum CommonSettingsError {
     /// The product defaults leave a common setting empty: the operator's bug.
     #[error(transparent)]
     MissingDefault(#[from] MissingDefault),
-    /// A cpu, memory or storage setting is invalid.
+    /// A cpu or memory setting is invalid.
     #[error("{field}: {source}")]
     Resources {
         /// The role group's field.
@@ -203,7 +206,8 @@ impl<P> ValidatedRoleGroup<P> {
 /// rest ([`ValidatedRoleGroup::stateful_set`]).
 #[derive(Clone, Debug)]
 pub struct Workload<'a> {
-    /// `Parallel` for quorum members, which must all start before any is ready.
+    /// Whether all pods start at once (`Parallel`), as members of a quorum must, which
+    /// are ready only together; otherwise one after the other (`OrderedReady`).
     pub parallel: bool,
     /// Who restarts pods after a template change.
     pub pod_updates: PodUpdates,

@@ -72,8 +72,11 @@ impl StepError for strata_model::role_group::CommonSettingsError {
 
     fn kind(&self) -> ErrorKind {
         match self {
+            Self::Identity(error) => error.kind(),
             Self::MissingDefault(error) => error.kind(),
-            _ => ErrorKind::NeedsUser,
+            Self::Resources { .. } | Self::InvalidGracefulShutdownTimeout { .. } => {
+                ErrorKind::NeedsUser
+            }
         }
     }
 }
@@ -260,8 +263,32 @@ impl BackoffPolicy {
 #[cfg(test)]
 mod tests {
     use rstest::rstest;
+    use strata_model::merge::MissingDefault;
+    use strata_model::role_group::CommonSettingsError;
 
     use super::*;
+
+    #[rstest]
+    #[case::missing_default_is_the_operators_bug(
+        CommonSettingsError::MissingDefault(MissingDefault { field: "gracefulShutdownTimeout" }),
+        ErrorKind::OperatorBug
+    )]
+    #[case::unparsable_timeout_is_the_users(
+        CommonSettingsError::InvalidGracefulShutdownTimeout {
+            field: "servers.roleGroups.default".to_owned(),
+            source: strata_model::duration::parse_seconds("soon").expect_err("not a duration"),
+        },
+        ErrorKind::NeedsUser
+    )]
+    fn common_settings_errors_say_who_acts(
+        #[case] error: CommonSettingsError,
+        #[case] kind: ErrorKind,
+    ) {
+        let reason = error.reason();
+        let error = ReconcileError::from(error);
+        assert_eq!(error.kind(), kind);
+        assert_eq!(error.reason(), reason);
+    }
 
     #[rstest]
     #[case::first_transient_failure(ErrorKind::Transient, 1, 2)]

@@ -31,8 +31,8 @@ use crate::status::{
     RESYNC_PERIOD, ReconcileOutcome, ReportError, next_cluster_status, observe_workloads,
 };
 
-/// A cluster kind with `spec.clusterOperation`, so that its controller, its `render`
-/// and the apply step read its operation the same way.
+/// A cluster kind with `spec.clusterOperation`, so that its controller (which hands
+/// the operation to the apply and report steps) and `render` read it the same way.
 pub trait Operated: Resource + Sized {
     /// The cluster's `spec.clusterOperation`.
     fn cluster_operation(&self) -> &strata_model::cluster_operation::ClusterOperation;

@@ -189,6 +189,16 @@ impl std::fmt::Debug for References {
     }
 }
 
+/// `<uid>/<resourceVersion>`: changes with every write, and differs between an object
+/// and one deleted and created again under its name.
+fn version_of(meta: &ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.uid.as_deref().unwrap_or_default(),
+        meta.resource_version.as_deref().unwrap_or_default()
+    )
+}
+
 /// Why a reference could not be read; always an operator bug, because the controller
 /// reads a kind it did not declare.
 #[derive(Debug, thiserror::Error)]
@@ -245,14 +255,9 @@ impl References {
     where
         R: Resource<DynamicType = ()> + Clone + 'static,
     {
-        Ok(self.get::<R>(namespace, name)?.map(|object| {
-            let meta = object.meta();
-            format!(
-                "{}/{}",
-                meta.uid.as_deref().unwrap_or_default(),
-                meta.resource_version.as_deref().unwrap_or_default()
-            )
-        }))
+        Ok(self
+            .get::<R>(namespace, name)?
+            .map(|object| version_of(object.meta())))
     }
 
     /// The metadata of the object `name` in `namespace`, for kinds cached as metadata

@@ -24,7 +24,7 @@ use strata_operator::controller::{Context, ControllerSpec};
 use strata_operator::definition::ControllerDef;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Prepared;
-use strata_operator::reference::{Target, UndeclaredReference};
+use strata_operator::reference::Target;
 use strata_status::ClusterStatus;
 use strata_test_apiserver::TestApiServer;
 
@@ -106,15 +106,12 @@ fn secrets(widget: &Widget) -> Vec<Target> {
 /// to create.
 pub fn dereference(widget: &Widget, context: &Context<()>) -> Result<Dereferenced, ReconcileError> {
     let namespace = widget.namespace().unwrap_or_default();
-    let undeclared = |error: UndeclaredReference| {
-        ReconcileError::operator_bug("UndeclaredReference", error.to_string())
-    };
     let mut dereferenced = Dereferenced::default();
     if let Some(name) = &widget.spec.greeting_config_map {
         let config_map = context
             .references
             .get::<ConfigMap>(&namespace, name)
-            .map_err(undeclared)?
+            .map_err(ReconcileError::from)?
             .ok_or_else(|| {
                 ReconcileError::invalid_spec(
                     "ConfigMapMissing",
@@ -131,7 +128,7 @@ pub fn dereference(widget: &Widget, context: &Context<()>) -> Result<Dereference
         context
             .references
             .metadata::<Secret>(&namespace, name)
-            .map_err(undeclared)?
+            .map_err(ReconcileError::from)?
             .ok_or_else(|| {
                 ReconcileError::invalid_spec(
                     "SecretMissing",

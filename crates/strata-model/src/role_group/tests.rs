@@ -1,3 +1,4 @@
+use k8s_openapi::api::core::v1::LocalObjectReference;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rstest::rstest;
@@ -54,7 +55,12 @@ fn group_identity() -> ClusterIdentity {
             namespace: Some("ns".to_owned()),
             ..ObjectMeta::default()
         },
-        &ProductImage::default(),
+        &ProductImage {
+            pull_secrets: Some(vec![LocalObjectReference {
+                name: "registry".to_owned(),
+            }]),
+            ..ProductImage::default()
+        },
     )
     .expect("a valid cluster")
 }
@@ -85,7 +91,7 @@ fn a_valid_group_keeps_the_merged_settings_and_derives_the_rest() {
 #[case::invalid_group_name(
     |group: &mut MergedRoleGroup<ExampleConfig, ()>| group.name = "Not_A_Label".to_owned(),
     "InvalidRoleGroupName",
-    "role group"
+    "Not_A_Label"
 )]
 #[case::unparsable_timeout(
     |group: &mut MergedRoleGroup<ExampleConfig, ()>| {
@@ -155,6 +161,13 @@ fn the_group_names_labels_sizes_and_overrides_its_stateful_set() {
     assert_eq!(stateful_set.metadata.namespace.as_deref(), Some("ns"));
     let spec = stateful_set.spec;
     assert_eq!(spec.replicas, Some(3));
+    assert_eq!(spec.selector.match_labels, Some(group.labels.selector()));
+    let template_labels = spec
+        .template
+        .metadata
+        .as_ref()
+        .and_then(|metadata| metadata.labels.clone());
+    assert_eq!(template_labels, Some(group.labels.labels()));
     assert_eq!(spec.service_name.as_deref(), Some("simple-server-default"));
     let pod = spec.template.spec.expect("a pod spec");
     assert_eq!(
@@ -163,6 +176,13 @@ fn the_group_names_labels_sizes_and_overrides_its_stateful_set() {
         "the group's gracefulShutdownTimeout wins over the product's pod"
     );
     assert_eq!(pod.priority_class_name.as_deref(), Some("critical"));
+    assert_eq!(
+        pod.image_pull_secrets,
+        Some(vec![LocalObjectReference {
+            name: "registry".to_owned()
+        }]),
+        "the cluster's image pull Secrets reach the pod"
+    );
 
     let headless = group.headless_service("ns", &[]);
     assert_eq!(

@@ -62,7 +62,7 @@ impl ChildKind {
     /// What a cluster of role groups creates: per group its ConfigMap, Services and
     /// StatefulSet, per role its PodDisruptionBudget. A product that creates more
     /// adds its kinds to these.
-    pub fn role_group_cluster() -> Vec<Self> {
+    pub fn role_group_cluster_kinds() -> Vec<Self> {
         vec![
             Self::of::<k8s_openapi::api::core::v1::ConfigMap>(),
             Self::of::<k8s_openapi::api::core::v1::Service>(),

@@ -6,11 +6,13 @@
 //! condition instead of pods stuck in `CreateContainerConfigError`), and hands the
 //! versions of the objects to [`crate::pipeline::Prepared::rolling_on`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 
-use super::{References, UndeclaredReference};
+use kube::Resource;
+
+use super::{References, UndeclaredReference, version_of};
 use crate::error::{ErrorKind, StepError};
 
 /// The kind of object a pod reads keys from.
@@ -26,7 +28,7 @@ pub enum KeySource {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeysRead<'a> {
     /// Secret or ConfigMap.
-    pub source: KeySource,
+    pub object: KeySource,
     /// The object's name, in the reader's namespace.
     pub name: &'a str,
     /// The keys the pods read.
@@ -106,31 +108,25 @@ impl StepError for KeysError {
 }
 
 impl KeysRead<'_> {
-    /// The object is missing (`object_missing`), or lacks `keys`.
-    fn refused(&self, namespace: &str, keys: &[&str], object_missing: bool) -> KeysError {
-        let (object, namespace, name, field, keys) = (
-            self.source,
-            namespace.to_owned(),
-            self.name.to_owned(),
-            self.field.to_owned(),
-            keys.join(", "),
-        );
-        if object_missing {
-            KeysError::Missing {
-                object,
-                namespace,
-                name,
-                field,
-                keys,
-            }
-        } else {
-            KeysError::KeyMissing {
-                object,
-                namespace,
-                name,
-                field,
-                keys,
-            }
+    /// The object does not exist.
+    fn missing(&self, namespace: &str) -> KeysError {
+        KeysError::Missing {
+            object: self.object,
+            namespace: namespace.to_owned(),
+            name: self.name.to_owned(),
+            field: self.field.to_owned(),
+            keys: self.keys.join(", "),
+        }
+    }
+
+    /// The object lacks `missing`.
+    fn lacking(&self, namespace: &str, missing: &[&str]) -> KeysError {
+        KeysError::KeyMissing {
+            object: self.object,
+            namespace: namespace.to_owned(),
+            name: self.name.to_owned(),
+            field: self.field.to_owned(),
+            keys: missing.join(", "),
         }
     }
 }
@@ -146,26 +142,23 @@ impl References {
     ) -> Result<BTreeMap<String, String>, KeysError> {
         let mut versions = BTreeMap::new();
         for read in reads {
-            let (present, version) = match read.source {
-                KeySource::Secret => (
-                    self.secret_keys(namespace, read.name)?,
-                    self.version::<Secret>(namespace, read.name)?,
-                ),
-                KeySource::ConfigMap => (
+            // One lookup for keys and version, so both describe the same object.
+            let found = match read.object {
+                KeySource::Secret => self
+                    .get::<Secret>(namespace, read.name)?
+                    .map(|secret| (key_names(secret.data.as_ref()), version_of(secret.meta()))),
+                KeySource::ConfigMap => {
                     self.get::<ConfigMap>(namespace, read.name)?
                         .map(|config_map| {
-                            config_map
-                                .data
-                                .iter()
-                                .flatten()
-                                .map(|(key, _)| key.clone())
-                                .collect()
-                        }),
-                    self.version::<ConfigMap>(namespace, read.name)?,
-                ),
+                            (
+                                key_names(config_map.data.as_ref()),
+                                version_of(config_map.meta()),
+                            )
+                        })
+                }
             };
-            let (Some(present), Some(version)) = (present, version) else {
-                return Err(read.refused(namespace, &read.keys, true));
+            let Some((present, version)) = found else {
+                return Err(read.missing(namespace));
             };
             let missing: Vec<&str> = read
                 .keys
@@ -174,12 +167,17 @@ impl References {
                 .filter(|key| !present.contains(*key))
                 .collect();
             if !missing.is_empty() {
-                return Err(read.refused(namespace, &missing, false));
+                return Err(read.lacking(namespace, &missing));
             }
-            versions.insert(format!("{}/{}", read.source, read.name), version);
+            versions.insert(format!("{}/{}", read.object, read.name), version);
         }
         Ok(versions)
     }
+}
+
+/// The key names of a Secret's or ConfigMap's data.
+fn key_names<V>(data: Option<&BTreeMap<String, V>>) -> BTreeSet<String> {
+    data.into_iter().flat_map(BTreeMap::keys).cloned().collect()
 }
 
 #[cfg(test)]

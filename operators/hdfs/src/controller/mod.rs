@@ -17,7 +17,7 @@ use crate::crd::HdfsCluster;
 
 /// Kinds the controller creates: watched, applied, pruned, and granted in the chart.
 pub fn child_kinds() -> Vec<ChildKind> {
-    ChildKind::role_group_cluster()
+    ChildKind::role_group_cluster_kinds()
 }
 
 /// The cluster controller: HdfsClusters with their children and pods, reading the

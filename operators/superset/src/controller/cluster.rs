@@ -93,7 +93,7 @@ fn prepare(
         .check_keys(
             &validated.identity.namespace,
             secrets.iter().map(|secret| KeysRead {
-                source: KeySource::Secret,
+                object: KeySource::Secret,
                 name: &secret.name,
                 keys: secret.keys.clone(),
                 field: secret.field,

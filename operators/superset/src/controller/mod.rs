@@ -13,7 +13,7 @@ use crate::crd::SupersetCluster;
 
 /// Kinds the controller creates.
 pub fn child_kinds() -> Vec<ChildKind> {
-    let mut kinds = ChildKind::role_group_cluster();
+    let mut kinds = ChildKind::role_group_cluster_kinds();
     kinds.push(ChildKind::of::<Secret>());
     kinds
 }

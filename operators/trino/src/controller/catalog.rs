@@ -161,12 +161,12 @@ fn check_references(
         .variables
         .iter()
         .map(|CatalogVariable { source, field, .. }| {
-            let (source, reference) = match source {
+            let (object, reference) = match source {
                 ValueSource::Secret(reference) => (KeySource::Secret, reference),
                 ValueSource::ConfigMap(reference) => (KeySource::ConfigMap, reference),
             };
             KeysRead {
-                source,
+                object,
                 name: &reference.name,
                 keys: vec![&reference.key],
                 field,

@@ -22,7 +22,7 @@ use crate::crd::{TrinoCatalog, TrinoCluster};
 
 /// Kinds the cluster controller creates.
 pub fn child_kinds() -> Vec<ChildKind> {
-    let mut kinds = ChildKind::role_group_cluster();
+    let mut kinds = ChildKind::role_group_cluster_kinds();
     kinds.push(ChildKind::of::<Secret>());
     kinds
 }

@@ -20,7 +20,7 @@ use crate::crd::{ZookeeperCluster, ZookeeperZnode};
 /// Kinds the cluster controller creates. The same list drives the watches,
 /// the pruning and the Helm chart's RBAC rules.
 pub fn cluster_child_kinds() -> Vec<ChildKind> {
-    ChildKind::role_group_cluster()
+    ChildKind::role_group_cluster_kinds()
 }
 
 /// Kinds the ZNode controller creates.

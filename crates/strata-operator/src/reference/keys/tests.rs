@@ -48,9 +48,9 @@ fn references() -> References {
     references
 }
 
-fn read<'a>(source: KeySource, name: &'a str, keys: &[&'a str]) -> KeysRead<'a> {
+fn read<'a>(object: KeySource, name: &'a str, keys: &[&'a str]) -> KeysRead<'a> {
     KeysRead {
-        source,
+        object,
         name,
         keys: keys.to_vec(),
         field: "spec.example",
@@ -108,7 +108,7 @@ fn present_keys_give_the_versions_the_pods_roll_on() {
     "SecretMissing",
     "the Secret elsewhere/db"
 )]
-fn missing_objects_and_keys_wait_for_the_user(
+fn missing_objects_and_keys_are_retried_until_they_appear(
     #[case] namespace: &str,
     #[case] keys: KeysRead<'_>,
     #[case] reason: &str,
