@@ -26,7 +26,7 @@ mod keys;
 mod requeue;
 
 use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -273,22 +273,6 @@ impl References {
         Ok(self
             .store::<PartialObjectMeta<R>>()?
             .get(&ObjectRef::new(name).within(namespace)))
-    }
-
-    /// The key names of the Secret `name` in `namespace`, or `None` when it does not
-    /// exist; for Secrets cached keys-only.
-    pub fn secret_keys(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<BTreeSet<String>>, UndeclaredReference> {
-        Ok(self.get::<Secret>(namespace, name)?.map(|secret| {
-            secret
-                .data
-                .iter()
-                .flat_map(|data| data.keys().cloned())
-                .collect()
-        }))
     }
 
     /// The objects in `namespace` that `selector` matches, sorted by name.
