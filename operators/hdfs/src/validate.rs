@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
 use strata_operator::error::ReconcileError;
 
-pub use self::role_group::{HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup};
+pub use self::role_group::{
+    DaemonGroup, HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup,
+};
 pub use self::warnings::Warning;
 use crate::config::site::client_site;
 use crate::config::{NameNodeAddress, SiteFiles, Topology};

@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 use strata_model::identity::{ClusterIdentity, Product, ValidatedRole, check_cluster_domain};
 use strata_operator::error::ReconcileError;
 
-pub use self::role_group::{HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup};
+pub use self::role_group::{
+    HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ServerGroup, ValidatedRoleGroup,
+};
 use crate::crd::config::PeerType;
 use crate::crd::{
     APP_NAME, DEFAULT_PRODUCT_VERSION, OPERATOR_NAME, SERVER_ROLE, UPSTREAM_IMAGE_REPOSITORY,
