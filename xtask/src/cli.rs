@@ -16,13 +16,13 @@ pub struct Cli {
 /// The tasks `cargo xtask` knows.
 #[derive(Debug, Subcommand)]
 pub enum Task {
-    /// Write crds/<plural>.<group>.yaml for every registered operator and remove stale files.
+    /// Write `crds/<plural>.<group>.yaml` for every registered operator and remove stale files.
     GenCrds {
         /// Change nothing; fail and name every stale, missing or extra file.
         #[arg(long)]
         check: bool,
     },
-    /// Write helm/<operator>/ (a chart) for every registered operator and remove stale files.
+    /// Write `helm/<operator>/` (a chart) for every registered operator and remove stale files.
     GenHelm {
         /// Change nothing; fail and name every stale, missing or extra file.
         #[arg(long)]

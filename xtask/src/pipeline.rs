@@ -57,6 +57,10 @@ pub fn steps() -> Vec<Step> {
             ]),
         },
         Step {
+            name: "rustdoc: every doc link resolves",
+            action: Action::Cargo(vec!["doc", "--no-deps", "--workspace"]),
+        },
+        Step {
             name: "hadolint on the Dockerfiles",
             action: Action::Hadolint,
         },
@@ -206,6 +210,7 @@ mod tests {
                     "-D",
                     "warnings"
                 ]),
+                Action::Cargo(vec!["doc", "--no-deps", "--workspace"]),
                 Action::Hadolint,
                 Action::Cargo(vec!["test", "--workspace", "--", "--include-ignored"]),
                 Action::OperatorChecks,

@@ -7,8 +7,8 @@
 //!    kubelets of [`strata_testing::workloads::step_stateful_sets`], the claims of
 //!    [`strata_testing::workloads::provision_claims`], and the Deployment, DaemonSet
 //!    and Job controllers of [`strata_testing::workloads::step_deployments`],
-//!    [`step_daemon_sets`](strata_testing::workloads::step_daemon_sets) and
-//!    [`step_jobs`](strata_testing::workloads::step_jobs), every half second, so pods
+//!    [`strata_testing::workloads::step_daemon_sets`] and
+//!    [`strata_testing::workloads::step_jobs`], every half second, so pods
 //!    appear, become Ready and go away like on a cluster, Jobs complete, and volumes
 //!    stay.
 //! 3. A real ZooKeeper (the Debian package's jars) on a loopback port, when an
@@ -29,7 +29,7 @@
 //!    removed the path; makes its pods fail (and finds the Warning Event in
 //!    `kubectl describe`)
 //!    (`CrashLoopBackOff`, through `podOverrides` and the
-//!    [`SIMULATED_FAILURE_ANNOTATION`]) and waits for Degraded; heals them; stops the
+//!    [`SIMULATED_FAILURE_ANNOTATION`](strata_testing::workloads::SIMULATED_FAILURE_ANNOTATION)) and waits for Degraded; heals them; stops the
 //!    cluster with the `operator-command` annotation and waits for Stopped, with its
 //!    volume claims kept; removes the annotation and waits for Available; deletes it,
 //!    and checks that its children were garbage-collected and its volume claims stay.

@@ -61,7 +61,7 @@ pub struct Tools {
 }
 
 impl Tools {
-    /// The variables of [`env`] with their values, for child processes and shell exports.
+    /// The variables of [`mod@env`] with their values, for child processes and shell exports.
     pub fn env_vars(&self) -> BTreeMap<&'static str, OsString> {
         BTreeMap::from([
             (env::HELM, self.helm.clone().into_os_string()),

@@ -5,7 +5,7 @@
 //! costs no request at all. The same streams trigger the controller when a
 //! child changes, which is how drift is noticed and repaired.
 //!
-//! Next to each store an [`index::Index`] files the cached objects by their
+//! Next to each store an index files the cached objects by their
 //! controller's uid (pods: by namespace and instance label), so a reconcile
 //! reads the children of its own owner without scanning every owner's.
 

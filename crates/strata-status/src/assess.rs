@@ -70,7 +70,7 @@ pub struct WorkloadAssessment {
 }
 
 impl WorkloadObservation {
-    /// Applies the ADR027 table (see the [module docs](self)) to this workload.
+    /// Applies the ADR027 table (see the `assess` module's docs) to this workload.
     #[must_use]
     pub fn assess(&self) -> WorkloadAssessment {
         let problems = PodProblems::collect(&self.pods);

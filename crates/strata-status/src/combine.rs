@@ -42,7 +42,7 @@ pub struct ObservedConditions {
     pub degraded: ConditionUpdate,
 }
 
-/// Combines per-workload assessments, see the [module docs](self).
+/// Combines per-workload assessments, see the module docs.
 #[must_use]
 pub fn combine(assessments: &[WorkloadAssessment]) -> ObservedConditions {
     let pick = |condition_type, field: fn(&WorkloadAssessment) -> &ConditionUpdate| {

@@ -19,7 +19,7 @@ use crate::{
     reason::Reason,
 };
 
-/// Derives Upgradable from the other conditions, see the [module docs](self).
+/// Derives Upgradable from the other conditions, see the module docs.
 #[must_use]
 pub fn upgradable_condition(
     available: &ConditionUpdate,

@@ -21,7 +21,7 @@
 use crate::workload::WorkloadObservation;
 
 /// The deployed product version after this reconcile, see the
-/// [module docs](self).
+/// module docs.
 #[must_use]
 pub fn next_deployed_version(
     previous: Option<&str>,

@@ -58,7 +58,7 @@ impl TestApiServer {
     }
 
     /// From now on, holds ServiceAccount users to the stored Roles, ClusterRoles and
-    /// bindings, and answers 403 to what they do not grant ([`crate::rbac`]). Other
+    /// bindings, and answers 403 to what they do not grant (the crate's `rbac` module). Other
     /// users stay administrators.
     pub fn enforce_rbac(&self) {
         self.rbac.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -168,7 +168,7 @@ impl TestApiServer {
             .collect()
     }
 
-    /// Adds a fault; faults apply in injection order (see [`crate::fault`]).
+    /// Adds a fault; faults apply in injection order (see the crate's `fault` module).
     pub fn inject(&self, fault: Fault) {
         lock(&self.faults).push(fault);
     }

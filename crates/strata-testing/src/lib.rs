@@ -2,7 +2,7 @@
 //! product's scenarios.
 //!
 //! - [`harness`]: an operator running against the in-memory API;
-//! - [`bench`]: the reconcile benchmark every operator runs over its example;
+//! - [`mod@bench`]: the reconcile benchmark every operator runs over its example;
 //! - [`manifests`]: acting as the user (create from JSON, patch the spec);
 //! - [`workloads`]: what Kubernetes' own controllers would do there;
 //! - [`wait`]: polling for objects, conditions and Events of any kind;

@@ -50,14 +50,14 @@ pub const DATABASE: &str = "strata";
 const SUPERUSER: &str = "postgres";
 /// The OS user the cluster runs as when this is root; the Debian package creates it.
 const OS_USER: &str = "postgres";
-/// The system user created when [`OS_USER`] does not exist.
+/// The system user created when the Debian package's `postgres` user does not exist.
 pub const FALLBACK_OS_USER: &str = "strata-postgres";
 /// How long the server may take to accept connections.
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a fast shutdown may take before SIGKILL.
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A running throwaway cluster; see the [module docs](self).
+/// A running throwaway cluster; see the module docs.
 #[derive(Debug)]
 pub struct ThrowawayPostgres {
     child: Child,

@@ -52,7 +52,7 @@ pub const STOP_TIMEOUT: Duration = Duration::from_secs(35);
 /// How long one HTTP request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The environment of one Superset pod; see the [module docs](self).
+/// The environment of one Superset pod; see the module docs.
 #[derive(Debug)]
 pub struct PodEnv {
     venv: PathBuf,

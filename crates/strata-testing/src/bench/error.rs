@@ -1,5 +1,5 @@
 //! Why the benchmark could not produce its figures (as opposed to figures
-//! that miss a target, which [`crate::report`] judges).
+//! that miss a target, which the bench's report judges).
 
 use std::time::Duration;
 

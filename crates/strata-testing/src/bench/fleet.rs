@@ -120,7 +120,7 @@ pub struct Settled {
 
 /// Waits until at least `min_reconciles` reconciles have finished in total,
 /// `done` holds, and then neither the reconcile count nor the API's
-/// resourceVersion has moved for [`QUIET`].
+/// resourceVersion has moved for a quiet period of a few seconds.
 pub async fn wait_until_settled<K: ClusterKind>(
     harness: &Harness,
     phase: &'static str,
