@@ -188,6 +188,12 @@ impl<P> ValidatedRoleGroup<P> {
     /// The same group with the product's part `product`: the last step of a product's
     /// role-group validation.
     pub fn with<Q>(self, product: Q) -> ValidatedRoleGroup<Q> {
+        self.map(|_| product)
+    }
+
+    /// The same group with its product part turned into another, for a product that
+    /// validates in passes (the first pass's part becomes the final one).
+    pub fn map<Q>(self, into: impl FnOnce(P) -> Q) -> ValidatedRoleGroup<Q> {
         ValidatedRoleGroup {
             field: self.field,
             name: self.name,
@@ -197,7 +203,7 @@ impl<P> ValidatedRoleGroup<P> {
             termination_grace_period_seconds: self.termination_grace_period_seconds,
             env_overrides: self.env_overrides,
             pod_overrides: self.pod_overrides,
-            product,
+            product: into(self.product),
         }
     }
 }

@@ -147,9 +147,8 @@ pub(super) fn finish_role(
                     format!("log4j.properties: {error}"),
                 )
             })?;
-            let data = first.data.clone();
-            Ok(group.with(DaemonGroup {
-                data,
+            Ok(group.map(|first| DaemonGroup {
+                data: first.data,
                 site,
                 log4j_properties,
             }))
