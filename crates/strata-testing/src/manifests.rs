@@ -69,6 +69,26 @@ pub async fn create_secret(harness: &Harness, name: &str, data: &[(&str, &str)])
         .unwrap_or_else(|error| panic!("the Secret {name} is created: {error}"));
 }
 
+/// Sets `data` in the Secret `name` as a user rotating a password would (a merge patch
+/// of `stringData`): its other keys stay, and its resourceVersion changes.
+pub async fn patch_secret(harness: &Harness, name: &str, data: &[(&str, &str)]) {
+    let string_data: serde_json::Map<String, Value> = data
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), Value::String((*value).to_owned())))
+        .collect();
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(
+        harness.server.client(),
+        harness.namespace,
+    )
+    .patch(
+        name,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({ "stringData": string_data })),
+    )
+    .await
+    .unwrap_or_else(|error| panic!("the Secret {name} is patched: {error}"));
+}
+
 /// `<Kind>/<name>` of each object in `objects` (rendered or applied JSON), sorted: what a
 /// test compares against the list of objects an operator must build.
 pub fn object_names(objects: &[Value]) -> std::collections::BTreeSet<String> {

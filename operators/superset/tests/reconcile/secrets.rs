@@ -7,6 +7,7 @@ use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
 use strata_model::build::REFERENCES_HASH_ANNOTATION;
+use strata_testing::manifests::patch_secret;
 use strata_testing::wait::{
     assert_no_object_holds, eventually, stored_names, wait_for_degraded, wait_for_event,
 };
@@ -210,23 +211,11 @@ async fn a_rotated_secret_rolls_the_pods_and_an_unrelated_secret_does_not() {
     .await;
 
     create_secret(&harness, "unrelated", &[("password", "x")]).await;
-    let secrets = Api::<Secret>::namespaced(harness.server.client(), harness.namespace);
-    let rotate = |password: &str| Patch::Merge(json!({"stringData": {"password": password}}));
-    secrets
-        .patch("unrelated", &PatchParams::default(), &rotate("y"))
-        .await
-        .expect("patch the unrelated Secret");
+    patch_secret(&harness, "unrelated", &[("password", "y")]).await;
     harness.settle().await;
     assert_eq!(references_hash(&harness), Some(first.clone()));
 
-    secrets
-        .patch(
-            "superset-db",
-            &PatchParams::default(),
-            &rotate("rotated-password"),
-        )
-        .await
-        .expect("rotate the database password");
+    patch_secret(&harness, "superset-db", &[("password", "rotated-password")]).await;
     eventually(
         "a new references hash after the rotation",
         || references_hash(&harness).filter(|now| *now != first),

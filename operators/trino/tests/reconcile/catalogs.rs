@@ -1,13 +1,13 @@
 //! Catalog selection by label, and every kind of catalog change rolling the pods:
 //! create, edit, relabel into and out of the selector, and delete.
 
-use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use strata_model::build::REFERENCES_HASH_ANNOTATION;
 use strata_testing::Harness;
+use strata_testing::manifests::patch_secret;
 use strata_testing::wait::{eventually, stored};
 use strata_testing::workloads::run_until_settled;
 
@@ -158,25 +158,12 @@ async fn a_rotated_catalog_secret_rolls_the_pods_that_serve_the_catalog() {
     )
     .await;
     let config_hashes = template_hashes(&harness);
-    let secrets = Api::<Secret>::namespaced(harness.server.client(), harness.namespace);
-    let rotate = |password: &str| Patch::Merge(json!({"stringData": {"password": password}}));
-
     strata_testing::manifests::create_secret(&harness, "unrelated", &[("password", "x")]).await;
-    secrets
-        .patch("unrelated", &PatchParams::default(), &rotate("y"))
-        .await
-        .expect("patch the unrelated Secret");
+    patch_secret(&harness, "unrelated", &[("password", "y")]).await;
     harness.settle().await;
     assert_eq!(references_hashes(&harness), before, "no catalog reads it");
 
-    secrets
-        .patch(
-            "trino-postgres",
-            &PatchParams::default(),
-            &rotate("rotated"),
-        )
-        .await
-        .expect("rotate the catalog's password");
+    patch_secret(&harness, "trino-postgres", &[("password", "rotated")]).await;
     eventually(
         "a new references hash on both role groups",
         || {
