@@ -134,6 +134,26 @@ impl<R, G: Replicas> ValidatedRole<R, G> {
 }
 
 impl<R, G> ValidatedRole<R, G> {
+    /// The role's PodDisruptionBudget (ADR030 option 1), `<cluster>-<role>` in
+    /// `namespace`, spanning every role group of the role, with the user's
+    /// `maxUnavailable` or the product's `default_max_unavailable`. `None` when the user
+    /// disabled it, so the apply step prunes an existing one.
+    pub fn pdb(
+        &self,
+        namespace: &str,
+        default_max_unavailable: u16,
+    ) -> Option<k8s_openapi::api::policy::v1::PodDisruptionBudget> {
+        crate::pdb::RolePdb {
+            cluster: self.name.cluster().as_str().to_owned(),
+            namespace: namespace.to_owned(),
+            app_name: self.labels.app_name().to_owned(),
+            role: self.name.role().as_str().to_owned(),
+            labels: self.labels.labels(),
+            default_max_unavailable,
+        }
+        .build(&self.pdb)
+    }
+
     /// The role `role` with `identity`, the PodDisruptionBudget settings `pdb` and
     /// its checked `groups`.
     pub fn new(role: R, identity: RoleIdentity, pdb: PdbConfig, groups: Vec<G>) -> Self {

@@ -183,6 +183,11 @@ impl RecommendedLabels {
         labels
     }
 
+    /// `app.kubernetes.io/name`: the product.
+    pub fn app_name(&self) -> &str {
+        &self.app_name
+    }
+
     /// All recommended labels, for object metadata: the selector plus managed-by and
     /// version.
     pub fn labels(&self) -> BTreeMap<String, String> {

@@ -1,9 +1,9 @@
 //! One PodDisruptionBudget per role (ADR030 option 1).
 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use strata_model::pdb::{RolePdb, defaults};
+use strata_model::pdb::defaults;
 
-use crate::crd::{APP_NAME, HdfsRole};
+use crate::crd::HdfsRole;
 use crate::validate::{ValidatedCluster, ValidatedRole};
 
 /// `maxUnavailable` when the user sets none: one namenode (the other stays active), one
@@ -20,19 +20,10 @@ pub fn default_max_unavailable(role: HdfsRole, dfs_replication: u16, replicas: u
 /// `<hdfs>-<role>` spanning every role group of the role; `None` when disabled, so the
 /// apply step prunes an existing one.
 pub fn role_pdb(cluster: &ValidatedCluster, role: &ValidatedRole) -> Option<PodDisruptionBudget> {
-    RolePdb {
-        cluster: cluster.identity.name.to_string(),
-        namespace: cluster.identity.namespace.clone(),
-        app_name: APP_NAME.to_owned(),
-        role: role.role.to_string(),
-        labels: role.labels.labels(),
-        default_max_unavailable: default_max_unavailable(
-            role.role,
-            cluster.dfs_replication,
-            role.replicas(),
-        ),
-    }
-    .build(&role.pdb)
+    role.pdb(
+        &cluster.identity.namespace,
+        default_max_unavailable(role.role, cluster.dfs_replication, role.replicas()),
+    )
 }
 
 #[cfg(test)]

@@ -16,11 +16,10 @@ pub mod secret_key;
 pub mod service;
 pub mod statefulset;
 
-use strata_model::pdb::{RolePdb, defaults};
+use strata_model::pdb::defaults;
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 
-use crate::crd::{APP_NAME, NODE_ROLE};
 use crate::validate::ValidatedCluster;
 
 /// Every object of the cluster in the apply step's form: the Secret and the files
@@ -45,16 +44,10 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
         desired.push(service::headless_service(cluster, group));
         desired.push(statefulset::stateful_set(cluster, group, &hash));
     }
-    let pdb = RolePdb {
-        cluster: cluster.identity.name.to_string(),
-        namespace: cluster.identity.namespace.clone(),
-        app_name: APP_NAME.to_owned(),
-        role: NODE_ROLE.to_owned(),
-        labels: cluster.nodes.labels.labels(),
-        default_max_unavailable: defaults::superset_nodes(),
-    }
-    .build(&cluster.nodes.pdb);
-    if let Some(pdb) = pdb {
+    if let Some(pdb) = cluster
+        .nodes
+        .pdb(&cluster.identity.namespace, defaults::superset_nodes())
+    {
         desired.push(pdb);
     }
     desired.push(service::client_service(cluster));

@@ -16,11 +16,10 @@ pub mod internal_secret;
 pub mod service;
 pub mod statefulset;
 
-use strata_model::pdb::{RolePdb, defaults};
+use strata_model::pdb::defaults;
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 
-use crate::crd::APP_NAME;
 use crate::validate::{TrinoRole, ValidatedCluster};
 
 /// Every object of the cluster in the apply step's form: the Secret and the files
@@ -46,16 +45,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
             TrinoRole::Coordinator => defaults::trino_coordinators(),
             TrinoRole::Worker => defaults::trino_workers(role.replicas()),
         };
-        let pdb = RolePdb {
-            cluster: cluster.identity.name.to_string(),
-            namespace: cluster.identity.namespace.clone(),
-            app_name: APP_NAME.to_owned(),
-            role: role.role.name().to_owned(),
-            labels: role.labels.labels(),
-            default_max_unavailable,
-        }
-        .build(&role.pdb);
-        if let Some(pdb) = pdb {
+        if let Some(pdb) = role.pdb(&cluster.identity.namespace, default_max_unavailable) {
             desired.push(pdb);
         }
     }
