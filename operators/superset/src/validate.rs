@@ -6,6 +6,7 @@ use strata_model::merge::defaulted;
 use strata_model::resources::HeapRule;
 use strata_operator::error::ReconcileError;
 
+use crate::build::secret_key::SECRET_KEY_KEY;
 use crate::config::packages::{Wheel, wheels};
 use crate::config::superset_config::{
     AuthSetting, DatabaseSetting, Registration, SupersetSettings, render,
@@ -29,6 +30,26 @@ pub struct SecretUse {
     pub keys: Vec<&'static str>,
     /// Where it is named in the spec, for messages.
     pub field: &'static str,
+}
+
+/// Where the pods read `SECRET_KEY` from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SecretKeySource {
+    /// The user's Secret (`clusterConfig.secretKeySecret`), checked like every Secret
+    /// the pods read.
+    User(String),
+    /// `<cluster>-secret-key`: generated once, or adopted when it exists already,
+    /// and never deleted by the operator (see [`crate::build::secret_key`]).
+    Generated(String),
+}
+
+impl SecretKeySource {
+    /// The Secret's name.
+    pub fn secret_name(&self) -> &str {
+        match self {
+            Self::User(name) | Self::Generated(name) => name,
+        }
+    }
 }
 
 /// The metadata database, checked.
@@ -63,6 +84,8 @@ pub struct ValidatedCluster {
     pub auth_secret: Option<SecretUse>,
     /// The Mapbox API key Secret, if any.
     pub mapbox_secret: Option<String>,
+    /// Where `SECRET_KEY` comes from.
+    pub secret_key: SecretKeySource,
     /// gunicorn's `--timeout`.
     pub webserver_timeout: u32,
     /// The one role, `node`: `<cluster>-node` names its PodDisruptionBudget.
@@ -172,6 +195,10 @@ impl ValidatedCluster {
             })
             .collect::<Result<Vec<_>, ReconcileError>>()?;
 
+        let secret_key = match &config.secret_key_secret {
+            Some(name) => SecretKeySource::User(name.clone()),
+            None => SecretKeySource::Generated(format!("{}-secret-key", identity.name)),
+        };
         Ok(Self {
             identity,
             database: validated_database,
@@ -188,6 +215,7 @@ impl ValidatedCluster {
                 .map(|admin| admin.secret_name.clone()),
             auth_secret,
             mapbox_secret: config.mapbox_api_key_secret.clone(),
+            secret_key,
             webserver_timeout: settings.webserver_timeout,
             nodes: ValidatedRole::new(
                 (),
@@ -221,6 +249,13 @@ impl ValidatedCluster {
             });
         }
         secrets.extend(self.auth_secret.clone());
+        if let SecretKeySource::User(name) = &self.secret_key {
+            secrets.push(SecretUse {
+                name: name.clone(),
+                keys: vec![SECRET_KEY_KEY],
+                field: "clusterConfig.secretKeySecret",
+            });
+        }
         if let Some(mapbox) = &self.mapbox_secret {
             secrets.push(SecretUse {
                 name: mapbox.clone(),

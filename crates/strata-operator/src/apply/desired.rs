@@ -19,6 +19,11 @@ use crate::child::ChildObject;
 /// generated secrets; it tells people why edits to them are left alone.
 pub const CREATE_ONCE_ANNOTATION: &str = "strata.dev/create-once";
 
+/// Annotation on create-once objects that outlive their owner
+/// ([`ApplyMode::CreateOnceRetained`]); it tells people why deleting the cluster left
+/// them, and that deleting them is theirs to decide.
+pub const RETAINED_ANNOTATION: &str = "strata.dev/retained";
+
 /// Why a typed object could not become a desired object.
 #[derive(Debug, thiserror::Error)]
 pub enum DesiredObjectError {
@@ -54,7 +59,7 @@ pub struct DesiredObject {
     kind: ChildKind,
     name: String,
     value: Value,
-    create_once: bool,
+    mode: ApplyMode,
     /// The body a create-once object is created with, generated values filled in.
     creation: Option<Value>,
 }
@@ -65,9 +70,23 @@ pub enum ApplyMode {
     /// Server-side apply with force whenever the cached copy differs.
     Apply,
     /// Created when missing, never patched afterwards, still pruned with its
-    /// owner: for values generated once (secret keys) that must survive every
-    /// reconcile and operator restart.
+    /// owner: for values generated once that must survive every reconcile and
+    /// operator restart, and whose loss with the owner costs nothing (Trino's
+    /// internal shared secret: every pod that used it goes with the cluster).
     CreateOnce,
+    /// Created when missing, never patched, and never owned: no owner reference,
+    /// so the garbage collector never takes it with the cluster, and never pruned.
+    /// An object of that name that exists already is adopted as it is, whoever
+    /// made it. For values that protect data outliving the cluster (Superset's
+    /// `SECRET_KEY`, which encrypts what the user's metadata database stores).
+    CreateOnceRetained,
+}
+
+impl ApplyMode {
+    /// Whether the object is created once and never patched.
+    pub fn is_create_once(self) -> bool {
+        matches!(self, Self::CreateOnce | Self::CreateOnceRetained)
+    }
 }
 
 impl DesiredObject {
@@ -108,11 +127,14 @@ impl DesiredObject {
             kind,
             name,
             value,
-            create_once: mode == ApplyMode::CreateOnce,
+            mode,
             creation: None,
         };
-        if desired.create_once {
+        if mode.is_create_once() {
             desired.annotate(CREATE_ONCE_ANNOTATION, "true");
+        }
+        if mode == ApplyMode::CreateOnceRetained {
+            desired.annotate(RETAINED_ANNOTATION, "true");
         }
         Ok(desired)
     }
@@ -139,11 +161,7 @@ impl DesiredObject {
 
     /// How the apply step treats the object once it exists.
     pub fn mode(&self) -> ApplyMode {
-        if self.create_once {
-            ApplyMode::CreateOnce
-        } else {
-            ApplyMode::Apply
-        }
+        self.mode
     }
 
     /// `Kind/name`, for logs and reports.
@@ -157,8 +175,14 @@ impl DesiredObject {
     }
 
     /// The object as it will be applied for `owner_ref`: with the controller
-    /// owner reference and the hash annotation of exactly this content.
+    /// owner reference (unless it is retained) and the hash annotation of exactly
+    /// this content.
     pub fn owned_by(mut self, owner_ref: &OwnerReference) -> Self {
+        if self.mode == ApplyMode::CreateOnceRetained {
+            let hash = content_hash(&self.value);
+            self.annotate(DESIRED_HASH_ANNOTATION, &hash);
+            return self;
+        }
         let owner_value = serde_json::json!([{
             "apiVersion": owner_ref.api_version,
             "kind": owner_ref.kind,
@@ -184,7 +208,7 @@ impl DesiredObject {
     /// desired content (hash) and no drift in any field we set (subset). A
     /// create-once object matches any existing copy: it is never patched.
     pub fn matches(&self, cached: &DynamicObject) -> bool {
-        if self.create_once {
+        if self.mode.is_create_once() {
             return true;
         }
         if self.kind.metadata_only() {
@@ -214,7 +238,7 @@ impl DesiredObject {
     /// without its `data` and `stringData`: its values exist only in the
     /// cluster, generated when it is created.
     pub fn into_value(mut self) -> Value {
-        if self.create_once
+        if self.mode.is_create_once()
             && let Value::Object(map) = &mut self.value
         {
             map.remove("data");
@@ -353,6 +377,17 @@ impl DesiredObjects {
         self.objects.push(Box::new(Typed {
             object,
             mode: ApplyMode::CreateOnce,
+            fill: Some(fill),
+        }));
+    }
+
+    /// Like [`push_create_once`](Self::push_create_once), but the object outlives
+    /// its owner ([`ApplyMode::CreateOnceRetained`]): it is created without an owner
+    /// reference, and an object of its name that exists already is adopted.
+    pub fn push_retained<K: ChildObject + Default>(&mut self, object: K, fill: Fill<K>) {
+        self.objects.push(Box::new(Typed {
+            object,
+            mode: ApplyMode::CreateOnceRetained,
             fill: Some(fill),
         }));
     }

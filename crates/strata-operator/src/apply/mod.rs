@@ -21,6 +21,7 @@ use kube::{Client, Resource, ResourceExt};
 pub use self::compare::{DESIRED_HASH_ANNOTATION, content_hash, is_subset};
 pub use self::desired::{
     ApplyMode, CREATE_ONCE_ANNOTATION, DesiredObject, DesiredObjectError, DesiredObjects, Fill,
+    RETAINED_ANNOTATION,
 };
 use crate::cache::{ChildCaches, ChildKind};
 use crate::error::{ErrorKind, ReconcileError, StepError, describe_kube_error, kube_error_kind};
@@ -139,6 +140,28 @@ fn foreign_control(references: &[OwnerReference], owner_ref: &OwnerReference) ->
     )
 }
 
+/// The references of a retained object without those to `owner_ref`'s object, or
+/// `None` when none points at it. An earlier incarnation of the owner (same kind and
+/// name, another uid) counts too: its garbage collection would take the object.
+fn without_owner(
+    references: &[OwnerReference],
+    owner_ref: &OwnerReference,
+) -> Option<Vec<OwnerReference>> {
+    let names_owner = |reference: &OwnerReference| {
+        reference.uid == owner_ref.uid
+            || (reference.kind == owner_ref.kind
+                && reference.name == owner_ref.name
+                && reference.api_version == owner_ref.api_version)
+    };
+    references.iter().any(names_owner).then(|| {
+        references
+            .iter()
+            .filter(|reference| !names_owner(reference))
+            .cloned()
+            .collect()
+    })
+}
+
 /// `bytes` random bytes from the operating system, hex-encoded: the value of a
 /// generated secret (Superset's `SECRET_KEY`, Trino's shared secret). Meant for
 /// the `fill` of a create-once object, so it runs only when the object is created.
@@ -201,7 +224,8 @@ impl<'a> Applier<'a> {
     ///
     /// Every object gets a controller owner reference to `owner`, so Kubernetes
     /// garbage-collects it with the owner and the controller is triggered when
-    /// it changes.
+    /// it changes; except retained objects ([`ApplyMode::CreateOnceRetained`]),
+    /// which outlive the owner on purpose and are adopted when they exist.
     pub async fn apply<K>(
         &self,
         owner: &K,
@@ -222,6 +246,7 @@ impl<'a> Applier<'a> {
             .into_objects(stopped)
             .map_err(|error| ApplyError::BuildFailed(error.to_string()))?;
         let mut changed = Vec::new();
+        let mut releases = Vec::new();
         let mut foreign = Vec::new();
         for object in objects {
             let object = object.owned_by(&owner_ref);
@@ -229,20 +254,32 @@ impl<'a> Applier<'a> {
             let cached = self
                 .caches
                 .get(object.resource(), &namespace, object.name());
-            let (exists, whose) = match &cached {
-                Some(cached) => (true, foreign_control(cached.owner_references(), &owner_ref)),
-                None => match self.read_owners(&namespace, &object).await? {
-                    Some(references) => (true, foreign_control(&references, &owner_ref)),
-                    None => (false, None),
-                },
+            let references = match &cached {
+                Some(cached) => Some(cached.owner_references().to_vec()),
+                None => self.read_owners(&namespace, &object).await?,
             };
+            if object.mode() == ApplyMode::CreateOnceRetained {
+                match references {
+                    None => changed.push((object, cached)),
+                    Some(references) => match without_owner(&references, &owner_ref) {
+                        Some(remaining) => releases.push((object, remaining)),
+                        None => report.unchanged += 1,
+                    },
+                }
+                continue;
+            }
+            let whose = references
+                .as_deref()
+                .and_then(|references| foreign_control(references, &owner_ref));
             if let Some(whose) = whose {
                 foreign.push(format!("{} exists and is {whose}", object.display_name()));
                 continue;
             }
             match cached {
                 Some(cached) if object.matches(&cached) => report.unchanged += 1,
-                _ if exists && object.mode() == ApplyMode::CreateOnce => report.unchanged += 1,
+                _ if references.is_some() && object.mode().is_create_once() => {
+                    report.unchanged += 1;
+                }
                 cached => changed.push((object, cached)),
             }
         }
@@ -250,16 +287,25 @@ impl<'a> Applier<'a> {
             return Err(ApplyError::ObjectNotOwned { objects: foreign }.into());
         }
         refuse_immutable_changes(&changed)?;
+        for (object, remaining) in releases {
+            self.release(&namespace, &object, &remaining).await?;
+            report.applied.push(format!(
+                "{} (released from its owner)",
+                object.display_name()
+            ));
+        }
         for (object, _) in changed {
             let response = match object.mode() {
                 ApplyMode::Apply => self.server_side_apply(&namespace, &object).await?,
-                ApplyMode::CreateOnce => match self.create(&namespace, &object).await? {
-                    Some(created) => created,
-                    None => {
-                        report.unchanged += 1;
-                        continue;
+                ApplyMode::CreateOnce | ApplyMode::CreateOnceRetained => {
+                    match self.create(&namespace, &object).await? {
+                        Some(created) => created,
+                        None => {
+                            report.unchanged += 1;
+                            continue;
+                        }
                     }
-                },
+                }
             };
             report.applied.push(object.display_name());
             report.responses.push((object.kind().clone(), response));
@@ -325,6 +371,31 @@ impl<'a> Applier<'a> {
         // Kept as text until the status step observes it, like a cached copy.
         crate::cache::compact(&mut response);
         Ok(response)
+    }
+
+    /// Removes the owner's references from a retained object, which releases
+    /// before this one created owned, so the garbage collector no longer takes it
+    /// with the owner. Only `metadata.ownerReferences` is written; the content stays.
+    async fn release(
+        &self,
+        namespace: &str,
+        object: &DesiredObject,
+        remaining: &[OwnerReference],
+    ) -> Result<(), ApplyError> {
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), namespace, object.resource());
+        let params = PatchParams {
+            field_manager: Some(self.field_manager.to_owned()),
+            ..PatchParams::default()
+        };
+        let patch = serde_json::json!({"metadata": {"ownerReferences": remaining}});
+        api.patch(object.name(), &params, &Patch::Merge(&patch))
+            .await
+            .map_err(|source| ApplyError::ApplyFailed {
+                doing: format!("releasing {} from its owner", object.display_name()),
+                source,
+            })?;
+        Ok(())
     }
 
     /// Creates a create-once object; `None` when it exists already (the cache
@@ -395,4 +466,48 @@ pub(crate) fn is_controlled_by(references: &[OwnerReference], owner_ref: &OwnerR
     references
         .iter()
         .any(|reference| reference.uid == owner_ref.uid && reference.controller == Some(true))
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    fn reference(kind: &str, name: &str, uid: &str, controller: bool) -> OwnerReference {
+        OwnerReference {
+            api_version: "superset.strata.dev/v1alpha1".to_owned(),
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            uid: uid.to_owned(),
+            controller: Some(controller),
+            block_owner_deletion: Some(true),
+        }
+    }
+
+    fn owner() -> OwnerReference {
+        reference("SupersetCluster", "simple", "uid-now", true)
+    }
+
+    #[rstest]
+    #[case::no_references(vec![], None)]
+    #[case::the_owner_controls_it(vec![owner()], Some(vec![]))]
+    #[case::an_earlier_incarnation_of_the_owner(
+        vec![reference("SupersetCluster", "simple", "uid-before", true)],
+        Some(vec![])
+    )]
+    #[case::the_owner_among_others(
+        vec![reference("ConfigMap", "other", "uid-other", false), owner()],
+        Some(vec![reference("ConfigMap", "other", "uid-other", false)])
+    )]
+    #[case::only_someone_else(
+        vec![reference("SupersetCluster", "another", "uid-another", true)],
+        None
+    )]
+    fn a_retained_object_is_released_only_from_its_owner(
+        #[case] references: Vec<OwnerReference>,
+        #[case] released: Option<Vec<OwnerReference>>,
+    ) {
+        assert_eq!(without_owner(&references, &owner()), released);
+    }
 }

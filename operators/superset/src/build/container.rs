@@ -10,7 +10,7 @@ use strata_model::build::{
 };
 
 use super::config_map::{INIT_SCRIPT, SUPERSET_CONFIG};
-use super::secret_key::{SECRET_KEY_KEY, secret_key_name};
+use super::secret_key::SECRET_KEY_KEY;
 use super::service::HTTP;
 use crate::config::packages::{WHEEL_DIR, python_path_entries};
 use crate::config::superset_config::{
@@ -70,7 +70,7 @@ fn superset_env(cluster: &ValidatedCluster) -> (BTreeMap<String, String>, Vec<En
     ]);
     let mut secrets = vec![secret_variable(
         "SUPERSET_SECRET_KEY",
-        &secret_key_name(cluster),
+        cluster.secret_key.secret_name(),
         SECRET_KEY_KEY,
     )];
     match &cluster.database {

@@ -2,7 +2,7 @@
 //!
 //! | object | name | per |
 //! | --- | --- | --- |
-//! | Secret `SECRET_KEY` (created once, never overwritten or rendered) | `<superset>-secret-key` | cluster |
+//! | Secret `SECRET_KEY` (created once, never overwritten, owned or rendered; unless `secretKeySecret` names the user's) | `<superset>-secret-key` | cluster |
 //! | ConfigMap with the Python packages the image lacks (pg8000, authlib) | `<superset>-packages` | cluster |
 //! | ConfigMap (`superset_config.py`, the init script) | `<superset>-node-<rg>` | role group |
 //! | headless Service | `<superset>-node-<rg>` | role group |
@@ -26,10 +26,9 @@ use crate::validate::ValidatedCluster;
 /// first, so they exist before the pods that use them.
 pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
     let mut desired = DesiredObjects::new();
-    desired.push_create_once(
-        secret_key::secret_key_secret(cluster),
-        secret_key::fill_secret_key,
-    );
+    if let Some(secret) = secret_key::secret_key_secret(cluster) {
+        desired.push_retained(secret, secret_key::fill_secret_key);
+    }
     if !cluster.wheels.is_empty() {
         desired.push(config_map::packages_config_map(cluster));
     }

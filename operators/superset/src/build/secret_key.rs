@@ -1,6 +1,16 @@
-//! `SECRET_KEY`: Superset signs sessions and encrypts stored database passwords with
-//! it, so it must never change by accident. The operator creates it once, random, and
-//! never writes it again; `render` shows the Secret without a value.
+//! `SECRET_KEY`: Superset signs sessions and encrypts stored database passwords, SSH
+//! tunnel credentials and OAuth tokens with it (`encrypted_field_factory`), so it must
+//! never change by accident. A key the user names (`clusterConfig.secretKeySecret`)
+//! wins. Otherwise the operator creates `<cluster>-secret-key` once, random, and never
+//! writes it again; `render` shows the Secret without a value.
+//!
+//! The generated Secret outlives the cluster
+//! ([`strata_operator::apply::ApplyMode::CreateOnceRetained`]): the metadata database
+//! it encrypts is the user's and survives a `kubectl delete`, a GitOps replace or a
+//! Helm uninstall, and a cluster re-created on it must decrypt what it stored. So the
+//! Secret has no owner reference, and one of its name that exists already (restored
+//! from a backup, or left by the cluster's predecessor) is adopted as it is. Only the
+//! user deletes it, once the metadata database is gone too.
 //!
 //! Rotation (by hand): set the old key as `PREVIOUS_SECRET_KEY` (an `envOverrides`
 //! entry or a `configOverrides` expression reading it), write the new one into the
@@ -12,30 +22,29 @@ use k8s_openapi::api::core::v1::Secret;
 use strata_model::build::object_meta;
 use strata_operator::apply::random_token;
 
-use crate::validate::ValidatedCluster;
+use crate::validate::{SecretKeySource, ValidatedCluster};
 
 /// The key of the Secret.
 pub const SECRET_KEY_KEY: &str = "SECRET_KEY";
 /// Random bytes in a generated key (64 hex characters).
 pub const SECRET_KEY_BYTES: usize = 32;
 
-/// `<superset>-secret-key`, without a value: the value is filled in only when the
-/// Secret is created ([`fill_secret_key`]).
-pub fn secret_key_secret(cluster: &ValidatedCluster) -> Secret {
-    Secret {
+/// The generated `<superset>-secret-key`, without a value: the value is filled in
+/// only when the Secret is created ([`fill_secret_key`]). `None` when the user names
+/// the key's Secret.
+pub fn secret_key_secret(cluster: &ValidatedCluster) -> Option<Secret> {
+    let SecretKeySource::Generated(name) = &cluster.secret_key else {
+        return None;
+    };
+    Some(Secret {
         metadata: object_meta(
-            &secret_key_name(cluster),
+            name,
             &cluster.identity.namespace,
             cluster.identity.labels.labels(),
         ),
         type_: Some("Opaque".to_owned()),
         ..Secret::default()
-    }
-}
-
-/// The Secret's name.
-pub fn secret_key_name(cluster: &ValidatedCluster) -> String {
-    format!("{}-secret-key", cluster.identity.name)
+    })
 }
 
 /// Generates the key, once, just before the Secret is created.

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::runtime::controller::Action;
 use strata_operator::controller::Context;
@@ -11,8 +12,9 @@ use strata_operator::pipeline::{Failed, Prepared};
 use strata_operator::reference::{KeySource, KeysRead, Target};
 
 use crate::build::build;
+use crate::build::secret_key::SECRET_KEY_KEY;
 use crate::crd::SupersetCluster;
-use crate::validate::ValidatedCluster;
+use crate::validate::{SecretKeySource, ValidatedCluster};
 
 /// What the controller needs beyond the shared context.
 #[derive(Clone, Debug)]
@@ -45,6 +47,10 @@ pub fn secret_references(cluster: &SupersetCluster) -> Vec<Target> {
                 .map(|admin| admin.secret_name.clone()),
         )
         .chain(config.mapbox_api_key_secret.iter().cloned())
+        // The user's key, or the generated one, whose keys are checked when it exists.
+        .chain(Some(config.secret_key_secret.clone().unwrap_or_else(
+            || format!("{}-secret-key", cluster.name_any()),
+        )))
         .chain(
             auth.and_then(|auth| auth.ldap.as_ref())
                 .map(|ldap| ldap.bind_password_secret.clone()),
@@ -55,6 +61,40 @@ pub fn secret_references(cluster: &SupersetCluster) -> Vec<Target> {
         )
         .map(|name| Target::named(namespace.clone(), name))
         .collect()
+}
+
+/// A generated `SECRET_KEY` Secret that exists already is adopted as it is, so it
+/// must hold the key before any pod reads it; one that does not exist yet is
+/// created by the apply step. Its version does not roll the pods: the operator never
+/// changes it, and its creation must not restart a new cluster.
+fn check_adopted_secret_key(
+    validated: &ValidatedCluster,
+    context: &Context<ClusterContext>,
+) -> Result<(), ReconcileError> {
+    let SecretKeySource::Generated(name) = &validated.secret_key else {
+        return Ok(());
+    };
+    let namespace = &validated.identity.namespace;
+    let exists = context
+        .references
+        .get::<Secret>(namespace, name)
+        .map_err(ReconcileError::from)?
+        .is_some();
+    if exists {
+        context
+            .references
+            .check_keys(
+                namespace,
+                [KeysRead {
+                    object: KeySource::Secret,
+                    name,
+                    keys: vec![SECRET_KEY_KEY],
+                    field: "the generated SECRET_KEY Secret (clusterConfig.secretKeySecret unset)",
+                }],
+            )
+            .map_err(ReconcileError::from)?;
+    }
+    Ok(())
 }
 
 /// Reconciles one SupersetCluster.
@@ -100,6 +140,7 @@ fn prepare(
             }),
         )
         .map_err(ReconcileError::from)?;
+    check_adopted_secret_key(&validated, context)?;
     // The pods read these Secrets through `secretKeyRef`, which a running pod never
     // re-reads: a rotated password reaches them only by a restart.
     Ok(build(&validated).rolling_on(&versions))

@@ -90,6 +90,13 @@ pub struct SupersetClusterConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webserver_timeout: Option<u32>,
 
+    /// A Secret whose key `SECRET_KEY` is Superset's `SECRET_KEY`, which signs
+    /// sessions and encrypts the database passwords, SSH tunnel credentials and OAuth
+    /// tokens stored in the metadata database. Without it the operator generates one
+    /// into `<cluster>-secret-key`, which outlives the cluster (see docs/superset.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_key_secret: Option<String>,
+
     /// A Secret whose key `apiKey` is the Mapbox API key (`MAPBOX_API_KEY`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mapbox_api_key_secret: Option<String>,
