@@ -9,23 +9,37 @@
 //!    the namenode state ConfigMap that the namenodes read as `dfs.hosts.exclude`, and
 //!    the namenodes copy every block it holds to the datanodes that stay;
 //! 2. the StatefulSet keeps its replicas until a namenode reports every leaving datanode
-//!    `Decommissioned`; only then does it shrink;
-//! 3. the host stays excluded until its pod is gone, so a namenode that re-reads the
-//!    list meanwhile does not take the datanode back into service (and then keep its
-//!    replicas while it shuts down); after that it leaves the list.
+//!    `Decommissioned` while alive, **and** the active namenode reports every block of
+//!    the namespace fully replicated (`LowRedundancyBlocks`,
+//!    `PendingReconstructionBlocks` and `MissingBlocks` at 0); only then does it shrink;
+//! 3. the host stays excluded until its pod is gone **and** the namenode no longer
+//!    counts it alive (it lists it dead, or not at all); after that it leaves the list.
 //!
 //! [`plan`] is pure and keeps no state of its own: every reconcile derives the step from
-//! the spec, the StatefulSets and pods, the exclude list it wrote last time, and what a
-//! namenode reports. Stopping the cluster (every StatefulSet at zero) is the apply
+//! the spec, the StatefulSets and pods, the exclude list it wrote last time, and what the
+//! namenodes report. Stopping the cluster (every StatefulSet at zero) is the apply
 //! layer's business, not a scale-down.
 //!
 //! Decisions, safety first:
-//! - **Only a live `Decommissioned` datanode may go.** Hadoop marks a datanode that is
-//!   dead when it enters the exclude list `Decommissioned` at once, without copying
-//!   anything (`HeartbeatManager.startDecommission`), and a namenode that has not heard
-//!   from a datanode since it started does not list it at all. Neither proves that its
-//!   blocks have other replicas, so both wait, with a message that names the pod; a
-//!   datanode that runs again decommissions while alive.
+//! - **Only a live `Decommissioned` datanode may go, and only once no block lacks a
+//!   replica.** Hadoop marks a datanode that is dead when it enters the exclude list
+//!   `Decommissioned` at once, without copying anything
+//!   (`HeartbeatManager.startDecommission`), and does not decommission it again when it
+//!   returns (`DatanodeAdminManager.startDecommission` returns for a node that is
+//!   `Decommissioned` already). So "live and `Decommissioned`" does not prove that its
+//!   blocks have other replicas: a block whose only replica is on it is missing while it
+//!   is dead, and low on redundancy from its first block report until the namenode has
+//!   copied it. The block counts of the active namenode (JMX `FSNamesystem`; a standby
+//!   computes none) cover that case and any other block without enough replicas, so the
+//!   shrink waits for all three at 0, with a message that names them. A namenode that has
+//!   not heard from a datanode since it started does not list it at all; that waits too.
+//! - **A departed host stays excluded while the namenode counts it alive.** The
+//!   namenode declares a datanode dead only about 10.5 minutes after its last heartbeat.
+//!   Taking a host off the list before that makes `refreshNodes` return it to service
+//!   (`stopDecommission`), and the extra-redundancy pass that follows counts its
+//!   replicas again and may delete the only real copy of a block, keeping the phantom.
+//!   A dead node skips that pass, so the host leaves the list once the namenode lists it
+//!   dead or not at all; while no namenode answers, it stays.
 //! - **Excluding is always safe**: it only makes the namenodes copy blocks and stop
 //!   placing new ones there. So leaving hosts are excluded even while no namenode
 //!   answers; only the shrink waits for one.
@@ -34,11 +48,6 @@
 //!   back into service.
 //! - **A scale-down below `dfsReplication` datanodes is refused**: the blocks could not
 //!   keep their replicas on the datanodes that stay, so decommissioning would not end.
-//!
-//! Known gap: a datanode that was dead when excluded, and later runs again, is reported
-//! `Decommissioned` and live, and may go before the namenodes have copied the blocks
-//! only it held. Closing it needs the namenode's block health (`FSNamesystem`
-//! `LowRedundancyBlocks` and `PendingReconstructionBlocks` at zero) as a further input.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -130,6 +139,35 @@ impl DataNodeReport {
     }
 }
 
+/// The block counts of the active namenode (JMX `Hadoop:service=NameNode,
+/// name=FSNamesystem`): what says whether every block has its replicas.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockHealth {
+    /// `LowRedundancyBlocks`: blocks with fewer live replicas than they need.
+    pub low_redundancy: u64,
+    /// `PendingReconstructionBlocks`: blocks being copied right now.
+    pub pending_reconstruction: u64,
+    /// `MissingBlocks`: blocks with no live replica at all.
+    pub missing: u64,
+}
+
+impl BlockHealth {
+    /// Whether every block has the replicas it needs and none is being copied.
+    pub fn is_complete(&self) -> bool {
+        self.low_redundancy == 0 && self.pending_reconstruction == 0 && self.missing == 0
+    }
+}
+
+impl fmt::Display for BlockHealth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "LowRedundancyBlocks {}, PendingReconstructionBlocks {}, MissingBlocks {}",
+            self.low_redundancy, self.pending_reconstruction, self.missing
+        )
+    }
+}
+
 /// One datanode role group as the planner sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataNodeGroup {
@@ -168,6 +206,8 @@ pub struct DecommissionInput<'a> {
     /// Each host's report (the host part of the node list keys), or `None` when no
     /// namenode answered.
     pub namenode: Option<&'a BTreeMap<String, DataNodeReport>>,
+    /// The active namenode's block counts, or `None` when no active namenode answered.
+    pub block_health: Option<BlockHealth>,
     /// `dfs.replication`.
     pub dfs_replication: u16,
 }
@@ -288,33 +328,62 @@ fn group_step(
     let host = |ordinal: u16| group.host(ordinal, input.namespace, input.cluster_domain);
     let name = group.name.object_name();
     let (target, current) = (group.replicas, group.current_replicas.unwrap_or(0));
-    // Pods above both sizes whose decommission finished: they shut down, still excluded.
-    let lingering: Vec<u16> = group
-        .pods
+    // Hosts above both sizes that were excluded: decommissioned, and on their way out.
+    let departing: Vec<u16> = recorded
+        .iter()
+        .filter_map(|recorded| ordinal_of(group, input, recorded))
+        .filter(|ordinal| *ordinal >= target.max(current))
+        .collect();
+    // Their pods still shut down.
+    let shutting_down: Vec<u16> = departing
         .iter()
         .copied()
-        .filter(|ordinal| *ordinal >= target.max(current))
-        .filter(|ordinal| recorded.contains(host(*ordinal).as_str()))
+        .filter(|ordinal| group.pods.contains(ordinal))
+        .collect();
+    // Their pods are gone, but the namenode still counts them alive (or none answers).
+    let counted_alive: Vec<u16> = departing
+        .iter()
+        .copied()
+        .filter(|ordinal| !group.pods.contains(ordinal))
+        .filter(|ordinal| match input.namenode {
+            None => true,
+            Some(nodes) => report_of(nodes, &group.name.pod_name(*ordinal), &host(*ordinal))
+                .is_some_and(|report| report.live),
+        })
         .collect();
     let leaving: Vec<u16> = (target..current).collect();
-    let mut excluded: Vec<String> = leaving.iter().chain(&lingering).map(|o| host(*o)).collect();
+    let mut excluded: Vec<String> = leaving
+        .iter()
+        .chain(&shutting_down)
+        .chain(&counted_alive)
+        .map(|o| host(*o))
+        .collect();
     excluded.sort();
     let pods = |ordinals: &[u16]| -> String {
         let names: Vec<String> = ordinals.iter().map(|o| group.name.pod_name(*o)).collect();
         names.join(", ")
     };
     if leaving.is_empty() {
-        let note = (!lingering.is_empty()).then(|| {
-            format!(
-                "{name}: waiting for the decommissioned pod(s) {} to shut down before they \
-                 leave the exclude list",
-                pods(&lingering)
-            )
-        });
+        let mut notes = Vec::new();
+        if !shutting_down.is_empty() {
+            notes.push(format!(
+                "waiting for the decommissioned pod(s) {} to shut down before they leave \
+                 the exclude list",
+                pods(&shutting_down)
+            ));
+        }
+        if !counted_alive.is_empty() {
+            notes.push(format!(
+                "{} stay excluded until the namenode declares them dead (about 10.5 \
+                 minutes after their last heartbeat), so their replicas are never counted \
+                 again",
+                pods(&counted_alive)
+            ));
+        }
         return GroupStep {
             replicas: target,
             excluded,
-            note,
+            note: (!notes.is_empty()).then(|| format!("{name}: {}", notes.join("; "))),
         };
     }
     let shrink = format!("{name} shrinks from {current} to {target} replicas");
@@ -347,19 +416,39 @@ fn group_step(
         .collect();
     let (total, done) = (leaving.len(), leaving.len() - pending.len());
     if pending.is_empty() {
+        let decommissioned = format!(
+            "{name}: {} decommissioned ({done} of {total})",
+            pods(&leaving)
+        );
+        let (replicas, note) = match input.block_health {
+            Some(health) if health.is_complete() => (target, format!("{decommissioned}; {shrink}")),
+            Some(health) => (
+                current,
+                format!(
+                    "{decommissioned}, but the active namenode reports {health}; a datanode \
+                     that was dead when it was excluded is marked Decommissioned without \
+                     its blocks being copied, so {shrink} only once every block has its \
+                     replicas"
+                ),
+            ),
+            None => (
+                current,
+                format!(
+                    "{decommissioned}; waiting for the active namenode to report its block \
+                     counts before {shrink}"
+                ),
+            ),
+        };
         return GroupStep {
-            replicas: target,
+            replicas,
             excluded,
-            note: Some(format!(
-                "{name}: {} decommissioned ({done} of {total}); {shrink}",
-                pods(&leaving)
-            )),
+            note: Some(note),
         };
     }
     let states: Vec<&str> = pending.iter().map(|(state, _)| state.as_str()).collect();
     let hint = if pending.iter().any(|(_, stuck)| *stuck) {
         "; a dead or unlisted datanode may hold the only replica of a block, so the \
-         scale-down waits until its pod runs again"
+         scale-down waits until its pod runs again and its blocks are copied"
     } else {
         ""
     };
@@ -373,6 +462,18 @@ fn group_step(
             states.join(", ")
         )),
     }
+}
+
+/// The ordinal of the group's pod whose host name is `host`, as the operator wrote it
+/// into the exclude list; `None` for hosts of other groups or unknown hosts.
+fn ordinal_of(group: &DataNodeGroup, input: &DecommissionInput<'_>, host: &str) -> Option<u16> {
+    let pod = host.split('.').next()?;
+    let ordinal: u16 = pod
+        .strip_prefix(group.name.object_name())?
+        .strip_prefix('-')?
+        .parse()
+        .ok()?;
+    (group.host(ordinal, input.namespace, input.cluster_domain) == host).then_some(ordinal)
 }
 
 /// The namenode's report of `pod`, matched by host name: its FQDN, its bare name, or any

@@ -119,12 +119,22 @@ async fn prepare(
     if format.cluster_id.is_none() {
         format.cluster_id = namenode.as_ref().and_then(|info| info.cluster_id.clone());
     }
+    let block_health = if shrinking {
+        context
+            .extra
+            .namenodes
+            .block_health(&validated.topology.namenodes)
+            .await
+    } else {
+        None
+    };
     let decommission = decommission::plan(&DecommissionInput {
         groups: &datanodes,
         namespace: &namespace,
         cluster_domain: &context.extra.cluster_domain,
         excluded: &excluded,
         namenode: namenode.as_ref().map(|info| &info.nodes),
+        block_health,
         dfs_replication: validated.dfs_replication,
     })
     .map_err(ReconcileError::from)?;

@@ -13,10 +13,12 @@ use serde::Deserialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::decommission::{AdminState, DataNodeReport};
+use crate::decommission::{AdminState, BlockHealth, DataNodeReport};
 
 /// The JMX query of the bean with the node lists and the cluster ID.
 pub const NAMENODE_INFO_PATH: &str = "/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo";
+/// The JMX query of the bean with the block counts and the namenode's HA state.
+pub const FS_NAMESYSTEM_PATH: &str = "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystem";
 /// The most read of one response: `LiveNodes` takes about 700 bytes a datanode, so
 /// this covers clusters of tens of thousands; a longer answer is cut and fails to parse.
 pub const MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
@@ -130,6 +132,46 @@ pub fn parse_namenode_info(body: &str) -> Option<NameNodeInfo> {
         cluster_id: bean.cluster_id.filter(|id| !id.is_empty()),
         nodes,
     })
+}
+
+/// The `FSNamesystem` bean's attributes the decommission reads. A standby namenode
+/// computes no replication queues, so only an active one's counts mean anything.
+#[derive(Deserialize)]
+struct FsNamesystemBean {
+    #[serde(rename = "tag.HAState")]
+    ha_state: Option<String>,
+    #[serde(rename = "LowRedundancyBlocks")]
+    low_redundancy: u64,
+    #[serde(rename = "PendingReconstructionBlocks")]
+    pending_reconstruction: u64,
+    #[serde(rename = "MissingBlocks")]
+    missing: u64,
+}
+
+/// Parses the body of [`FS_NAMESYSTEM_PATH`]: the block counts, if the namenode that
+/// answered is the active one (`tag.HAState` is `active`).
+pub fn parse_active_block_health(body: &str) -> Option<BlockHealth> {
+    #[derive(Deserialize)]
+    struct Beans {
+        beans: Vec<FsNamesystemBean>,
+    }
+    let beans: Beans = serde_json::from_str(body).ok()?;
+    let bean = beans.beans.into_iter().next()?;
+    (bean.ha_state.as_deref() == Some("active")).then_some(BlockHealth {
+        low_redundancy: bean.low_redundancy,
+        pending_reconstruction: bean.pending_reconstruction,
+        missing: bean.missing,
+    })
+}
+
+/// The block counts of the namenode at `address`, if it answers in `timeout` and is
+/// the active one.
+pub async fn active_block_health(address: &str, timeout: Duration) -> Option<BlockHealth> {
+    let (status, body) = get(address, FS_NAMESYSTEM_PATH, timeout).await?;
+    if status != 200 {
+        return None;
+    }
+    parse_active_block_health(&body)
 }
 
 /// The host of a node list key, `<hostName>:<xferPort>`.

@@ -10,8 +10,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::namenode_http::{NameNodeInfo, get, namenode_info};
+use super::namenode_http::{NameNodeInfo, active_block_health, get, namenode_info};
 use crate::config::NameNodeAddress;
+use crate::decommission::BlockHealth;
 
 /// Where to reach a namenode's HTTP port; tests point it at loopback servers.
 pub type HttpAddress = Arc<dyn Fn(&NameNodeAddress) -> String + Send + Sync>;
@@ -54,6 +55,20 @@ impl NameNodeHttp {
             }
         });
         futures::future::join_all(probes)
+            .await
+            .into_iter()
+            .flatten()
+            .next()
+    }
+
+    /// The active namenode's block counts (JMX `FSNamesystem`), `None` when no
+    /// namenode answers as the active one.
+    pub async fn block_health(&self, namenodes: &[NameNodeAddress]) -> Option<BlockHealth> {
+        let requests = namenodes.iter().map(|namenode| {
+            let address = (self.address)(namenode);
+            async move { active_block_health(&address, self.timeout).await }
+        });
+        futures::future::join_all(requests)
             .await
             .into_iter()
             .flatten()
@@ -130,6 +145,32 @@ mod tests {
             info.and_then(|info| info.cluster_id).as_deref(),
             Some("CID-1")
         );
+    }
+
+    #[tokio::test]
+    async fn block_counts_come_from_the_active_namenode_only() {
+        let standby = namenode(
+            "200 OK",
+            r#"{"beans":[{"tag.HAState":"standby","LowRedundancyBlocks":0,
+                "PendingReconstructionBlocks":0,"MissingBlocks":0}]}"#,
+        );
+        let active = namenode(
+            "200 OK",
+            r#"{"beans":[{"name":"Hadoop:service=NameNode,name=FSNamesystem",
+                "tag.HAState":"active","LowRedundancyBlocks":3,
+                "PendingReconstructionBlocks":1,"MissingBlocks":2,"CorruptBlocks":0}]}"#,
+        );
+        let (both, namenodes) = client(vec![("nn-0", standby.clone()), ("nn-1", active)]);
+        assert_eq!(
+            both.block_health(&namenodes).await,
+            Some(BlockHealth {
+                low_redundancy: 3,
+                pending_reconstruction: 1,
+                missing: 2
+            })
+        );
+        let (only_standby, namenodes) = client(vec![("nn-0", standby)]);
+        assert_eq!(only_standby.block_health(&namenodes).await, None);
     }
 
     #[tokio::test]

@@ -64,10 +64,22 @@ fn namenode(nodes: &[(&str, &str)]) -> BTreeMap<String, DataNodeReport> {
         .collect()
 }
 
+/// The plan, with every block fully replicated whenever a namenode answers.
 fn run(
     group_table: &[Group],
     recorded: &[&str],
     nodes: Option<&[(&str, &str)]>,
+    dfs_replication: u16,
+) -> Result<DecommissionPlan, DecommissionError> {
+    let health = nodes.map(|_| BlockHealth::default());
+    run_with_health(group_table, recorded, nodes, health, dfs_replication)
+}
+
+fn run_with_health(
+    group_table: &[Group],
+    recorded: &[&str],
+    nodes: Option<&[(&str, &str)]>,
+    block_health: Option<BlockHealth>,
     dfs_replication: u16,
 ) -> Result<DecommissionPlan, DecommissionError> {
     let groups = groups(group_table);
@@ -79,6 +91,7 @@ fn run(
         cluster_domain: DOMAIN,
         excluded: &recorded,
         namenode: nodes.as_ref(),
+        block_health,
         dfs_replication,
     })
 }
@@ -117,8 +130,26 @@ const EMPTY: Option<&[(&str, &str)]> = answering(&[]);
     answering(&[("a-3", "Decommissioned"), ("a-4", "Decommissioned")]),
     &[("a", 3)], &["a-3", "a-4"], true
 )]
-#[case::pods_gone_leave_the_list(
+#[case::pods_gone_and_unlisted_leave_the_list(
     &[("a", 3, Some(3), 3)], &["a-3", "a-4"], EMPTY, &[("a", 3)], &[], false
+)]
+#[case::departed_hosts_stay_excluded_while_the_namenode_counts_them_alive(
+    &[("a", 3, Some(3), 3)], &["a-3", "a-4"],
+    answering(&[("a-3", "Decommissioned"), ("a-4", "Decommissioned")]),
+    &[("a", 3)], &["a-3", "a-4"], true
+)]
+#[case::departed_hosts_leave_once_the_namenode_lists_them_dead(
+    &[("a", 3, Some(3), 3)], &["a-3", "a-4"],
+    answering(&[("a-3", "Decommissioned (dead)"), ("a-4", "In Service (dead)")]),
+    &[("a", 3)], &[], false
+)]
+#[case::a_departed_host_leaves_while_another_is_still_counted_alive(
+    &[("a", 3, Some(3), 3)], &["a-3", "a-4"],
+    answering(&[("a-3", "Decommissioned (dead)"), ("a-4", "Decommissioned")]),
+    &[("a", 3)], &["a-4"], true
+)]
+#[case::departed_hosts_stay_excluded_while_no_namenode_answers(
+    &[("a", 3, Some(3), 3)], &["a-3", "a-4"], NONE, &[("a", 3)], &["a-3", "a-4"], true
 )]
 #[case::no_namenode_answering_keeps_the_replicas(
     &[("a", 3, Some(5), 5)], &[], NONE, &[("a", 5)], &["a-3", "a-4"], true
@@ -256,9 +287,73 @@ fn the_message_says_why_a_dead_or_unlisted_datanode_waits() {
         message.contains(
             "0 of 2 decommissioned (hdfs-datanode-a-3 Decommissioned but dead, \
              hdfs-datanode-a-4 not listed by the namenode); a dead or unlisted datanode \
-             may hold the only replica of a block"
+             may hold the only replica of a block, so the scale-down waits until its pod \
+             runs again and its blocks are copied"
         ),
         "{message}"
+    );
+}
+
+const COMPLETE: BlockHealth = BlockHealth {
+    low_redundancy: 0,
+    pending_reconstruction: 0,
+    missing: 0,
+};
+
+#[rstest]
+#[case::every_block_replicated(Some(COMPLETE), 3)]
+#[case::blocks_low_on_redundancy(Some(BlockHealth { low_redundancy: 2, ..COMPLETE }), 5)]
+#[case::blocks_being_copied(Some(BlockHealth { pending_reconstruction: 1, ..COMPLETE }), 5)]
+#[case::blocks_missing(Some(BlockHealth { missing: 1, ..COMPLETE }), 5)]
+#[case::no_active_namenode_reports_block_counts(None, 5)]
+fn the_shrink_waits_until_every_block_has_its_replicas(
+    #[case] health: Option<BlockHealth>,
+    #[case] replicas: u16,
+) {
+    let plan = run_with_health(
+        &[("a", 3, Some(5), 5)],
+        &["a-3", "a-4"],
+        answering(&[("a-3", "Decommissioned"), ("a-4", "Decommissioned")]),
+        health,
+        3,
+    )
+    .expect("a plan");
+    assert_eq!(
+        plan.replicas,
+        BTreeMap::from([(name("a").object_name().to_owned(), replicas)])
+    );
+    assert!(plan.progress.is_some());
+}
+
+/// The case Hadoop's `HeartbeatManager` makes: a datanode dead when it was excluded is
+/// `Decommissioned` at once, and live and `Decommissioned` when it returns, before any
+/// of its blocks is copied; only the block counts tell.
+#[test]
+fn a_datanode_back_from_a_dead_decommission_waits_for_its_blocks_to_be_copied() {
+    let plan = run_with_health(
+        &[("a", 3, Some(4), 4)],
+        &["a-3"],
+        answering(&[("a-3", "Decommissioned")]),
+        Some(BlockHealth {
+            low_redundancy: 7,
+            ..COMPLETE
+        }),
+        1,
+    )
+    .expect("a plan");
+    assert_eq!(
+        plan.replicas,
+        BTreeMap::from([(name("a").object_name().to_owned(), 4)])
+    );
+    assert_eq!(
+        plan.progress
+            .map(|progress| progress.message)
+            .unwrap_or_default(),
+        "hdfs-datanode-a: hdfs-datanode-a-3 decommissioned (1 of 1), but the active namenode \
+         reports LowRedundancyBlocks 7, PendingReconstructionBlocks 0, MissingBlocks 0; a \
+         datanode that was dead when it was excluded is marked Decommissioned without its \
+         blocks being copied, so hdfs-datanode-a shrinks from 4 to 3 replicas only once \
+         every block has its replicas"
     );
 }
 

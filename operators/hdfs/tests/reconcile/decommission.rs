@@ -26,35 +26,59 @@ fn host(ordinal: u16) -> String {
     format!("{DATANODES}-{ordinal}.{DATANODES}.default.svc.cluster.local")
 }
 
-/// The namenode's JMX `NameNodeInfo` answer for datanodes with admin states.
+/// The namenode's JMX `NameNodeInfo` answer for datanodes with admin states; a
+/// `" (dead)"` suffix lists the datanode under `DeadNodes`.
 fn namenode_info(states: &BTreeMap<String, &str>) -> String {
-    let live: serde_json::Map<String, serde_json::Value> = states
-        .iter()
-        .map(|(host, state)| {
-            (
-                format!("{host}:9866"),
-                json!({"adminState": state, "xferaddr": "10.0.0.1:9866", "lastContact": 1}),
-            )
-        })
-        .collect();
+    let mut lists = [serde_json::Map::new(), serde_json::Map::new()];
+    for (host, state) in states {
+        let (state, list) = match state.strip_suffix(" (dead)") {
+            Some(state) => (state, 1),
+            None => (*state, 0),
+        };
+        lists[list].insert(
+            format!("{host}:9866"),
+            json!({"adminState": state, "xferaddr": "10.0.0.1:9866", "lastContact": 1}),
+        );
+    }
+    let [live, dead] = lists;
     json!({"beans": [{
         "name": "Hadoop:service=NameNode,name=NameNodeInfo",
         "ClusterId": "CID-sim-1",
         "LiveNodes": serde_json::Value::Object(live).to_string(),
-        "DeadNodes": "{}"
+        "DeadNodes": serde_json::Value::Object(dead).to_string()
     }]})
     .to_string()
 }
 
-/// A namenode HTTP server on loopback: `/jmx` answers with the current `states`,
+/// The active namenode's JMX `FSNamesystem` answer with `low_redundancy` blocks.
+fn fs_namesystem(low_redundancy: u64) -> String {
+    json!({"beans": [{
+        "name": "Hadoop:service=NameNode,name=FSNamesystem",
+        "tag.HAState": "active",
+        "LowRedundancyBlocks": low_redundancy,
+        "PendingReconstructionBlocks": 0,
+        "MissingBlocks": 0
+    }]})
+    .to_string()
+}
+
+/// What the simulated active namenode reports: datanode admin states and the number
+/// of blocks low on redundancy.
+#[derive(Default)]
+struct NameNodeView {
+    states: BTreeMap<String, &'static str>,
+    low_redundancy: u64,
+}
+
+/// A namenode HTTP server on loopback: `/jmx` answers with the current view,
 /// `/isActive` with 200.
-fn simulated_namenode(states: Arc<Mutex<BTreeMap<String, &'static str>>>) -> String {
+fn simulated_namenode(view: Arc<Mutex<NameNodeView>>) -> String {
     serve(move |request| {
-        if request.starts_with("GET /jmx") {
-            Answer::new(
-                "200 OK",
-                namenode_info(&states.lock().expect("the states lock")),
-            )
+        let view = view.lock().expect("the view lock");
+        if request.starts_with("GET /jmx?qry=Hadoop:service=NameNode,name=FSNamesystem") {
+            Answer::new("200 OK", fs_namesystem(view.low_redundancy))
+        } else if request.starts_with("GET /jmx") {
+            Answer::new("200 OK", namenode_info(&view.states))
         } else {
             Answer::new("200 OK", "I am Active!")
         }
@@ -67,12 +91,19 @@ fn replicas(harness: &strata_testing::Harness) -> Option<i32> {
 
 #[tokio::test]
 async fn a_datanode_leaves_only_once_the_namenode_has_decommissioned_it() {
-    let states = Arc::new(Mutex::new(
-        (0..4)
+    let view = Arc::new(Mutex::new(NameNodeView {
+        states: (0..4)
             .map(|ordinal| (host(ordinal), "In Service"))
-            .collect::<BTreeMap<_, _>>(),
-    ));
-    let namenode = simulated_namenode(states.clone());
+            .collect(),
+        low_redundancy: 0,
+    }));
+    let set = |host: String, state: &'static str| {
+        view.lock()
+            .expect("the view lock")
+            .states
+            .insert(host, state);
+    };
+    let namenode = simulated_namenode(view.clone());
     let harness = start_with_namenodes(vec![(
         "simple-hdfs-namenode-default-0".to_owned(),
         namenode,
@@ -123,17 +154,11 @@ async fn a_datanode_leaves_only_once_the_namenode_has_decommissioned_it() {
     run_until_settled(&harness, || {}).await;
     assert_eq!(replicas(&harness), Some(4), "held while decommissioning");
 
-    states
-        .lock()
-        .expect("the states lock")
-        .insert(host(3), "Decommission In Progress");
+    set(host(3), "Decommission In Progress");
     run_until_settled(&harness, || {}).await;
     assert_eq!(replicas(&harness), Some(4), "held while blocks are copied");
 
-    states
-        .lock()
-        .expect("the states lock")
-        .insert(host(3), "Decommissioned");
+    set(host(3), "Decommissioned");
     // No Kubernetes object changes: the operator asks the namenode again by itself.
     eventually(
         "the datanode StatefulSet shrunk to 3",
@@ -142,8 +167,31 @@ async fn a_datanode_leaves_only_once_the_namenode_has_decommissioned_it() {
     )
     .await;
     run_until_settled(&harness, || {}).await;
+    // Its pod is gone, but the namenode counts it alive for minutes: returning it to
+    // service now would count its replicas again.
+    let progressing = wait_for_reason::<HdfsCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Progressing,
+        ConditionStatus::True,
+        "DecommissioningDataNodes",
+    )
+    .await;
+    assert!(
+        progressing
+            .message
+            .contains("until the namenode declares them dead"),
+        "{progressing:?}"
+    );
+    assert_eq!(
+        config_map_entry(&harness, "simple-hdfs-namenode-state", "datanodes"),
+        Some(format!("{}\n", host(3))),
+        "still excluded while the namenode counts it alive"
+    );
+
+    set(host(3), "Decommissioned (dead)");
     eventually(
-        "the host out of the exclude list once its pod is gone",
+        "the host out of the exclude list once the namenode lists it dead",
         || {
             config_map_entry(&harness, "simple-hdfs-namenode-state", "datanodes")
                 .filter(String::is_empty)
@@ -153,10 +201,89 @@ async fn a_datanode_leaves_only_once_the_namenode_has_decommissioned_it() {
     .await;
 }
 
+/// Hadoop marks a datanode that is dead when it is excluded `Decommissioned` at once,
+/// and it is live and `Decommissioned` when it returns, before any of its blocks is
+/// copied. The active namenode's block counts hold the shrink until they are.
+#[tokio::test]
+async fn a_datanode_back_from_a_dead_decommission_leaves_only_once_its_blocks_are_copied() {
+    let view = Arc::new(Mutex::new(NameNodeView {
+        states: (0..4)
+            .map(|ordinal| (host(ordinal), "In Service"))
+            .collect(),
+        low_redundancy: 0,
+    }));
+    let namenode = simulated_namenode(view.clone());
+    let harness = start_with_namenodes(vec![(
+        "simple-hdfs-namenode-default-0".to_owned(),
+        namenode,
+    )]);
+    publish_znode(&harness, QUORUM).await;
+    create_cluster(
+        &harness,
+        spec(json!({"dataNodes": {"roleGroups": {"default": {"replicas": 4}}}})),
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+
+    // Datanode 3 died; excluded while dead, the namenode marks it Decommissioned.
+    view.lock()
+        .expect("the view lock")
+        .states
+        .insert(host(3), "Decommissioned (dead)");
+    patch_spec(
+        &harness,
+        json!({"dataNodes": {"roleGroups": {"default": {"replicas": 3}}}}),
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+    assert_eq!(replicas(&harness), Some(4), "held while it is dead");
+
+    // It runs again: live and Decommissioned, and its blocks have no other replica yet.
+    {
+        let mut view = view.lock().expect("the view lock");
+        view.states.insert(host(3), "Decommissioned");
+        view.low_redundancy = 12;
+    }
+    let progressing = wait_for_reason::<HdfsCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Progressing,
+        ConditionStatus::True,
+        "DecommissioningDataNodes",
+    )
+    .await;
+    eventually(
+        "the message naming the block counts",
+        || {
+            strata_testing::wait::condition::<HdfsCluster>(
+                &harness,
+                CLUSTER,
+                ConditionType::Progressing,
+            )
+            .filter(|condition| condition.message.contains("LowRedundancyBlocks 12"))
+        },
+        || progressing.message.clone(),
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+    assert_eq!(
+        replicas(&harness),
+        Some(4),
+        "held while its blocks lack replicas"
+    );
+
+    view.lock().expect("the view lock").low_redundancy = 0;
+    eventually(
+        "the datanode StatefulSet shrunk to 3 once every block has its replicas",
+        || (replicas(&harness) == Some(3)).then_some(()),
+        || replicas(&harness),
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn a_scale_down_below_the_replication_is_refused() {
-    let states = Arc::new(Mutex::new(BTreeMap::new()));
-    let namenode = simulated_namenode(states);
+    let namenode = simulated_namenode(Arc::new(Mutex::new(NameNodeView::default())));
     let harness = start_with_namenodes(vec![(
         "simple-hdfs-namenode-default-0".to_owned(),
         namenode,
