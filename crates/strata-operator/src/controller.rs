@@ -292,6 +292,22 @@ pub struct ControllerSpec {
     pub restarts_pods: bool,
 }
 
+impl ControllerSpec {
+    /// Whether the controller deletes pods: to restart them itself
+    /// (`restarts_pods`), or to replace a pod stuck on an older revision of a
+    /// StatefulSet it owns and whose pods it watches
+    /// ([`crate::roll::stuck_on_old_revision`]). The chart grants `delete` on pods
+    /// exactly then.
+    pub fn deletes_pods(&self) -> bool {
+        self.restarts_pods
+            || (self.watch_pods
+                && self
+                    .child_kinds
+                    .iter()
+                    .any(|kind| kind.resource.kind == "StatefulSet"))
+    }
+}
+
 /// Runs the controller `definition` declares until the runtime's shutdown
 /// token is cancelled.
 ///

@@ -195,12 +195,15 @@ impl<X> Context<X> {
                     tracing::info!(applied = ?report.applied, pruned = ?report.pruned, "applied changes");
                 }
                 if !operation.is_stopped() {
-                    self.restart_pods(cluster, &restarts, progress.as_ref())
-                        .await
-                        .map_err(|error| Failed {
-                            error,
-                            product_version: Some(product_version.clone()),
-                        })?;
+                    let restarted = async {
+                        self.restart_pods(cluster, &restarts, progress.as_ref())
+                            .await?;
+                        self.replace_stuck_pods(cluster).await
+                    };
+                    restarted.await.map_err(|error| Failed {
+                        error,
+                        product_version: Some(product_version.clone()),
+                    })?;
                 }
                 Ok(Applied {
                     product_version,
@@ -229,29 +232,70 @@ impl<X> Context<X> {
     where
         K: Resource<DynamicType = ()>,
     {
-        let namespace = cluster.meta().namespace.clone().unwrap_or_default();
-        let api: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
         for pod in pods {
             let note = progress.map_or_else(
                 || format!("Restarting pod {pod} to run the latest template."),
                 |step| step.message.clone(),
             );
-            tracing::info!(pod, "{note}");
-            match api.delete(pod, &DeleteParams::default()).await {
-                Ok(_) => {}
-                // Already gone: the cache had not seen the previous delete yet.
-                Err(kube::Error::Api(status)) if status.code == 404 => continue,
-                Err(source) => {
-                    return Err(RestartError::PodRestartFailed {
-                        pod: pod.clone(),
-                        source,
-                    }
-                    .into());
-                }
-            }
-            self.publish_event(cluster, EventType::Normal, "RestartingPod", "Restart", note)
-                .await;
+            self.delete_pod(cluster, pod, "RestartingPod", note).await?;
         }
+        Ok(())
+    }
+
+    /// Deletes the cluster's pods that the StatefulSet controller would never
+    /// replace ([`crate::roll::stuck_on_old_revision`]): not Ready, on an older
+    /// revision, in a StatefulSet it rolls itself. So a cluster recovers when the
+    /// user fixes a spec that broke its pods, as it would after any other fix.
+    async fn replace_stuck_pods<K>(&self, cluster: &K) -> Result<(), ReconcileError>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        let Some(owner) = cluster.controller_owner_ref(&()) else {
+            return Ok(());
+        };
+        let namespace = cluster.meta().namespace.clone().unwrap_or_default();
+        let sets = crate::roll::stateful_sets_with_pods(&self.caches, &owner, &namespace);
+        for pod in crate::roll::stuck_on_old_revision(&sets) {
+            let note = format!(
+                "Replacing pod {pod}: it is not Ready and runs an older revision, which the \
+                 StatefulSet controller waits for forever; it is recreated from the latest \
+                 template."
+            );
+            self.delete_pod(cluster, &pod, "ReplacingStuckPod", note)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes `pod` in the cluster's namespace and says why, in the log and in an
+    /// Event with `reason`. A pod that is gone already is fine.
+    async fn delete_pod<K>(
+        &self,
+        cluster: &K,
+        pod: &str,
+        reason: &str,
+        note: String,
+    ) -> Result<(), ReconcileError>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        let namespace = cluster.meta().namespace.clone().unwrap_or_default();
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
+        tracing::info!(pod, "{note}");
+        match api.delete(pod, &DeleteParams::default()).await {
+            Ok(_) => {}
+            // Already gone: the cache had not seen the previous delete yet.
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+            Err(source) => {
+                return Err(RestartError::PodRestartFailed {
+                    pod: pod.to_owned(),
+                    source,
+                }
+                .into());
+            }
+        }
+        self.publish_event(cluster, EventType::Normal, reason, "Restart", note)
+            .await;
         Ok(())
     }
 

@@ -17,7 +17,7 @@
 //! | child | create, patch | server-side apply; an apply that creates needs `create` too |
 //! | child | delete | pruning, never for PersistentVolumeClaims |
 //! | pods | list, watch | the pod cache of controllers with `watch_pods` |
-//! | pods | delete | restarting pods one at a time, for controllers with `restarts_pods` |
+//! | pods | delete | restarting pods one at a time (`restarts_pods`), and replacing pods stuck on an older revision, for controllers that watch the pods of their StatefulSets ([`ControllerSpec::deletes_pods`](crate::controller::ControllerSpec::deletes_pods)) |
 //! | referenced kind | list, watch | e.g. the clusters a ZNode controller reads, Secrets named by a cluster (metadata only) |
 //! | `events.k8s.io` events | create, patch | kube's `Recorder` creates, then patches a series |
 //!
@@ -186,7 +186,7 @@ pub fn permissions(registration: &OperatorRegistration) -> BTreeMap<GroupResourc
                 &[Verb::List, Verb::Watch],
             );
         }
-        if controller.spec.restarts_pods {
+        if controller.spec.deletes_pods() {
             grant(
                 GroupResource::of(&ApiResource::erase::<Pod>(&())),
                 &[Verb::Delete],

@@ -8,6 +8,15 @@
 //! together never finishes). Their StatefulSets use the `OnDelete` strategy
 //! and the operator deletes the next pod when the product is healthy. This
 //! module reads the facts such a decision needs from the watch caches.
+//!
+//! Products the StatefulSet controller rolls by itself (`RollingUpdate`: Superset,
+//! Trino) have the opposite problem: with `OrderedReady` the controller makes no
+//! progress while any pod is not Running and Ready, so a pod that crash-loops on a
+//! bad revision stays after the spec is fixed, and the cluster never recovers
+//! without a `kubectl delete pod` (kubernetes/kubernetes#67250).
+//! [`stuck_on_old_revision`] names those pods, and the apply step of every operator
+//! deletes them ([`crate::pipeline`]), so the controller recreates them from the
+//! latest template.
 
 use std::collections::BTreeMap;
 
@@ -81,6 +90,40 @@ impl StatefulSetPods {
             })
             .collect()
     }
+}
+
+/// Pods that the StatefulSet controller will not replace by itself: not Ready, not
+/// terminating, and created from another revision than `status.updateRevision`, in
+/// a StatefulSet the controller rolls itself (`RollingUpdate`) and whose latest
+/// spec it has seen. Deleting them loses nothing: they serve no traffic, and the
+/// roll would replace them anyway once it could move. Sorted by name.
+pub fn stuck_on_old_revision(sets: &[StatefulSetPods]) -> Vec<String> {
+    let mut stuck: Vec<String> = sets
+        .iter()
+        .filter(|set| rolls_by_itself(&set.stateful_set) && set.template_observed())
+        .filter(|set| {
+            set.stateful_set
+                .status
+                .as_ref()
+                .is_some_and(|status| status.update_revision.is_some())
+        })
+        .flat_map(|set| set.pods_by_ordinal().into_values())
+        .filter(|pod| !pod.ready && !pod.current && !pod.terminating)
+        .map(|pod| pod.name)
+        .collect();
+    stuck.sort();
+    stuck
+}
+
+/// Whether the StatefulSet controller rolls the pods by itself (`RollingUpdate`, the
+/// default) rather than leaving it to the operator (`OnDelete`).
+pub fn rolls_by_itself(stateful_set: &StatefulSet) -> bool {
+    stateful_set
+        .spec
+        .update_strategy
+        .as_ref()
+        .and_then(|strategy| strategy.type_.as_deref())
+        .is_none_or(|strategy| strategy == "RollingUpdate")
 }
 
 /// One pod, as far as restarting it or the next one is concerned.
@@ -222,5 +265,74 @@ mod tests {
     fn without_an_update_revision_no_pod_is_current() {
         let state = PodRollState::of(&pod("Running", true, true, "r2", false), None);
         assert!(!state.current);
+    }
+
+    /// A StatefulSet of two pods (ordinals 0 and 1) whose latest revision is `r2`.
+    fn set_of(strategy: &str, observed: i64, pods: Vec<Pod>) -> StatefulSetPods {
+        let stateful_set: StatefulSet = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "superset-node-default", "generation": 2},
+            "spec": {
+                "selector": {"matchLabels": {"app": "superset"}},
+                "serviceName": "superset-node-default",
+                "template": {},
+                "updateStrategy": {"type": strategy}
+            },
+            "status": {"replicas": 2, "observedGeneration": observed, "updateRevision": "r2"}
+        }))
+        .expect("a StatefulSet");
+        let pods = pods
+            .into_iter()
+            .enumerate()
+            .map(|(ordinal, mut pod)| {
+                pod.metadata.name = Some(format!("superset-node-default-{ordinal}"));
+                pod
+            })
+            .collect();
+        StatefulSetPods { stateful_set, pods }
+    }
+
+    fn healthy(revision: &str) -> Pod {
+        pod("Running", true, true, revision, false)
+    }
+
+    fn crash_looping(revision: &str) -> Pod {
+        pod("Running", false, false, revision, false)
+    }
+
+    #[rstest]
+    #[case::every_pod_healthy_and_current(set_of("RollingUpdate", 2, vec![healthy("r2"), healthy("r2")]), vec![])]
+    #[case::a_healthy_pod_of_the_old_revision_is_the_rolls_business(
+        set_of("RollingUpdate", 2, vec![healthy("r1"), healthy("r2")]), vec![]
+    )]
+    #[case::a_crash_looping_pod_of_the_old_revision(
+        set_of("RollingUpdate", 2, vec![healthy("r2"), crash_looping("r1")]),
+        vec!["superset-node-default-1"]
+    )]
+    #[case::every_pod_broken_by_the_old_revision(
+        set_of("RollingUpdate", 2, vec![crash_looping("r1"), crash_looping("r1")]),
+        vec!["superset-node-default-0", "superset-node-default-1"]
+    )]
+    #[case::a_crash_looping_pod_of_the_latest_revision_is_the_specs_problem(
+        set_of("RollingUpdate", 2, vec![healthy("r2"), crash_looping("r2")]), vec![]
+    )]
+    #[case::a_pending_pod_of_the_old_revision(
+        set_of("RollingUpdate", 2, vec![healthy("r2"), pod("Pending", false, false, "r1", false)]),
+        vec!["superset-node-default-1"]
+    )]
+    #[case::already_terminating(
+        set_of("RollingUpdate", 2, vec![healthy("r2"), pod("Running", false, false, "r1", true)]),
+        vec![]
+    )]
+    #[case::the_latest_spec_not_yet_seen(
+        set_of("RollingUpdate", 1, vec![healthy("r2"), crash_looping("r1")]), vec![]
+    )]
+    #[case::rolled_by_the_operator(
+        set_of("OnDelete", 2, vec![healthy("r2"), crash_looping("r1")]), vec![]
+    )]
+    fn pods_stuck_on_an_old_revision_are_named(
+        #[case] set: StatefulSetPods,
+        #[case] stuck: Vec<&str>,
+    ) {
+        assert_eq!(stuck_on_old_revision(&[set]), stuck);
     }
 }

@@ -482,10 +482,16 @@ fn rolls_by_itself(stateful_set: &StatefulSet) -> bool {
         .is_none_or(|strategy| strategy == "RollingUpdate")
 }
 
-/// The pod a rolling update replaces next, as the StatefulSet controller picks it:
-/// walking down from the highest ordinal, the first pod on an older template (even a
-/// failing one, so reverting a broken template heals), unless a pod above it that
-/// already runs the current template is not Ready yet.
+/// The pod a rolling update replaces next, as the StatefulSet controller picks it.
+///
+/// With `OrderedReady` (the default) the controller first walks the pods in ordinal
+/// order and stops at the first one that is not Running and Ready
+/// (`updateStatefulSet`'s monotonic check), so no pod is replaced while any is
+/// failing: a crash-looping pod of a bad template stays after the template is fixed,
+/// until someone deletes it (kubernetes/kubernetes#67250). With `Parallel` it does
+/// not stop there. Then, walking down from the highest ordinal, it replaces the first
+/// pod on an older template (even a failing one), unless a pod above it that already
+/// runs the current template is not Ready yet.
 fn next_rolling_replacement(
     place: Place<'_>,
     stateful_set: &StatefulSet,
@@ -495,10 +501,23 @@ fn next_rolling_replacement(
     let current = template_revision(stateful_set);
     let mut ordinals = existing.to_vec();
     ordinals.sort_unstable_by(|a, b| b.cmp(a));
-    for ordinal in ordinals {
-        let pod = place
-            .server
-            .get_typed::<Pod>(place.namespace, &format!("{name}-{ordinal}"))?;
+    let pods: Vec<Pod> = ordinals
+        .iter()
+        .map(|ordinal| {
+            place
+                .server
+                .get_typed::<Pod>(place.namespace, &format!("{name}-{ordinal}"))
+        })
+        .collect::<Option<_>>()?;
+    let ordered_ready = stateful_set
+        .spec
+        .pod_management_policy
+        .as_deref()
+        .is_none_or(|policy| policy == "OrderedReady");
+    if ordered_ready && !pods.iter().all(pod_ready) {
+        return None;
+    }
+    for (ordinal, pod) in ordinals.into_iter().zip(pods) {
         let revision = pod
             .metadata
             .labels
@@ -507,18 +526,22 @@ fn next_rolling_replacement(
         if revision != Some(&current) {
             return Some(ordinal);
         }
-        let ready = pod
-            .status
-            .as_ref()
-            .and_then(|status| status.container_statuses.as_deref())
-            .is_some_and(|containers| {
-                !containers.is_empty() && containers.iter().all(|container| container.ready)
-            });
-        if !ready {
+        if !pod_ready(&pod) {
             return None;
         }
     }
     None
+}
+
+/// Whether every container of `pod` is ready (the pod's Ready condition, as the
+/// simulated kubelet sets no conditions).
+fn pod_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|status| status.container_statuses.as_deref())
+        .is_some_and(|containers| {
+            !containers.is_empty() && containers.iter().all(|container| container.ready)
+        })
 }
 
 /// How many pods `<prefix><ordinal>` below `replicas` have every container ready.
@@ -536,14 +559,7 @@ fn ready_pods(place: Place<'_>, prefix: &str, replicas: i32) -> i32 {
                 .and_then(|ordinal| ordinal.parse::<i32>().ok())
                 .is_some_and(|ordinal| ordinal < replicas)
         })
-        .filter(|pod| {
-            pod.status
-                .as_ref()
-                .and_then(|status| status.container_statuses.as_deref())
-                .is_some_and(|containers| {
-                    !containers.is_empty() && containers.iter().all(|container| container.ready)
-                })
-        })
+        .filter(pod_ready)
         .count();
     i32::try_from(ready).unwrap_or(i32::MAX)
 }

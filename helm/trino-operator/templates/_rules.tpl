@@ -27,6 +27,7 @@ or, with watchNamespace, into the Role.
   verbs:
   - list
   - watch
+  - delete
 - apiGroups:
   - apps
   resources:

@@ -65,6 +65,11 @@ fn verbs(list: &[Verb]) -> BTreeSet<Verb> {
     GroupResource::new("", "pods"),
     verbs(&[Verb::List, Verb::Watch]),
 )]
+#[case::pods_of_owned_stateful_sets_may_be_replaced_when_stuck(
+    registration(vec![controller(vec![ChildKind::of::<StatefulSet>()], true)]),
+    GroupResource::new("", "pods"),
+    verbs(&[Verb::List, Verb::Watch, Verb::Delete]),
+)]
 #[case::extra_watched_kind_is_only_read(
     registration(vec![controller(vec![], false).watching::<Job>()]),
     GroupResource::new("batch", "jobs"),
@@ -113,7 +118,7 @@ fn pods_are_not_granted_to_controllers_that_do_not_watch_them() {
 }
 
 #[test]
-fn only_controllers_that_restart_pods_may_delete_them() {
+fn only_controllers_that_restart_or_replace_pods_may_delete_them() {
     let restarting = ControllerRegistration::of::<Deployment>(ControllerSpec {
         name: "deployment",
         child_kinds: vec![],
@@ -185,7 +190,7 @@ fn rules_merge_resources_with_the_same_verbs_per_group() {
             (
                 strings(&[""]),
                 strings(&["pods"]),
-                strings(&["list", "watch"]),
+                strings(&["list", "watch", "delete"]),
             ),
             (
                 strings(&["apps"]),

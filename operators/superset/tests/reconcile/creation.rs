@@ -132,3 +132,88 @@ async fn stop_pause_and_a_disabled_pdb() {
     )
     .await;
 }
+
+/// The revision label of each of the cluster's pods, by name.
+fn pod_revisions(harness: &strata_testing::Harness) -> Vec<(String, Option<String>, bool)> {
+    let mut pods: Vec<(String, Option<String>, bool)> = harness
+        .server
+        .list_typed::<k8s_openapi::api::core::v1::Pod>()
+        .into_iter()
+        .map(|pod| {
+            let ready = pod
+                .status
+                .as_ref()
+                .and_then(|status| status.container_statuses.as_deref())
+                .is_some_and(|containers| containers.iter().all(|container| container.ready));
+            (
+                pod.metadata.name.clone().unwrap_or_default(),
+                pod.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|labels| labels.get("controller-revision-hash").cloned()),
+                ready,
+            )
+        })
+        .collect();
+    pods.sort();
+    pods
+}
+
+#[tokio::test]
+async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
+    let harness = start();
+    create_user_secrets(&harness).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+    wait_for_condition::<SupersetCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Available,
+        ConditionStatus::True,
+    )
+    .await;
+
+    // A bad revision: the StatefulSet controller replaces the highest pod, which
+    // then crash-loops, and the ordered roll stops there.
+    let failing = json!({"metadata": {"annotations": {
+        strata_testing::workloads::SIMULATED_FAILURE_ANNOTATION: "CrashLoopBackOff"}}});
+    patch_spec(
+        &harness,
+        json!({"nodes": {"podOverrides": failing,
+        "roleGroups": {"default": {"replicas": 2}}}}),
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+    let broken = pod_revisions(&harness);
+    assert!(
+        broken.iter().any(|(_, _, ready)| !ready),
+        "a pod of the bad revision crash-loops: {broken:?}"
+    );
+
+    // The user fixes the spec. The StatefulSet controller alone would wait for the
+    // broken pod forever (OrderedReady); the operator replaces it.
+    patch_spec(
+        &harness,
+        json!({"nodes": {"podOverrides": null,
+        "roleGroups": {"default": {"replicas": 2}}}}),
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+    let set: StatefulSet = stored(&harness, "simple-superset-node-default");
+    let update_revision = set.status.and_then(|status| status.update_revision);
+    let healed = pod_revisions(&harness);
+    assert!(
+        healed
+            .iter()
+            .all(|(_, revision, ready)| *ready && *revision == update_revision),
+        "every pod runs the fixed revision and is ready: {healed:?}, update revision \
+         {update_revision:?}"
+    );
+    wait_for_condition::<SupersetCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Available,
+        ConditionStatus::True,
+    )
+    .await;
+}
