@@ -10,6 +10,7 @@ pub mod config;
 pub mod controller;
 pub mod crd;
 pub mod decommission;
+pub mod journal;
 pub mod render;
 pub mod roll;
 pub mod validate;

@@ -27,6 +27,8 @@ pub const REFRESH_NODES_SCRIPT: &str = "refresh-nodes.sh";
 pub const CLUSTER_ID_KEY: &str = "cluster-id";
 /// Key of the state ConfigMap holding the excluded datanodes (`dfs.hosts.exclude`).
 pub const EXCLUDED_DATANODES_KEY: &str = "datanodes";
+/// The namenode state key with the journalnodes of the quorum, one host a line.
+pub const JOURNAL_NODES_KEY: &str = "journalnodes";
 
 /// `<hdfs>-<role>-<rg>`: the site files, logging, and for namenodes the scripts of the
 /// init container and the ZKFC sidecar. All of it is hashed into the pod template.
@@ -51,14 +53,13 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
     }
 }
 
-/// `<hdfs>-namenode-state`: the cluster ID the init container checks against, and the
-/// datanodes the namenodes exclude. Not hashed into any template: a change must reach
-/// running namenodes without restarting them.
+/// `<hdfs>-namenode-state`: the cluster ID the init container checks against, the
+/// datanodes the namenodes exclude, and the journalnodes of the quorum as last applied
+/// (what [`crate::journal`] checks the next change against, also while the cluster is
+/// stopped). Not hashed into any template: a change must reach running namenodes
+/// without restarting them.
 pub fn namenode_state_config_map(cluster: &ValidatedCluster, state: &NameNodeState) -> ConfigMap {
-    let mut excluded = state.excluded_datanodes.join("\n");
-    if !excluded.is_empty() {
-        excluded.push('\n');
-    }
+    let excluded = lines(&state.excluded_datanodes);
     ConfigMap {
         metadata: object_meta(
             &namenode_state_name(cluster),
@@ -71,9 +72,18 @@ pub fn namenode_state_config_map(cluster: &ValidatedCluster, state: &NameNodeSta
                 state.cluster_id.clone().unwrap_or_default(),
             ),
             (EXCLUDED_DATANODES_KEY.to_owned(), excluded),
+            (
+                JOURNAL_NODES_KEY.to_owned(),
+                lines(&cluster.topology.journalnodes),
+            ),
         ])),
         ..ConfigMap::default()
     }
+}
+
+/// One host a line, each ending in a line break.
+fn lines(hosts: &[String]) -> String {
+    hosts.iter().map(|host| format!("{host}\n")).collect()
 }
 
 /// The namenode state ConfigMap's name.

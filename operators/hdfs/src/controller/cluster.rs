@@ -14,11 +14,12 @@ use strata_operator::reference::Target;
 use strata_operator::roll::{StatefulSetPods, stateful_sets_with_pods};
 use strata_status::ProgressStep;
 
-use super::datanodes;
 use super::namenodes::NameNodeHttp;
+use super::{datanodes, journalnodes};
 use crate::build::{NameNodeState, build};
 use crate::crd::{HdfsCluster, HdfsFormatStatus, HdfsRole};
 use crate::decommission::{self, DecommissionInput};
+use crate::journal;
 use crate::roll::{GroupPods, next_step};
 use crate::validate::{ValidatedCluster, Warning, roll_order};
 
@@ -100,6 +101,17 @@ async fn prepare(
     };
 
     datanodes::refuse_removed_groups(&validated, &running)?;
+    let journal_warning = journal::check_change(
+        &journalnodes::previous(
+            &context.caches,
+            &validated,
+            &running,
+            &context.extra.cluster_domain,
+        ),
+        &journalnodes::next(&validated),
+        format.cluster_id.is_some(),
+    )
+    .map_err(ReconcileError::from)?;
     let datanodes = datanodes::datanode_groups(&validated, &running);
     let excluded = datanodes::recorded_exclusions(&context.caches, &validated);
     let shrinking = datanodes.iter().any(|group| {
@@ -149,6 +161,7 @@ async fn prepare(
         .warnings
         .iter()
         .map(Warning::to_spec_warning)
+        .chain(journal_warning)
         .collect();
 
     let groups = group_pods(&validated, &running);

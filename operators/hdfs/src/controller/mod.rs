@@ -2,6 +2,7 @@
 
 pub mod cluster;
 pub mod datanodes;
+pub mod journalnodes;
 pub mod namenode_http;
 pub mod namenodes;
 

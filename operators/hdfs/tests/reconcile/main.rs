@@ -6,6 +6,7 @@
 
 mod creation;
 mod decommission;
+mod journal_quorum;
 mod operations;
 mod pod_states;
 mod roll_order;
