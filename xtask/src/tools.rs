@@ -4,6 +4,7 @@
 //! package), each step is skipped when its result is already there, and every tool is run
 //! once to prove it works before any test depends on it.
 
+pub mod control_plane;
 pub mod env;
 pub mod hadoop_client;
 pub mod layer;
@@ -56,6 +57,9 @@ pub struct Tools {
     pub superset_venv: PathBuf,
     /// Directory of the PostgreSQL server programs (`initdb`, `postgres`, `pg_isready`, `psql`).
     pub postgresql_bin: PathBuf,
+    /// Directory of the control-plane binaries (etcd, kube-apiserver,
+    /// kube-controller-manager, kube-scheduler, kwok).
+    pub control_plane_bin: PathBuf,
     /// Tool name to the version line it printed, for the report.
     pub versions: BTreeMap<&'static str, String>,
 }
@@ -96,6 +100,10 @@ impl Tools {
                 env::POSTGRESQL_BIN,
                 self.postgresql_bin.clone().into_os_string(),
             ),
+            (
+                env::CONTROL_PLANE_BIN,
+                self.control_plane_bin.clone().into_os_string(),
+            ),
         ])
     }
 }
@@ -120,6 +128,11 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
     let (superset, _) = step("superset venv (PyPI) + postgresql (Debian package)", || {
         superset::ensure(&tools_dir)
     })?;
+
+    let (control_plane, _) = step(
+        "kubernetes control plane v1.37.2 + etcd + kwok (Go module proxy)",
+        || control_plane::ensure(&workspace.join("xtask").join("go")),
+    )?;
 
     let kubernetes_version = venv.newest_kubernetes_version()?;
     let versions = BTreeMap::from([
@@ -166,6 +179,18 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
             "postgresql",
             version(Command::new(superset.postgresql_bin.join("postgres")).arg("--version"))?,
         ),
+        (
+            "kube-apiserver",
+            version(Command::new(control_plane.bin.join("kube-apiserver")).arg("--version"))?,
+        ),
+        (
+            "etcd",
+            version(Command::new(control_plane.bin.join("etcd")).arg("--version"))?,
+        ),
+        (
+            "kwok",
+            version(Command::new(control_plane.bin.join("kwok")).arg("--version"))?,
+        ),
     ]);
     Ok(Tools {
         helm: layer.helm,
@@ -179,6 +204,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         hadoop_client_classpath,
         superset_venv: superset.venv,
         postgresql_bin: superset.postgresql_bin,
+        control_plane_bin: control_plane.bin,
         versions,
     })
 }

@@ -2,6 +2,8 @@
 //! product's scenarios.
 //!
 //! - [`harness`]: an operator running against the in-memory API;
+//! - [`control_plane`]: a real Kubernetes control plane (etcd, kube-apiserver,
+//!   kube-controller-manager, kube-scheduler) with KWOK nodes, on loopback;
 //! - [`mod@bench`]: the reconcile benchmark every operator runs over its example;
 //! - [`manifests`]: acting as the user (create from JSON, patch the spec);
 //! - [`workloads`]: what Kubernetes' own controllers would do there;
@@ -24,6 +26,7 @@
 pub mod bench;
 pub mod chart;
 pub mod checks;
+pub mod control_plane;
 pub mod executable;
 pub mod hadoop;
 pub mod harness;

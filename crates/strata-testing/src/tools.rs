@@ -34,8 +34,13 @@ pub const SUPERSET_VENV: &str = "STRATA_SUPERSET_VENV";
 /// such as `/usr/lib/postgresql/15/bin`, for [`crate::postgres`].
 pub const POSTGRESQL_BIN: &str = "STRATA_POSTGRESQL_BIN";
 
+/// Directory of the Kubernetes control-plane binaries built from pinned Go modules:
+/// `etcd`, `kube-apiserver`, `kube-controller-manager`, `kube-scheduler` and `kwok`,
+/// for [`crate::control_plane`].
+pub const CONTROL_PLANE_BIN: &str = "STRATA_CONTROL_PLANE_BIN";
+
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 11] = [
+pub const ALL: [&str; 12] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -47,6 +52,7 @@ pub const ALL: [&str; 11] = [
     HADOOP_CLIENT_CLASSPATH,
     SUPERSET_VENV,
     POSTGRESQL_BIN,
+    CONTROL_PLANE_BIN,
 ];
 
 /// A tool variable a test needs is not set.

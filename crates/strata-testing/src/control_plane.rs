@@ -1,0 +1,663 @@
+//! A real Kubernetes control plane for tests, the sandbox and the benchmarks: etcd,
+//! kube-apiserver, kube-controller-manager and kube-scheduler, built from pinned Go
+//! modules by `cargo xtask tools` ([`CONTROL_PLANE_BIN`]), with KWOK playing the
+//! nodes and their kubelets.
+//!
+//! Everything listens on loopback, on ports that were free a moment before, and
+//! keeps its files in a temporary directory. [`ControlPlane::start`] returns once
+//! every component is ready:
+//!
+//! | component | ready when |
+//! | --- | --- |
+//! | etcd | `/readyz` answers `ok` |
+//! | kube-apiserver | `/readyz` answers 200 to the admin |
+//! | kube-controller-manager | its ServiceAccount controller created `default/default` |
+//! | kube-scheduler | it holds its Lease `kube-system/kube-scheduler` |
+//! | KWOK | every node it plays is Ready |
+//!
+//! What is real: the API server with its authentication (ServiceAccount tokens through
+//! the TokenRequest API, and a token file for the admin), the `Node,RBAC` authorizer,
+//! the default admission plugins, server-side apply, CRD registration and validation,
+//! and every default controller (StatefulSet, garbage collector, disruption,
+//! persistent-volume binder, namespace, ServiceAccount). What KWOK plays
+//! (`control_plane/kwok-stages.yaml`): nodes that turn Ready, pods that run and turn
+//! Ready at once without a process, a pod annotated [`SIMULATED_FAILURE_ANNOTATION`]
+//! that waits in `CrashLoopBackOff` or `ImagePullBackOff`, deletion without a grace
+//! period, and a volume for every claim of the default storage class
+//! [`STORAGE_CLASS`] (the binder binds them).
+//!
+//! The audit log records every request at the `Metadata` level, so tests count the
+//! requests and writes of each user ([`ControlPlane::audit_log`]).
+//!
+//! Every process is stopped by its PID when the value is dropped, which a panic
+//! does too; they stay in the caller's process group, so Ctrl-C in a terminal stops
+//! them with the caller.
+
+mod component;
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Node, ServiceAccount};
+use k8s_openapi::api::storage::v1::StorageClass;
+use kube::api::{Api, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+pub use self::component::Component;
+use crate::postgres::free_port;
+use crate::tools::{self, CONTROL_PLANE_BIN};
+
+/// The pod annotation that makes KWOK fail a pod: `CrashLoopBackOff` or
+/// `ImagePullBackOff`.
+pub const SIMULATED_FAILURE_ANNOTATION: &str = "strata.dev/simulate-failure";
+/// The default StorageClass, whose claims KWOK provisions.
+pub const STORAGE_CLASS: &str = "strata-test";
+/// The annotation by which KWOK recognises the nodes it plays.
+pub const KWOK_NODE_ANNOTATION: &str = "kwok.x-k8s.io/node";
+/// The audience of ServiceAccount tokens, and the issuer.
+pub const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
+/// How long the whole control plane may take to become ready.
+pub const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+const KWOK_STAGES: &str = include_str!("control_plane/kwok-stages.yaml");
+const AUDIT_POLICY: &str = "apiVersion: audit.k8s.io/v1\nkind: Policy\n\
+     omitStages: [\"RequestReceived\"]\nrules:\n- level: Metadata\n";
+
+/// Why the control plane could not start or answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlPlaneError {
+    /// The binaries are not provisioned.
+    #[error(transparent)]
+    MissingTool(#[from] tools::MissingTool),
+    /// A file or process operation failed.
+    #[error("{doing}: {source}")]
+    Io {
+        /// What was being done.
+        doing: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// No free port.
+    #[error("no free port on {address}: {message}")]
+    Port {
+        /// The address.
+        address: String,
+        /// Why.
+        message: String,
+    },
+    /// A component exited.
+    #[error("{component} exited ({status}); its last log lines:\n{log_tail}")]
+    Died {
+        /// Which one.
+        component: &'static str,
+        /// Its exit status.
+        status: String,
+        /// The end of its log.
+        log_tail: String,
+    },
+    /// A component did not become ready in time.
+    #[error(
+        "{component} was not ready within {timeout:?} ({waiting}); its last log lines:\n{log_tail}"
+    )]
+    NotReady {
+        /// Which one.
+        component: &'static str,
+        /// The bound.
+        timeout: Duration,
+        /// What was awaited.
+        waiting: String,
+        /// The end of its log.
+        log_tail: String,
+    },
+    /// The API refused or failed a request the harness makes.
+    #[error("{doing}: {source}")]
+    Api {
+        /// What was being done.
+        doing: String,
+        /// The client error.
+        source: kube::Error,
+    },
+    /// A generated file could not be made.
+    #[error("{0}")]
+    Generate(String),
+}
+
+/// What to start.
+#[derive(Clone, Debug)]
+pub struct ControlPlaneOptions {
+    /// The loopback address every component listens on.
+    pub address: String,
+    /// How many nodes KWOK plays (`kwok-node-0`, ...).
+    pub nodes: u16,
+}
+
+impl Default for ControlPlaneOptions {
+    fn default() -> Self {
+        Self {
+            address: "127.0.0.1".to_owned(),
+            nodes: 3,
+        }
+    }
+}
+
+/// A running control plane; see the module docs.
+#[derive(Debug)]
+pub struct ControlPlane {
+    /// In start order; stopped in reverse.
+    components: Vec<Component>,
+    server: String,
+    admin_token: String,
+    ca_file: PathBuf,
+    kubeconfig: PathBuf,
+    audit_log: PathBuf,
+    nodes: Vec<String>,
+    started_in: Duration,
+    // Last: removed after every process has stopped.
+    dir: tempfile::TempDir,
+}
+
+impl ControlPlane {
+    /// Starts every component and waits until each is ready ([`START_TIMEOUT`]).
+    pub async fn start(options: ControlPlaneOptions) -> Result<Self, ControlPlaneError> {
+        let bin = tools::required_path(CONTROL_PLANE_BIN)?;
+        let started = Instant::now();
+        let dir = tempfile::Builder::new()
+            .prefix("strata-control-plane-")
+            .tempdir()
+            .map_err(|source| io("creating a temporary directory", source))?;
+        let root = dir.path().to_owned();
+        let address = options.address.as_str();
+        let port = |_: &str| {
+            free_port(address).map_err(|message| ControlPlaneError::Port {
+                address: address.to_owned(),
+                message,
+            })
+        };
+        let (etcd_client, etcd_peer, api_port) = (port("etcd")?, port("etcd peer")?, port("api")?);
+        let admin_token = random_token()?;
+        let files = Files::write(&root, &admin_token)?;
+        let server = format!("https://{address}:{api_port}");
+        let mut control_plane = Self {
+            components: Vec::new(),
+            server: server.clone(),
+            admin_token,
+            ca_file: root.join("pki").join("apiserver.crt"),
+            kubeconfig: root.join("admin.kubeconfig"),
+            audit_log: root.join("audit.log"),
+            nodes: (0..options.nodes)
+                .map(|node| format!("kwok-node-{node}"))
+                .collect(),
+            started_in: Duration::ZERO,
+            dir,
+        };
+
+        control_plane.write_kubeconfig(&control_plane.kubeconfig, &control_plane.admin_token)?;
+
+        let etcd_url = format!("http://{address}:{etcd_client}");
+        let peer_url = format!("http://{address}:{etcd_peer}");
+        control_plane.spawn(
+            "etcd",
+            &bin,
+            args(&[
+                "--name=strata",
+                &format!("--data-dir={}", root.join("etcd").display()),
+                &format!("--listen-client-urls={etcd_url}"),
+                &format!("--advertise-client-urls={etcd_url}"),
+                &format!("--listen-peer-urls={peer_url}"),
+                &format!("--initial-advertise-peer-urls={peer_url}"),
+                &format!("--initial-cluster=strata={peer_url}"),
+                "--initial-cluster-state=new",
+                "--unsafe-no-fsync",
+                "--log-level=warn",
+            ]),
+        )?;
+        control_plane
+            .wait_for("etcd", "/readyz to answer ok", || {
+                let url = format!("{address}:{etcd_client}");
+                async move { http_get_ok(&url, "/readyz").await }
+            })
+            .await?;
+
+        control_plane.spawn(
+            "kube-apiserver",
+            &bin,
+            args(&[
+                &format!("--etcd-servers={etcd_url}"),
+                &format!("--bind-address={address}"),
+                &format!("--advertise-address={address}"),
+                &format!("--secure-port={api_port}"),
+                &format!("--cert-dir={}", root.join("pki").display()),
+                "--service-cluster-ip-range=10.96.0.0/16",
+                "--endpoint-reconciler-type=none",
+                &format!("--service-account-issuer={ISSUER}"),
+                &format!("--api-audiences={ISSUER}"),
+                &format!(
+                    "--service-account-signing-key-file={}",
+                    files.service_account_key.display()
+                ),
+                &format!(
+                    "--service-account-key-file={}",
+                    files.service_account_public_key.display()
+                ),
+                "--authorization-mode=Node,RBAC",
+                &format!("--token-auth-file={}", files.tokens.display()),
+                &format!("--audit-policy-file={}", files.audit_policy.display()),
+                &format!("--audit-log-path={}", root.join("audit.log").display()),
+                "--allow-privileged=true",
+            ]),
+        )?;
+        let admin_kubeconfig = control_plane.kubeconfig.clone();
+        control_plane
+            .wait_for("kube-apiserver", "/readyz to answer 200", || {
+                let path = admin_kubeconfig.clone();
+                async move {
+                    // The CA file appears when the API server has written its certificate.
+                    let client = client_from_kubeconfig(&path).await.ok()?;
+                    let request = ::http::Request::get("/readyz").body(Vec::new()).ok()?;
+                    client
+                        .request_text(request)
+                        .await
+                        .ok()
+                        .filter(|body| body == "ok")
+                }
+            })
+            .await?;
+
+        let kubeconfig = control_plane.kubeconfig.display().to_string();
+        control_plane.spawn(
+            "kube-controller-manager",
+            &bin,
+            args(&[
+                &format!("--kubeconfig={kubeconfig}"),
+                &format!("--root-ca-file={}", control_plane.ca_file.display()),
+                "--use-service-account-credentials=true",
+                "--leader-elect=false",
+                "--secure-port=0",
+                "--controllers=*",
+            ]),
+        )?;
+        control_plane.spawn(
+            "kube-scheduler",
+            &bin,
+            args(&[
+                &format!("--kubeconfig={kubeconfig}"),
+                "--leader-elect=true",
+                "--leader-elect-resource-namespace=kube-system",
+                "--secure-port=0",
+            ]),
+        )?;
+        control_plane.spawn(
+            "kwok",
+            &bin,
+            args(&[
+                &format!("--kubeconfig={kubeconfig}"),
+                &format!("--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}=fake"),
+                &format!("--config={}", files.kwok_stages.display()),
+                "--cidr=10.244.0.0/16",
+                &format!("--node-ip={address}"),
+            ]),
+        )?;
+        let client = control_plane.client().await?;
+        control_plane
+            .wait_for(
+                "kube-controller-manager",
+                "the ServiceAccount default/default",
+                || {
+                    let api: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
+                    async move { api.get_opt("default").await.ok().flatten() }
+                },
+            )
+            .await?;
+        control_plane
+            .wait_for(
+                "kube-scheduler",
+                "its Lease kube-system/kube-scheduler",
+                || {
+                    let api: Api<Lease> = Api::namespaced(client.clone(), "kube-system");
+                    async move {
+                        api.get_opt("kube-scheduler")
+                            .await
+                            .ok()
+                            .flatten()
+                            .and_then(|lease| lease.spec?.holder_identity)
+                    }
+                },
+            )
+            .await?;
+        control_plane.create_storage_class(&client).await?;
+        control_plane.create_nodes(&client).await?;
+        let nodes = control_plane.nodes.clone();
+        control_plane
+            .wait_for("kwok", "every node Ready", || {
+                let api: Api<Node> = Api::all(client.clone());
+                let nodes = nodes.clone();
+                async move {
+                    for name in &nodes {
+                        let node = api.get_opt(name).await.ok()??;
+                        let ready = node.status?.conditions?.into_iter().any(|condition| {
+                            condition.type_ == "Ready" && condition.status == "True"
+                        });
+                        if !ready {
+                            return None;
+                        }
+                    }
+                    Some(())
+                }
+            })
+            .await?;
+        control_plane.started_in = started.elapsed();
+        Ok(control_plane)
+    }
+
+    /// `https://127.0.0.1:<port>`.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The admin kubeconfig (`system:masters`), for kubectl and helm.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// The API server's audit log: one JSON event per line.
+    pub fn audit_log(&self) -> &Path {
+        &self.audit_log
+    }
+
+    /// The nodes KWOK plays.
+    pub fn nodes(&self) -> &[String] {
+        &self.nodes
+    }
+
+    /// How long [`ControlPlane::start`] took.
+    pub fn started_in(&self) -> Duration {
+        self.started_in
+    }
+
+    /// The components, in start order, with their PIDs and logs.
+    pub fn components(&self) -> &[Component] {
+        &self.components
+    }
+
+    /// The temporary directory with every file of the control plane.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A client with the admin's credentials.
+    pub async fn client(&self) -> Result<kube::Client, ControlPlaneError> {
+        self.client_with_token(&self.admin_token).await
+    }
+
+    /// A client that authenticates with `token`.
+    pub async fn client_with_token(&self, token: &str) -> Result<kube::Client, ControlPlaneError> {
+        let path = self
+            .dir
+            .path()
+            .join(format!("client-{}.kubeconfig", short_hash(token)));
+        self.write_kubeconfig(&path, token)?;
+        client_from_kubeconfig(&path).await
+    }
+
+    /// A token for the ServiceAccount `namespace/name`, from the TokenRequest API, valid
+    /// for an hour: the identity an operator runs as when its chart installs it.
+    pub async fn service_account_token(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<String, ControlPlaneError> {
+        let api: Api<ServiceAccount> = Api::namespaced(self.client().await?, namespace);
+        let request = TokenRequest {
+            spec: Some(TokenRequestSpec {
+                audiences: Some(vec![ISSUER.to_owned()]),
+                expiration_seconds: Some(3600),
+                ..TokenRequestSpec::default()
+            }),
+            ..TokenRequest::default()
+        };
+        let response = api
+            .create_token_request(name, &PostParams::default(), &request)
+            .await
+            .map_err(|source| ControlPlaneError::Api {
+                doing: format!("requesting a token for ServiceAccount {namespace}/{name}"),
+                source,
+            })?;
+        response
+            .status
+            .and_then(|status| status.token)
+            .ok_or_else(|| ControlPlaneError::Generate("a TokenRequest without a token".to_owned()))
+    }
+
+    /// Writes a kubeconfig for this server that authenticates with `token`.
+    pub fn write_kubeconfig(&self, path: &Path, token: &str) -> Result<(), ControlPlaneError> {
+        let content = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: strata\n  cluster:\n    \
+             server: {server}\n    certificate-authority: {ca}\nusers:\n- name: strata\n  \
+             user:\n    token: {token}\ncontexts:\n- name: strata\n  context:\n    cluster: \
+             strata\n    user: strata\ncurrent-context: strata\n",
+            server = self.server,
+            ca = self.ca_file.display(),
+        );
+        write_private(path, &content)
+    }
+
+    /// An error naming the first component that has exited, with its last log lines.
+    pub fn check_alive(&mut self) -> Result<(), ControlPlaneError> {
+        self.components
+            .iter_mut()
+            .try_for_each(Component::check_alive)
+    }
+
+    fn spawn(
+        &mut self,
+        name: &'static str,
+        bin: &Path,
+        args: Vec<String>,
+    ) -> Result<(), ControlPlaneError> {
+        let component = Component::start(name, &bin.join(name), &args, self.dir.path())?;
+        self.components.push(component);
+        Ok(())
+    }
+
+    /// Polls `probe` until it returns something, failing early when a component dies.
+    async fn wait_for<T, F, Fut>(
+        &mut self,
+        component: &'static str,
+        waiting: &str,
+        mut probe: F,
+    ) -> Result<T, ControlPlaneError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Option<T>>,
+    {
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            self.check_alive()?;
+            if let Some(value) = probe().await {
+                return Ok(value);
+            }
+            if Instant::now() > deadline {
+                let log_tail = self
+                    .components
+                    .iter()
+                    .find(|candidate| candidate.name() == component)
+                    .map(|candidate| candidate.log_tail(30))
+                    .unwrap_or_default();
+                return Err(ControlPlaneError::NotReady {
+                    component,
+                    timeout: START_TIMEOUT,
+                    waiting: waiting.to_owned(),
+                    log_tail,
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    async fn create_storage_class(&self, client: &kube::Client) -> Result<(), ControlPlaneError> {
+        let class: StorageClass = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": STORAGE_CLASS,
+                "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}
+            },
+            "provisioner": "strata.dev/test-provisioner",
+            "reclaimPolicy": "Retain",
+            "volumeBindingMode": "Immediate"
+        }))
+        .map_err(|error| ControlPlaneError::Generate(format!("the StorageClass: {error}")))?;
+        Api::<StorageClass>::all(client.clone())
+            .create(&PostParams::default(), &class)
+            .await
+            .map_err(|source| ControlPlaneError::Api {
+                doing: format!("creating the StorageClass {STORAGE_CLASS}"),
+                source,
+            })?;
+        Ok(())
+    }
+
+    async fn create_nodes(&self, client: &kube::Client) -> Result<(), ControlPlaneError> {
+        let api: Api<Node> = Api::all(client.clone());
+        for name in &self.nodes {
+            let node: Node = serde_json::from_value(serde_json::json!({
+                "metadata": {
+                    "name": name,
+                    "annotations": {KWOK_NODE_ANNOTATION: "fake"},
+                    "labels": {
+                        "kubernetes.io/hostname": name,
+                        "kubernetes.io/os": "linux",
+                        "kubernetes.io/arch": "amd64",
+                        "type": "kwok"
+                    }
+                }
+            }))
+            .map_err(|error| ControlPlaneError::Generate(format!("a Node: {error}")))?;
+            api.create(&PostParams::default(), &node)
+                .await
+                .map_err(|source| ControlPlaneError::Api {
+                    doing: format!("creating the Node {name}"),
+                    source,
+                })?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ControlPlane {
+    fn drop(&mut self) {
+        while let Some(mut component) = self.components.pop() {
+            component.stop();
+        }
+    }
+}
+
+/// The files the components read.
+struct Files {
+    tokens: PathBuf,
+    audit_policy: PathBuf,
+    service_account_key: PathBuf,
+    service_account_public_key: PathBuf,
+    kwok_stages: PathBuf,
+}
+
+impl Files {
+    fn write(root: &Path, admin_token: &str) -> Result<Self, ControlPlaneError> {
+        let files = Self {
+            tokens: root.join("tokens.csv"),
+            audit_policy: root.join("audit-policy.yaml"),
+            service_account_key: root.join("service-account.key"),
+            service_account_public_key: root.join("service-account.pub"),
+            kwok_stages: root.join("kwok-stages.yaml"),
+        };
+        write_private(
+            &files.tokens,
+            &format!("{admin_token},strata-admin,strata-admin,\"system:masters\"\n"),
+        )?;
+        write_private(&files.audit_policy, AUDIT_POLICY)?;
+        let key = rcgen::KeyPair::generate()
+            .map_err(|error| ControlPlaneError::Generate(format!("a signing key: {error}")))?;
+        write_private(&files.service_account_key, &key.serialize_pem())?;
+        write_private(&files.service_account_public_key, &key.public_key_pem())?;
+        write_private(&files.kwok_stages, KWOK_STAGES)?;
+        Ok(files)
+    }
+}
+
+/// Writes a file only its owner may read.
+fn write_private(path: &Path, content: &str) -> Result<(), ControlPlaneError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|source| io(&format!("writing {}", path.display()), source))?;
+    file.write_all(content.as_bytes())
+        .map_err(|source| io(&format!("writing {}", path.display()), source))
+}
+
+/// A client from the kubeconfig at `path`.
+pub async fn client_from_kubeconfig(path: &Path) -> Result<kube::Client, ControlPlaneError> {
+    let kubeconfig = Kubeconfig::read_from(path).map_err(|error| {
+        ControlPlaneError::Generate(format!("reading {}: {error}", path.display()))
+    })?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .map_err(|error| ControlPlaneError::Generate(format!("a client config: {error}")))?;
+    kube::Client::try_from(config).map_err(|source| ControlPlaneError::Api {
+        doing: "building a client".to_owned(),
+        source,
+    })
+}
+
+fn io(doing: &str, source: std::io::Error) -> ControlPlaneError {
+    ControlPlaneError::Io {
+        doing: doing.to_owned(),
+        source,
+    }
+}
+
+fn args(values: &[&str]) -> Vec<String> {
+    values.iter().map(|value| (*value).to_owned()).collect()
+}
+
+/// 32 random bytes from the operating system, hex-encoded.
+fn random_token() -> Result<String, ControlPlaneError> {
+    let mut bytes = [0_u8; 32];
+    getrandom::fill(&mut bytes)
+        .map_err(|error| ControlPlaneError::Generate(format!("random bytes: {error}")))?;
+    Ok(bytes.iter().fold(String::new(), |mut text, byte| {
+        let _ = write!(text, "{byte:02x}");
+        text
+    }))
+}
+
+/// A short, stable name for a token, so its kubeconfig file names no secret.
+fn short_hash(token: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    token.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
+/// Whether `GET path` on the plain-HTTP server at `address` answers 200.
+async fn http_get_ok(address: &str, path: &str) -> Option<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await.ok()?;
+    let request = format!("GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.ok()?;
+    let mut response = Vec::new();
+    stream
+        .take(64 * 1024)
+        .read_to_end(&mut response)
+        .await
+        .ok()?;
+    let response = String::from_utf8_lossy(&response);
+    let status = response.split_whitespace().nth(1)?;
+    (status == "200").then_some(())
+}

@@ -1,0 +1,233 @@
+//! The real Kubernetes control plane, built from pinned Go modules: kube-apiserver,
+//! kube-controller-manager and kube-scheduler from `k8s.io/kubernetes`, etcd from
+//! `go.etcd.io/etcd/server/v3`, and the KWOK controller (`sigs.k8s.io/kwok`) that
+//! plays the nodes and kubelets.
+//!
+//! The pins live in `xtask/go/<module>/go.mod` and `go.sum`, one module each, so that
+//! etcd and KWOK do not move the API server's dependencies. `k8s.io/kubernetes`
+//! replaces its `k8s.io/*` staging modules with local paths, which Go ignores in a
+//! dependency, so our `go.mod` pins every one of them to the matching `v0.x` release.
+//!
+//! The binaries go to `<cache>/strata/control-plane/<key>/`, outside `target/`, next
+//! to Go's own build and module caches (`go env GOCACHE GOMODCACHE`): a fresh clone
+//! on the same machine finds them and builds nothing again. The key is a hash of what
+//! the binary is built from (the module files, the package, the flags and `go
+//! version`), and a stamp next to each binary records it.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    process::Command,
+    time::Instant,
+};
+
+use anyhow::{Context, bail};
+use sha2::{Digest, Sha256};
+
+use super::{Outcome, process};
+
+/// The Kubernetes release the binaries report (`kubectl version`).
+pub const KUBERNETES_VERSION: &str = "v1.37.2";
+
+/// One binary built from a pinned module.
+#[derive(Debug, Clone, Copy)]
+pub struct GoBinary {
+    /// The file name of the binary.
+    pub name: &'static str,
+    /// The module directory under `xtask/go/`.
+    pub module: &'static str,
+    /// The main package to build.
+    pub package: &'static str,
+}
+
+/// Everything the control plane runs, in start order.
+pub const BINARIES: [GoBinary; 5] = [
+    GoBinary {
+        name: "etcd",
+        module: "etcd",
+        package: ".",
+    },
+    GoBinary {
+        name: "kube-apiserver",
+        module: "kubernetes",
+        package: "k8s.io/kubernetes/cmd/kube-apiserver",
+    },
+    GoBinary {
+        name: "kube-controller-manager",
+        module: "kubernetes",
+        package: "k8s.io/kubernetes/cmd/kube-controller-manager",
+    },
+    GoBinary {
+        name: "kube-scheduler",
+        module: "kubernetes",
+        package: "k8s.io/kubernetes/cmd/kube-scheduler",
+    },
+    GoBinary {
+        name: "kwok",
+        module: "kwok",
+        package: "sigs.k8s.io/kwok/cmd/kwok",
+    },
+];
+
+/// The `-ldflags` that stamp the Kubernetes version, as `hack/lib/version.sh` does, so
+/// the API server reports `v1.37.2` rather than `v0.0.0-master`.
+pub fn kubernetes_ldflags() -> String {
+    let (major, minor) = major_minor(KUBERNETES_VERSION);
+    [
+        ("gitVersion", KUBERNETES_VERSION),
+        ("gitMajor", major),
+        ("gitMinor", minor),
+        ("gitTreeState", "clean"),
+    ]
+    .iter()
+    .flat_map(|(name, value)| {
+        [
+            "k8s.io/component-base/version",
+            "k8s.io/client-go/pkg/version",
+        ]
+        .map(|package| format!("-X '{package}.{name}={value}'"))
+    })
+    .chain(["-s".to_owned(), "-w".to_owned()])
+    .collect::<Vec<_>>()
+    .join(" ")
+}
+
+/// `("1", "37")` of `v1.37.2`.
+fn major_minor(version: &str) -> (&str, &str) {
+    let mut parts = version.trim_start_matches('v').split('.');
+    (parts.next().unwrap_or("0"), parts.next().unwrap_or("0"))
+}
+
+/// The directory with every control-plane binary.
+#[derive(Debug, Clone)]
+pub struct ControlPlaneBinaries {
+    /// Holds `etcd`, `kube-apiserver`, `kube-controller-manager`, `kube-scheduler`
+    /// and `kwok`.
+    pub bin: PathBuf,
+}
+
+/// Builds every binary whose stamp is not current. `go_dir` is `xtask/go`.
+pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> {
+    let go = process::which("go").context(
+        "`go` is not on PATH: the Kubernetes control plane is built from Go modules; \
+         install Go 1.26 or newer, then rerun `cargo xtask tools`",
+    )?;
+    let go_version = process::capture(Command::new(&go).arg("version"))?;
+    let mut hasher = Sha256::new();
+    hasher.update(go_version.trim());
+    hasher.update(kubernetes_ldflags());
+    for module in ["etcd", "kubernetes", "kwok"] {
+        for file in ["go.mod", "go.sum", "main.go"] {
+            if let Ok(content) = fs::read(go_dir.join(module).join(file)) {
+                hasher.update(module);
+                hasher.update(file);
+                hasher.update(content);
+            }
+        }
+    }
+    let key = hex::encode(&hasher.finalize()[..8]);
+    let bin = cache_dir()?
+        .join("control-plane")
+        .join(format!("{KUBERNETES_VERSION}-{key}"));
+    fs::create_dir_all(&bin).with_context(|| format!("cannot create {}", bin.display()))?;
+    let mut outcome = Outcome::AlreadyPresent;
+    for binary in BINARIES {
+        let target = bin.join(binary.name);
+        let stamp = bin.join(format!("{}.stamp", binary.name));
+        if fs::read_to_string(&stamp).is_ok_and(|found| found == key)
+            && process::is_executable(&target)
+        {
+            continue;
+        }
+        let started = Instant::now();
+        build(&go, go_dir, binary, &target)?;
+        fs::write(&stamp, &key).with_context(|| format!("cannot write {}", stamp.display()))?;
+        eprintln!(
+            "      built {} ({:.1}s)",
+            binary.name,
+            started.elapsed().as_secs_f64()
+        );
+        outcome = Outcome::Installed;
+    }
+    Ok((ControlPlaneBinaries { bin }, outcome))
+}
+
+/// `go build` of one binary, static (`CGO_ENABLED=0`), from the committed `go.sum`
+/// only (`-mod=readonly`). A module the proxy does not serve is named, with the
+/// command that shows the download.
+fn build(go: &Path, go_dir: &Path, binary: GoBinary, target: &Path) -> anyhow::Result<()> {
+    let module_dir = go_dir.join(binary.module);
+    let mut command = Command::new(go);
+    command
+        .args(["build", "-mod=readonly", "-trimpath", "-o"])
+        .arg(target)
+        .current_dir(&module_dir)
+        .env("CGO_ENABLED", "0");
+    if binary.module == "kubernetes" {
+        command.arg(format!("-ldflags={}", kubernetes_ldflags()));
+    }
+    command.arg(binary.package);
+    let output = command
+        .output()
+        .with_context(|| format!("cannot run go build for {}", binary.name))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let unserved: Vec<&str> = stderr
+        .lines()
+        .filter(|line| {
+            [
+                "410 Gone",
+                "404 Not Found",
+                "403 Forbidden",
+                "unknown revision",
+            ]
+            .iter()
+            .any(|sign| line.contains(sign))
+        })
+        .collect();
+    if !unserved.is_empty() {
+        bail!(
+            "building {} failed: the Go module proxy does not serve a pinned module:\n{}\n\
+             See the whole download with: (cd {} && go mod download -x)",
+            binary.name,
+            unserved.join("\n"),
+            module_dir.display()
+        );
+    }
+    let tail: Vec<&str> = stderr.lines().rev().take(30).collect();
+    bail!(
+        "building {} failed ({}):\n{}",
+        binary.name,
+        output.status,
+        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+    )
+}
+
+/// `$XDG_CACHE_HOME/strata`, or `~/.cache/strata`.
+fn cache_dir() -> anyhow::Result<PathBuf> {
+    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|value| !value.is_empty()) {
+        Some(cache) => PathBuf::from(cache),
+        None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?).join(".cache"),
+    };
+    Ok(base.join("strata"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_version_is_stamped_into_both_version_packages() {
+        let flags = kubernetes_ldflags();
+        for expected in [
+            "-X 'k8s.io/component-base/version.gitVersion=v1.37.2'",
+            "-X 'k8s.io/component-base/version.gitMajor=1'",
+            "-X 'k8s.io/component-base/version.gitMinor=37'",
+            "-X 'k8s.io/client-go/pkg/version.gitVersion=v1.37.2'",
+        ] {
+            assert!(flags.contains(expected), "{flags}");
+        }
+    }
+}
