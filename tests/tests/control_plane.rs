@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use strata_testing::control_plane::{
     ControlPlane, ControlPlaneOptions, SIMULATED_FAILURE_ANNOTATION, STORAGE_CLASS,
@@ -179,4 +179,78 @@ async fn pods_run_on_kwok_nodes_claims_bind_and_every_process_stops_with_the_val
             "process {pid} still runs after the control plane was dropped"
         );
     }
+}
+
+/// The premise of the operators' stuck-pod replacement, on the real StatefulSet
+/// controller: with OrderedReady, a pod that crash-loops on a bad revision is never
+/// replaced after the template is fixed (kubernetes/kubernetes#67250).
+#[tokio::test]
+#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
+async fn the_real_stateful_set_controller_never_replaces_a_pod_stuck_on_a_bad_revision() {
+    let control_plane = ControlPlane::start(ControlPlaneOptions::default())
+        .await
+        .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
+    let client = control_plane.client().await.expect("an admin client");
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    sets.create(&PostParams::default(), &stateful_set("web", json!({})))
+        .await
+        .expect("a StatefulSet");
+    let ready = async |name: &str| -> Option<bool> {
+        let pod = pods.get_opt(name).await.ok()??;
+        Some(
+            pod.status?
+                .conditions?
+                .iter()
+                .any(|condition| condition.type_ == "Ready" && condition.status == "True"),
+        )
+    };
+    eventually("web-1 Ready", async || {
+        ready("web-1").await.filter(|ready| *ready)
+    })
+    .await;
+
+    let template = |annotations: serde_json::Value| json!({"spec": {"template": {"metadata": {"annotations": annotations}}}});
+    sets.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(template(
+            json!({SIMULATED_FAILURE_ANNOTATION: "CrashLoopBackOff"}),
+        )),
+    )
+    .await
+    .expect("a bad template");
+    eventually("web-1 crash-looping on the bad revision", async || {
+        let pod = pods.get_opt("web-1").await.ok()??;
+        let annotations = pod.metadata.annotations?;
+        annotations
+            .contains_key(SIMULATED_FAILURE_ANNOTATION)
+            .then_some(())
+    })
+    .await;
+    let broken_revision = pods
+        .get("web-1")
+        .await
+        .expect("web-1")
+        .metadata
+        .labels
+        .and_then(|labels| labels.get("controller-revision-hash").cloned());
+
+    sets.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(template(json!({SIMULATED_FAILURE_ANNOTATION: null}))),
+    )
+    .await
+    .expect("the template fixed");
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let pod = pods.get("web-1").await.expect("web-1");
+    assert_eq!(
+        pod.metadata
+            .labels
+            .and_then(|labels| labels.get("controller-revision-hash").cloned()),
+        broken_revision,
+        "20 s after the fix, web-1 still runs the bad revision: the controller waits for it"
+    );
+    assert_eq!(ready("web-1").await, Some(false));
 }

@@ -44,7 +44,8 @@ use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, ServiceAccount};
 use k8s_openapi::api::storage::v1::StorageClass;
-use kube::api::{Api, PostParams};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 pub use self::component::Component;
@@ -430,6 +431,52 @@ impl ControlPlane {
             .status
             .and_then(|status| status.token)
             .ok_or_else(|| ControlPlaneError::Generate("a TokenRequest without a token".to_owned()))
+    }
+
+    /// Creates `crds` through the real apiextensions server and waits until each is
+    /// `Established`, so its kind can be served.
+    pub async fn install_crds(
+        &self,
+        crds: &[CustomResourceDefinition],
+    ) -> Result<(), ControlPlaneError> {
+        let api: Api<CustomResourceDefinition> = Api::all(self.client().await?);
+        for crd in crds {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            api.patch(
+                &name,
+                &PatchParams::apply("strata-test").force(),
+                &Patch::Apply(crd),
+            )
+            .await
+            .map_err(|source| ControlPlaneError::Api {
+                doing: format!("applying the CRD {name}"),
+                source,
+            })?;
+            let deadline = Instant::now() + START_TIMEOUT;
+            loop {
+                let established = api
+                    .get_opt(&name)
+                    .await
+                    .ok()
+                    .flatten()
+                    .and_then(|crd| crd.status?.conditions)
+                    .is_some_and(|conditions| {
+                        conditions.iter().any(|condition| {
+                            condition.type_ == "Established" && condition.status == "True"
+                        })
+                    });
+                if established {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    return Err(ControlPlaneError::Generate(format!(
+                        "the CRD {name} was not Established within {START_TIMEOUT:?}"
+                    )));
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        Ok(())
     }
 
     /// Writes a kubeconfig for this server that authenticates with `token`.

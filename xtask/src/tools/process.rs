@@ -28,9 +28,12 @@ pub fn capture(command: &mut Command) -> anyhow::Result<String> {
 }
 
 /// Runs `command` with its output shown to the user, for long installs and test steps.
+/// Its standard output goes to our standard error, so that `cargo xtask tools` prints
+/// nothing but its `export` lines on standard output, even while it installs.
 pub fn visible(command: &mut Command) -> anyhow::Result<()> {
     let status = command
         .stdin(Stdio::null())
+        .stdout(Stdio::from(std::io::stderr()))
         .status()
         .with_context(|| format!("cannot start {command:?}"))?;
     if !status.success() {

@@ -1,0 +1,188 @@
+//! The Superset operator on the real control plane (`strata_testing::control_plane`):
+//! the real StatefulSet controller rolls its pods, and KWOK plays the kubelets.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+use strata_operator::cli::Operator;
+use strata_operator::controller::OperatorRuntime;
+use strata_testing::control_plane::{
+    ControlPlane, ControlPlaneOptions, SIMULATED_FAILURE_ANNOTATION,
+};
+use superset_operator::controller::cluster::ClusterContext;
+use superset_operator::controller::run_with;
+use superset_operator::crd::SupersetCluster;
+use superset_operator::{OPERATOR_NAME, SupersetOperator};
+
+const CLUSTER: &str = "simple-superset";
+const STATEFUL_SET: &str = "simple-superset-node-default";
+
+async fn eventually<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if let Some(value) = probe().await {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within 90 s"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+async fn secret(client: &kube::Client, name: &str, data: serde_json::Value) {
+    let secret: Secret =
+        serde_json::from_value(json!({"metadata": {"name": name}, "stringData": data}))
+            .expect("a Secret");
+    Api::<Secret>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("the Secret is created");
+}
+
+/// Every pod of the StatefulSet runs its update revision and is Ready.
+async fn rolled_out(client: &kube::Client) -> Option<()> {
+    let set = Api::<StatefulSet>::namespaced(client.clone(), "default")
+        .get_opt(STATEFUL_SET)
+        .await
+        .ok()??;
+    let status = set.status?;
+    let update = status.update_revision?;
+    let pods = Api::<Pod>::namespaced(client.clone(), "default")
+        .list(&ListParams::default().labels(&format!("app.kubernetes.io/instance={CLUSTER}")))
+        .await
+        .ok()?;
+    let current_and_ready = pods.items.iter().filter(|pod| {
+        pod.metadata.deletion_timestamp.is_none()
+            && pod
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|labels| labels.get("controller-revision-hash"))
+                == Some(&update)
+            && pod
+                .status
+                .as_ref()
+                .and_then(|status| status.conditions.as_ref())
+                .is_some_and(|conditions| {
+                    conditions
+                        .iter()
+                        .any(|condition| condition.type_ == "Ready" && condition.status == "True")
+                })
+    });
+    (current_and_ready.count() == 2 && pods.items.len() == 2).then_some(())
+}
+
+async fn patch_pod_overrides(client: &kube::Client, overrides: serde_json::Value) {
+    Api::<SupersetCluster>::namespaced(client.clone(), "default")
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"nodes": {"podOverrides": overrides}}})),
+        )
+        .await
+        .expect("the spec is patched");
+}
+
+#[tokio::test]
+#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
+async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
+    let control_plane = ControlPlane::start(ControlPlaneOptions::default())
+        .await
+        .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
+    control_plane
+        .install_crds(&SupersetOperator::crds())
+        .await
+        .expect("the CRD is established");
+    let client = control_plane.client().await.expect("a client");
+    secret(
+        &client,
+        "superset-db",
+        json!({"username": "superset", "password": "p"}),
+    )
+    .await;
+    secret(
+        &client,
+        "superset-admin",
+        json!({"username": "admin", "firstname": "A", "lastname": "B",
+               "email": "a@example.com", "password": "p"}),
+    )
+    .await;
+    let runtime = OperatorRuntime::new(client.clone(), OPERATOR_NAME, Some("default".to_owned()));
+    let operator = tokio::spawn(run_with(
+        runtime.clone(),
+        ClusterContext {
+            cluster_domain: "cluster.local".to_owned(),
+        },
+    ));
+
+    let cluster: SupersetCluster = serde_json::from_value(json!({
+        "apiVersion": "superset.strata.dev/v1alpha1", "kind": "SupersetCluster",
+        "metadata": {"name": CLUSTER},
+        "spec": {
+            "clusterConfig": {
+                "metadataDatabase": {"postgresql": {
+                    "host": "postgresql.default.svc", "database": "superset",
+                    "credentialsSecret": "superset-db"}},
+                "adminUser": {"secretName": "superset-admin"}
+            },
+            "nodes": {"roleGroups": {"default": {"replicas": 2}}}
+        }
+    }))
+    .expect("a SupersetCluster");
+    Api::<SupersetCluster>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &cluster)
+        .await
+        .expect("the cluster is created");
+    eventually("both web servers Ready", async || rolled_out(&client).await).await;
+
+    // A bad revision: the real StatefulSet controller replaces the highest pod, which
+    // crash-loops; OrderedReady then stops the roll there.
+    patch_pod_overrides(
+        &client,
+        json!({"metadata": {"annotations": {SIMULATED_FAILURE_ANNOTATION: "CrashLoopBackOff"}}}),
+    )
+    .await;
+    eventually("a pod of the bad revision crash-looping", async || {
+        let pod = Api::<Pod>::namespaced(client.clone(), "default")
+            .get_opt(&format!("{STATEFUL_SET}-1"))
+            .await
+            .ok()??;
+        let waiting = pod
+            .status?
+            .container_statuses?
+            .first()?
+            .state
+            .clone()?
+            .waiting?
+            .reason?;
+        (waiting == "CrashLoopBackOff").then_some(())
+    })
+    .await;
+
+    // The user fixes the spec: the operator replaces the stuck pod, and the roll ends.
+    patch_pod_overrides(&client, serde_json::Value::Null).await;
+    eventually("every pod on the fixed revision and Ready", async || {
+        rolled_out(&client).await
+    })
+    .await;
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), "default")
+        .list(&ListParams::default())
+        .await
+        .expect("Events");
+    assert!(
+        events
+            .items
+            .iter()
+            .any(|event| event.reason.as_deref() == Some("ReplacingStuckPod")),
+        "the replacement is told in an Event"
+    );
+    runtime.shutdown.cancel();
+    operator.abort();
+}
