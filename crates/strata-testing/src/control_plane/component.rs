@@ -88,7 +88,7 @@ impl Component {
         }
     }
 
-    /// SIGTERM by PID, then SIGKILL after [`STOP_TIMEOUT`]; always reaped.
+    /// SIGTERM by PID, then SIGKILL after `STOP_TIMEOUT` (10 s); always reaped.
     pub fn stop(&mut self) {
         stop(&mut self.child, "-TERM", STOP_TIMEOUT);
     }
