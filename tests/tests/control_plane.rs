@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use strata_testing::control_plane::{
-    ControlPlane, ControlPlaneOptions, SIMULATED_FAILURE_ANNOTATION, STORAGE_CLASS,
+    ControlPlane, ControlPlaneOptions, SIMULATED_FAILURE_ANNOTATION, STORAGE_CLASS, wait_until,
 };
 use strata_testing::tools::{KUBECTL, tool};
 
@@ -37,19 +37,8 @@ fn stateful_set(name: &str, annotations: serde_json::Value) -> StatefulSet {
     .expect("a StatefulSet")
 }
 
-async fn eventually<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(value) = probe().await {
-            return value;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{what} did not happen within 60 s"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
+/// How long each step may take.
+const TIMEOUT: Duration = Duration::from_secs(60);
 
 #[tokio::test]
 #[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
@@ -88,35 +77,39 @@ async fn pods_run_on_kwok_nodes_claims_bind_and_every_process_stops_with_the_val
     .expect("a failing StatefulSet");
 
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
-    eventually("both healthy pods Ready on KWOK nodes", async || {
-        let list = pods
-            .list(&ListParams::default().labels("app=healthy"))
-            .await
-            .ok()?;
-        let ready = list
-            .items
-            .iter()
-            .filter(|pod| {
-                pod.spec
-                    .as_ref()
-                    .and_then(|spec| spec.node_name.as_deref())
-                    .is_some_and(|node| node.starts_with("kwok-node-"))
-                    && pod
-                        .status
+    wait_until(
+        "both healthy pods Ready on KWOK nodes",
+        TIMEOUT,
+        async || {
+            let list = pods
+                .list(&ListParams::default().labels("app=healthy"))
+                .await
+                .ok()?;
+            let ready = list
+                .items
+                .iter()
+                .filter(|pod| {
+                    pod.spec
                         .as_ref()
-                        .and_then(|status| status.conditions.as_ref())
-                        .is_some_and(|conditions| {
-                            conditions.iter().any(|condition| {
-                                condition.type_ == "Ready" && condition.status == "True"
+                        .and_then(|spec| spec.node_name.as_deref())
+                        .is_some_and(|node| node.starts_with("kwok-node-"))
+                        && pod
+                            .status
+                            .as_ref()
+                            .and_then(|status| status.conditions.as_ref())
+                            .is_some_and(|conditions| {
+                                conditions.iter().any(|condition| {
+                                    condition.type_ == "Ready" && condition.status == "True"
+                                })
                             })
-                        })
-            })
-            .count();
-        (ready == 2).then_some(())
-    })
+                })
+                .count();
+            (ready == 2).then_some(())
+        },
+    )
     .await;
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
-    eventually("the healthy pods' claims Bound", async || {
+    wait_until("the healthy pods' claims Bound", TIMEOUT, async || {
         let list = claims.list(&ListParams::default()).await.ok()?;
         let bound = list
             .items
@@ -144,20 +137,24 @@ async fn pods_run_on_kwok_nodes_claims_bind_and_every_process_stops_with_the_val
         (bound == 2).then_some(())
     })
     .await;
-    eventually("the failing pod waiting in CrashLoopBackOff", async || {
-        let pod = pods.get_opt("failing-0").await.ok()??;
-        let waiting = pod
-            .status?
-            .container_statuses?
-            .first()?
-            .state
-            .as_ref()?
-            .waiting
-            .as_ref()?
-            .reason
-            .clone()?;
-        (waiting == "CrashLoopBackOff").then_some(())
-    })
+    wait_until(
+        "the failing pod waiting in CrashLoopBackOff",
+        TIMEOUT,
+        async || {
+            let pod = pods.get_opt("failing-0").await.ok()??;
+            let waiting = pod
+                .status?
+                .container_statuses?
+                .first()?
+                .state
+                .as_ref()?
+                .waiting
+                .as_ref()?
+                .reason
+                .clone()?;
+            (waiting == "CrashLoopBackOff").then_some(())
+        },
+    )
     .await;
 
     let pids: Vec<u32> = control_plane
@@ -205,7 +202,7 @@ async fn the_real_stateful_set_controller_never_replaces_a_pod_stuck_on_a_bad_re
                 .any(|condition| condition.type_ == "Ready" && condition.status == "True"),
         )
     };
-    eventually("web-1 Ready", async || {
+    wait_until("web-1 Ready", TIMEOUT, async || {
         ready("web-1").await.filter(|ready| *ready)
     })
     .await;
@@ -220,13 +217,17 @@ async fn the_real_stateful_set_controller_never_replaces_a_pod_stuck_on_a_bad_re
     )
     .await
     .expect("a bad template");
-    eventually("web-1 crash-looping on the bad revision", async || {
-        let pod = pods.get_opt("web-1").await.ok()??;
-        let annotations = pod.metadata.annotations?;
-        annotations
-            .contains_key(SIMULATED_FAILURE_ANNOTATION)
-            .then_some(())
-    })
+    wait_until(
+        "web-1 crash-looping on the bad revision",
+        TIMEOUT,
+        async || {
+            let pod = pods.get_opt("web-1").await.ok()??;
+            let annotations = pod.metadata.annotations?;
+            annotations
+                .contains_key(SIMULATED_FAILURE_ANNOTATION)
+                .then_some(())
+        },
+    )
     .await;
     let broken_revision = pods
         .get("web-1")

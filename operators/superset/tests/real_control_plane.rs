@@ -3,16 +3,15 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use strata_operator::cli::Operator;
-use strata_operator::controller::OperatorRuntime;
 use strata_testing::control_plane::{
-    ControlPlane, ControlPlaneOptions, SIMULATED_FAILURE_ANNOTATION,
+    ControlPlane, ControlPlaneOptions, RunningOperator, SIMULATED_FAILURE_ANNOTATION, wait_until,
 };
 use superset_operator::controller::cluster::ClusterContext;
 use superset_operator::controller::run_with;
@@ -21,20 +20,6 @@ use superset_operator::{OPERATOR_NAME, SupersetOperator};
 
 const CLUSTER: &str = "simple-superset";
 const STATEFUL_SET: &str = "simple-superset-node-default";
-
-async fn eventually<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        if let Some(value) = probe().await {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within 90 s"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
 
 async fn secret(client: &kube::Client, name: &str, data: serde_json::Value) {
     let secret: Secret =
@@ -90,6 +75,9 @@ async fn patch_pod_overrides(client: &kube::Client, overrides: serde_json::Value
         .expect("the spec is patched");
 }
 
+/// How long each step may take.
+const TIMEOUT: Duration = Duration::from_secs(90);
+
 #[tokio::test]
 #[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
 async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
@@ -114,13 +102,14 @@ async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
                "email": "a@example.com", "password": "p"}),
     )
     .await;
-    let runtime = OperatorRuntime::new(client.clone(), OPERATOR_NAME, Some("default".to_owned()));
-    let operator = tokio::spawn(run_with(
-        runtime.clone(),
-        ClusterContext {
-            cluster_domain: "cluster.local".to_owned(),
-        },
-    ));
+    let _operator = RunningOperator::start(client.clone(), OPERATOR_NAME, |runtime| {
+        run_with(
+            runtime,
+            ClusterContext {
+                cluster_domain: "cluster.local".to_owned(),
+            },
+        )
+    });
 
     let cluster: SupersetCluster = serde_json::from_value(json!({
         "apiVersion": "superset.strata.dev/v1alpha1", "kind": "SupersetCluster",
@@ -140,7 +129,10 @@ async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
         .create(&PostParams::default(), &cluster)
         .await
         .expect("the cluster is created");
-    eventually("both web servers Ready", async || rolled_out(&client).await).await;
+    wait_until("both web servers Ready", TIMEOUT, async || {
+        rolled_out(&client).await
+    })
+    .await;
 
     // A bad revision: the real StatefulSet controller replaces the highest pod, which
     // crash-loops; OrderedReady then stops the roll there.
@@ -149,28 +141,34 @@ async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
         json!({"metadata": {"annotations": {SIMULATED_FAILURE_ANNOTATION: "CrashLoopBackOff"}}}),
     )
     .await;
-    eventually("a pod of the bad revision crash-looping", async || {
-        let pod = Api::<Pod>::namespaced(client.clone(), "default")
-            .get_opt(&format!("{STATEFUL_SET}-1"))
-            .await
-            .ok()??;
-        let waiting = pod
-            .status?
-            .container_statuses?
-            .first()?
-            .state
-            .clone()?
-            .waiting?
-            .reason?;
-        (waiting == "CrashLoopBackOff").then_some(())
-    })
+    wait_until(
+        "a pod of the bad revision crash-looping",
+        TIMEOUT,
+        async || {
+            let pod = Api::<Pod>::namespaced(client.clone(), "default")
+                .get_opt(&format!("{STATEFUL_SET}-1"))
+                .await
+                .ok()??;
+            let waiting = pod
+                .status?
+                .container_statuses?
+                .first()?
+                .state
+                .clone()?
+                .waiting?
+                .reason?;
+            (waiting == "CrashLoopBackOff").then_some(())
+        },
+    )
     .await;
 
     // The user fixes the spec: the operator replaces the stuck pod, and the roll ends.
     patch_pod_overrides(&client, serde_json::Value::Null).await;
-    eventually("every pod on the fixed revision and Ready", async || {
-        rolled_out(&client).await
-    })
+    wait_until(
+        "every pod on the fixed revision and Ready",
+        TIMEOUT,
+        async || rolled_out(&client).await,
+    )
     .await;
     let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), "default")
         .list(&ListParams::default())
@@ -183,6 +181,4 @@ async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
             .any(|event| event.reason.as_deref() == Some("ReplacingStuckPod")),
         "the replacement is told in an Event"
     );
-    runtime.shutdown.cancel();
-    operator.abort();
 }

@@ -1,0 +1,140 @@
+//! The ZooKeeper operator on the real control plane (`strata_testing::control_plane`):
+//! its PodDisruptionBudget (ADR030) against the real disruption controller, the real
+//! eviction API and the real `kubectl drain`.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{Api, ListParams, PostParams};
+use serde_json::json;
+use strata_operator::cli::Operator;
+use strata_testing::control_plane::{
+    ControlPlane, ControlPlaneOptions, RunningOperator, wait_until,
+};
+use strata_testing::tools::{KUBECTL, tool};
+use zookeeper_operator::controller::{RunOptions, run};
+use zookeeper_operator::crd::ZookeeperCluster;
+use zookeeper_operator::{OPERATOR_NAME, ZookeeperOperator};
+
+const CLUSTER: &str = "simple-zk";
+const TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The Ready pods of the cluster by node.
+async fn ready_pods_by_node(client: &kube::Client) -> BTreeMap<String, Vec<String>> {
+    let pods = Api::<Pod>::namespaced(client.clone(), "default")
+        .list(&ListParams::default().labels(&format!("app.kubernetes.io/instance={CLUSTER}")))
+        .await
+        .expect("pods");
+    let mut by_node: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for pod in pods.items {
+        let ready = pod.metadata.deletion_timestamp.is_none()
+            && pod
+                .status
+                .as_ref()
+                .and_then(|status| status.conditions.as_ref())
+                .is_some_and(|conditions| {
+                    conditions
+                        .iter()
+                        .any(|condition| condition.type_ == "Ready" && condition.status == "True")
+                });
+        if let (true, Some(node)) = (ready, pod.spec.and_then(|spec| spec.node_name)) {
+            by_node
+                .entry(node)
+                .or_default()
+                .push(pod.metadata.name.unwrap_or_default());
+        }
+    }
+    by_node
+}
+
+#[tokio::test]
+#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
+async fn a_drain_evicts_only_what_the_pod_disruption_budget_allows() {
+    // Two nodes for three servers: one node runs two of them.
+    let control_plane = ControlPlane::start(ControlPlaneOptions {
+        nodes: 2,
+        ..ControlPlaneOptions::default()
+    })
+    .await
+    .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
+    control_plane
+        .install_crds(&ZookeeperOperator::crds())
+        .await
+        .expect("the CRDs are established");
+    let client = control_plane.client().await.expect("a client");
+    let _operator = RunningOperator::start(client.clone(), OPERATOR_NAME, |runtime| {
+        let options = RunOptions::for_runtime(&runtime);
+        run(runtime, options)
+    });
+    let cluster: ZookeeperCluster = serde_json::from_value(json!({
+        "apiVersion": "zookeeper.strata.dev/v1alpha1", "kind": "ZookeeperCluster",
+        "metadata": {"name": CLUSTER},
+        "spec": {"servers": {"roleGroups": {"default": {"replicas": 3}}}}
+    }))
+    .expect("a ZookeeperCluster");
+    Api::<ZookeeperCluster>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &cluster)
+        .await
+        .expect("the cluster is created");
+
+    let pdbs: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), "default");
+    // ADR030's default for ZooKeeper servers is maxUnavailable 1: with all three
+    // Ready, the real disruption controller allows one disruption.
+    let allowed = wait_until(
+        "the PDB allowing one disruption of three",
+        TIMEOUT,
+        async || {
+            let status = pdbs.get_opt("simple-zk-server").await.ok()??.status?;
+            (status.expected_pods == Some(3) && status.current_healthy == Some(3))
+                .then_some(status.disruptions_allowed)
+        },
+    )
+    .await;
+    assert_eq!(allowed, Some(1));
+
+    let (node, pods) = wait_until("a node running two servers", TIMEOUT, async || {
+        ready_pods_by_node(&client)
+            .await
+            .into_iter()
+            .find(|(_, pods)| pods.len() == 2)
+    })
+    .await;
+
+    let drain = std::process::Command::new(tool(KUBECTL))
+        .arg("--kubeconfig")
+        .arg(control_plane.kubeconfig())
+        .args([
+            "drain",
+            &node,
+            "--ignore-daemonsets",
+            "--delete-emptydir-data",
+        ])
+        .args(["--timeout=120s"])
+        .output()
+        .expect("kubectl drain runs");
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&drain.stdout),
+        String::from_utf8_lossy(&drain.stderr)
+    );
+    assert!(drain.status.success(), "kubectl drain failed:\n{output}");
+    assert!(
+        output.contains("would violate the pod's disruption budget"),
+        "the second eviction of {pods:?} was refused while the first server was away:\n{output}"
+    );
+    let after = wait_until(
+        "three servers Ready off the drained node",
+        TIMEOUT,
+        async || {
+            let by_node = ready_pods_by_node(&client).await;
+            let ready: usize = by_node.values().map(Vec::len).sum();
+            (ready == 3 && !by_node.contains_key(&node)).then_some(by_node)
+        },
+    )
+    .await;
+    assert_eq!(after.len(), 1, "{after:?}");
+}
