@@ -12,7 +12,8 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use strata_testing::control_plane::{
-    ControlPlane, ControlPlaneOptions, SIMULATED_FAILURE_ANNOTATION, STORAGE_CLASS, wait_until,
+    ControlPlane, ControlPlaneOptions, SIMULATED_FAILURE_ANNOTATION, STORAGE_CLASS, pod_is_ready,
+    wait_until,
 };
 use strata_testing::tools::{KUBECTL, tool};
 
@@ -93,15 +94,7 @@ async fn pods_run_on_kwok_nodes_claims_bind_and_every_process_stops_with_the_val
                         .as_ref()
                         .and_then(|spec| spec.node_name.as_deref())
                         .is_some_and(|node| node.starts_with("kwok-node-"))
-                        && pod
-                            .status
-                            .as_ref()
-                            .and_then(|status| status.conditions.as_ref())
-                            .is_some_and(|conditions| {
-                                conditions.iter().any(|condition| {
-                                    condition.type_ == "Ready" && condition.status == "True"
-                                })
-                            })
+                        && pod_is_ready(pod)
                 })
                 .count();
             (ready == 2).then_some(())

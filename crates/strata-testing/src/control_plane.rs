@@ -632,6 +632,21 @@ impl Drop for RunningOperator {
     }
 }
 
+/// Whether `pod` is Ready and not being deleted, as its conditions say: what the
+/// end-to-end tests count.
+pub fn pod_is_ready(pod: &k8s_openapi::api::core::v1::Pod) -> bool {
+    pod.metadata.deletion_timestamp.is_none()
+        && pod
+            .status
+            .as_ref()
+            .and_then(|status| status.conditions.as_ref())
+            .is_some_and(|conditions| {
+                conditions
+                    .iter()
+                    .any(|condition| condition.type_ == "Ready" && condition.status == "True")
+            })
+}
+
 /// Polls `probe` every 250 ms until it returns something, and panics naming `what`
 /// when `timeout` passes first: the wait of the end-to-end tests, whose probes ask
 /// the API server.

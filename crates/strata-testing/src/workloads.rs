@@ -418,7 +418,7 @@ pub fn step_stateful_sets<'a>(place: impl Into<Place<'a>>) -> bool {
                 existing.push(ordinal);
             }
         }
-        if rolls_by_itself(&stateful_set)
+        if strata_operator::roll::rolls_by_itself(&stateful_set)
             && let Some(ordinal) = next_rolling_replacement(place, &stateful_set, &existing)
         {
             // The StatefulSet controller replaces one outdated pod per pass.
@@ -469,17 +469,6 @@ pub fn step_stateful_sets<'a>(place: impl Into<Place<'a>>) -> bool {
         }
     }
     changed
-}
-
-/// Whether the StatefulSet controller restarts pods on a template change by itself
-/// (`RollingUpdate`, the default), rather than leaving it to the operator (`OnDelete`).
-fn rolls_by_itself(stateful_set: &StatefulSet) -> bool {
-    stateful_set
-        .spec
-        .update_strategy
-        .as_ref()
-        .and_then(|strategy| strategy.type_.as_deref())
-        .is_none_or(|strategy| strategy == "RollingUpdate")
 }
 
 /// The pod a rolling update replaces next, as the StatefulSet controller picks it.

@@ -11,7 +11,8 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use strata_operator::cli::Operator;
 use strata_testing::control_plane::{
-    ControlPlane, ControlPlaneOptions, RunningOperator, SIMULATED_FAILURE_ANNOTATION, wait_until,
+    ControlPlane, ControlPlaneOptions, RunningOperator, SIMULATED_FAILURE_ANNOTATION, pod_is_ready,
+    wait_until,
 };
 use superset_operator::controller::cluster::ClusterContext;
 use superset_operator::controller::run_with;
@@ -44,22 +45,13 @@ async fn rolled_out(client: &kube::Client) -> Option<()> {
         .await
         .ok()?;
     let current_and_ready = pods.items.iter().filter(|pod| {
-        pod.metadata.deletion_timestamp.is_none()
+        pod_is_ready(pod)
             && pod
                 .metadata
                 .labels
                 .as_ref()
                 .and_then(|labels| labels.get("controller-revision-hash"))
                 == Some(&update)
-            && pod
-                .status
-                .as_ref()
-                .and_then(|status| status.conditions.as_ref())
-                .is_some_and(|conditions| {
-                    conditions
-                        .iter()
-                        .any(|condition| condition.type_ == "Ready" && condition.status == "True")
-                })
     });
     (current_and_ready.count() == 2 && pods.items.len() == 2).then_some(())
 }

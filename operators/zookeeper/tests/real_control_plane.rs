@@ -13,7 +13,7 @@ use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
 use strata_operator::cli::Operator;
 use strata_testing::control_plane::{
-    ControlPlane, ControlPlaneOptions, RunningOperator, wait_until,
+    ControlPlane, ControlPlaneOptions, RunningOperator, pod_is_ready, wait_until,
 };
 use strata_testing::tools::{KUBECTL, tool};
 use zookeeper_operator::controller::{RunOptions, run};
@@ -31,16 +31,7 @@ async fn ready_pods_by_node(client: &kube::Client) -> BTreeMap<String, Vec<Strin
         .expect("pods");
     let mut by_node: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for pod in pods.items {
-        let ready = pod.metadata.deletion_timestamp.is_none()
-            && pod
-                .status
-                .as_ref()
-                .and_then(|status| status.conditions.as_ref())
-                .is_some_and(|conditions| {
-                    conditions
-                        .iter()
-                        .any(|condition| condition.type_ == "Ready" && condition.status == "True")
-                });
+        let ready = pod_is_ready(&pod);
         if let (true, Some(node)) = (ready, pod.spec.and_then(|spec| spec.node_name)) {
             by_node
                 .entry(node)
@@ -49,6 +40,27 @@ async fn ready_pods_by_node(client: &kube::Client) -> BTreeMap<String, Vec<Strin
         }
     }
     by_node
+}
+
+/// The real kubectl with the admin kubeconfig: its output, or its output as the error
+/// when it fails.
+fn kubectl(control_plane: &ControlPlane, args: &[&str]) -> Result<String, String> {
+    let output = std::process::Command::new(tool(KUBECTL))
+        .arg("--kubeconfig")
+        .arg(control_plane.kubeconfig())
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if output.status.success() {
+        Ok(text)
+    } else {
+        Err(text)
+    }
 }
 
 #[tokio::test]
@@ -104,28 +116,56 @@ async fn a_drain_evicts_only_what_the_pod_disruption_budget_allows() {
     })
     .await;
 
-    let drain = std::process::Command::new(tool(KUBECTL))
-        .arg("--kubeconfig")
-        .arg(control_plane.kubeconfig())
-        .args([
+    // KWOK makes a replacement Ready at once, so that the budget is refused for a
+    // moment only. With the other node cordoned, the evicted server's replacement
+    // stays Pending, and the budget stays spent until it is back.
+    let other = control_plane
+        .nodes()
+        .iter()
+        .find(|candidate| **candidate != node)
+        .expect("a second node")
+        .clone();
+    kubectl(&control_plane, &["cordon", &other]).expect("the other node cordoned");
+    let refused = kubectl(
+        &control_plane,
+        &[
             "drain",
             &node,
             "--ignore-daemonsets",
             "--delete-emptydir-data",
-        ])
-        .args(["--timeout=120s"])
-        .output()
-        .expect("kubectl drain runs");
-    let output = format!(
-        "{}{}",
-        String::from_utf8_lossy(&drain.stdout),
-        String::from_utf8_lossy(&drain.stderr)
-    );
-    assert!(drain.status.success(), "kubectl drain failed:\n{output}");
+            "--timeout=20s",
+        ],
+    )
+    .expect_err("the drain cannot finish while the budget is spent");
     assert!(
-        output.contains("would violate the pod's disruption budget"),
-        "the second eviction of {pods:?} was refused while the first server was away:\n{output}"
+        refused.contains("would violate the pod's disruption budget"),
+        "the eviction API refused the second of {pods:?}:\n{refused}"
     );
+    let spent = pdbs
+        .get("simple-zk-server")
+        .await
+        .expect("the PDB")
+        .status
+        .expect("a status");
+    assert_eq!(
+        (spent.current_healthy, spent.disruptions_allowed),
+        (Some(2), Some(0)),
+        "one server away, no disruption allowed"
+    );
+
+    kubectl(&control_plane, &["uncordon", &other]).expect("the other node uncordoned");
+    let drained = kubectl(
+        &control_plane,
+        &[
+            "drain",
+            &node,
+            "--ignore-daemonsets",
+            "--delete-emptydir-data",
+            "--timeout=120s",
+        ],
+    )
+    .unwrap_or_else(|output| panic!("the drain finishes once the first server is back:\n{output}"));
+    assert!(drained.contains("drained"), "{drained}");
     let after = wait_until(
         "three servers Ready off the drained node",
         TIMEOUT,

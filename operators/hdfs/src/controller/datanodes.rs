@@ -30,14 +30,7 @@ pub fn refuse_removed_groups(
     };
     let removed: Vec<String> = running
         .iter()
-        .filter(|set| {
-            set.stateful_set
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|labels| labels.get(COMPONENT_LABEL))
-                .is_some_and(|component| component == HdfsRole::DataNode.daemon())
-        })
+        .filter(|set| runs_role(set, HdfsRole::DataNode))
         .filter(|set| set.stateful_set.spec.replicas.unwrap_or(1) > 0 && !kept(&set.name()))
         .map(StatefulSetPods::name)
         .collect();
@@ -54,6 +47,16 @@ pub fn refuse_removed_groups(
             removed.join(", ")
         ),
     ))
+}
+
+/// Whether `set` runs `role`'s daemons, by its component label.
+pub fn runs_role(set: &StatefulSetPods, role: HdfsRole) -> bool {
+    set.stateful_set
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|labels| labels.get(COMPONENT_LABEL))
+        .is_some_and(|component| component == role.daemon())
 }
 
 /// The datanode role groups as the decommission planner sees them: the spec's

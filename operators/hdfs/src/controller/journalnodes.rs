@@ -4,10 +4,10 @@
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use strata_model::labels::COMPONENT_LABEL;
 use strata_operator::cache::ChildCaches;
 use strata_operator::roll::StatefulSetPods;
 
+use super::datanodes::runs_role;
 use crate::build::config_map::{JOURNAL_NODES_KEY, namenode_state_name};
 use crate::crd::HdfsRole;
 use crate::journal::JournalNodes;
@@ -38,14 +38,7 @@ pub fn previous(
     }
     running
         .iter()
-        .filter(|set| {
-            set.stateful_set
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|labels| labels.get(COMPONENT_LABEL))
-                .is_some_and(|component| component == HdfsRole::JournalNode.daemon())
-        })
+        .filter(|set| runs_role(set, HdfsRole::JournalNode))
         .flat_map(|set| {
             let name = set.name();
             let replicas = set.stateful_set.spec.replicas.unwrap_or(1).max(0);

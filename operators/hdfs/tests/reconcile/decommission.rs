@@ -85,24 +85,15 @@ fn simulated_namenode(view: Arc<Mutex<NameNodeView>>) -> String {
     })
 }
 
-fn replicas(harness: &strata_testing::Harness) -> Option<i32> {
-    stored::<StatefulSet>(harness, DATANODES).spec.replicas
-}
-
-#[tokio::test]
-async fn a_datanode_leaves_only_once_the_namenode_has_decommissioned_it() {
+/// A running cluster of four datanodes, every one In Service, with the simulated
+/// namenode's view to change.
+async fn four_datanodes_in_service() -> (strata_testing::Harness, Arc<Mutex<NameNodeView>>) {
     let view = Arc::new(Mutex::new(NameNodeView {
         states: (0..4)
             .map(|ordinal| (host(ordinal), "In Service"))
             .collect(),
         low_redundancy: 0,
     }));
-    let set = |host: String, state: &'static str| {
-        view.lock()
-            .expect("the view lock")
-            .states
-            .insert(host, state);
-    };
     let namenode = simulated_namenode(view.clone());
     let harness = start_with_namenodes(vec![(
         "simple-hdfs-namenode-default-0".to_owned(),
@@ -115,6 +106,22 @@ async fn a_datanode_leaves_only_once_the_namenode_has_decommissioned_it() {
     )
     .await;
     run_until_settled(&harness, || {}).await;
+    (harness, view)
+}
+
+fn replicas(harness: &strata_testing::Harness) -> Option<i32> {
+    stored::<StatefulSet>(harness, DATANODES).spec.replicas
+}
+
+#[tokio::test]
+async fn a_datanode_leaves_only_once_the_namenode_has_decommissioned_it() {
+    let (harness, view) = four_datanodes_in_service().await;
+    let set = |host: String, state: &'static str| {
+        view.lock()
+            .expect("the view lock")
+            .states
+            .insert(host, state);
+    };
     eventually(
         "the cluster ID in the status",
         || {
@@ -206,24 +213,7 @@ async fn a_datanode_leaves_only_once_the_namenode_has_decommissioned_it() {
 /// copied. The active namenode's block counts hold the shrink until they are.
 #[tokio::test]
 async fn a_datanode_back_from_a_dead_decommission_leaves_only_once_its_blocks_are_copied() {
-    let view = Arc::new(Mutex::new(NameNodeView {
-        states: (0..4)
-            .map(|ordinal| (host(ordinal), "In Service"))
-            .collect(),
-        low_redundancy: 0,
-    }));
-    let namenode = simulated_namenode(view.clone());
-    let harness = start_with_namenodes(vec![(
-        "simple-hdfs-namenode-default-0".to_owned(),
-        namenode,
-    )]);
-    publish_znode(&harness, QUORUM).await;
-    create_cluster(
-        &harness,
-        spec(json!({"dataNodes": {"roleGroups": {"default": {"replicas": 4}}}})),
-    )
-    .await;
-    run_until_settled(&harness, || {}).await;
+    let (harness, view) = four_datanodes_in_service().await;
 
     // Datanode 3 died; excluded while dead, the namenode marks it Decommissioned.
     view.lock()

@@ -9,7 +9,9 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
-use strata_testing::wait::{eventually, stored, stored_names, wait_for_condition};
+use strata_testing::wait::{
+    eventually, stored, stored_names, wait_for_available, wait_for_condition,
+};
 use strata_testing::workloads::run_until_settled;
 
 use crate::{CLUSTER, create_cluster, create_user_secrets, patch_spec, spec, start, start_on};
@@ -165,13 +167,7 @@ async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
     create_user_secrets(&harness).await;
     create_cluster(&harness, spec(json!({}))).await;
     run_until_settled(&harness, || {}).await;
-    wait_for_condition::<SupersetCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Available,
-        ConditionStatus::True,
-    )
-    .await;
+    wait_for_available::<SupersetCluster>(&harness, CLUSTER).await;
 
     // A bad revision: the StatefulSet controller replaces the highest pod, which
     // then crash-loops, and the ordered roll stops there.
@@ -209,11 +205,5 @@ async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
         "every pod runs the fixed revision and is ready: {healed:?}, update revision \
          {update_revision:?}"
     );
-    wait_for_condition::<SupersetCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Available,
-        ConditionStatus::True,
-    )
-    .await;
+    wait_for_available::<SupersetCluster>(&harness, CLUSTER).await;
 }
