@@ -198,7 +198,7 @@ impl<X> Context<X> {
                     let restarted = async {
                         self.restart_pods(cluster, &restarts, progress.as_ref())
                             .await?;
-                        self.replace_stuck_pods(cluster).await
+                        self.replace_stuck_pods(cluster, &report).await
                     };
                     restarted.await.map_err(|error| Failed {
                         error,
@@ -246,7 +246,13 @@ impl<X> Context<X> {
     /// replace ([`crate::roll::stuck_on_old_revision`]): not Ready, on an older
     /// revision, in a StatefulSet it rolls itself. So a cluster recovers when the
     /// user fixes a spec that broke its pods, as it would after any other fix.
-    async fn replace_stuck_pods<K>(&self, cluster: &K) -> Result<(), ReconcileError>
+    /// A StatefulSet this reconcile has just written is skipped: its cached copy may
+    /// still name the revision before the write.
+    async fn replace_stuck_pods<K>(
+        &self,
+        cluster: &K,
+        applied: &ApplyReport,
+    ) -> Result<(), ReconcileError>
     where
         K: Resource<DynamicType = ()>,
     {
@@ -254,12 +260,18 @@ impl<X> Context<X> {
             return Ok(());
         };
         let namespace = cluster.meta().namespace.clone().unwrap_or_default();
-        let sets = crate::roll::stateful_sets_with_pods(&self.caches, &owner, &namespace);
+        let sets: Vec<_> = crate::roll::stateful_sets_with_pods(&self.caches, &owner, &namespace)
+            .into_iter()
+            .filter(|set| {
+                !applied
+                    .applied
+                    .contains(&format!("StatefulSet/{}", set.name()))
+            })
+            .collect();
         for pod in crate::roll::stuck_on_old_revision(&sets) {
             let note = format!(
-                "Replacing pod {pod}: it is not Ready and runs an older revision, which the \
-                 StatefulSet controller waits for forever; it is recreated from the latest \
-                 template."
+                "Replacing pod {pod}: it is failing on an older revision, and the StatefulSet \
+                 controller waits for it forever; it is recreated from the latest template."
             );
             self.delete_pod(cluster, &pod, "ReplacingStuckPod", note)
                 .await?;

@@ -25,6 +25,8 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::ResourceExt;
 
+use strata_status::PodObservation;
+
 use crate::cache::{ChildCaches, parse};
 
 /// The label the StatefulSet controller puts on each pod: the revision of the
@@ -92,24 +94,33 @@ impl StatefulSetPods {
     }
 }
 
-/// Pods that the StatefulSet controller will not replace by itself: not Ready, not
-/// terminating, and created from another revision than `status.updateRevision`, in
-/// a StatefulSet the controller rolls itself (`RollingUpdate`) and whose latest
-/// spec it has seen. Deleting them loses nothing: they serve no traffic, and the
-/// roll would replace them anyway once it could move. Sorted by name.
+/// Pods that the StatefulSet controller will not replace by itself: failing (a
+/// container waits in `CrashLoopBackOff`, `ImagePullBackOff`, `ErrImagePull`,
+/// `CreateContainerConfigError` and the like, [`PodObservation::is_failing`]), not
+/// Ready, not terminating, and created from another revision than
+/// `status.updateRevision`, in a StatefulSet the controller rolls itself
+/// (`RollingUpdate`) and whose latest spec it has seen. Such a pod serves nothing and
+/// will not recover on its own; the roll would replace it anyway if it could move. A
+/// pod that is only briefly not Ready (a failed readiness probe, a slow start) is
+/// left to the roll. Sorted by name.
 pub fn stuck_on_old_revision(sets: &[StatefulSetPods]) -> Vec<String> {
     let mut stuck: Vec<String> = sets
         .iter()
         .filter(|set| rolls_by_itself(&set.stateful_set) && set.template_observed())
-        .filter(|set| {
-            set.stateful_set
-                .status
-                .as_ref()
-                .is_some_and(|status| status.update_revision.is_some())
+        .filter_map(|set| {
+            let update_revision = set.stateful_set.status.as_ref()?.update_revision.clone()?;
+            Some((set, update_revision))
         })
-        .flat_map(|set| set.pods_by_ordinal().into_values())
-        .filter(|pod| !pod.ready && !pod.current && !pod.terminating)
-        .map(|pod| pod.name)
+        .flat_map(|(set, update_revision)| {
+            set.pods.iter().filter_map(move |pod| {
+                let state = PodRollState::of(pod, Some(&update_revision));
+                let stuck = !state.ready
+                    && !state.current
+                    && !state.terminating
+                    && PodObservation::from_pod(pod).is_failing();
+                stuck.then_some(state.name)
+            })
+        })
         .collect();
     stuck.sort();
     stuck
@@ -296,7 +307,28 @@ mod tests {
     }
 
     fn crash_looping(revision: &str) -> Pod {
-        pod("Running", false, false, revision, false)
+        waiting(
+            pod("Running", false, false, revision, false),
+            "CrashLoopBackOff",
+        )
+    }
+
+    /// `pod` with every container waiting for `reason`.
+    fn waiting(mut pod: Pod, reason: &str) -> Pod {
+        for container in pod
+            .status
+            .iter_mut()
+            .flat_map(|status| status.container_statuses.iter_mut().flatten())
+        {
+            container.state = Some(ContainerState {
+                waiting: Some(ContainerStateWaiting {
+                    reason: Some(reason.to_owned()),
+                    ..ContainerStateWaiting::default()
+                }),
+                ..ContainerState::default()
+            });
+        }
+        pod
     }
 
     #[rstest]
@@ -315,12 +347,20 @@ mod tests {
     #[case::a_crash_looping_pod_of_the_latest_revision_is_the_specs_problem(
         set_of("RollingUpdate", 2, vec![healthy("r2"), crash_looping("r2")]), vec![]
     )]
-    #[case::a_pending_pod_of_the_old_revision(
-        set_of("RollingUpdate", 2, vec![healthy("r2"), pod("Pending", false, false, "r1", false)]),
+    #[case::an_old_image_that_cannot_be_pulled(
+        set_of("RollingUpdate", 2, vec![healthy("r2"), waiting(pod("Pending", false, false, "r1", false), "ImagePullBackOff")]),
         vec!["superset-node-default-1"]
     )]
+    #[case::briefly_not_ready_on_the_old_revision_is_left_to_the_roll(
+        set_of("RollingUpdate", 2, vec![healthy("r2"), pod("Running", true, false, "r1", false)]),
+        vec![]
+    )]
+    #[case::starting_on_the_old_revision_is_left_to_the_roll(
+        set_of("RollingUpdate", 2, vec![healthy("r2"), pod("Pending", false, false, "r1", false)]),
+        vec![]
+    )]
     #[case::already_terminating(
-        set_of("RollingUpdate", 2, vec![healthy("r2"), pod("Running", false, false, "r1", true)]),
+        set_of("RollingUpdate", 2, vec![healthy("r2"), waiting(pod("Running", false, false, "r1", true), "CrashLoopBackOff")]),
         vec![]
     )]
     #[case::the_latest_spec_not_yet_seen(

@@ -12,8 +12,9 @@
 //!    `Decommissioned` while alive, **and** the active namenode reports every block of
 //!    the namespace fully replicated (`LowRedundancyBlocks`,
 //!    `PendingReconstructionBlocks` and `MissingBlocks` at 0); only then does it shrink;
-//! 3. the host stays excluded until its pod is gone **and** the namenode no longer
-//!    counts it alive (it lists it dead, or not at all); after that it leaves the list.
+//! 3. the host stays excluded until its pod is gone **and** the namenodes, the active
+//!    one among them, no longer count it alive (they list it dead, or not at all);
+//!    after that it leaves the list.
 //!
 //! [`plan`] is pure and keeps no state of its own: every reconcile derives the step from
 //! the spec, the StatefulSets and pods, the exclude list it wrote last time, and what the
@@ -149,12 +150,19 @@ pub struct BlockHealth {
     pub pending_reconstruction: u64,
     /// `MissingBlocks`: blocks with no live replica at all.
     pub missing: u64,
+    /// `PostponedMisreplicatedBlocks`: blocks whose replicas a namenode that just
+    /// became active has not counted yet (it waits for every datanode's block report
+    /// after a failover), so the other counts are not complete either.
+    pub postponed_misreplicated: u64,
 }
 
 impl BlockHealth {
     /// Whether every block has the replicas it needs and none is being copied.
     pub fn is_complete(&self) -> bool {
-        self.low_redundancy == 0 && self.pending_reconstruction == 0 && self.missing == 0
+        self.low_redundancy == 0
+            && self.pending_reconstruction == 0
+            && self.missing == 0
+            && self.postponed_misreplicated == 0
     }
 }
 
@@ -164,7 +172,15 @@ impl fmt::Display for BlockHealth {
             f,
             "LowRedundancyBlocks {}, PendingReconstructionBlocks {}, MissingBlocks {}",
             self.low_redundancy, self.pending_reconstruction, self.missing
-        )
+        )?;
+        if self.postponed_misreplicated > 0 {
+            write!(
+                f,
+                ", PostponedMisreplicatedBlocks {}",
+                self.postponed_misreplicated
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -206,7 +222,8 @@ pub struct DecommissionInput<'a> {
     /// Each host's report (the host part of the node list keys), or `None` when no
     /// namenode answered.
     pub namenode: Option<&'a BTreeMap<String, DataNodeReport>>,
-    /// The active namenode's block counts, or `None` when no active namenode answered.
+    /// The active namenode's block counts, or `None` when no active namenode answered
+    /// (which also keeps departed hosts excluded).
     pub block_health: Option<BlockHealth>,
     /// `dfs.replication`.
     pub dfs_replication: u16,
@@ -340,15 +357,19 @@ fn group_step(
         .copied()
         .filter(|ordinal| group.pods.contains(ordinal))
         .collect();
-    // Their pods are gone, but the namenode still counts them alive (or none answers).
+    // Their pods are gone, but the namenode still counts them alive, or the active
+    // namenode did not answer: a standby that restarted may not list a host the
+    // active still counts alive.
     let counted_alive: Vec<u16> = departing
         .iter()
         .copied()
         .filter(|ordinal| !group.pods.contains(ordinal))
-        .filter(|ordinal| match input.namenode {
-            None => true,
-            Some(nodes) => report_of(nodes, &group.name.pod_name(*ordinal), &host(*ordinal))
-                .is_some_and(|report| report.live),
+        .filter(|ordinal| match (input.namenode, input.block_health) {
+            (Some(nodes), Some(_)) => {
+                report_of(nodes, &group.name.pod_name(*ordinal), &host(*ordinal))
+                    .is_some_and(|report| report.live)
+            }
+            _ => true,
         })
         .collect();
     let leaving: Vec<u16> = (target..current).collect();

@@ -20,9 +20,13 @@
 //!   warning, naming the journalnodes and the upstream procedure (copy
 //!   `current/VERSION` from a formatted peer; the syncer fills the segments).
 //!
-//! The previous set is what the operator applied last: the `journalnodes` key of the
-//! namenode state ConfigMap, which a stopped cluster keeps. Clusters created before
-//! that key existed fall back to the running journalnode StatefulSets.
+//! The previous set is the one the namenodes are known to write to: the
+//! `journalnodes` key of the namenode state ConfigMap, which a stopped cluster keeps.
+//! A new set replaces it only once every namenode runs on it, so a second change
+//! during the roll, or while the cluster is stopped, is checked against the quorum
+//! that really holds the edits. Clusters created before that key existed fall back
+//! to the running journalnode StatefulSets. Hosts compare by pod name, so a changed
+//! cluster domain changes no journalnode.
 
 use std::collections::BTreeSet;
 
@@ -110,13 +114,20 @@ pub fn check_change(
             groups: removed_groups.join(", "),
         });
     }
-    let next_hosts = &next.hosts;
+    // Pods compare by name: a changed cluster domain changes no journalnode.
+    let pod_names = |hosts: &BTreeSet<String>| -> BTreeSet<String> {
+        hosts
+            .iter()
+            .map(|host| host.split('.').next().unwrap_or(host).to_owned())
+            .collect()
+    };
+    let (previous, next_hosts) = (&pod_names(previous), &pod_names(&next.hosts));
     let kept = previous.intersection(next_hosts).count();
     let needed = previous.len() - previous.len() / 2;
     if kept < needed {
         let removed: Vec<&str> = previous
             .difference(next_hosts)
-            .map(|host| host.split('.').next().unwrap_or(host))
+            .map(String::as_str)
             .collect();
         return Err(JournalChangeError::JournalQuorumLost {
             kept,
@@ -127,7 +138,7 @@ pub fn check_change(
     }
     let added: Vec<&str> = next_hosts
         .difference(previous)
-        .map(|host| host.split('.').next().unwrap_or(host))
+        .map(String::as_str)
         .collect();
     Ok((formatted && !added.is_empty()).then(|| SpecWarning {
         reason: JOURNAL_NODES_ADDED,
@@ -255,6 +266,19 @@ mod tests {
         if let (Some(warning), Some(named)) = (warning, named) {
             assert!(warning.message.contains(named), "{}", warning.message);
         }
+    }
+
+    #[test]
+    fn another_cluster_domain_changes_no_journalnode() {
+        let short = ["default-0", "default-1", "default-2"];
+        let moved = JournalNodes {
+            hosts: hosts(&short)
+                .iter()
+                .map(|host| host.replace("cluster.local", "example.org"))
+                .collect(),
+            ..next(&short)
+        };
+        assert_eq!(check_change(&hosts(&short), &moved, true), Ok(None));
     }
 
     #[test]

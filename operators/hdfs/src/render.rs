@@ -30,8 +30,13 @@ pub fn render(documents: &[Value]) -> Result<Rendered, RenderError> {
     render_each(documents, &mut rendered, |cluster: &HdfsCluster| {
         let model =
             ValidatedCluster::new(cluster, DEFAULT_CLUSTER_DOMAIN, &offline_quorum(cluster))?;
+        // What a new cluster records: the spec's journalnodes.
+        let state = NameNodeState {
+            journal_nodes: model.topology.journalnodes.clone(),
+            ..NameNodeState::default()
+        };
         Ok(Built {
-            objects: cluster_objects(&model, &NameNodeState::default()),
+            objects: cluster_objects(&model, &state),
             model,
         })
     })?;

@@ -11,8 +11,8 @@
 //! The binaries go to `<cache>/strata/control-plane/<key>/`, outside `target/`, next
 //! to Go's own build and module caches (`go env GOCACHE GOMODCACHE`): a fresh clone
 //! on the same machine finds them and builds nothing again. The key is a hash of what
-//! the binary is built from (the module files, the package, the flags and `go
-//! version`), and a stamp next to each binary records it.
+//! the binaries are built from (the module files, the flags, and the Go version,
+//! `GOFLAGS` and architecture), and a stamp next to each binary records it.
 
 use std::{
     fs,
@@ -112,7 +112,13 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> 
         "`go` is not on PATH: the Kubernetes control plane is built from Go modules; \
          install Go 1.26 or newer, then rerun `cargo xtask tools`",
     )?;
-    let go_version = process::capture(Command::new(&go).arg("version"))?;
+    // Asked in a module directory, so a toolchain line there (GOTOOLCHAIN) is the Go
+    // that the key records.
+    let go_version = process::capture(
+        Command::new(&go)
+            .args(["env", "GOVERSION", "GOFLAGS", "GOARCH", "GOAMD64"])
+            .current_dir(go_dir.join("kubernetes")),
+    )?;
     let mut hasher = Sha256::new();
     hasher.update(go_version.trim());
     hasher.update(kubernetes_ldflags());
@@ -140,7 +146,13 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> 
             continue;
         }
         let started = Instant::now();
-        build(&go, go_dir, binary, &target)?;
+        // Built beside the target and renamed into place, so that a concurrent run, or
+        // a process running the old binary, never sees a half-written file.
+        let partial = bin.join(format!("{}.partial-{}", binary.name, std::process::id()));
+        build(&go, go_dir, binary, &partial)?;
+        fs::rename(&partial, &target).with_context(|| {
+            format!("cannot move {} to {}", partial.display(), target.display())
+        })?;
         fs::write(&stamp, &key).with_context(|| format!("cannot write {}", stamp.display()))?;
         eprintln!(
             "      built {} ({:.1}s)",

@@ -7,7 +7,9 @@
 //!
 //! Pruning deletes cached objects that this owner controls but no longer
 //! desires. It never deletes PersistentVolumeClaims, whatever the caller
-//! registers: data outlives every operator decision.
+//! registers, nor create-once objects (`strata.dev/create-once`), whose
+//! generated values a spec change must not destroy: data outlives every operator
+//! decision.
 
 mod compare;
 mod desired;
@@ -140,18 +142,30 @@ fn foreign_control(references: &[OwnerReference], owner_ref: &OwnerReference) ->
     )
 }
 
+/// What the apply step knows of an object that exists already.
+struct Existing {
+    references: Vec<OwnerReference>,
+    resource_version: Option<String>,
+}
+
 /// The references of a retained object without those to `owner_ref`'s object, or
 /// `None` when none points at it. An earlier incarnation of the owner (same kind and
-/// name, another uid) counts too: its garbage collection would take the object.
+/// name and API group, another uid or version) counts too: its garbage collection
+/// would take the object.
 fn without_owner(
     references: &[OwnerReference],
     owner_ref: &OwnerReference,
 ) -> Option<Vec<OwnerReference>> {
+    let group = |api_version: &str| {
+        api_version
+            .rsplit_once('/')
+            .map(|(group, _)| group.to_owned())
+    };
     let names_owner = |reference: &OwnerReference| {
         reference.uid == owner_ref.uid
             || (reference.kind == owner_ref.kind
                 && reference.name == owner_ref.name
-                && reference.api_version == owner_ref.api_version)
+                && group(&reference.api_version) == group(&owner_ref.api_version))
     };
     references.iter().any(names_owner).then(|| {
         references
@@ -254,15 +268,23 @@ impl<'a> Applier<'a> {
             let cached = self
                 .caches
                 .get(object.resource(), &namespace, object.name());
-            let references = match &cached {
-                Some(cached) => Some(cached.owner_references().to_vec()),
-                None => self.read_owners(&namespace, &object).await?,
+            let existing = match &cached {
+                Some(cached) => Some(Existing {
+                    references: cached.owner_references().to_vec(),
+                    resource_version: cached.resource_version(),
+                }),
+                None => self.read_existing(&namespace, &object).await?,
             };
+            let references = existing
+                .as_ref()
+                .map(|existing| existing.references.clone());
             if object.mode() == ApplyMode::CreateOnceRetained {
-                match references {
+                match existing {
                     None => changed.push((object, cached)),
-                    Some(references) => match without_owner(&references, &owner_ref) {
-                        Some(remaining) => releases.push((object, remaining)),
+                    Some(existing) => match without_owner(&existing.references, &owner_ref) {
+                        Some(remaining) => {
+                            releases.push((object, remaining, existing.resource_version));
+                        }
                         None => report.unchanged += 1,
                     },
                 }
@@ -287,8 +309,9 @@ impl<'a> Applier<'a> {
             return Err(ApplyError::ObjectNotOwned { objects: foreign }.into());
         }
         refuse_immutable_changes(&changed)?;
-        for (object, remaining) in releases {
-            self.release(&namespace, &object, &remaining).await?;
+        for (object, remaining, resource_version) in releases {
+            self.release(&namespace, &object, &remaining, resource_version)
+                .await?;
             report.applied.push(format!(
                 "{} (released from its owner)",
                 object.display_name()
@@ -314,7 +337,13 @@ impl<'a> Applier<'a> {
         for stale in self.caches.controlled_by(&owner_ref, &namespace) {
             let (kind, object) = stale;
             let key = desired::object_key(&kind.resource, object.name_any().as_str());
-            if desired_keys.contains(&key) || !kind.prunable() {
+            // A create-once object holds a generated value (a key, a shared secret)
+            // that a spec change must never destroy: an owned one goes with its owner
+            // through the garbage collector, a retained one stays.
+            let created_once = object
+                .annotations()
+                .contains_key(desired::CREATE_ONCE_ANNOTATION);
+            if desired_keys.contains(&key) || !kind.prunable() || created_once {
                 continue;
             }
             self.delete(&kind, &namespace, &object).await?;
@@ -326,16 +355,16 @@ impl<'a> Applier<'a> {
         Ok(report)
     }
 
-    /// The owner references of an object the caches do not hold, `None` when
-    /// it does not exist (the usual case, before it is first applied). It may
-    /// also be ours but not cached yet, or belong to someone else, which only a
-    /// read can tell, since the caches hold only objects labelled as this
-    /// operator's. Only metadata is read, so a Secret's data never is.
-    async fn read_owners(
+    /// The owner references and version of an object the caches do not hold, `None`
+    /// when it does not exist (the usual case, before it is first applied). It may
+    /// also be ours but not cached yet, or belong to someone else, which only a read
+    /// can tell, since the caches hold only objects labelled as this operator's. Only
+    /// metadata is read, so a Secret's data never is.
+    async fn read_existing(
         &self,
         namespace: &str,
         object: &DesiredObject,
-    ) -> Result<Option<Vec<OwnerReference>>, ApplyError> {
+    ) -> Result<Option<Existing>, ApplyError> {
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.client.clone(), namespace, object.resource());
         let found = api
@@ -345,7 +374,10 @@ impl<'a> Applier<'a> {
                 doing: format!("reading {}", object.display_name()),
                 source,
             })?;
-        Ok(found.map(|found| found.metadata.owner_references.unwrap_or_default()))
+        Ok(found.map(|found| Existing {
+            references: found.metadata.owner_references.unwrap_or_default(),
+            resource_version: found.metadata.resource_version,
+        }))
     }
 
     async fn server_side_apply(
@@ -376,11 +408,16 @@ impl<'a> Applier<'a> {
     /// Removes the owner's references from a retained object, which releases
     /// before this one created owned, so the garbage collector no longer takes it
     /// with the owner. Only `metadata.ownerReferences` is written; the content stays.
+    ///
+    /// The patch carries the version the references were read at, so a concurrent
+    /// change of them fails with a conflict and is retried with a fresh read, rather
+    /// than overwritten.
     async fn release(
         &self,
         namespace: &str,
         object: &DesiredObject,
         remaining: &[OwnerReference],
+        resource_version: Option<String>,
     ) -> Result<(), ApplyError> {
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.client.clone(), namespace, object.resource());
@@ -388,7 +425,10 @@ impl<'a> Applier<'a> {
             field_manager: Some(self.field_manager.to_owned()),
             ..PatchParams::default()
         };
-        let patch = serde_json::json!({"metadata": {"ownerReferences": remaining}});
+        let patch = serde_json::json!({"metadata": {
+            "ownerReferences": remaining,
+            "resourceVersion": resource_version,
+        }});
         api.patch(object.name(), &params, &Patch::Merge(&patch))
             .await
             .map_err(|source| ApplyError::ApplyFailed {

@@ -54,9 +54,9 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
 }
 
 /// `<hdfs>-namenode-state`: the cluster ID the init container checks against, the
-/// datanodes the namenodes exclude, and the journalnodes of the quorum as last applied
-/// (what [`crate::journal`] checks the next change against, also while the cluster is
-/// stopped). Not hashed into any template: a change must reach running namenodes
+/// datanodes the namenodes exclude, and the journalnodes the namenodes are known to
+/// write to (what [`crate::journal`] checks the next change against, also while the
+/// cluster is stopped). Not hashed into any template: a change must reach running namenodes
 /// without restarting them.
 pub fn namenode_state_config_map(cluster: &ValidatedCluster, state: &NameNodeState) -> ConfigMap {
     let excluded = lines(&state.excluded_datanodes);
@@ -72,10 +72,7 @@ pub fn namenode_state_config_map(cluster: &ValidatedCluster, state: &NameNodeSta
                 state.cluster_id.clone().unwrap_or_default(),
             ),
             (EXCLUDED_DATANODES_KEY.to_owned(), excluded),
-            (
-                JOURNAL_NODES_KEY.to_owned(),
-                lines(&cluster.topology.journalnodes),
-            ),
+            (JOURNAL_NODES_KEY.to_owned(), lines(&state.journal_nodes)),
         ])),
         ..ConfigMap::default()
     }

@@ -26,13 +26,17 @@ use strata_operator::pipeline::Prepared;
 use crate::validate::{ValidatedCluster, ValidatedRole, ValidatedRoleGroup};
 
 /// What the operator knows about the namespace beyond the spec: the cluster ID once
-/// a namenode reported it, and the datanodes being taken out of service.
+/// a namenode reported it, the datanodes being taken out of service, and the
+/// journalnodes the namenodes write to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NameNodeState {
     /// The namespace's cluster ID, as a namenode reported it; never guessed.
     pub cluster_id: Option<String>,
     /// Host names of the datanodes the namenodes decommission.
     pub excluded_datanodes: Vec<String>,
+    /// The journalnodes the namenodes are known to write to: a new set is recorded
+    /// only once every namenode runs on it ([`crate::journal`]).
+    pub journal_nodes: Vec<String>,
 }
 
 /// Every object of a cluster, typed.

@@ -168,11 +168,13 @@ fn pods_restart_only_by_the_operator_and_keep_their_claims() -> TestResult {
 }
 
 #[test]
-fn the_namenode_state_holds_the_cluster_id_and_the_excluded_datanodes() -> TestResult {
+fn the_namenode_state_holds_the_cluster_id_the_excluded_datanodes_and_the_journalnodes()
+-> TestResult {
     let cluster = validated(json!({}))?;
     let state = NameNodeState {
         cluster_id: Some("CID-1".to_owned()),
         excluded_datanodes: vec!["dn-2.dn".to_owned(), "dn-1.dn".to_owned()],
+        journal_nodes: vec!["jn-0.jn".to_owned(), "jn-1.jn".to_owned()],
     };
     let data = build_cluster(&cluster, &state)
         .namenode_state
@@ -180,6 +182,7 @@ fn the_namenode_state_holds_the_cluster_id_and_the_excluded_datanodes() -> TestR
         .unwrap_or_default();
     assert_eq!(data["cluster-id"], "CID-1");
     assert_eq!(data["datanodes"], "dn-2.dn\ndn-1.dn\n");
+    assert_eq!(data["journalnodes"], "jn-0.jn\njn-1.jn\n");
     Ok(())
 }
 

@@ -101,17 +101,24 @@ async fn prepare(
     };
 
     datanodes::refuse_removed_groups(&validated, &running)?;
+    let previous_journal = journalnodes::previous(
+        &context.caches,
+        &validated,
+        &running,
+        &context.extra.cluster_domain,
+    );
+    let next_journal = journalnodes::next(&validated);
     let journal_warning = journal::check_change(
-        &journalnodes::previous(
-            &context.caches,
-            &validated,
-            &running,
-            &context.extra.cluster_domain,
-        ),
-        &journalnodes::next(&validated),
+        &previous_journal,
+        &next_journal,
         format.cluster_id.is_some(),
     )
     .map_err(ReconcileError::from)?;
+    let journal_nodes = journalnodes::to_record(
+        &previous_journal,
+        &next_journal,
+        journalnodes::namenodes_run_on_spec(&validated, &running),
+    );
     let datanodes = datanodes::datanode_groups(&validated, &running);
     let excluded = datanodes::recorded_exclusions(&context.caches, &validated);
     let shrinking = datanodes.iter().any(|group| {
@@ -131,7 +138,7 @@ async fn prepare(
     if format.cluster_id.is_none() {
         format.cluster_id = namenode.as_ref().and_then(|info| info.cluster_id.clone());
     }
-    let block_health = if shrinking {
+    let block_health = if shrinking || !excluded.is_empty() {
         context
             .extra
             .namenodes
@@ -155,6 +162,7 @@ async fn prepare(
     let state = NameNodeState {
         cluster_id: format.cluster_id.clone(),
         excluded_datanodes: decommission.excluded,
+        journal_nodes,
     };
     let mut prepared = build(&validated, &state);
     prepared.warnings = validated

@@ -146,6 +146,8 @@ struct FsNamesystemBean {
     pending_reconstruction: u64,
     #[serde(rename = "MissingBlocks")]
     missing: u64,
+    #[serde(rename = "PostponedMisreplicatedBlocks", default)]
+    postponed_misreplicated: u64,
 }
 
 /// Parses the body of [`FS_NAMESYSTEM_PATH`]: the block counts, if the namenode that
@@ -161,6 +163,7 @@ pub fn parse_active_block_health(body: &str) -> Option<BlockHealth> {
         low_redundancy: bean.low_redundancy,
         pending_reconstruction: bean.pending_reconstruction,
         missing: bean.missing,
+        postponed_misreplicated: bean.postponed_misreplicated,
     })
 }
 

@@ -166,7 +166,8 @@ mod tests {
             Some(BlockHealth {
                 low_redundancy: 3,
                 pending_reconstruction: 1,
-                missing: 2
+                missing: 2,
+                postponed_misreplicated: 0,
             })
         );
         let (only_standby, namenodes) = client(vec![("nn-0", standby)]);

@@ -298,6 +298,7 @@ const COMPLETE: BlockHealth = BlockHealth {
     low_redundancy: 0,
     pending_reconstruction: 0,
     missing: 0,
+    postponed_misreplicated: 0,
 };
 
 #[rstest]
@@ -305,6 +306,7 @@ const COMPLETE: BlockHealth = BlockHealth {
 #[case::blocks_low_on_redundancy(Some(BlockHealth { low_redundancy: 2, ..COMPLETE }), 5)]
 #[case::blocks_being_copied(Some(BlockHealth { pending_reconstruction: 1, ..COMPLETE }), 5)]
 #[case::blocks_missing(Some(BlockHealth { missing: 1, ..COMPLETE }), 5)]
+#[case::a_new_active_namenode_has_not_counted_every_block(Some(BlockHealth { postponed_misreplicated: 40, ..COMPLETE }), 5)]
 #[case::no_active_namenode_reports_block_counts(None, 5)]
 fn the_shrink_waits_until_every_block_has_its_replicas(
     #[case] health: Option<BlockHealth>,
@@ -323,6 +325,15 @@ fn the_shrink_waits_until_every_block_has_its_replicas(
         BTreeMap::from([(name("a").object_name().to_owned(), replicas)])
     );
     assert!(plan.progress.is_some());
+}
+
+/// A standby that restarted may not list a host the active still counts alive: a
+/// departed host leaves the list only when the active namenode answered too.
+#[test]
+fn departed_hosts_stay_excluded_while_the_active_namenode_does_not_answer() {
+    let plan = run_with_health(&[("a", 3, Some(3), 3)], &["a-3"], answering(&[]), None, 3)
+        .expect("a plan");
+    assert_eq!(plan.excluded, vec![host("a-3")]);
 }
 
 /// The case Hadoop's `HeartbeatManager` makes: a datanode dead when it was excluded is

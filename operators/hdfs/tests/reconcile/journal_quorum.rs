@@ -4,7 +4,7 @@
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use serde_json::json;
-use strata_testing::wait::{stored, wait_for_degraded};
+use strata_testing::wait::{eventually, stored, wait_for_degraded};
 use strata_testing::workloads::run_until_settled;
 
 use crate::{
@@ -24,9 +24,7 @@ async fn a_shrink_below_half_of_the_journalnodes_is_refused_and_one_step_is_allo
     publish_znode(&harness, QUORUM).await;
     create_cluster(&harness, spec(json!({}))).await;
     run_until_settled(&harness, || {}).await;
-    let recorded = config_map_entry(&harness, "simple-hdfs-namenode-state", "journalnodes")
-        .unwrap_or_default();
-    assert_eq!(recorded.lines().count(), 3, "{recorded}");
+    assert_eq!(recorded_journalnodes(&harness), 3);
 
     patch_spec(
         &harness,
@@ -62,6 +60,31 @@ async fn a_shrink_below_half_of_the_journalnodes_is_refused_and_one_step_is_allo
     .await;
     wait_for_degraded::<HdfsCluster>(&harness, CLUSTER, "JournalQuorumLost").await;
 
+    // 3 → 2 is allowed, but while no namenode runs on it, the next step is still
+    // checked against the 3 that hold the edits: 2 → 1 is 3 → 1.
+    patch_spec(
+        &harness,
+        json!({"journalNodes": {"roleGroups": {"default": {"replicas": 2}}}}),
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+    assert_eq!(
+        recorded_journalnodes(&harness),
+        3,
+        "the namenodes have not run on 2"
+    );
+    patch_spec(
+        &harness,
+        json!({"journalNodes": {"roleGroups": {"default": {"replicas": 1}}}}),
+    )
+    .await;
+    let degraded = wait_for_degraded::<HdfsCluster>(&harness, CLUSTER, "JournalQuorumLost").await;
+    assert!(
+        degraded.message.contains("keep 1 of the 3"),
+        "{}",
+        degraded.message
+    );
+
     patch_spec(
         &harness,
         json!({"clusterOperation": {"stopped": false},
@@ -74,6 +97,20 @@ async fn a_shrink_below_half_of_the_journalnodes_is_refused_and_one_step_is_allo
         Some(2),
         "3 to 2 keeps a journalnode of every majority"
     );
+    eventually(
+        "the 2 journalnodes recorded once the namenodes run on them",
+        || (recorded_journalnodes(&harness) == 2).then_some(()),
+        || recorded_journalnodes(&harness),
+    )
+    .await;
+}
+
+/// How many journalnodes the namenode state records.
+fn recorded_journalnodes(harness: &strata_testing::Harness) -> usize {
+    config_map_entry(harness, "simple-hdfs-namenode-state", "journalnodes")
+        .unwrap_or_default()
+        .lines()
+        .count()
 }
 
 #[tokio::test]

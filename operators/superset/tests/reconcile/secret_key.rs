@@ -172,24 +172,16 @@ async fn a_key_the_user_names_wins_and_nothing_is_generated() {
     assert!(!stored_names::<Secret>(&harness).contains(GENERATED));
 }
 
-#[tokio::test]
-async fn a_key_created_by_an_earlier_release_is_released_from_the_cluster() {
-    let harness = start();
-    create_user_secrets(&harness).await;
-    let cluster = strata_testing::manifests::create::<SupersetCluster>(
-        &harness,
-        CLUSTER,
-        spec(json!({"clusterOperation": {"reconciliationPaused": true}})),
-    )
-    .await;
-    // What releases before this one created: the key with a controller reference to
-    // the cluster, so that deleting the cluster deleted the key.
+/// What releases before this one created: the key with a controller reference to the
+/// cluster, so that deleting the cluster deleted the key.
+async fn create_key_of_an_earlier_release(harness: &Harness, cluster: &SupersetCluster) {
     let owned = serde_json::from_value::<Secret>(json!({
         "metadata": {
             "name": GENERATED,
             "labels": {"app.kubernetes.io/managed-by": "superset-operator",
                        "app.kubernetes.io/instance": CLUSTER,
                        "app.kubernetes.io/name": "superset"},
+            "annotations": {"strata.dev/create-once": "true"},
             "ownerReferences": [{
                 "apiVersion": "superset.strata.dev/v1alpha1", "kind": "SupersetCluster",
                 "name": CLUSTER, "uid": cluster.metadata.uid.clone().unwrap_or_default(),
@@ -203,6 +195,52 @@ async fn a_key_created_by_an_earlier_release_is_released_from_the_cluster() {
         .create(&PostParams::default(), &owned)
         .await
         .expect("the earlier release's key");
+}
+
+#[tokio::test]
+async fn a_key_created_by_an_earlier_release_is_never_pruned_when_the_user_names_their_own() {
+    let harness = start();
+    create_user_secrets(&harness).await;
+    create_secret(
+        &harness,
+        "my-superset-key",
+        &[("SECRET_KEY", "the-users-key")],
+    )
+    .await;
+    let cluster = strata_testing::manifests::create::<SupersetCluster>(
+        &harness,
+        CLUSTER,
+        spec(json!({"clusterOperation": {"reconciliationPaused": true}})),
+    )
+    .await;
+    create_key_of_an_earlier_release(&harness, &cluster).await;
+    strata_testing::manifests::patch_spec::<SupersetCluster>(
+        &harness,
+        CLUSTER,
+        json!({"clusterOperation": {"reconciliationPaused": false},
+               "clusterConfig": {"secretKeySecret": "my-superset-key"}}),
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+    wait_for_available::<SupersetCluster>(&harness, CLUSTER).await;
+    assert_eq!(
+        key_of(&harness, GENERATED),
+        Some(b"generated-by-an-earlier-release".to_vec()),
+        "a generated key is data: no longer desired, it is still never pruned"
+    );
+}
+
+#[tokio::test]
+async fn a_key_created_by_an_earlier_release_is_released_from_the_cluster() {
+    let harness = start();
+    create_user_secrets(&harness).await;
+    let cluster = strata_testing::manifests::create::<SupersetCluster>(
+        &harness,
+        CLUSTER,
+        spec(json!({"clusterOperation": {"reconciliationPaused": true}})),
+    )
+    .await;
+    create_key_of_an_earlier_release(&harness, &cluster).await;
     strata_testing::manifests::patch_spec::<SupersetCluster>(
         &harness,
         CLUSTER,
