@@ -26,17 +26,7 @@ async fn a_shrink_below_half_of_the_journalnodes_is_refused_and_one_step_is_allo
     run_until_settled(&harness, || {}).await;
     assert_eq!(recorded_journalnodes(&harness), 3);
 
-    patch_spec(
-        &harness,
-        json!({"journalNodes": {"roleGroups": {"default": {"replicas": 1}}}}),
-    )
-    .await;
-    let degraded = wait_for_degraded::<HdfsCluster>(&harness, CLUSTER, "JournalQuorumLost").await;
-    assert!(
-        degraded.message.contains("keep 1 of the 3"),
-        "{}",
-        degraded.message
-    );
+    shrinking_to_one_is_refused_as_keeping_one_of_three(&harness).await;
     run_until_settled(&harness, || {}).await;
     assert_eq!(
         journalnode_replicas(&harness),
@@ -53,12 +43,7 @@ async fn a_shrink_below_half_of_the_journalnodes_is_refused_and_one_step_is_allo
     .await;
     run_until_settled(&harness, || {}).await;
     assert_eq!(journalnode_replicas(&harness), Some(0));
-    patch_spec(
-        &harness,
-        json!({"journalNodes": {"roleGroups": {"default": {"replicas": 1}}}}),
-    )
-    .await;
-    wait_for_degraded::<HdfsCluster>(&harness, CLUSTER, "JournalQuorumLost").await;
+    shrinking_to_one_is_refused_as_keeping_one_of_three(&harness).await;
 
     // 3 → 2 is allowed, but while no namenode runs on it, the next step is still
     // checked against the 3 that hold the edits: 2 → 1 is 3 → 1.
@@ -73,17 +58,7 @@ async fn a_shrink_below_half_of_the_journalnodes_is_refused_and_one_step_is_allo
         3,
         "the namenodes have not run on 2"
     );
-    patch_spec(
-        &harness,
-        json!({"journalNodes": {"roleGroups": {"default": {"replicas": 1}}}}),
-    )
-    .await;
-    let degraded = wait_for_degraded::<HdfsCluster>(&harness, CLUSTER, "JournalQuorumLost").await;
-    assert!(
-        degraded.message.contains("keep 1 of the 3"),
-        "{}",
-        degraded.message
-    );
+    shrinking_to_one_is_refused_as_keeping_one_of_three(&harness).await;
 
     patch_spec(
         &harness,
@@ -103,6 +78,22 @@ async fn a_shrink_below_half_of_the_journalnodes_is_refused_and_one_step_is_allo
         || recorded_journalnodes(&harness),
     )
     .await;
+}
+
+/// Asks for one journalnode, and waits for the refusal that counts the three the
+/// namenodes write to.
+async fn shrinking_to_one_is_refused_as_keeping_one_of_three(harness: &strata_testing::Harness) {
+    patch_spec(
+        harness,
+        json!({"journalNodes": {"roleGroups": {"default": {"replicas": 1}}}}),
+    )
+    .await;
+    let degraded = wait_for_degraded::<HdfsCluster>(harness, CLUSTER, "JournalQuorumLost").await;
+    assert!(
+        degraded.message.contains("keep 1 of the 3"),
+        "{}",
+        degraded.message
+    );
 }
 
 /// How many journalnodes the namenode state records.

@@ -197,6 +197,23 @@ async fn create_key_of_an_earlier_release(harness: &Harness, cluster: &SupersetC
         .expect("the earlier release's key");
 }
 
+/// The cluster as the upgrade finds it: created by an earlier release, with its owned
+/// key; then this release reconciles it, with `spec_change` merged into the spec.
+async fn upgraded_from_an_earlier_release(harness: &Harness, spec_change: serde_json::Value) {
+    let cluster = strata_testing::manifests::create::<SupersetCluster>(
+        harness,
+        CLUSTER,
+        spec(json!({"clusterOperation": {"reconciliationPaused": true}})),
+    )
+    .await;
+    create_key_of_an_earlier_release(harness, &cluster).await;
+    let mut change = json!({"clusterOperation": {"reconciliationPaused": false}});
+    if let (Some(change), serde_json::Value::Object(more)) = (change.as_object_mut(), spec_change) {
+        change.extend(more);
+    }
+    strata_testing::manifests::patch_spec::<SupersetCluster>(harness, CLUSTER, change).await;
+}
+
 #[tokio::test]
 async fn a_key_created_by_an_earlier_release_is_never_pruned_when_the_user_names_their_own() {
     let harness = start();
@@ -207,18 +224,9 @@ async fn a_key_created_by_an_earlier_release_is_never_pruned_when_the_user_names
         &[("SECRET_KEY", "the-users-key")],
     )
     .await;
-    let cluster = strata_testing::manifests::create::<SupersetCluster>(
+    upgraded_from_an_earlier_release(
         &harness,
-        CLUSTER,
-        spec(json!({"clusterOperation": {"reconciliationPaused": true}})),
-    )
-    .await;
-    create_key_of_an_earlier_release(&harness, &cluster).await;
-    strata_testing::manifests::patch_spec::<SupersetCluster>(
-        &harness,
-        CLUSTER,
-        json!({"clusterOperation": {"reconciliationPaused": false},
-               "clusterConfig": {"secretKeySecret": "my-superset-key"}}),
+        json!({"clusterConfig": {"secretKeySecret": "my-superset-key"}}),
     )
     .await;
     run_until_settled(&harness, || {}).await;
@@ -234,19 +242,7 @@ async fn a_key_created_by_an_earlier_release_is_never_pruned_when_the_user_names
 async fn a_key_created_by_an_earlier_release_is_released_from_the_cluster() {
     let harness = start();
     create_user_secrets(&harness).await;
-    let cluster = strata_testing::manifests::create::<SupersetCluster>(
-        &harness,
-        CLUSTER,
-        spec(json!({"clusterOperation": {"reconciliationPaused": true}})),
-    )
-    .await;
-    create_key_of_an_earlier_release(&harness, &cluster).await;
-    strata_testing::manifests::patch_spec::<SupersetCluster>(
-        &harness,
-        CLUSTER,
-        json!({"clusterOperation": {"reconciliationPaused": false}}),
-    )
-    .await;
+    upgraded_from_an_earlier_release(&harness, json!({})).await;
     eventually(
         "the key released from the cluster",
         || {
