@@ -34,9 +34,10 @@
 //! them with the caller.
 
 mod component;
+mod drive;
+mod error;
+mod files;
 
-use std::fmt::Write as _;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -49,9 +50,12 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 pub use self::component::Component;
+pub use self::drive::{RunningOperator, pod_is_ready, wait_until};
+pub use self::error::ControlPlaneError;
+use self::error::io;
+use self::files::{Files, random_token, short_hash, write_private};
 use crate::postgres::free_port;
 use crate::tools::{self, CONTROL_PLANE_BIN};
-use strata_operator::controller::OperatorRuntime;
 
 /// The pod annotation that makes KWOK fail a pod: `CrashLoopBackOff` or
 /// `ImagePullBackOff`.
@@ -64,69 +68,6 @@ pub const KWOK_NODE_ANNOTATION: &str = "kwok.x-k8s.io/node";
 pub const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 /// How long the whole control plane may take to become ready.
 pub const START_TIMEOUT: Duration = Duration::from_secs(120);
-
-const KWOK_STAGES: &str = include_str!("control_plane/kwok-stages.yaml");
-const AUDIT_POLICY: &str = "apiVersion: audit.k8s.io/v1\nkind: Policy\n\
-     omitStages: [\"RequestReceived\"]\nrules:\n- level: Metadata\n";
-
-/// Why the control plane could not start or answer.
-#[derive(Debug, thiserror::Error)]
-pub enum ControlPlaneError {
-    /// The binaries are not provisioned.
-    #[error(transparent)]
-    MissingTool(#[from] tools::MissingTool),
-    /// A file or process operation failed.
-    #[error("{doing}: {source}")]
-    Io {
-        /// What was being done.
-        doing: String,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// No free port.
-    #[error("no free port on {address}: {message}")]
-    Port {
-        /// The address.
-        address: String,
-        /// Why.
-        message: String,
-    },
-    /// A component exited.
-    #[error("{component} exited ({status}); its last log lines:\n{log_tail}")]
-    Died {
-        /// Which one.
-        component: &'static str,
-        /// Its exit status.
-        status: String,
-        /// The end of its log.
-        log_tail: String,
-    },
-    /// A component did not become ready in time.
-    #[error(
-        "{component} was not ready within {timeout:?} ({waiting}); its last log lines:\n{log_tail}"
-    )]
-    NotReady {
-        /// Which one.
-        component: &'static str,
-        /// The bound.
-        timeout: Duration,
-        /// What was awaited.
-        waiting: String,
-        /// The end of its log.
-        log_tail: String,
-    },
-    /// The API refused or failed a request the harness makes.
-    #[error("{doing}: {source}")]
-    Api {
-        /// What was being done.
-        doing: String,
-        /// The client error.
-        source: kube::Error,
-    },
-    /// A generated file could not be made.
-    #[error("{0}")]
-    Generate(String),
-}
 
 /// What to start.
 #[derive(Clone, Debug)]
@@ -602,119 +543,6 @@ impl Drop for ControlPlane {
     }
 }
 
-/// An operator's controllers running in this process against a control plane, until
-/// the value is dropped: what the end-to-end tests drive.
-#[derive(Debug)]
-pub struct RunningOperator {
-    /// The operator's runtime: metrics and shutdown.
-    pub runtime: OperatorRuntime,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl RunningOperator {
-    /// Starts `run` (an operator's controllers) as `operator_name` with `client`,
-    /// watching the `default` namespace.
-    pub fn start<F, Fut>(client: kube::Client, operator_name: &str, run: F) -> Self
-    where
-        F: FnOnce(OperatorRuntime) -> Fut,
-        Fut: std::future::Future<Output = ()> + Send + 'static,
-    {
-        let runtime = OperatorRuntime::new(client, operator_name, Some("default".to_owned()));
-        let task = tokio::spawn(run(runtime.clone()));
-        Self { runtime, task }
-    }
-}
-
-impl Drop for RunningOperator {
-    fn drop(&mut self) {
-        self.runtime.shutdown.cancel();
-        self.task.abort();
-    }
-}
-
-/// Whether `pod` is Ready and not being deleted, as its conditions say: what the
-/// end-to-end tests count.
-pub fn pod_is_ready(pod: &k8s_openapi::api::core::v1::Pod) -> bool {
-    pod.metadata.deletion_timestamp.is_none()
-        && pod
-            .status
-            .as_ref()
-            .and_then(|status| status.conditions.as_ref())
-            .is_some_and(|conditions| {
-                conditions
-                    .iter()
-                    .any(|condition| condition.type_ == "Ready" && condition.status == "True")
-            })
-}
-
-/// Polls `probe` every 250 ms until it returns something, and panics naming `what`
-/// when `timeout` passes first: the wait of the end-to-end tests, whose probes ask
-/// the API server.
-pub async fn wait_until<T>(
-    what: &str,
-    timeout: Duration,
-    mut probe: impl AsyncFnMut() -> Option<T>,
-) -> T {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = probe().await {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within {timeout:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
-
-/// The files the components read.
-struct Files {
-    tokens: PathBuf,
-    audit_policy: PathBuf,
-    service_account_key: PathBuf,
-    service_account_public_key: PathBuf,
-    kwok_stages: PathBuf,
-}
-
-impl Files {
-    fn write(root: &Path, admin_token: &str) -> Result<Self, ControlPlaneError> {
-        let files = Self {
-            tokens: root.join("tokens.csv"),
-            audit_policy: root.join("audit-policy.yaml"),
-            service_account_key: root.join("service-account.key"),
-            service_account_public_key: root.join("service-account.pub"),
-            kwok_stages: root.join("kwok-stages.yaml"),
-        };
-        write_private(
-            &files.tokens,
-            &format!("{admin_token},strata-admin,strata-admin,\"system:masters\"\n"),
-        )?;
-        write_private(&files.audit_policy, AUDIT_POLICY)?;
-        let key = rcgen::KeyPair::generate()
-            .map_err(|error| ControlPlaneError::Generate(format!("a signing key: {error}")))?;
-        write_private(&files.service_account_key, &key.serialize_pem())?;
-        write_private(&files.service_account_public_key, &key.public_key_pem())?;
-        write_private(&files.kwok_stages, KWOK_STAGES)?;
-        Ok(files)
-    }
-}
-
-/// Writes a file only its owner may read.
-fn write_private(path: &Path, content: &str) -> Result<(), ControlPlaneError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|source| io(&format!("writing {}", path.display()), source))?;
-    file.write_all(content.as_bytes())
-        .map_err(|source| io(&format!("writing {}", path.display()), source))
-}
-
 /// A client from the kubeconfig at `path`.
 pub async fn client_from_kubeconfig(path: &Path) -> Result<kube::Client, ControlPlaneError> {
     let kubeconfig = Kubeconfig::read_from(path).map_err(|error| {
@@ -729,34 +557,8 @@ pub async fn client_from_kubeconfig(path: &Path) -> Result<kube::Client, Control
     })
 }
 
-fn io(doing: &str, source: std::io::Error) -> ControlPlaneError {
-    ControlPlaneError::Io {
-        doing: doing.to_owned(),
-        source,
-    }
-}
-
 fn args(values: &[&str]) -> Vec<String> {
     values.iter().map(|value| (*value).to_owned()).collect()
-}
-
-/// 32 random bytes from the operating system, hex-encoded.
-fn random_token() -> Result<String, ControlPlaneError> {
-    let mut bytes = [0_u8; 32];
-    getrandom::fill(&mut bytes)
-        .map_err(|error| ControlPlaneError::Generate(format!("random bytes: {error}")))?;
-    Ok(bytes.iter().fold(String::new(), |mut text, byte| {
-        let _ = write!(text, "{byte:02x}");
-        text
-    }))
-}
-
-/// A short, stable name for a token, so its kubeconfig file names no secret.
-fn short_hash(token: &str) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    token.hash(&mut hasher);
-    format!("{:016x}", hasher.finish())
 }
 
 /// Whether `GET path` on the plain-HTTP server at `address` answers 200.
