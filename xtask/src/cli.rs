@@ -50,12 +50,13 @@ pub enum Task {
     /// Provision the external tools and run only the shared operator checks (render,
     /// kubernetes-validate, PyYAML, chart RBAC) on every registered operator; a step of `test`.
     CheckOperators,
-    /// Run every operator against the in-memory API, installed with the real helm and
-    /// driven with the real kubectl; no cluster needed. Runs until Ctrl-C.
+    /// Run every operator on a real control plane (etcd, kube-apiserver,
+    /// kube-controller-manager, kube-scheduler, KWOK nodes) on loopback, installed with the
+    /// real helm and driven with the real kubectl; no cluster needed. Runs until Ctrl-C.
     Sandbox {
-        /// Loopback port of the API; 0 picks a free one.
-        #[arg(long, default_value_t = 0)]
-        port: u16,
+        /// Loopback address every component listens on, each on a free port.
+        #[arg(long, default_value = "127.0.0.1")]
+        address: String,
         /// Apply each operator's example, show it Available, stop it, and exit.
         #[arg(long)]
         demo: bool,
@@ -83,8 +84,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Task::Test => commands::test(&workspace),
         Task::Tools => commands::tools(&workspace),
         Task::CheckOperators => commands::check_operators(&workspace),
-        Task::Sandbox { port, demo } => {
-            crate::sandbox::run(&workspace, crate::sandbox::SandboxOptions { port, demo })
+        Task::Sandbox { address, demo } => {
+            crate::sandbox::run(&workspace, crate::sandbox::SandboxOptions { address, demo })
         }
     }
 }

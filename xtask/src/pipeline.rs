@@ -169,7 +169,7 @@ fn execute(
         Action::SandboxDemo => crate::sandbox::run(
             workspace,
             crate::sandbox::SandboxOptions {
-                port: 0,
+                address: "127.0.0.1".to_owned(),
                 demo: true,
             },
         ),

@@ -1,61 +1,49 @@
-//! `cargo xtask sandbox`: the real operators on this machine, installed by the real
-//! `helm` into the in-memory API and driven by the real `kubectl`, with no cluster.
+//! `cargo xtask sandbox`: the real operators on a real Kubernetes control plane on this
+//! machine, installed by the real `helm` and driven by the real `kubectl`, with KWOK
+//! playing the nodes.
 //!
-//! 1. The in-memory API ([`strata_test_apiserver`]) listens on a loopback address and a
-//!    kubeconfig for it is written to `target/sandbox/kubeconfig`.
-//! 2. A simulated data plane runs all the time: the StatefulSet controller and the
-//!    kubelets of [`strata_testing::workloads::step_stateful_sets`], the claims of
-//!    [`strata_testing::workloads::provision_claims`], and the Deployment, DaemonSet
-//!    and Job controllers of [`strata_testing::workloads::step_deployments`],
-//!    [`strata_testing::workloads::step_daemon_sets`] and
-//!    [`strata_testing::workloads::step_jobs`], every half second, so pods
-//!    appear, become Ready and go away like on a cluster, Jobs complete, and volumes
-//!    stay.
-//! 3. A real ZooKeeper (the Debian package's jars) on a loopback port, when an
+//! 1. The control plane of [`strata_testing::control_plane`] starts: etcd,
+//!    kube-apiserver (`Node,RBAC`), kube-controller-manager with every default
+//!    controller (StatefulSet, garbage collector, disruption, volume binder, ...),
+//!    kube-scheduler, and KWOK with three nodes whose pods run without a process.
+//!    The admin kubeconfig is copied to `target/sandbox/kubeconfig`.
+//! 2. A real ZooKeeper (the Debian package's jars) on a loopback port, when an
 //!    operator reaches an ensemble itself (the ZooKeeper operator's ZNode controller):
 //!    its address goes to that operator through the variable its registry entry names
-//!    ([`operators::SandboxZookeeper`]), since the operator cannot resolve the
-//!    clusters' Service names here.
-//! 4. `helm install` of every registered operator's chart, then each operator's binary
-//!    (`<operator> run`) as a child process, with a kubeconfig whose token names the
-//!    chart's ServiceAccount, and its log in `target/sandbox/<operator>.log`. RBAC is
-//!    enforced for ServiceAccounts: an operator gets exactly what its chart's Roles and
-//!    bindings grant, and a request they do not grant is a 403. The sandbox fails at
-//!    the end if any operator request was refused.
-//! 5. Without `--demo`, it prints how to use it and runs until Ctrl-C. With `--demo`, it
+//!    ([`operators::SandboxZookeeper`]), since KWOK's pods run no ZooKeeper.
+//! 3. `helm install` of every registered operator's chart, with `replicas=0` (KWOK
+//!    cannot run the operator's container); each operator's binary runs in its place
+//!    (`<operator> run`) as a child process, with a kubeconfig holding a token of the
+//!    chart's ServiceAccount from the TokenRequest API, and its log in
+//!    `target/sandbox/<operator>.log`. The real RBAC authorizer answers its requests
+//!    with what the chart grants; the sandbox fails at the end if the API server's
+//!    audit log shows any operator request refused with 403.
+//! 4. Without `--demo`, it prints how to use it and runs until Ctrl-C. With `--demo`, it
 //!    applies each operator's example and waits for Available; for the ZooKeeper
 //!    operator, applies a ZNode, waits for it, checks its discovery ConfigMap and that
 //!    its path exists in the real ZooKeeper, deletes it and checks that the finalizer
-//!    removed the path; makes its pods fail (and finds the Warning Event in
-//!    `kubectl describe`)
-//!    (`CrashLoopBackOff`, through `podOverrides` and the
-//!    [`SIMULATED_FAILURE_ANNOTATION`](strata_testing::workloads::SIMULATED_FAILURE_ANNOTATION)) and waits for Degraded; heals them; stops the
-//!    cluster with the `operator-command` annotation and waits for Stopped, with its
-//!    volume claims kept; removes the annotation and waits for Available; deletes it,
-//!    and checks that its children were garbage-collected and its volume claims stay.
-//!    Each step shows `kubectl get` and the conditions.
-//!
-//! 6. The demo ends by proving the RBAC enforcement: `patch` on ConfigMaps is revoked
-//!    from the first operator's ClusterRole, its example is applied, and the sandbox
-//!    must name the refused request; the role is then restored.
+//!    removed the path; makes its pods fail (through `podOverrides` and KWOK's
+//!    [`SIMULATED_FAILURE_ANNOTATION`](strata_testing::control_plane::SIMULATED_FAILURE_ANNOTATION)) and waits for Degraded, with the Warning Event
+//!    in `kubectl describe`; heals them; stops the cluster with the `operator-command`
+//!    annotation and waits for Stopped, with its volume claims kept; removes the
+//!    annotation and waits for Available; deletes it, and checks that the garbage
+//!    collector removed its children and that its volume claims stay. Each step shows
+//!    `kubectl get` (the CRD's printer columns) and the conditions.
+//! 5. The demo ends by proving the RBAC enforcement: `patch` on ConfigMaps is revoked
+//!    from the first operator's ClusterRole, its example is applied, and the audit log
+//!    must show the refused request; the role is then restored.
 //!
 //! Every child is stopped by its PID when the sandbox ends, also on Ctrl-C and on error.
-//! A child that dies ends the sandbox with its last log lines.
+//! A child or control-plane component that dies ends the sandbox with its last log
+//! lines.
 
-use std::collections::BTreeSet;
 use std::fs;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
-use k8s_openapi::api::batch::v1::Job;
-use strata_test_apiserver::{Listener, TestApiServer};
-use strata_testing::workloads::{
-    provision_claims, step_daemon_sets, step_deployments, step_jobs, step_stateful_sets,
-};
+use strata_testing::control_plane::{AuditEvent, ControlPlane, ControlPlaneOptions};
 
 use crate::operators::{self, Operator};
 use crate::tools::{self, Tools};
@@ -72,18 +60,20 @@ mod zookeeper;
 
 /// The namespace the charts are installed into.
 pub const OPERATOR_NAMESPACE: &str = "strata-operators";
-/// How often the simulated data plane acts.
-const DATA_PLANE_PERIOD: Duration = Duration::from_millis(500);
+/// How many nodes KWOK plays: enough for a three-server ensemble on three nodes.
+const NODES: u16 = 3;
+/// How often the demo looks again while it waits.
+const POLL_PERIOD: Duration = Duration::from_millis(500);
 /// How long the demo waits for the garbage collector after deleting a cluster.
-const GARBAGE_COLLECTION_TIMEOUT: Duration = Duration::from_secs(10);
+const GARBAGE_COLLECTION_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the demo waits for a condition.
 const DEMO_TIMEOUT: &str = "120s";
 
 /// What `cargo xtask sandbox` was asked for.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SandboxOptions {
-    /// Loopback port of the API; 0 picks a free one.
-    pub port: u16,
+    /// Loopback address every control-plane component listens on.
+    pub address: String,
     /// Run the scripted demo and exit.
     pub demo: bool,
 }
@@ -123,21 +113,23 @@ async fn sandbox(
     operators: &[Operator],
     options: SandboxOptions,
 ) -> anyhow::Result<()> {
-    let server = TestApiServer::new();
-    server.enforce_rbac();
-    let address = SocketAddr::from(([127, 0, 0, 1], options.port));
-    let listener = server
-        .listen(address)
-        .await
-        .map_err(|error| anyhow::anyhow!("{error}"))?;
+    eprintln!("==> starting the control plane on {}", options.address);
+    let mut control_plane = ControlPlane::start(ControlPlaneOptions {
+        address: options.address.clone(),
+        nodes: NODES,
+        bin: Some(tools.control_plane_bin.clone()),
+    })
+    .await?;
     let kubeconfig = dir.join("kubeconfig");
-    fs::write(
-        &kubeconfig,
-        listener.kubeconfig("sandbox-admin", "sandbox-admin", "default"),
-    )?;
-    eprintln!("==> the in-memory API listens on {}", listener.url());
+    fs::copy(control_plane.kubeconfig(), &kubeconfig)
+        .with_context(|| format!("writing {}", kubeconfig.display()))?;
+    eprintln!(
+        "==> the control plane serves {} (ready in {:.1} s; nodes {})",
+        control_plane.server(),
+        control_plane.started_in().as_secs_f64(),
+        control_plane.nodes().join(", ")
+    );
 
-    let data_plane = tokio::spawn(simulate_data_plane(server.clone()));
     let kubectl = Kubectl {
         binary: tools.kubectl.clone(),
         helm: tools.helm.clone(),
@@ -156,7 +148,7 @@ async fn sandbox(
         None
     };
     for operator in operators {
-        eprintln!("==> helm install {}", operator.name);
+        eprintln!("==> helm install {} --set replicas=0", operator.name);
         kubectl.helm(&[
             "install",
             operator.name,
@@ -164,6 +156,8 @@ async fn sandbox(
             "--namespace",
             OPERATOR_NAMESPACE,
             "--create-namespace",
+            "--set",
+            "replicas=0",
         ])?;
         let env: Vec<(&str, String)> = operator
             .sandbox_zookeeper
@@ -173,10 +167,10 @@ async fn sandbox(
             .collect();
         children
             .0
-            .push(start_operator(workspace, dir, &listener, operator, &env)?);
+            .push(start_operator(workspace, dir, &control_plane, operator, &env).await?);
     }
 
-    let mut provoked: Vec<usize> = Vec::new();
+    let mut provoked: Vec<String> = Vec::new();
     let outcome = if options.demo {
         let shown = demo::demo(
             workspace,
@@ -184,6 +178,7 @@ async fn sandbox(
             &kubectl,
             operators,
             &mut children,
+            &mut control_plane,
             zookeeper,
         )
         .await;
@@ -192,113 +187,72 @@ async fn sandbox(
                 workspace,
                 dir,
                 &kubectl,
-                &server,
+                &control_plane,
                 operator,
                 &mut children,
             )
             .await
-            .map(|range| provoked = range),
+            .map(|ids| provoked = ids),
             (shown, _) => shown,
         }
     } else {
         print_usage(&kubeconfig, workspace, operators);
-        wait_for_ctrl_c(&mut children).await
+        wait_for_ctrl_c(&mut children, &mut control_plane).await
     };
-    data_plane.abort();
     drop(children);
-    let denied: Vec<String> = server
-        .denied()
+    let denied: Vec<String> = refused_operator_requests(&control_plane)?
         .iter()
-        .enumerate()
-        .filter(|(index, _)| !provoked.contains(index))
-        .map(|(_, request)| rbac_check::describe_request(request))
+        .filter(|request| !provoked.contains(&request.audit_id))
+        .map(AuditEvent::describe)
         .collect();
     if !denied.is_empty() {
         let failure = outcome
             .err()
-            .map(|error| {
-                format!(
-                    "{error:#}
-"
-                )
-            })
+            .map(|error| format!("{error:#}\n"))
             .unwrap_or_default();
         bail!(
-            "{failure}the chart's RBAC refused {} request(s) of the operators:
-  {}",
+            "{failure}the chart's RBAC refused {} request(s) of the operators:\n  {}",
             denied.len(),
-            denied.join(
-                "
-  "
-            )
+            denied.join("\n  ")
         );
     }
     outcome?;
     if provoked.is_empty() {
-        eprintln!("==> no request of an operator was refused by its chart's RBAC");
+        eprintln!("==> the audit log shows no request of an operator refused by its chart's RBAC");
     } else {
         eprintln!(
-            "==> no request of an operator was refused by its chart's RBAC, apart from the {} \
-             the revoked grant provoked",
+            "==> the audit log shows no request of an operator refused by its chart's RBAC, \
+             apart from the {} the revoked grant provoked",
             provoked.len()
         );
     }
     Ok(())
 }
 
-/// The StatefulSet controller, the kubelets and the garbage collector, for every
-/// namespace, forever.
-async fn simulate_data_plane(server: TestApiServer) {
-    loop {
-        let mut namespaces: BTreeSet<String> = BTreeSet::new();
-        namespaces.extend(namespaces_of::<StatefulSet>(&server));
-        namespaces.extend(namespaces_of::<Deployment>(&server));
-        namespaces.extend(namespaces_of::<DaemonSet>(&server));
-        namespaces.extend(namespaces_of::<Job>(&server));
-        for namespace in &namespaces {
-            let place = (&server, namespace.as_str());
-            step_stateful_sets(place);
-            provision_claims(place);
-            step_deployments(place);
-            step_daemon_sets(place);
-            step_jobs(place);
-        }
-        // The garbage collector: children an operator applied while their owner was
-        // being deleted.
-        server.collect_orphans();
-        tokio::time::sleep(DATA_PLANE_PERIOD).await;
-    }
-}
-
-/// The namespaces that hold objects of kind `K`.
-fn namespaces_of<K>(server: &TestApiServer) -> BTreeSet<String>
-where
-    K: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned + Clone,
-{
-    server
-        .list_typed::<K>()
+/// The requests of the operators' ServiceAccounts that the API server refused with 403.
+fn refused_operator_requests(control_plane: &ControlPlane) -> anyhow::Result<Vec<AuditEvent>> {
+    let operators = format!("system:serviceaccount:{OPERATOR_NAMESPACE}:");
+    Ok(control_plane
+        .audit_events()?
         .into_iter()
-        .filter_map(|object| object.meta().namespace.clone())
-        .collect()
+        .filter(|request| request.is_forbidden() && request.user.starts_with(&operators))
+        .collect())
 }
 
-/// Starts `<operator> run` against the sandbox as the chart's ServiceAccount.
-fn start_operator(
+/// Starts `<operator> run` against the control plane as the chart's ServiceAccount,
+/// with a token from the TokenRequest API.
+async fn start_operator(
     workspace: &Path,
     dir: &Path,
-    listener: &Listener,
+    control_plane: &ControlPlane,
     operator: &Operator,
     env: &[(&str, String)],
 ) -> anyhow::Result<(String, Child, PathBuf)> {
-    let service_account = format!(
-        "system:serviceaccount:{OPERATOR_NAMESPACE}:{}",
-        operator.name
-    );
+    let token = control_plane
+        .service_account_token(OPERATOR_NAMESPACE, operator.name)
+        .await?;
     let kubeconfig = dir.join(format!("{}.kubeconfig", operator.name));
-    fs::write(
-        &kubeconfig,
-        listener.kubeconfig(operator.name, &service_account, OPERATOR_NAMESPACE),
-    )?;
+    control_plane.write_kubeconfig(&kubeconfig, &token)?;
     let log = dir.join(format!("{}.log", operator.name));
     let binary = workspace.join("target").join("debug").join(operator.name);
     let target = std::env::var_os("CARGO_TARGET_DIR")
@@ -322,9 +276,10 @@ fn start_operator(
         .spawn()
         .with_context(|| format!("starting {}", target.display()))?;
     eprintln!(
-        "==> started {} (pid {}), log in {}",
+        "==> started {} (pid {}) as system:serviceaccount:{OPERATOR_NAMESPACE}:{}, log in {}",
         operator.name,
         child.id(),
+        operator.name,
         log.display()
     );
     Ok((operator.name.to_owned(), child, log))
@@ -356,11 +311,17 @@ fn print_usage(kubeconfig: &Path, workspace: &Path, operators: &[Operator]) {
     eprintln!("Ctrl-C stops the sandbox and every operator it started.");
 }
 
-async fn wait_for_ctrl_c(children: &mut Children) -> anyhow::Result<()> {
+async fn wait_for_ctrl_c(
+    children: &mut Children,
+    control_plane: &mut ControlPlane,
+) -> anyhow::Result<()> {
     loop {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => return Ok(()),
-            () = tokio::time::sleep(Duration::from_secs(1)) => children.check()?,
+            () = tokio::time::sleep(Duration::from_secs(1)) => {
+                children.check()?;
+                control_plane.check_alive()?;
+            }
         }
     }
 }

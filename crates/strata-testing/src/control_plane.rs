@@ -33,6 +33,7 @@
 //! does too; they stay in the caller's process group, so Ctrl-C in a terminal stops
 //! them with the caller.
 
+mod audit;
 mod component;
 mod drive;
 mod error;
@@ -49,6 +50,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
+pub use self::audit::AuditEvent;
 pub use self::component::Component;
 pub use self::drive::{RunningOperator, pod_is_ready, wait_until};
 pub use self::error::ControlPlaneError;
@@ -66,6 +68,10 @@ pub const STORAGE_CLASS: &str = "strata-test";
 pub const KWOK_NODE_ANNOTATION: &str = "kwok.x-k8s.io/node";
 /// The audience of ServiceAccount tokens, and the issuer.
 pub const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
+/// How long a node Lease lasts without renewal; KWOK renews it well within.
+const NODE_LEASE_SECONDS: u32 = 40;
+/// How long a ServiceAccount token from [`ControlPlane::service_account_token`] lasts.
+const TOKEN_LIFETIME_SECONDS: i64 = 24 * 3600;
 /// How long the whole control plane may take to become ready.
 pub const START_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -76,6 +82,9 @@ pub struct ControlPlaneOptions {
     pub address: String,
     /// How many nodes KWOK plays (`kwok-node-0`, ...).
     pub nodes: u16,
+    /// The directory of the binaries; `None` reads [`CONTROL_PLANE_BIN`], which
+    /// `cargo xtask test` sets.
+    pub bin: Option<PathBuf>,
 }
 
 impl Default for ControlPlaneOptions {
@@ -83,6 +92,7 @@ impl Default for ControlPlaneOptions {
         Self {
             address: "127.0.0.1".to_owned(),
             nodes: 3,
+            bin: None,
         }
     }
 }
@@ -106,7 +116,10 @@ pub struct ControlPlane {
 impl ControlPlane {
     /// Starts every component and waits until each is ready ([`START_TIMEOUT`]).
     pub async fn start(options: ControlPlaneOptions) -> Result<Self, ControlPlaneError> {
-        let bin = tools::required_path(CONTROL_PLANE_BIN)?;
+        let bin = match options.bin.clone() {
+            Some(bin) => bin,
+            None => tools::required_path(CONTROL_PLANE_BIN)?,
+        };
         let started = Instant::now();
         let dir = tempfile::Builder::new()
             .prefix("strata-control-plane-")
@@ -241,6 +254,10 @@ impl ControlPlane {
                 &format!("--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}=fake"),
                 &format!("--config={}", files.kwok_stages.display()),
                 "--cidr=10.244.0.0/16",
+                // Renewed node Leases are the heartbeats the node lifecycle controller
+                // reads; without them it marks the nodes, and then their pods, not
+                // ready after its grace period.
+                &format!("--node-lease-duration-seconds={NODE_LEASE_SECONDS}"),
                 &format!("--node-ip={address}"),
             ]),
         )?;
@@ -311,6 +328,11 @@ impl ControlPlane {
         &self.audit_log
     }
 
+    /// Every request the API server has answered so far, from its audit log.
+    pub fn audit_events(&self) -> Result<Vec<AuditEvent>, ControlPlaneError> {
+        audit::read(&self.audit_log)
+    }
+
     /// The nodes KWOK plays.
     pub fn nodes(&self) -> &[String] {
         &self.nodes
@@ -347,7 +369,8 @@ impl ControlPlane {
     }
 
     /// A token for the ServiceAccount `namespace/name`, from the TokenRequest API, valid
-    /// for an hour: the identity an operator runs as when its chart installs it.
+    /// for a day (a sandbox outlives an hour): the identity an operator runs as when its
+    /// chart installs it.
     pub async fn service_account_token(
         &self,
         namespace: &str,
@@ -357,7 +380,7 @@ impl ControlPlane {
         let request = TokenRequest {
             spec: Some(TokenRequestSpec {
                 audiences: Some(vec![ISSUER.to_owned()]),
-                expiration_seconds: Some(3600),
+                expiration_seconds: Some(TOKEN_LIFETIME_SECONDS),
                 ..TokenRequestSpec::default()
             }),
             ..TokenRequest::default()

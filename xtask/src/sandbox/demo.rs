@@ -7,27 +7,30 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
-use strata_testing::workloads::SIMULATED_FAILURE_ANNOTATION;
+use strata_testing::control_plane::{ControlPlane, SIMULATED_FAILURE_ANNOTATION};
 
 use super::children::Children;
 use super::kubectl::Kubectl;
 use super::zookeeper::znode_step;
-use super::{DATA_PLANE_PERIOD, DEMO_TIMEOUT, GARBAGE_COLLECTION_TIMEOUT};
+use super::{DEMO_TIMEOUT, GARBAGE_COLLECTION_TIMEOUT, POLL_PERIOD};
 use crate::operators::Operator;
 use crate::tools::Tools;
 
 /// Applies each operator's example and shows it Available; makes its pods fail
-/// (through `podOverrides` and [`SIMULATED_FAILURE_ANNOTATION`]) and shows Degraded;
-/// heals it and shows Available again; stops it and shows Stopped.
+/// (through `podOverrides` and KWOK's [`SIMULATED_FAILURE_ANNOTATION`]) and shows
+/// Degraded; heals it and shows Available again; stops it and shows Stopped; deletes it
+/// and waits for the garbage collector. A control-plane component that dies ends it.
 pub(super) async fn demo(
     workspace: &Path,
     tools: &Tools,
     kubectl: &Kubectl,
     operators: &[Operator],
     children: &mut Children,
+    control_plane: &mut ControlPlane,
     zookeeper: Option<SocketAddr>,
 ) -> anyhow::Result<()> {
     for operator in operators {
+        control_plane.check_alive()?;
         let example = workspace.join(operator.example);
         let target = first_resource(&example)?;
         let prerequisite = operator
@@ -65,10 +68,7 @@ pub(super) async fn demo(
         );
         target.kubectl(kubectl, "annotate", &["operator-command=Stopped"])?;
         show(kubectl, &target, "Stopped=True", children)?;
-        let cluster = target
-            .resource
-            .split_once('/')
-            .map_or(target.resource.as_str(), |(_, name)| name);
+        let cluster = target.name();
         let replicas = kubectl.in_namespace(
             "get",
             &target.namespace,
@@ -108,44 +108,45 @@ pub(super) async fn demo(
         if let Some(prerequisite) = &prerequisite {
             kubectl.run(&["delete", "-f", prerequisite, "--wait=true"])?;
         }
-        // Like a cluster's garbage collector, the sandbox's removes the children
-        // in the background (a reconcile that was running when the owner went may
-        // apply one more child), so the demo waits for it as a user would.
+        // kube-controller-manager's garbage collector removes the children in the
+        // background, so the demo waits for it as a user would.
+        let cluster = target.name();
         let mut waited = Duration::ZERO;
-        let objects = loop {
+        loop {
             let left = kubectl.in_namespace(
                 "get",
                 &target.namespace,
                 &[
-                    "statefulsets,configmaps,services,persistentvolumeclaims",
+                    "statefulsets,configmaps,services,poddisruptionbudgets,pods",
+                    "--selector",
+                    &format!("app.kubernetes.io/instance={cluster}"),
                     "-o",
                     "name",
                 ],
             )?;
-            let objects: Vec<String> = left.lines().map(str::to_owned).collect();
-            let children_left = objects
-                .iter()
-                .any(|object| !object.starts_with("persistentvolumeclaim/"));
-            if !children_left {
-                println!("{left}");
-                break objects;
+            if left.trim().is_empty() {
+                break;
             }
             if waited >= GARBAGE_COLLECTION_TIMEOUT {
                 bail!(
-                    "children of {} outlived it by {} s: {objects:?}",
+                    "children of {} outlived it by {} s:\n{left}",
                     target.resource,
                     waited.as_secs()
                 );
             }
-            tokio::time::sleep(DATA_PLANE_PERIOD).await;
-            waited += DATA_PLANE_PERIOD;
-        };
-        if objects.is_empty() {
-            bail!("the volumes of {} went away with it", target.resource);
+            control_plane.check_alive()?;
+            tokio::time::sleep(POLL_PERIOD).await;
+            waited += POLL_PERIOD;
         }
+        let left = volume_claims(kubectl, &target)?;
+        if let Some(lost) = kept.iter().find(|claim| !left.contains(claim)) {
+            bail!("{lost} went away with {}", target.resource);
+        }
+        println!("{}", left.join("\n"));
         eprintln!(
-            "==> its children were garbage-collected; its {} volume claims stay",
-            objects.len()
+            "==> the garbage collector removed its children after {:.1} s; its {} volume claims stay",
+            waited.as_secs_f64(),
+            left.len()
         );
     }
     eprintln!("==> the demo finished");
@@ -154,10 +155,7 @@ pub(super) async fn demo(
 
 /// The volume claims of the demo's cluster: `<template>-<cluster>-<role>-<group>-<n>`.
 pub(super) fn volume_claims(kubectl: &Kubectl, target: &DemoTarget) -> anyhow::Result<Vec<String>> {
-    let cluster = target
-        .resource
-        .split_once('/')
-        .map_or(target.resource.as_str(), |(_, name)| name);
+    let cluster = target.name();
     let marker = format!("-{cluster}-");
     Ok(kubectl
         .in_namespace(
@@ -226,11 +224,30 @@ pub(super) fn show(
         ],
     );
     children.check()?;
-    waited?;
+    let conditions = || {
+        target.kubectl(kubectl, "get", &["-o",
+            "jsonpath={range .status.conditions[*]}{.type}={.status} ({.reason}): {.message}{\"\\n\"}{end}",])
+    };
+    if let Err(error) = waited {
+        let workloads = kubectl.in_namespace(
+            "get",
+            &target.namespace,
+            &[
+                "statefulsets,pods",
+                "--selector",
+                &format!("app.kubernetes.io/instance={}", target.name()),
+                "-o",
+                "wide",
+            ],
+        );
+        bail!(
+            "{error:#}\nits conditions:\n{}\nits workloads:\n{}",
+            conditions().unwrap_or_else(|error| error.to_string()),
+            workloads.unwrap_or_else(|error| error.to_string())
+        );
+    }
     println!("{}", target.kubectl(kubectl, "get", &[])?);
-    let conditions = target.kubectl(kubectl, "get", &["-o",
-        "jsonpath={range .status.conditions[*]}{.type}={.status} ({.reason}): {.message}{\"\\n\"}{end}",])?;
-    println!("{conditions}");
+    println!("{}", conditions()?);
     Ok(())
 }
 
@@ -242,6 +259,13 @@ pub(super) struct DemoTarget {
 }
 
 impl DemoTarget {
+    /// The resource's name, without its kind.
+    pub(super) fn name(&self) -> &str {
+        self.resource
+            .split_once('/')
+            .map_or(self.resource.as_str(), |(_, name)| name)
+    }
+
     /// `kubectl <verb> --namespace <namespace> <kind>/<name> <args>`.
     pub(super) fn kubectl(
         &self,

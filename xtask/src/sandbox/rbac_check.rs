@@ -6,39 +6,30 @@ use std::time::Duration;
 
 use anyhow::bail;
 use serde_json::{Value, json};
-use strata_test_apiserver::TestApiServer;
+use strata_testing::control_plane::{AuditEvent, ControlPlane};
 
 use super::children::Children;
 use super::demo::first_resource;
 use super::kubectl::Kubectl;
-use super::{DATA_PLANE_PERIOD, OPERATOR_NAMESPACE};
+use super::{OPERATOR_NAMESPACE, POLL_PERIOD, refused_operator_requests};
 use crate::operators::Operator;
 
-/// `user verb group/resource name`, as the refusal report names a request.
-pub(super) fn describe_request(request: &strata_test_apiserver::RequestRecord) -> String {
-    format!(
-        "{} {} {}/{} {}",
-        request.user.as_deref().unwrap_or_default(),
-        request.verb,
-        request.group,
-        request.resource,
-        request.name.as_deref().unwrap_or_default()
-    )
-}
+/// How long the revoked grant may take to show as a refused request.
+const REFUSAL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The RBAC enforcement proves itself: `patch` on core ConfigMaps is revoked from
-/// `operator`'s ClusterRole, its example is applied, and the sandbox must name the
-/// refused request; then the role is restored and the example deleted. Returns the
-/// indices of the refusals this step provoked (that user's `patch` on ConfigMaps),
+/// `operator`'s ClusterRole, its example is applied, and the API server's audit log must
+/// show the refused request; then the role is restored and the example deleted. Returns
+/// the audit ids of the refusals this step provoked (that user's `patch` on ConfigMaps),
 /// which the final check does not count; any other refusal still fails the sandbox.
 pub(super) async fn revoked_verb_is_named(
     workspace: &Path,
     dir: &Path,
     kubectl: &Kubectl,
-    server: &TestApiServer,
+    control_plane: &ControlPlane,
     operator: &Operator,
     children: &mut Children,
-) -> anyhow::Result<Vec<usize>> {
+) -> anyhow::Result<Vec<String>> {
     let role_file = |name: &str, role: &Value| -> anyhow::Result<PathBuf> {
         let path = dir.join(name);
         fs::write(&path, serde_json::to_string_pretty(role)?)?;
@@ -69,54 +60,59 @@ pub(super) async fn revoked_verb_is_named(
         operator.name
     );
     kubectl.run(&["replace", "-f", &revoked_file.to_string_lossy()])?;
-    let start = server.denied().len();
+    let before: Vec<String> = refused_operator_requests(control_plane)?
+        .into_iter()
+        .map(|request| request.audit_id)
+        .collect();
     let example = workspace.join(operator.example);
     let target = first_resource(&example)?;
     let user = format!(
         "system:serviceaccount:{OPERATOR_NAMESPACE}:{}",
         operator.name
     );
-    let provoked = |request: &strata_test_apiserver::RequestRecord| {
-        request.user.as_deref() == Some(user.as_str())
-            && request.verb.to_string() == "patch"
-            && request.group.is_empty()
+    let provoked = |request: &AuditEvent| {
+        request.user == user
+            && request.verb == "patch"
+            && request.api_group.is_empty()
             && request.resource == "configmaps"
+            && !before.contains(&request.audit_id)
     };
     let named = async {
         kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
         let mut waited = Duration::ZERO;
         loop {
             children.check()?;
-            if let Some(request) = server.denied().iter().skip(start).find(|r| provoked(r)) {
-                return anyhow::Ok(describe_request(request));
+            if let Some(request) = refused_operator_requests(control_plane)?
+                .iter()
+                .find(|request| provoked(request))
+            {
+                return anyhow::Ok(request.describe());
             }
-            if waited >= Duration::from_secs(30) {
+            if waited >= REFUSAL_TIMEOUT {
                 bail!(
-                    "with patch on ConfigMaps revoked, no refused request of {} was named in \
-                     30 s",
-                    operator.name
+                    "with patch on ConfigMaps revoked, the audit log shows no refused request \
+                     of {} within {} s",
+                    operator.name,
+                    REFUSAL_TIMEOUT.as_secs()
                 );
             }
-            tokio::time::sleep(DATA_PLANE_PERIOD).await;
-            waited += DATA_PLANE_PERIOD;
+            tokio::time::sleep(POLL_PERIOD).await;
+            waited += POLL_PERIOD;
         }
     }
     .await;
     // The role comes back whatever happened, so the other checks see the chart's own.
     kubectl.run(&["replace", "-f", &original_file.to_string_lossy()])?;
-    eprintln!("==> the sandbox names the refused request: {}", named?);
+    eprintln!("==> the audit log names the refused request: {}", named?);
     target.kubectl(kubectl, "delete", &["--wait=true"])?;
     eprintln!(
         "==> clusterrole/{} restored and {} deleted",
         operator.name, target.resource
     );
-    Ok(server
-        .denied()
-        .iter()
-        .enumerate()
-        .skip(start)
-        .filter(|(_, request)| provoked(request))
-        .map(|(index, _)| index)
+    Ok(refused_operator_requests(control_plane)?
+        .into_iter()
+        .filter(|request| provoked(request))
+        .map(|request| request.audit_id)
         .collect())
 }
 
