@@ -1,6 +1,7 @@
 //! The real control plane of `strata_testing::control_plane`: what it gives the other
 //! end-to-end tests. A StatefulSet gets its pods scheduled on KWOK nodes and Ready,
-//! its claims bound by the real binder; a pod asked to fail waits in CrashLoopBackOff;
+//! its claims bound by the real binder; the nodes renew their Leases, and a pod marked
+//! not ready comes back; a pod asked to fail waits in CrashLoopBackOff;
 //! the real kubectl reports the pinned version; and no process outlives the value.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
@@ -8,6 +9,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -100,6 +102,31 @@ async fn pods_run_on_kwok_nodes_claims_bind_and_every_process_stops_with_the_val
             (ready == 2).then_some(())
         },
     )
+    .await;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
+    wait_until(
+        "every node's Lease renewed, so the node lifecycle controller keeps them Ready",
+        TIMEOUT,
+        async || {
+            for node in control_plane.nodes() {
+                leases.get_opt(node).await.ok()??.spec?.renew_time?;
+            }
+            Some(())
+        },
+    )
+    .await;
+    pods.patch_status(
+        "healthy-0",
+        &PatchParams::default(),
+        &Patch::Strategic(json!({"status": {"conditions": [
+            {"type": "Ready", "status": "False", "reason": "NodeNotReady"}
+        ]}})),
+    )
+    .await
+    .expect("healthy-0 marked not ready, as the node lifecycle controller does");
+    wait_until("healthy-0 Ready again", TIMEOUT, async || {
+        pod_is_ready(&pods.get("healthy-0").await.ok()?).then_some(())
+    })
     .await;
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
     wait_until("the healthy pods' claims Bound", TIMEOUT, async || {
