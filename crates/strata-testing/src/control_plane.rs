@@ -38,6 +38,7 @@ mod component;
 mod drive;
 mod error;
 mod files;
+mod processes;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -56,6 +57,7 @@ pub use self::drive::{RunningOperator, pod_is_ready, wait_until};
 pub use self::error::ControlPlaneError;
 use self::error::io;
 use self::files::{Files, random_token, short_hash, write_private};
+pub use self::processes::OperatorProcess;
 use crate::postgres::free_port;
 use crate::tools::{self, CONTROL_PLANE_BIN};
 

@@ -15,7 +15,6 @@ use strata_operator::cli::Operator;
 use strata_testing::control_plane::{
     ControlPlane, ControlPlaneOptions, RunningOperator, pod_is_ready, wait_until,
 };
-use strata_testing::tools::{KUBECTL, tool};
 use zookeeper_operator::controller::{RunOptions, run};
 use zookeeper_operator::crd::ZookeeperCluster;
 use zookeeper_operator::{OPERATOR_NAME, ZookeeperOperator};
@@ -40,27 +39,6 @@ async fn ready_pods_by_node(client: &kube::Client) -> BTreeMap<String, Vec<Strin
         }
     }
     by_node
-}
-
-/// The real kubectl with the admin kubeconfig: its output, or its output as the error
-/// when it fails.
-fn kubectl(control_plane: &ControlPlane, args: &[&str]) -> Result<String, String> {
-    let output = std::process::Command::new(tool(KUBECTL))
-        .arg("--kubeconfig")
-        .arg(control_plane.kubeconfig())
-        .args(args)
-        .output()
-        .expect("kubectl runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    if output.status.success() {
-        Ok(text)
-    } else {
-        Err(text)
-    }
 }
 
 #[tokio::test]
@@ -125,18 +103,18 @@ async fn a_drain_evicts_only_what_the_pod_disruption_budget_allows() {
         .find(|candidate| **candidate != node)
         .expect("a second node")
         .clone();
-    kubectl(&control_plane, &["cordon", &other]).expect("the other node cordoned");
-    let refused = kubectl(
-        &control_plane,
-        &[
+    control_plane
+        .kubectl(&["cordon", &other])
+        .expect("the other node cordoned");
+    let refused = control_plane
+        .kubectl(&[
             "drain",
             &node,
             "--ignore-daemonsets",
             "--delete-emptydir-data",
             "--timeout=20s",
-        ],
-    )
-    .expect_err("the drain cannot finish while the budget is spent");
+        ])
+        .expect_err("the drain cannot finish while the budget is spent");
     assert!(
         refused.contains("would violate the pod's disruption budget"),
         "the eviction API refused the second of {pods:?}:\n{refused}"
@@ -153,18 +131,20 @@ async fn a_drain_evicts_only_what_the_pod_disruption_budget_allows() {
         "one server away, no disruption allowed"
     );
 
-    kubectl(&control_plane, &["uncordon", &other]).expect("the other node uncordoned");
-    let drained = kubectl(
-        &control_plane,
-        &[
+    control_plane
+        .kubectl(&["uncordon", &other])
+        .expect("the other node uncordoned");
+    let drained = control_plane
+        .kubectl(&[
             "drain",
             &node,
             "--ignore-daemonsets",
             "--delete-emptydir-data",
             "--timeout=120s",
-        ],
-    )
-    .unwrap_or_else(|output| panic!("the drain finishes once the first server is back:\n{output}"));
+        ])
+        .unwrap_or_else(|output| {
+            panic!("the drain finishes once the first server is back:\n{output}")
+        });
     assert!(drained.contains("drained"), "{drained}");
     let after = wait_until(
         "three servers Ready off the drained node",

@@ -21,6 +21,9 @@ pub struct AuditEvent {
     pub verb: String,
     /// The authenticated user, e.g. `system:serviceaccount:ns:name`.
     pub user: String,
+    /// Which credential of the user: `JTI=<id>` for a ServiceAccount token, so two
+    /// processes of one ServiceAccount, each with its own token, tell apart.
+    pub credential_id: String,
     /// The client's `User-Agent`.
     pub user_agent: String,
     /// The object's API group; empty for the core group.
@@ -94,7 +97,12 @@ struct Line {
 struct User {
     #[serde(default)]
     username: String,
+    #[serde(default)]
+    extra: HashMap<String, Vec<String>>,
 }
+
+/// The key under which the API server names a token's credential.
+const CREDENTIAL_ID: &str = "authentication.kubernetes.io/credential-id";
 
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -133,10 +141,18 @@ fn parse(text: &str) -> Vec<AuditEvent> {
         let Ok(line) = serde_json::from_str::<Line>(line) else {
             continue;
         };
+        let credential_id = line
+            .user
+            .extra
+            .get(CREDENTIAL_ID)
+            .and_then(|ids| ids.first())
+            .cloned()
+            .unwrap_or_default();
         let event = AuditEvent {
             audit_id: line.audit_id,
             verb: line.verb,
             user: line.user.username,
+            credential_id,
             user_agent: line.user_agent,
             api_group: line.object_ref.api_group,
             resource: line.object_ref.resource,
@@ -166,7 +182,7 @@ mod tests {
         let log = concat!(
             r#"{"kind":"Event","auditID":"a","stage":"ResponseStarted","verb":"watch","user":{"username":"u"},"userAgent":"op","objectRef":{"resource":"pods","namespace":"ns"},"requestURI":"/api/v1/pods?watch=1"}"#,
             "\n",
-            r#"{"kind":"Event","auditID":"b","stage":"ResponseComplete","verb":"patch","user":{"username":"system:serviceaccount:ops:zk"},"objectRef":{"resource":"configmaps","namespace":"ns","name":"c","apiVersion":"v1"},"responseStatus":{"metadata":{},"code":403}}"#,
+            r#"{"kind":"Event","auditID":"b","stage":"ResponseComplete","verb":"patch","user":{"username":"system:serviceaccount:ops:zk","extra":{"authentication.kubernetes.io/credential-id":["JTI=j1"]}},"objectRef":{"resource":"configmaps","namespace":"ns","name":"c","apiVersion":"v1"},"responseStatus":{"metadata":{},"code":403}}"#,
             "\n",
             r#"{"kind":"Event","auditID":"a","stage":"ResponseComplete","verb":"watch","user":{"username":"u"},"userAgent":"op","objectRef":{"resource":"pods","namespace":"ns"},"responseStatus":{"code":200}}"#,
             "\n",
@@ -177,6 +193,7 @@ mod tests {
         assert_eq!((events[0].verb.as_str(), events[0].code), ("watch", 200));
         assert!(!events[0].is_write());
         assert!(events[1].is_write() && events[1].is_forbidden());
+        assert_eq!(events[1].credential_id, "JTI=j1");
         assert_eq!(
             events[1].describe(),
             "system:serviceaccount:ops:zk patch /configmaps ns/c -> 403"
