@@ -30,6 +30,9 @@ pub struct Unreadable {
     pub metadata: ObjectMeta,
     /// The field that failed, as a JSON path (`spec.servers.replicas`), and why.
     pub error: String,
+    /// The stored status conditions, so the report changes only Degraded; empty when
+    /// they cannot be read either.
+    pub conditions: Vec<strata_status::ClusterCondition>,
 }
 
 impl<'de, K> Deserialize<'de> for Guarded<K>
@@ -55,9 +58,16 @@ where
                     .transpose()
                     .map_err(serde::de::Error::custom)?
                     .unwrap_or_default();
+                let conditions = value
+                    .pointer("/status/conditions")
+                    .and_then(|conditions| {
+                        Vec::<strata_status::ClusterCondition>::deserialize(conditions).ok()
+                    })
+                    .unwrap_or_default();
                 Ok(Self(Err(Unreadable {
                     metadata,
                     error: format!("{}: {}", error.path(), error.inner()),
+                    conditions,
                 })))
             }
         }

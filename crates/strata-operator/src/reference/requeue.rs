@@ -325,6 +325,7 @@ mod tests {
         Guarded(Err(crate::guard::Unreadable {
             metadata: config_map(&[], "").metadata,
             error: "data: invalid type".to_owned(),
+            conditions: Vec::new(),
         }))
     }
 
