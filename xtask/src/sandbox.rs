@@ -118,6 +118,7 @@ async fn sandbox(
         address: options.address.clone(),
         nodes: NODES,
         bin: Some(tools.control_plane_bin.clone()),
+        controller_qps: None,
     })
     .await?;
     let kubeconfig = dir.join("kubeconfig");

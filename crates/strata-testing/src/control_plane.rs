@@ -87,6 +87,10 @@ pub struct ControlPlaneOptions {
     /// The directory of the binaries; `None` reads [`CONTROL_PLANE_BIN`], which
     /// `cargo xtask test` sets.
     pub bin: Option<PathBuf>,
+    /// The client rate limit of kube-controller-manager and kube-scheduler
+    /// (`--kube-api-qps`, burst twice that); `None` keeps their defaults (20 and
+    /// 50), which a benchmark of thousands of pods outgrows.
+    pub controller_qps: Option<u32>,
 }
 
 impl Default for ControlPlaneOptions {
@@ -95,6 +99,7 @@ impl Default for ControlPlaneOptions {
             address: "127.0.0.1".to_owned(),
             nodes: 3,
             bin: None,
+            controller_qps: None,
         }
     }
 }
@@ -236,7 +241,10 @@ impl ControlPlane {
                 "--leader-elect=false",
                 "--secure-port=0",
                 "--controllers=*",
-            ]),
+            ])
+            .into_iter()
+            .chain(rate_limit(options.controller_qps))
+            .collect(),
         )?;
         control_plane.spawn(
             "kube-scheduler",
@@ -246,7 +254,10 @@ impl ControlPlane {
                 "--leader-elect=true",
                 "--leader-elect-resource-namespace=kube-system",
                 "--secure-port=0",
-            ]),
+            ])
+            .into_iter()
+            .chain(rate_limit(options.controller_qps))
+            .collect(),
         )?;
         control_plane.spawn(
             "kwok",
@@ -580,6 +591,17 @@ pub async fn client_from_kubeconfig(path: &Path) -> Result<kube::Client, Control
         doing: "building a client".to_owned(),
         source,
     })
+}
+
+/// `--kube-api-qps` and `--kube-api-burst` for a client rate limit of `qps`.
+fn rate_limit(qps: Option<u32>) -> Vec<String> {
+    qps.map(|qps| {
+        vec![
+            format!("--kube-api-qps={qps}"),
+            format!("--kube-api-burst={}", qps.saturating_mul(2)),
+        ]
+    })
+    .unwrap_or_default()
 }
 
 fn args(values: &[&str]) -> Vec<String> {

@@ -10,7 +10,12 @@
 //! its own.
 //!
 //! `cargo bench -p zookeeper-operator --bench operator_memory`;
-//! `STRATA_BENCH_CLUSTERS` changes the count. See BENCHMARKS.md.
+//! `STRATA_BENCH_CLUSTERS` changes the count. `STRATA_BENCH_API=real` runs the same
+//! clusters on the real control plane instead (see `real.rs`; it needs
+//! `STRATA_CONTROL_PLANE_BIN` and `STRATA_HELM` from `cargo xtask tools`). See
+//! BENCHMARKS.md.
+
+mod real;
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -58,7 +63,19 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(count)) {
+    let real = std::env::var("STRATA_BENCH_API").is_ok_and(|api| api == "real");
+    let measured = if real {
+        runtime.block_on(async {
+            real::run(count, example_cluster()?)
+                .await
+                .map(|figures| figures.to_string())
+        })
+    } else {
+        runtime
+            .block_on(run(count))
+            .map(|figures| figures.to_string())
+    };
+    match measured {
         Ok(figures) => {
             println!("{figures}");
             ExitCode::SUCCESS
@@ -145,6 +162,17 @@ impl Drop for Operator {
     }
 }
 
+/// The first ZookeeperCluster of the example, the template of every cluster.
+fn example_cluster() -> Result<ZookeeperCluster, String> {
+    documents_of_kind::<ZookeeperCluster>(
+        &parse_documents(EXAMPLE).map_err(|error| error.to_string())?,
+    )
+    .map_err(|error| error.to_string())?
+    .into_iter()
+    .next()
+    .ok_or_else(|| "the example has no ZookeeperCluster".to_owned())
+}
+
 fn free_loopback_address() -> Result<SocketAddr, String> {
     let socket = std::net::TcpListener::bind("127.0.0.1:0").map_err(|error| error.to_string())?;
     socket.local_addr().map_err(|error| error.to_string())
@@ -218,13 +246,7 @@ async fn run(count: usize) -> Result<Figures, String> {
     )
     .map_err(|error| error.to_string())?;
 
-    let template = documents_of_kind::<ZookeeperCluster>(
-        &parse_documents(EXAMPLE).map_err(|error| error.to_string())?,
-    )
-    .map_err(|error| error.to_string())?
-    .into_iter()
-    .next()
-    .ok_or("the example has no ZookeeperCluster")?;
+    let template = example_cluster()?;
     let mut operator = Operator::start(&kubeconfig, dir.path())?;
     let pid = operator.pid().to_string();
     let started = Instant::now();
