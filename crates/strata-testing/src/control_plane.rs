@@ -34,6 +34,7 @@
 //! them with the caller.
 
 mod audit;
+mod cluster_objects;
 mod component;
 mod drive;
 mod error;
@@ -46,7 +47,6 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, ServiceAccount};
-use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -521,53 +521,6 @@ impl ControlPlane {
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-    }
-
-    async fn create_storage_class(&self, client: &kube::Client) -> Result<(), ControlPlaneError> {
-        let class: StorageClass = serde_json::from_value(serde_json::json!({
-            "metadata": {
-                "name": STORAGE_CLASS,
-                "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}
-            },
-            "provisioner": "strata.dev/test-provisioner",
-            "reclaimPolicy": "Retain",
-            "volumeBindingMode": "Immediate"
-        }))
-        .map_err(|error| ControlPlaneError::Generate(format!("the StorageClass: {error}")))?;
-        Api::<StorageClass>::all(client.clone())
-            .create(&PostParams::default(), &class)
-            .await
-            .map_err(|source| ControlPlaneError::Api {
-                doing: format!("creating the StorageClass {STORAGE_CLASS}"),
-                source,
-            })?;
-        Ok(())
-    }
-
-    async fn create_nodes(&self, client: &kube::Client) -> Result<(), ControlPlaneError> {
-        let api: Api<Node> = Api::all(client.clone());
-        for name in &self.nodes {
-            let node: Node = serde_json::from_value(serde_json::json!({
-                "metadata": {
-                    "name": name,
-                    "annotations": {KWOK_NODE_ANNOTATION: "fake"},
-                    "labels": {
-                        "kubernetes.io/hostname": name,
-                        "kubernetes.io/os": "linux",
-                        "kubernetes.io/arch": "amd64",
-                        "type": "kwok"
-                    }
-                }
-            }))
-            .map_err(|error| ControlPlaneError::Generate(format!("a Node: {error}")))?;
-            api.create(&PostParams::default(), &node)
-                .await
-                .map_err(|source| ControlPlaneError::Api {
-                    doing: format!("creating the Node {name}"),
-                    source,
-                })?;
-        }
-        Ok(())
     }
 }
 
