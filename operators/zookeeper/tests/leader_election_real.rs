@@ -67,12 +67,7 @@ async fn the_standby_writes_nothing_and_takes_over_after_the_leader_is_killed() 
         .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     control_plane
-        .helm_install(
-            OPERATOR_NAME,
-            &workspace.join("helm").join(OPERATOR_NAME),
-            NAMESPACE,
-            &["replicas=0"],
-        )
+        .install_operator_chart(&workspace, OPERATOR_NAME, NAMESPACE)
         .expect("the chart installs");
     let binary = Path::new(env!("CARGO_BIN_EXE_zookeeper-operator"));
     let client = control_plane.client().await.expect("an admin client");

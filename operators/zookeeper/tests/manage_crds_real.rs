@@ -87,12 +87,7 @@ async fn the_leader_upgrades_an_older_crd_and_leaves_a_newer_one_alone() {
         .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     control_plane
-        .helm_install(
-            OPERATOR_NAME,
-            &workspace.join("helm").join(OPERATOR_NAME),
-            NAMESPACE,
-            &["replicas=0"],
-        )
+        .install_operator_chart(&workspace, OPERATOR_NAME, NAMESPACE)
         .expect("the chart installs");
     let api: Api<CustomResourceDefinition> =
         Api::all(control_plane.client().await.expect("an admin client"));

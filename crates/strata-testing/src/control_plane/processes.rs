@@ -52,6 +52,24 @@ impl ControlPlane {
         Ok(())
     }
 
+    /// `helm install <operator> <workspace>/helm/<operator> --set replicas=0`: the
+    /// chart's CRDs, RBAC and ServiceAccount without the operator's pod, which KWOK
+    /// could not run; the operator then runs as an [`OperatorProcess`] with a token of
+    /// the chart's ServiceAccount.
+    pub fn install_operator_chart(
+        &self,
+        workspace: &Path,
+        operator: &str,
+        namespace: &str,
+    ) -> Result<(), ControlPlaneError> {
+        self.helm_install(
+            operator,
+            &workspace.join("helm").join(operator),
+            namespace,
+            &["replicas=0"],
+        )
+    }
+
     /// The real kubectl ([`KUBECTL`]) with the admin kubeconfig: its output, or its
     /// output as the error when it fails.
     pub fn kubectl(&self, args: &[&str]) -> Result<String, String> {

@@ -200,12 +200,7 @@ pub async fn run(count: usize, template: ZookeeperCluster) -> Result<RealFigures
     .map_err(|error| error.to_string())?;
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     control_plane
-        .helm_install(
-            OPERATOR_NAME,
-            &workspace.join("helm").join(OPERATOR_NAME),
-            OPERATOR_NAMESPACE,
-            &["replicas=0"],
-        )
+        .install_operator_chart(&workspace, OPERATOR_NAME, OPERATOR_NAMESPACE)
         .map_err(|error| error.to_string())?;
     let token = control_plane
         .service_account_token(OPERATOR_NAMESPACE, OPERATOR_NAME)
