@@ -68,6 +68,10 @@ pub const SIMULATED_FAILURE_ANNOTATION: &str = "strata.dev/simulate-failure";
 pub const STORAGE_CLASS: &str = "strata-test";
 /// The annotation by which KWOK recognises the nodes it plays.
 pub const KWOK_NODE_ANNOTATION: &str = "kwok.x-k8s.io/node";
+/// The audit log's size limit: far above what any test or benchmark writes, so that it
+/// is never rotated.
+const AUDIT_LOG_MAX_MEGABYTES: u32 = 1_000_000;
+
 /// The audience of ServiceAccount tokens, and the issuer.
 pub const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 /// How long a node Lease lasts without renewal; KWOK renews it well within.
@@ -210,6 +214,10 @@ impl ControlPlane {
                 &format!("--token-auth-file={}", files.tokens.display()),
                 &format!("--audit-policy-file={}", files.audit_policy.display()),
                 &format!("--audit-log-path={}", root.join("audit.log").display()),
+                // The log's writer rotates at 100 MB when no size is given, and a
+                // reader of `audit.log` alone would then miss every earlier request:
+                // the 1,000-cluster benchmark writes several hundred megabytes.
+                &format!("--audit-log-maxsize={AUDIT_LOG_MAX_MEGABYTES}"),
                 "--allow-privileged=true",
             ]),
         )?;

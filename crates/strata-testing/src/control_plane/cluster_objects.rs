@@ -1,7 +1,9 @@
-//! The cluster-scoped objects a fresh control plane gets before anything runs on it:
-//! the default StorageClass that KWOK provisions, and the Nodes that KWOK plays.
+//! The cluster-scoped objects a fresh control plane gets before anything runs on it
+//! (the default StorageClass that KWOK provisions, and the Nodes that KWOK plays), and
+//! identities a test creates on it.
 
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, ServiceAccount};
+use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
 use k8s_openapi::api::storage::v1::StorageClass;
 use kube::api::{Api, PostParams};
 
@@ -19,7 +21,7 @@ impl ControlPlane {
             },
             "provisioner": "strata.dev/test-provisioner",
             "reclaimPolicy": "Retain",
-            "volumeBindingMode": "Immediate"
+            "volumeBindingMode": "WaitForFirstConsumer"
         }))
         .map_err(|error| ControlPlaneError::Generate(format!("the StorageClass: {error}")))?;
         Api::<StorageClass>::all(client.clone())
@@ -59,5 +61,49 @@ impl ControlPlane {
                 })?;
         }
         Ok(())
+    }
+
+    /// A client for a new ServiceAccount `namespace/name` bound to `cluster-admin`: for
+    /// an operator a test runs in its own process, whose requests the audit log must
+    /// tell apart from the test's and KWOK's (both the admin). The charts' own roles
+    /// are proven elsewhere (the sandbox, the operator-process tests).
+    pub async fn cluster_admin_client(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<kube::Client, ControlPlaneError> {
+        let admin = self.client().await?;
+        let generate = |what: &str, error: serde_json::Error| {
+            ControlPlaneError::Generate(format!("{what}: {error}"))
+        };
+        let account: ServiceAccount =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": name}}))
+                .map_err(|error| generate("a ServiceAccount", error))?;
+        Api::<ServiceAccount>::namespaced(admin.clone(), namespace)
+            .create(&PostParams::default(), &account)
+            .await
+            .map_err(|source| ControlPlaneError::Api {
+                doing: format!("creating the ServiceAccount {namespace}/{name}"),
+                source,
+            })?;
+        let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": format!("{namespace}-{name}-cluster-admin")},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "cluster-admin"
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]
+        }))
+        .map_err(|error| generate("a ClusterRoleBinding", error))?;
+        Api::<ClusterRoleBinding>::all(admin)
+            .create(&PostParams::default(), &binding)
+            .await
+            .map_err(|source| ControlPlaneError::Api {
+                doing: format!("binding {namespace}/{name} to cluster-admin"),
+                source,
+            })?;
+        let token = self.service_account_token(namespace, name).await?;
+        self.client_with_token(&token).await
     }
 }

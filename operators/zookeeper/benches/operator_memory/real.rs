@@ -25,8 +25,18 @@ use zookeeper_operator::crd::ZookeeperCluster;
 use super::{NAMESPACE, TIMEOUT, free_loopback_address, status_kib};
 
 const OPERATOR_NAMESPACE: &str = "strata-operators";
-/// KWOK nodes; each takes 2,000 pods.
-const NODES: u16 = 4;
+/// What one KWOK node offers the scheduler (`kwok-stages.yaml`): 64 CPUs.
+const NODE_MILLICPUS: usize = 64_000;
+/// What one ZooKeeper server requests by default: 250m.
+const SERVER_MILLICPUS: usize = 250;
+
+/// Enough KWOK nodes for every server's CPU request, and one to spare. With too few,
+/// the scheduler leaves the rest Pending for `Insufficient cpu`, as it should: the
+/// first 1,000-cluster run had 4 nodes (256 CPUs), so only 1,024 servers ran.
+fn nodes_for(clusters: usize) -> u16 {
+    let millicpus = clusters * 3 * SERVER_MILLICPUS;
+    u16::try_from(millicpus.div_ceil(NODE_MILLICPUS) + 1).unwrap_or(u16::MAX)
+}
 /// The client rate limit of the controller manager and scheduler: their default (20)
 /// would make 3,000 pods, claims and bindings take many minutes.
 const CONTROLLER_QPS: u32 = 300;
@@ -46,6 +56,7 @@ const STEADY: Duration = Duration::from_secs(60);
 pub struct RealFigures {
     clusters: usize,
     pods: usize,
+    nodes: usize,
     started_in: Duration,
     all_available: Duration,
     operator_peak_kib: u64,
@@ -64,8 +75,8 @@ impl std::fmt::Display for RealFigures {
         writeln!(
             f,
             "operator in its own process on the real control plane, {} ZookeeperClusters, \
-             {} Ready pods on {NODES} KWOK nodes",
-            self.clusters, self.pods
+             {} Ready pods on {} KWOK nodes",
+            self.clusters, self.pods, self.nodes
         )?;
         writeln!(
             f,
@@ -192,7 +203,7 @@ fn is_available(cluster: &ZookeeperCluster) -> bool {
 
 pub async fn run(count: usize, template: ZookeeperCluster) -> Result<RealFigures, String> {
     let control_plane = ControlPlane::start(ControlPlaneOptions {
-        nodes: NODES,
+        nodes: nodes_for(count),
         controller_qps: Some(CONTROLLER_QPS),
         ..ControlPlaneOptions::default()
     })
@@ -287,6 +298,7 @@ pub async fn run(count: usize, template: ZookeeperCluster) -> Result<RealFigures
     Ok(RealFigures {
         clusters: count,
         pods,
+        nodes: control_plane.nodes().len(),
         started_in: control_plane.started_in(),
         all_available,
         operator_peak_kib: status_kib(&pid, "VmHWM:")?,
