@@ -33,6 +33,7 @@ use strata_testing::wait::eventually;
 use strata_testing::workloads::{run_group, set_stateful_set_status};
 use zookeeper_operator::OPERATOR_NAME;
 use zookeeper_operator::controller::ZNODE_CHECK_PERIOD;
+use zookeeper_operator::controller::leader::FixedServerAddress;
 use zookeeper_operator::controller::registration;
 use zookeeper_operator::controller::znode::{EnsembleAddress, FINALIZER};
 use zookeeper_operator::controller::{self, RunOptions};
@@ -126,6 +127,7 @@ async fn scenario() -> Vec<RequestRecord> {
         ensemble_address: Arc::new(Unreachable),
         zookeeper_timeout: Duration::from_millis(200),
         znode_check_period: ZNODE_CHECK_PERIOD,
+        server_address: Arc::new(FixedServerAddress("127.0.0.1:1".to_owned())),
     };
     let harness = Harness::start(server, OPERATOR_NAME, move |runtime| {
         controller::run(runtime, options)

@@ -10,6 +10,7 @@ use std::time::Duration;
 use strata_test_apiserver::TestApiServer;
 use strata_testing::Harness;
 use strata_testing::bench::{ReconcileBench, run};
+use zookeeper_operator::controller::leader::PodDnsName;
 use zookeeper_operator::controller::znode::ClientServiceAddress;
 use zookeeper_operator::controller::{self, RunOptions};
 use zookeeper_operator::crd::{ZookeeperCluster, ZookeeperZnode};
@@ -48,6 +49,7 @@ fn start(server: TestApiServer) -> Harness {
         }),
         zookeeper_timeout: Duration::from_secs(1),
         znode_check_period: controller::ZNODE_CHECK_PERIOD,
+        server_address: Arc::new(PodDnsName),
     };
     Harness::start(server, OPERATOR_NAME, move |runtime| {
         controller::run(runtime, options)

@@ -12,9 +12,8 @@ use strata_operator::pipeline::{Failed, Prepared};
 use strata_operator::roll::stateful_sets_with_pods;
 use strata_status::ProgressStep;
 
-use super::leader::find_leader;
+use super::leader::{ServerAddress, find_leader};
 use crate::build::build;
-use crate::config::zoo_cfg::CLIENT_PORT;
 use crate::crd::ZookeeperCluster;
 use crate::membership::{self, Plan, PlanError, observe_role_groups};
 use crate::validate::ValidatedCluster;
@@ -25,6 +24,8 @@ pub struct ClusterContext {
     /// The cluster's DNS domain, for pod FQDNs in `zoo.cfg` and the
     /// discovery connection string.
     pub cluster_domain: String,
+    /// How the leader lookup reaches each server.
+    pub server_address: Arc<dyn ServerAddress>,
 }
 
 /// Reconciles one ZookeeperCluster.
@@ -96,7 +97,10 @@ async fn prepare(
                     .ensemble()
                     .servers()
                     .iter()
-                    .map(|server| (server.id.get(), format!("{}:{CLIENT_PORT}", server.fqdn)))
+                    .map(|server| {
+                        let address = context.extra.server_address.address(&server.fqdn);
+                        (server.id.get(), address)
+                    })
                     .collect()
             })
             .unwrap_or_default();

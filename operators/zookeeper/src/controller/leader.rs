@@ -9,6 +9,38 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::config::zoo_cfg::CLIENT_PORT;
+
+/// Where the leader lookup reaches a server's client port. In a cluster this is the
+/// pod's DNS name ([`PodDnsName`]); a test whose pods run no ZooKeeper (KWOK plays the
+/// kubelets) points it at a loopback port where nothing listens, so the lookup finds
+/// no leader without resolving cluster DNS names on the test machine.
+pub trait ServerAddress: Send + Sync + std::fmt::Debug {
+    /// The `host:port` of the server whose pod has the DNS name `server_fqdn`.
+    fn address(&self, server_fqdn: &str) -> String;
+}
+
+/// The pod's DNS name under its role group's headless Service, at the client port.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PodDnsName;
+
+impl ServerAddress for PodDnsName {
+    fn address(&self, server_fqdn: &str) -> String {
+        format!("{server_fqdn}:{CLIENT_PORT}")
+    }
+}
+
+/// Every server at one `host:port`: for tests whose pods run no ZooKeeper, a loopback
+/// port where nothing listens.
+#[derive(Clone, Debug)]
+pub struct FixedServerAddress(pub String);
+
+impl ServerAddress for FixedServerAddress {
+    fn address(&self, _server_fqdn: &str) -> String {
+        self.0.clone()
+    }
+}
+
 /// The id of the server whose `srvr` answer says `Mode: leader`, if any answers so.
 /// `servers` are `(server id, host:port)`; a server that does not answer in `timeout`
 /// is skipped.

@@ -14,6 +14,7 @@ use strata_operator::definition::ControllerDef;
 use strata_operator::rbac::OperatorRegistration;
 
 use self::cluster::ClusterContext;
+use self::leader::{PodDnsName, ServerAddress};
 use self::znode::{ClientServiceAddress, EnsembleAddress, FixedAddress, ZnodeContext};
 use crate::crd::{ZookeeperCluster, ZookeeperZnode};
 
@@ -87,6 +88,8 @@ pub struct RunOptions {
     pub zookeeper_timeout: Duration,
     /// How often an Available ZNode checks that its path is still reachable.
     pub znode_check_period: Duration,
+    /// How the cluster controller's leader lookup reaches each server.
+    pub server_address: Arc<dyn ServerAddress>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -125,6 +128,7 @@ impl RunOptions {
             cluster_domain,
             zookeeper_timeout: Duration::from_secs(10),
             znode_check_period: ZNODE_CHECK_PERIOD,
+            server_address: Arc::new(PodDnsName),
         }
     }
 }
@@ -137,6 +141,7 @@ pub async fn run(runtime: OperatorRuntime, options: RunOptions) {
         &clusters,
         ClusterContext {
             cluster_domain: options.cluster_domain.clone(),
+            server_address: options.server_address.clone(),
         },
         cluster::reconcile,
     );

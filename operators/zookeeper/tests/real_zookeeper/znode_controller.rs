@@ -27,6 +27,7 @@ use zookeeper_operator::build::discovery::{
     ZOOKEEPER_CHROOT_KEY, ZOOKEEPER_CLIENT_PORT_KEY, ZOOKEEPER_HOSTS_KEY, ZOOKEEPER_KEY,
 };
 use zookeeper_operator::controller::RunOptions;
+use zookeeper_operator::controller::leader::PodDnsName;
 use zookeeper_operator::controller::znode::{EnsembleAddress, FINALIZER, KEEP_PATH_ANNOTATION};
 use zookeeper_operator::crd::{ClusterRef, ZookeeperCluster, ZookeeperZnode, ZookeeperZnodeSpec};
 use zookeeper_operator::validate::DEFAULT_CLUSTER_DOMAIN;
@@ -70,6 +71,7 @@ fn start_operator(hosts: String, backoff: Option<BackoffPolicy>) -> Harness {
                 ensemble_address: Arc::new(FixedEnsemble(hosts)),
                 zookeeper_timeout: ZOOKEEPER_TIMEOUT,
                 znode_check_period: Duration::from_secs(1),
+                server_address: Arc::new(PodDnsName),
             },
         )
     })

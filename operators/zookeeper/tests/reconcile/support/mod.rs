@@ -19,6 +19,7 @@ pub use strata_testing::wait::{eventually, stored, stored_names, wait_for, wait_
 pub use strata_testing::{Harness, TIMEOUT};
 use zookeeper_operator::OPERATOR_NAME;
 use zookeeper_operator::controller::ZNODE_CHECK_PERIOD;
+use zookeeper_operator::controller::leader::FixedServerAddress;
 use zookeeper_operator::controller::znode::{ClientServiceAddress, EnsembleAddress};
 use zookeeper_operator::controller::{self, RunOptions};
 use zookeeper_operator::crd::{ZookeeperCluster, ZookeeperZnode};
@@ -46,10 +47,19 @@ pub fn start_with(ensemble_address: Arc<dyn EnsembleAddress>) -> Harness {
         ensemble_address,
         zookeeper_timeout: Duration::from_secs(1),
         znode_check_period: ZNODE_CHECK_PERIOD,
+        // The pods run no ZooKeeper: the leader lookup finds a refused port instead of
+        // resolving cluster DNS names on the test machine.
+        server_address: Arc::new(FixedServerAddress(nobody_listens())),
     };
     Harness::start(server, OPERATOR_NAME, move |runtime| {
         controller::run(runtime, options)
     })
+}
+
+/// A loopback address where nothing listens: a connection there is refused at once.
+fn nobody_listens() -> String {
+    let port = strata_testing::postgres::free_port("127.0.0.1").expect("a free loopback port");
+    format!("127.0.0.1:{port}")
 }
 
 /// A cluster manifest in the test namespace; `spec` is the JSON users would write.
