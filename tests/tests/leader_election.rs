@@ -16,7 +16,7 @@ use strata_operator::error::BackoffPolicy;
 use strata_operator::leader::{self, Election};
 use strata_operator::rbac;
 use strata_test_apiserver::{RequestRecord, TestApiServer};
-use support::TIMEOUT;
+use strata_testing::TIMEOUT;
 use support::widget::{OPERATOR, Widget, definition, reconcile, widget};
 
 const LEASE_DURATION: Duration = Duration::from_secs(3);

@@ -19,10 +19,6 @@ use strata_test_apiserver::TestApiServer;
 
 use crate::Harness;
 
-mod stateless;
-
-pub use self::stateless::{step_daemon_sets, step_deployments, step_jobs};
-
 /// Where the simulated controllers act: an API and a namespace. A [`Harness`]
 /// is one; so is a `(&TestApiServer, namespace)` pair, for an operator that
 /// runs in another process.
@@ -139,20 +135,6 @@ impl PodState<'static> {
         ready: false,
         ..Self::RUNNING
     };
-}
-
-/// The labels of a StatefulSet's Pod template, as its Pods get them.
-pub fn pod_template_labels<'a>(
-    place: impl Into<Place<'a>>,
-    stateful_set: &str,
-) -> BTreeMap<String, String> {
-    let place = place.into();
-    stored_stateful_set(place, stateful_set)
-        .spec
-        .template
-        .metadata
-        .and_then(|metadata| metadata.labels)
-        .unwrap_or_else(|| panic!("the Pod template of StatefulSet {stateful_set} has labels"))
 }
 
 /// Creates or replaces Pod `<stateful_set>-<ordinal>` with the template's

@@ -1,17 +1,20 @@
 //! The test operator: a `Widget` resource with a StatefulSet, its config and
 //! Service, plus an optional extra ConfigMap and PVC to exercise pruning. Its
-//! reconcile is the shared pipeline, step by step.
+//! reconcile is the shared pipeline, step by step. Its objects are valid on a real
+//! API server, so the same operator runs on the in-memory API (`support`) and on the
+//! real control plane (`widget_real`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
 use k8s_openapi::api::core::v1::{
-    ConfigMap, PersistentVolumeClaim, PodSpec, PodTemplateSpec, Secret, Service, ServicePort,
-    ServiceSpec,
+    ConfigMap, Container, PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec,
+    PodTemplateSpec, Secret, Service, ServicePort, ServiceSpec, VolumeResourceRequirements,
 };
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::ObjectMeta;
 use kube::runtime::controller::Action;
 use kube::{CustomResource, ResourceExt};
 use schemars::JsonSchema;
@@ -26,9 +29,6 @@ use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Prepared;
 use strata_operator::reference::Target;
 use strata_status::ClusterStatus;
-use strata_test_apiserver::TestApiServer;
-
-use super::Harness;
 
 /// The test resource: a StatefulSet with its config and Service, plus an
 /// optional extra ConfigMap and PVC to exercise pruning.
@@ -193,7 +193,14 @@ pub fn build(widget: &Widget, dereferenced: &Dereferenced) -> Result<Prepared, R
                     labels: Some(labels.labels()),
                     ..ObjectMeta::default()
                 }),
-                spec: Some(PodSpec::default()),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "widget".into(),
+                        image: Some(format!("example.invalid/widget:{}", widget.spec.version)),
+                        ..Container::default()
+                    }],
+                    ..PodSpec::default()
+                }),
             },
             ..StatefulSetSpec::default()
         },
@@ -206,6 +213,17 @@ pub fn build(widget: &Widget, dereferenced: &Dereferenced) -> Result<Prepared, R
         });
         desired.push(PersistentVolumeClaim {
             metadata: metadata(widget, format!("{name}-scratch"), &labels),
+            spec: Some(PersistentVolumeClaimSpec {
+                access_modes: Some(vec!["ReadWriteOnce".into()]),
+                resources: Some(VolumeResourceRequirements {
+                    requests: Some(BTreeMap::from([(
+                        "storage".to_owned(),
+                        Quantity("1Gi".to_owned()),
+                    )])),
+                    ..VolumeResourceRequirements::default()
+                }),
+                ..PersistentVolumeClaimSpec::default()
+            }),
             ..PersistentVolumeClaim::default()
         });
     }
@@ -257,16 +275,6 @@ pub fn definition() -> ControllerDef<Widget> {
     .reading_metadata_of::<Secret>(secrets)
 }
 
-pub fn start() -> Harness {
-    super::start_controller::<Widget, _, _>(
-        |server: &TestApiServer| {
-            server.register::<Widget>();
-        },
-        definition(),
-        reconcile,
-    )
-}
-
 pub fn widget(name: &str, replicas: i32) -> Widget {
     let mut widget = Widget::new(
         name,
@@ -278,22 +286,4 @@ pub fn widget(name: &str, replicas: i32) -> Widget {
     );
     widget.metadata.namespace = Some("default".into());
     widget
-}
-
-pub async fn create(harness: &Harness, widget: &Widget) -> Widget {
-    let api: Api<Widget> = Api::namespaced(harness.server.client(), harness.namespace);
-    api.create(&PostParams::default(), widget)
-        .await
-        .expect("create widget")
-}
-
-pub async fn patch_spec(harness: &Harness, name: &str, spec: serde_json::Value) {
-    let api: Api<Widget> = Api::namespaced(harness.server.client(), harness.namespace);
-    api.patch(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(serde_json::json!({ "spec": spec })),
-    )
-    .await
-    .expect("patch widget");
 }

@@ -1,0 +1,171 @@
+//! The children the apply step makes: owned, labelled, applied server-side, restored
+//! when edited, pruned when no longer wanted (never a claim), and collected by the real
+//! garbage collector with their owner.
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Service};
+use kube::ResourceExt;
+use kube::api::DeleteParams;
+use serde_json::json;
+
+use crate::widget::{OPERATOR, widget};
+use crate::{TIMEOUT, Widgets, since};
+
+#[tokio::test]
+#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
+async fn children_are_owned_labelled_applied_server_side_and_collected_with_their_owner() {
+    let widgets = Widgets::start().await;
+    let created = widgets.create(&widget("w", 3)).await;
+    let sts = widgets.exists::<StatefulSet>("w").await;
+    widgets.exists::<ConfigMap>("w-config").await;
+    widgets.exists::<Service>("w").await;
+
+    let owner = &sts.owner_references()[0];
+    assert_eq!(owner.uid, created.uid().expect("uid"));
+    assert_eq!(owner.kind, "Widget");
+    assert_eq!(owner.controller, Some(true));
+    let labels = sts.labels();
+    assert_eq!(labels["app.kubernetes.io/managed-by"], OPERATOR);
+    assert_eq!(labels["app.kubernetes.io/instance"], "w");
+    assert_eq!(labels["app.kubernetes.io/name"], "widget");
+    assert_eq!(sts.spec.replicas, Some(3));
+    let applied_by_operator = sts.managed_fields().iter().any(|entry| {
+        entry.manager.as_deref() == Some(OPERATOR)
+            && entry.operation.as_deref() == Some("Apply")
+            && entry
+                .fields_v1
+                .as_ref()
+                .is_some_and(|fields| fields.0["f:spec"]["f:replicas"].is_object())
+    });
+    assert!(
+        applied_by_operator,
+        "replicas must be owned by the operator's field manager, through apply: {:#?}",
+        sts.managed_fields()
+    );
+
+    widgets
+        .api::<crate::widget::Widget>()
+        .delete("w", &DeleteParams::default())
+        .await
+        .expect("the widget is deleted");
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let left = (
+            widgets.api::<StatefulSet>().get_opt("w").await.unwrap(),
+            widgets
+                .api::<ConfigMap>()
+                .get_opt("w-config")
+                .await
+                .unwrap(),
+            widgets.api::<Service>().get_opt("w").await.unwrap(),
+        );
+        if matches!(left, (None, None, None)) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the garbage collector left children of a deleted widget: {left:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
+async fn an_edited_child_is_restored_and_a_reconcile_with_nothing_changed_writes_nothing() {
+    let widgets = Widgets::start().await;
+    widgets.create(&widget("w", 2)).await;
+    widgets.exists::<StatefulSet>("w").await;
+    widgets
+        .wait_for_condition(
+            "w",
+            strata_status::ConditionType::Available,
+            strata_status::ConditionStatus::True,
+            None,
+        )
+        .await;
+    let settled = widgets.settle().await;
+
+    // Nothing changed but an annotation: the reconcile reads from its caches only.
+    let before = widgets.reconciles();
+    widgets
+        .merge::<crate::widget::Widget>(
+            "w",
+            json!({"metadata": {"annotations": {"touched": "by-test"}}}),
+        )
+        .await;
+    // A watch the client renews on its own timer is not the reconcile's.
+    let requests: Vec<String> = since(&settled, widgets.settle_after(before).await)
+        .iter()
+        .filter(|request| request.verb != "watch")
+        .map(|request| request.describe())
+        .collect();
+    assert_eq!(
+        requests,
+        Vec::<String>::new(),
+        "a steady-state reconcile sends no request at all: no write, no LIST, no GET"
+    );
+
+    // A user edits the children: the operator applies its own fields again.
+    widgets
+        .merge::<StatefulSet>("w", json!({"spec": {"replicas": 7}}))
+        .await;
+    widgets
+        .wait_for("w", "replicas restored", |sts: &StatefulSet| {
+            (sts.spec.replicas == Some(2)).then_some(())
+        })
+        .await;
+    widgets
+        .merge::<ConfigMap>("w-config", json!({"data": {"version": "edited"}}))
+        .await;
+    widgets
+        .wait_for("w-config", "config restored", |config: &ConfigMap| {
+            (config.data.as_ref()?.get("version")? == "1.0.0").then_some(())
+        })
+        .await;
+}
+
+#[tokio::test]
+#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
+async fn children_no_longer_desired_are_pruned_but_never_claims() {
+    let widgets = Widgets::start().await;
+    let mut with_extra = widget("w", 1);
+    with_extra.spec.extra = true;
+    widgets.create(&with_extra).await;
+    widgets.exists::<ConfigMap>("w-extra").await;
+    widgets.exists::<PersistentVolumeClaim>("w-scratch").await;
+    widgets.settle().await;
+
+    widgets.patch_spec("w", json!({"extra": false})).await;
+    let deadline = Instant::now() + TIMEOUT;
+    while widgets
+        .api::<ConfigMap>()
+        .get_opt("w-extra")
+        .await
+        .unwrap()
+        .is_some()
+    {
+        assert!(Instant::now() < deadline, "w-extra was never pruned");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let requests = widgets.settle().await;
+
+    assert!(
+        widgets
+            .api::<PersistentVolumeClaim>()
+            .get_opt("w-scratch")
+            .await
+            .unwrap()
+            .is_some(),
+        "a claim must never be pruned"
+    );
+    let claim_deletions: Vec<String> = requests
+        .iter()
+        .filter(|request| request.resource == "persistentvolumeclaims" && request.verb == "delete")
+        .map(|request| request.describe())
+        .collect();
+    assert_eq!(claim_deletions, Vec::<String>::new());
+    widgets.exists::<StatefulSet>("w").await;
+}
