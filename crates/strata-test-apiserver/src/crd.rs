@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::kinds::{PrinterColumn, Registry, ResourceInfo, ResourceKey};
+use crate::kinds::{Registry, ResourceInfo, ResourceKey};
 
 /// Whether `key` is the CRD resource.
 pub(crate) fn is_crd(key: &ResourceKey) -> bool {
@@ -41,31 +41,6 @@ pub(crate) fn establish(crd: &mut Value, registry: &mut Registry) {
     if version["subresources"]["status"].is_object() {
         info = info.with_status();
     }
-    let columns: Vec<PrinterColumn> = version["additionalPrinterColumns"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|column| {
-            Some(PrinterColumn {
-                name: column["name"].as_str()?.to_owned(),
-                type_: column["type"].as_str()?.to_owned(),
-                json_path: column["jsonPath"].as_str()?.to_owned(),
-                description: column["description"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-                priority: column["priority"].as_i64().unwrap_or(0),
-            })
-        })
-        .collect();
-    info = info.with_printer_columns(columns).with_short_names(
-        spec["names"]["shortNames"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|name| name.as_str().map(str::to_owned))
-            .collect(),
-    );
     registry.insert(info);
     crd["status"] = json!({
         "acceptedNames": spec["names"].clone(),

@@ -90,26 +90,6 @@ pub struct ResourceInfo {
     /// Whether PUT without `metadata.resourceVersion` is accepted. True for most built-ins,
     /// false for custom resources, as in the real server.
     pub allow_unconditional_update: bool,
-    /// The CRD's `additionalPrinterColumns`, for table output (`kubectl get`); empty
-    /// for kinds served without table output.
-    pub printer_columns: Vec<PrinterColumn>,
-    /// The CRD's `shortNames`, announced in discovery so `kubectl get <short>` works.
-    pub short_names: Vec<String>,
-}
-
-/// One `additionalPrinterColumns` entry of a CRD version.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PrinterColumn {
-    /// The column's header.
-    pub name: String,
-    /// `string`, `integer`, `number`, `boolean` or `date`.
-    pub type_: String,
-    /// The JSONPath of the value, such as `.status.deployedProductVersion`.
-    pub json_path: String,
-    /// What the column shows.
-    pub description: String,
-    /// 0 for the default view, higher for `-o wide`.
-    pub priority: i64,
 }
 
 impl ResourceInfo {
@@ -128,8 +108,6 @@ impl ResourceInfo {
             namespaced: true,
             status_subresource: false,
             allow_unconditional_update: true,
-            printer_columns: Vec::new(),
-            short_names: Vec::new(),
         }
     }
 
@@ -149,8 +127,6 @@ impl ResourceInfo {
             namespaced: <K::Scope as ScopeKind>::NAMESPACED,
             status_subresource: false,
             allow_unconditional_update: true,
-            printer_columns: Vec::new(),
-            short_names: Vec::new(),
         }
     }
 
@@ -158,20 +134,6 @@ impl ResourceInfo {
     #[must_use]
     pub fn cluster_scoped(mut self) -> Self {
         self.namespaced = false;
-        self
-    }
-
-    /// Serves table output with `columns`.
-    #[must_use]
-    pub fn with_printer_columns(mut self, columns: Vec<PrinterColumn>) -> Self {
-        self.printer_columns = columns;
-        self
-    }
-
-    /// Announces `names` as short names in discovery.
-    #[must_use]
-    pub fn with_short_names(mut self, names: Vec<String>) -> Self {
-        self.short_names = names;
         self
     }
 
@@ -221,11 +183,6 @@ impl Registry {
         self.by_key
             .get(&ResourceKey::new(group, plural))
             .filter(|info| info.version == version)
-    }
-
-    /// Every served resource, sorted by group and plural.
-    pub(crate) fn all(&self) -> impl Iterator<Item = &ResourceInfo> {
-        self.by_key.values()
     }
 
     /// Finds a resource by its storage key.

@@ -1,25 +1,13 @@
 //! The in-memory API over HTTP, for clients in other processes: an operator
-//! binary started with a kubeconfig, `kubectl`, `helm`.
+//! binary started with a kubeconfig (the operator-memory benchmark). `kubectl` and
+//! `helm` run against the real control plane (`strata_testing::control_plane`), so no
+//! discovery, OpenAPI or protobuf is served here.
 //!
 //! It serves plain HTTP on a loopback address only (tests may not open other
 //! addresses, and there is no TLS to configure). Every request goes through the
 //! same [`ApiService`] as an in-process client; watches stream as chunked
 //! responses. A bearer token, when sent, is recorded as the request's user, so
 //! a test can tell the operator's requests from its own.
-//!
-//! **OpenAPI** is served as empty documents: `/openapi/v3` lists no group
-//! versions and `/openapi/v2` is an empty protobuf document. Clients then find
-//! no schema for any kind and skip their client-side validation, so `kubectl
-//! apply` needs no `--validate=false`, and `helm install` needs no
-//! `--disable-openapi-validation`. The API itself does not check objects
-//! against schemas, so a field a real API server would refuse is stored here;
-//! strict validation is tested with `kubernetes-validate`.
-//!
-//! **Protobuf** request bodies are decoded for Secrets and ConfigMaps
-//! (`crate::protobuf`), which client-go's typed clients send that way; Helm
-//! stores its releases so. Responses are always JSON, which those clients
-//! accept as well. So the real `helm install` of an operator chart works, CRDs
-//! included.
 
 use std::net::SocketAddr;
 

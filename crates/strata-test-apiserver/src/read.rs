@@ -49,17 +49,12 @@ impl Selection {
 pub(crate) enum Shape {
     Full,
     Metadata,
-    /// `as=Table`, as `kubectl get` asks; kinds without printer columns, watches and
-    /// writes answer with full objects ([`crate::table`]).
-    Table,
 }
 
 impl Shape {
     /// Reads the `Accept` header the way kube's metadata API sets it.
     pub(crate) fn from_accept(accept: Option<&str>) -> Self {
-        if accept.is_some_and(|a| a.contains("as=Table")) {
-            Self::Table
-        } else if accept.is_some_and(|a| a.contains("as=PartialObjectMetadata")) {
+        if accept.is_some_and(|a| a.contains("as=PartialObjectMetadata")) {
             Self::Metadata
         } else {
             Self::Full
@@ -69,14 +64,13 @@ impl Shape {
     /// The object in the requested shape.
     pub(crate) fn render(self, object: &Value) -> Value {
         match self {
-            Self::Full | Self::Table => object.clone(),
+            Self::Full => object.clone(),
             Self::Metadata => partial_metadata(object),
         }
     }
 }
 
-/// GET of one object in the requested shape: a one-row table for `as=Table` on a kind
-/// with printer columns.
+/// GET of one object in the requested shape.
 pub(crate) fn get_shaped(
     state: &State,
     info: &ResourceInfo,
@@ -85,15 +79,6 @@ pub(crate) fn get_shaped(
     shape: Shape,
 ) -> Result<Value, ApiError> {
     let object = get(state, info, namespace, name)?;
-    if shape == Shape::Table && crate::table::serves_tables(info) {
-        let metadata = json!({"resourceVersion": state.resource_version().to_string()});
-        return Ok(crate::table::table(
-            info,
-            &[&object],
-            metadata,
-            jiff::Timestamp::now(),
-        ));
-    }
     Ok(shape.render(&object))
 }
 
@@ -155,21 +140,12 @@ pub(crate) fn list(
         metadata["continue"] = json!(serde_json::to_string(last_id).unwrap_or_default());
         metadata["remainingItemCount"] = json!(remaining);
     }
-    if shape == Shape::Table && crate::table::serves_tables(info) {
-        let objects: Vec<&Value> = matching[..page_len].iter().map(|(_, obj)| *obj).collect();
-        return Ok(crate::table::table(
-            info,
-            &objects,
-            metadata,
-            jiff::Timestamp::now(),
-        ));
-    }
     let items: Vec<Value> = matching[..page_len]
         .iter()
         .map(|(_, obj)| shape.render(obj))
         .collect();
     let (api_version, kind) = match shape {
-        Shape::Full | Shape::Table => (info.api_version(), format!("{}List", info.kind)),
+        Shape::Full => (info.api_version(), format!("{}List", info.kind)),
         Shape::Metadata => (
             "meta.k8s.io/v1".to_owned(),
             "PartialObjectMetadataList".to_owned(),

@@ -23,8 +23,6 @@ pub struct TestApiServer {
     pub(crate) state: Arc<Mutex<State>>,
     pub(crate) requests: Arc<Mutex<Vec<RequestRecord>>>,
     pub(crate) faults: Arc<Mutex<Vec<Fault>>>,
-    pub(crate) rbac: Arc<std::sync::atomic::AtomicBool>,
-    pub(crate) denied: Arc<Mutex<Vec<RequestRecord>>>,
 }
 
 impl Default for TestApiServer {
@@ -52,25 +50,7 @@ impl TestApiServer {
             state: Arc::new(Mutex::new(State::new())),
             requests: Arc::new(Mutex::new(Vec::new())),
             faults: Arc::new(Mutex::new(Vec::new())),
-            rbac: Arc::new(std::sync::atomic::AtomicBool::new(false)),
-            denied: Arc::new(Mutex::new(Vec::new())),
         }
-    }
-
-    /// From now on, holds ServiceAccount users to the stored Roles, ClusterRoles and
-    /// bindings, and answers 403 to what they do not grant (the crate's `rbac` module). Other
-    /// users stay administrators.
-    pub fn enforce_rbac(&self) {
-        self.rbac.store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    pub(crate) fn rbac_enforced(&self) -> bool {
-        self.rbac.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    /// The requests answered 403 by RBAC enforcement, in order.
-    pub fn denied(&self) -> Vec<RequestRecord> {
-        lock(&self.denied).clone()
     }
 
     /// Serves a custom resource with a status subresource; like for real custom resources,

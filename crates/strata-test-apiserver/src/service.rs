@@ -111,7 +111,7 @@ async fn handle(
     let (parts, body) = request.into_parts();
     let query = Query::parse(parts.uri.query());
     let Some(path) = parse_path(parts.uri.path()) else {
-        return non_resource(&server, parts.uri.path());
+        return non_resource(parts.uri.path());
     };
     let verb = match verb_of(&parts.method, &path, &query) {
         Ok(verb) => verb,
@@ -133,10 +133,6 @@ async fn handle(
         user,
     };
     lock(&server.requests).push(record.clone());
-    if let Some(forbidden) = crate::rbac::authorize(&server, &record) {
-        lock(&server.denied).push(record);
-        return error_response(&forbidden);
-    }
 
     let decision = fault::decide(&mut lock(&server.faults), &record);
     if decision.delay > Duration::ZERO {
@@ -174,33 +170,8 @@ async fn handle(
     }
 }
 
-/// The object in a create or update body: JSON, or protobuf for the kinds
-/// client-go's typed clients send that way.
-fn request_object(content_type: Option<&str>, body: &[u8]) -> Result<Value, ApiError> {
-    if crate::protobuf::is_protobuf(content_type) {
-        crate::protobuf::decode_object(body)
-    } else {
-        write::parse_object(body)
-    }
-}
-
 /// `/version` answers like a current server; other non-resource paths are 404.
-fn non_resource(server: &TestApiServer, path: &str) -> Response<ResponseBody> {
-    if let Some(document) = crate::discovery::document(&lock(&server.state).registry, path) {
-        return json_response(200, &document);
-    }
-    if path == "/openapi/v2" {
-        // An empty OpenAPI v2 document: zero bytes are a valid, empty protobuf
-        // `openapi_v2.Document`, which clients read as "no schemas".
-        let mut response = Response::new(Full::new(Bytes::new()).boxed_unsync());
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            header::HeaderValue::from_static(
-                "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
-            ),
-        );
-        return response;
-    }
+fn non_resource(path: &str) -> Response<ResponseBody> {
     if path == "/version" {
         let version = json!({
             "major": "1", "minor": "35", "gitVersion": "v1.35.0-strata-test",
@@ -292,7 +263,7 @@ fn dispatch(server: &TestApiServer, request: Incoming) -> Result<Reply, ApiError
                     "create is not allowed on subresources",
                 ));
             }
-            let object = request_object(content_type.as_deref(), &body)?;
+            let object = write::parse_object(&body)?;
             if object
                 .pointer("/metadata/resourceVersion")
                 .and_then(Value::as_str)
@@ -315,7 +286,7 @@ fn dispatch(server: &TestApiServer, request: Incoming) -> Result<Reply, ApiError
             Reply::Json(201, shape.render(&created))
         }
         Verb::Update => {
-            let object = request_object(content_type.as_deref(), &body)?;
+            let object = write::parse_object(&body)?;
             let updated = write::update(&mut state, address, object, &writer)?;
             Reply::Json(200, shape.render(&updated))
         }

@@ -46,15 +46,8 @@ pub(crate) struct WatchRequest {
 }
 
 impl WatchRequest {
-    /// An event's object in the requested shape: for `as=Table` on a kind with printer
-    /// columns, a one-row Table, as `kubectl get -w` reads it.
+    /// An event's object in the requested shape.
     fn render(&self, object: &Value) -> Value {
-        if self.shape == Shape::Table && crate::table::serves_tables(&self.info) {
-            let metadata = serde_json::json!({
-                "resourceVersion": object["metadata"]["resourceVersion"].clone()
-            });
-            return crate::table::table(&self.info, &[object], metadata, jiff::Timestamp::now());
-        }
         self.shape.render(object)
     }
 }
