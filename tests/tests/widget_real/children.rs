@@ -11,12 +11,9 @@ use kube::api::DeleteParams;
 use serde_json::json;
 
 use crate::widget::{OPERATOR, widget};
-use crate::{TIMEOUT, Widgets, since};
+use crate::widgets::{TIMEOUT, Widgets, since};
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn children_are_owned_labelled_applied_server_side_and_collected_with_their_owner() {
-    let widgets = Widgets::start().await;
+pub async fn owned_labelled_applied_and_collected(widgets: Widgets) {
     let created = widgets.create(&widget("w", 3)).await;
     let sts = widgets.exists::<StatefulSet>("w").await;
     widgets.exists::<ConfigMap>("w-config").await;
@@ -72,10 +69,7 @@ async fn children_are_owned_labelled_applied_server_side_and_collected_with_thei
     }
 }
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn an_edited_child_is_restored_and_a_reconcile_with_nothing_changed_writes_nothing() {
-    let widgets = Widgets::start().await;
+pub async fn restored_and_economical(widgets: Widgets) {
     widgets.create(&widget("w", 2)).await;
     widgets.exists::<StatefulSet>("w").await;
     widgets
@@ -127,10 +121,7 @@ async fn an_edited_child_is_restored_and_a_reconcile_with_nothing_changed_writes
         .await;
 }
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn children_no_longer_desired_are_pruned_but_never_claims() {
-    let widgets = Widgets::start().await;
+pub async fn pruned_but_never_claims(widgets: Widgets) {
     let mut with_extra = widget("w", 1);
     with_extra.spec.extra = true;
     widgets.create(&with_extra).await;

@@ -7,13 +7,10 @@ use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::control_plane::SIMULATED_FAILURE_ANNOTATION;
 
-use crate::Widgets;
 use crate::widget::{Widget, widget};
+use crate::widgets::Widgets;
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn conditions_follow_the_workload_and_its_pods() {
-    let widgets = Widgets::start().await;
+pub async fn follow_the_workload_and_its_pods(widgets: Widgets) {
     widgets.create(&widget("w", 2)).await;
     widgets.exists::<StatefulSet>("w").await;
 

@@ -3,13 +3,19 @@
 //! shared crates, against kube-apiserver, its garbage collector, StatefulSet controller
 //! and KWOK's kubelets.
 //!
-//! What each test proves is Kubernetes semantics meeting our apply and status steps:
-//! owner references and field managers, server-side apply economy and drift repair,
-//! pruning that spares claims, conditions from real pods, pause and stop, objects the
-//! operator does not own, and watches of referenced objects. The operator runs as its
-//! own ServiceAccount, so the API server's audit log tells its requests from the
-//! test's. What the real API cannot give (injected 500s, conflicts, slow answers) stays
-//! on the in-memory API, in `controller_e2e.rs`.
+//! What each scenario proves is Kubernetes semantics meeting our apply and status
+//! steps: owner references and field managers, server-side apply economy and drift
+//! repair, pruning that spares claims, conditions from real pods, pause and stop,
+//! objects the operator does not own, and watches of referenced objects. What the real
+//! API cannot give (injected 500s, conflicts, slow answers) stays on the in-memory
+//! API, in `controller_e2e.rs`.
+//!
+//! The scenarios share one control plane and run at once, each in a namespace of its
+//! own with its own operator ([`widgets::Widgets`]): thirteen control planes, one per
+//! test, took 3.5 minutes of CI on two cores. So this binary has its own small
+//! harness. Like the other control-plane tests it runs only with `--include-ignored`
+//! (or `--ignored`), which `cargo xtask test` passes; a further argument runs only the
+//! scenarios whose name contains it; `--list` lists them.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
@@ -22,264 +28,223 @@ mod conditions;
 mod operation;
 mod ownership;
 mod references;
+mod widgets;
 
-use std::fmt::Debug;
+use std::future::Future;
+use std::pin::Pin;
+use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::{CustomResourceExt, Resource};
-use serde::de::DeserializeOwned;
-use serde_json::json;
-use strata_operator::controller::run_controller;
+use kube::CustomResourceExt;
 use strata_operator::error::BackoffPolicy;
-use strata_status::{ClusterCondition, ConditionStatus, ConditionType};
-use strata_testing::control_plane::{
-    AuditEvent, ControlPlane, ControlPlaneOptions, RunningOperator,
-};
+use strata_testing::control_plane::{ControlPlane, ControlPlaneOptions};
 
-use crate::widget::{OPERATOR, Widget, definition, reconcile};
+use crate::widget::Widget;
+use crate::widgets::Widgets;
 
-/// How long one wait may take: reconciles are driven by watches, and KWOK makes a pod
-/// Ready within a second, so anything slower than this is a bug.
-const TIMEOUT: Duration = Duration::from_secs(60);
-/// The operator's identity: `default/widget-operator`.
-const OPERATOR_USER: &str = "system:serviceaccount:default:widget-operator";
-/// How long the operator must send nothing for the test to call it settled.
-const QUIET: Duration = Duration::from_secs(2);
+type Scenario = fn(Widgets) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// A control plane with the Widget CRD and the widget operator running as its own
-/// ServiceAccount (bound to `cluster-admin`: RBAC is proven by the products' charts).
-struct Widgets {
-    control_plane: ControlPlane,
-    /// The admin: what the test acts as, a user or another tool.
-    client: kube::Client,
-    operator: RunningOperator,
+/// The runtime's default backoff: a failure that needs the user is retried after five
+/// minutes, so every recovery within a scenario's minute was requeued by a watch.
+fn default_backoff() -> BackoffPolicy {
+    BackoffPolicy::default()
 }
 
-impl Widgets {
-    /// With the runtime's default backoff: a failure that needs the user is retried
-    /// after five minutes, so every recovery within a test's minute was requeued by a
-    /// watch.
-    async fn start() -> Self {
-        Self::start_with(BackoffPolicy::default()).await
+/// For the one scenario that waits for a retry: the operator watches only what it
+/// labels, so a user deleting their own object shows at the next retry only.
+fn quick_retry() -> BackoffPolicy {
+    BackoffPolicy {
+        invalid_spec: Duration::from_secs(2),
+        ..BackoffPolicy::default()
     }
+}
 
-    async fn start_with(backoff: BackoffPolicy) -> Self {
-        let control_plane = ControlPlane::start(ControlPlaneOptions::default())
-            .await
-            .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
-        control_plane
-            .install_crds(&[Widget::crd()])
-            .await
-            .expect("the Widget CRD is established");
-        let client = control_plane.client().await.expect("an admin client");
-        let operator_client = control_plane
-            .cluster_admin_client("default", OPERATOR)
-            .await
-            .expect("the operator's own identity");
-        let operator = RunningOperator::start(operator_client, OPERATOR, move |mut runtime| {
-            runtime.backoff = backoff;
-            async move {
-                run_controller(&runtime, &definition(), (), reconcile).await;
-            }
-        });
-        Self {
-            control_plane,
-            client,
-            operator,
-        }
-    }
+/// One scenario: its name, the operator's backoff and what it does.
+struct Entry {
+    name: &'static str,
+    backoff: fn() -> BackoffPolicy,
+    run: Scenario,
+}
 
-    fn api<K>(&self) -> Api<K>
-    where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
-    {
-        Api::namespaced(self.client.clone(), "default")
-    }
+/// Every scenario.
+const SCENARIOS: &[Entry] = &[
+    Entry {
+        name: "children_are_owned_labelled_applied_server_side_and_collected_with_their_owner",
+        backoff: default_backoff,
+        run: |widgets| Box::pin(children::owned_labelled_applied_and_collected(widgets)),
+    },
+    Entry {
+        name: "an_edited_child_is_restored_and_a_reconcile_with_nothing_changed_writes_nothing",
+        backoff: default_backoff,
+        run: |widgets| Box::pin(children::restored_and_economical(widgets)),
+    },
+    Entry {
+        name: "children_no_longer_desired_are_pruned_but_never_claims",
+        backoff: default_backoff,
+        run: |widgets| Box::pin(children::pruned_but_never_claims(widgets)),
+    },
+    Entry {
+        name: "conditions_follow_the_workload_and_its_pods",
+        backoff: default_backoff,
+        run: |widgets| Box::pin(conditions::follow_the_workload_and_its_pods(widgets)),
+    },
+    Entry {
+        name: "pause_stops_writes_to_children_and_stop_scales_to_zero_keeping_claims",
+        backoff: default_backoff,
+        run: |widgets| Box::pin(operation::pause_and_stop(widgets)),
+    },
+    Entry {
+        name: "the_operator_command_annotation_pauses_too",
+        backoff: default_backoff,
+        run: |widgets| {
+            Box::pin(operation::the_operator_command_annotation_pauses_too(
+                widgets,
+            ))
+        },
+    },
+    Entry {
+        name: "an_object_a_user_created_is_never_taken_over",
+        backoff: quick_retry,
+        run: |widgets| Box::pin(ownership::a_users_object_is_never_taken_over(widgets)),
+    },
+    Entry {
+        name: "an_object_another_owner_controls_is_never_taken_over_even_with_our_label",
+        backoff: default_backoff,
+        run: |widgets| {
+            Box::pin(ownership::another_owners_object_is_never_taken_over(
+                widgets,
+            ))
+        },
+    },
+    Entry {
+        name: "a_create_once_secret_of_someone_else_is_reported_not_kept_silently",
+        backoff: default_backoff,
+        run: |widgets| {
+            Box::pin(ownership::someone_elses_create_once_secret_is_reported(
+                widgets,
+            ))
+        },
+    },
+    Entry {
+        name: "a_missing_config_map_is_reported_and_its_creation_requeues_the_owner",
+        backoff: default_backoff,
+        run: |widgets| {
+            Box::pin(references::a_missing_config_map_is_reported_and_requeues(
+                widgets,
+            ))
+        },
+    },
+    Entry {
+        name: "an_edit_of_a_referenced_config_map_rolls_in_and_an_unrelated_one_requeues_nobody",
+        backoff: default_backoff,
+        run: |widgets| {
+            Box::pin(references::an_edit_rolls_in_and_an_unrelated_one_does_not(
+                widgets,
+            ))
+        },
+    },
+    Entry {
+        name: "a_missing_secret_is_reported_and_its_creation_requeues_the_owner",
+        backoff: default_backoff,
+        run: |widgets| {
+            Box::pin(references::a_missing_secret_is_reported_and_requeues(
+                widgets,
+            ))
+        },
+    },
+    Entry {
+        name: "a_create_once_secret_is_generated_once_and_never_overwritten",
+        backoff: default_backoff,
+        run: |widgets| {
+            Box::pin(references::a_create_once_secret_is_never_overwritten(
+                widgets,
+            ))
+        },
+    },
+];
 
-    async fn create(&self, widget: &Widget) -> Widget {
-        self.api::<Widget>()
-            .create(&PostParams::default(), widget)
-            .await
-            .expect("the widget is created")
-    }
-
-    async fn patch_spec(&self, name: &str, spec: serde_json::Value) {
-        self.api::<Widget>()
-            .patch(
-                name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({ "spec": spec })),
-            )
-            .await
-            .expect("the widget is patched");
-    }
-
-    /// Merges `patch` into an object, as a user with `kubectl patch --type=merge`.
-    async fn merge<K>(&self, name: &str, patch: serde_json::Value)
-    where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + Debug,
-    {
-        self.api::<K>()
-            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
-            .await
-            .unwrap_or_else(|error| panic!("{} {name} is patched: {error}", K::kind(&())));
-    }
-
-    /// Waits until `probe` finds what it looks for in `name`.
-    async fn wait_for<K, T>(&self, name: &str, what: &str, probe: impl Fn(&K) -> Option<T>) -> T
-    where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + Debug,
-    {
-        let api = self.api::<K>();
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            let found = api.get_opt(name).await.ok().flatten();
-            if let Some(value) = found.as_ref().and_then(&probe) {
-                return value;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{what} did not happen within {TIMEOUT:?}; last seen: {found:#?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Waits until `name` exists.
-    async fn exists<K>(&self, name: &str) -> K
-    where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + Debug,
-    {
-        self.wait_for(
-            name,
-            &format!("{} {name} existing", K::kind(&())),
-            |found: &K| Some(found.clone()),
-        )
-        .await
-    }
-
-    /// Waits until the widget's condition has `status` (and `reason`, when given).
-    async fn wait_for_condition(
-        &self,
-        name: &str,
-        type_: ConditionType,
-        status: ConditionStatus,
-        reason: Option<&str>,
-    ) -> ClusterCondition {
-        let what = format!("{type_} becoming {status} {reason:?} on widget {name}");
-        self.wait_for(name, &what, |widget: &Widget| {
-            widget
-                .status
-                .as_ref()?
-                .conditions
-                .iter()
-                .find(|condition| condition.type_ == type_)
-                .filter(|condition| condition.status == status)
-                .filter(|condition| reason.is_none_or(|reason| condition.reason == reason))
-                .cloned()
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let filter = args.iter().find(|arg| !arg.starts_with('-')).cloned();
+    let chosen: Vec<usize> = (0..SCENARIOS.len())
+        .filter(|&index| {
+            filter
+                .as_ref()
+                .is_none_or(|f| SCENARIOS[index].name.contains(f))
         })
-        .await
-    }
-
-    /// The operator's requests so far, in the order the API server logged them.
-    fn operator_requests(&self) -> Vec<AuditEvent> {
-        self.control_plane
-            .audit_events()
-            .expect("the audit log")
-            .into_iter()
-            .filter(|event| event.user == OPERATOR_USER)
-            .collect()
-    }
-
-    /// Reconciles the operator finished.
-    fn reconciles(&self) -> u64 {
-        self.operator
-            .runtime
-            .metrics
-            .encode()
-            .lines()
-            .filter(|line| line.starts_with("strata_reconciles_total"))
-            .filter_map(|line| line.rsplit(' ').next())
-            .filter_map(|count| count.parse::<u64>().ok())
-            .sum()
-    }
-
-    /// Waits until a reconcile after `before` has finished and the operator has sent
-    /// nothing for [`QUIET`]; returns its requests up to then.
-    async fn settle_after(&self, before: u64) -> Vec<AuditEvent> {
-        let deadline = Instant::now() + TIMEOUT;
-        while self.reconciles() <= before {
-            assert!(Instant::now() < deadline, "no reconcile after {before}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        .collect();
+    if args.iter().any(|arg| arg == "--list") {
+        for &index in &chosen {
+            println!("{}: test", SCENARIOS[index].name);
         }
-        self.settle().await
+        return ExitCode::SUCCESS;
     }
-
-    /// Waits until the operator has sent nothing for [`QUIET`]; returns its requests.
-    async fn settle(&self) -> Vec<AuditEvent> {
-        let deadline = Instant::now() + TIMEOUT;
-        let mut seen = self.operator_requests();
-        loop {
-            tokio::time::sleep(QUIET).await;
-            let now = self.operator_requests();
-            if now.len() == seen.len() {
-                return now;
-            }
-            assert!(Instant::now() < deadline, "the operator never settled");
-            seen = now;
-        }
+    if !args
+        .iter()
+        .any(|arg| arg == "--include-ignored" || arg == "--ignored")
+    {
+        println!(
+            "widget_real: {} scenarios ignored: they need the control plane \
+             (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test",
+            chosen.len()
+        );
+        return ExitCode::SUCCESS;
     }
-
-    /// The `events.k8s.io` Events about `name` with `reason`.
-    async fn events(&self, name: &str, reason: &str) -> Vec<k8s_openapi::api::events::v1::Event> {
-        self.api::<k8s_openapi::api::events::v1::Event>()
-            .list(&Default::default())
-            .await
-            .expect("the Events")
-            .items
-            .into_iter()
-            .filter(|event| {
-                event.reason.as_deref() == Some(reason)
-                    && event
-                        .regarding
-                        .as_ref()
-                        .and_then(|regarding| regarding.name.as_deref())
-                        == Some(name)
-            })
-            .collect()
-    }
-
-    /// Waits for an Event about `name` with `reason`.
-    async fn wait_for_event(
-        &self,
-        name: &str,
-        reason: &str,
-    ) -> k8s_openapi::api::events::v1::Event {
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            if let Some(event) = self.events(name, reason).await.into_iter().next() {
-                return event;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no {reason} Event about {name} within {TIMEOUT:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let failed = runtime.block_on(run(&chosen));
+    if failed.is_empty() {
+        println!("widget_real: {} scenarios passed", chosen.len());
+        ExitCode::SUCCESS
+    } else {
+        println!("widget_real: failed: {}", failed.join(", "));
+        ExitCode::FAILURE
     }
 }
 
-/// The requests of `after` that `before` does not hold (the log only grows).
-fn since(before: &[AuditEvent], after: Vec<AuditEvent>) -> Vec<AuditEvent> {
-    after.into_iter().skip(before.len()).collect()
+/// Starts the control plane, runs the chosen scenarios at once, each in its own
+/// namespace, and stops the control plane; returns the names of those that failed.
+async fn run(chosen: &[usize]) -> Vec<String> {
+    let started = Instant::now();
+    let control_plane = ControlPlane::start(ControlPlaneOptions::default())
+        .await
+        .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
+    control_plane
+        .install_crds(&[Widget::crd()])
+        .await
+        .expect("the Widget CRD is established");
+    let control_plane = Arc::new(control_plane);
+    let tasks: Vec<_> = chosen
+        .iter()
+        .map(|&index| {
+            let Entry { name, backoff, run } = &SCENARIOS[index];
+            let (name, backoff, scenario) = (*name, *backoff, *run);
+            let control_plane = Arc::clone(&control_plane);
+            let task = tokio::spawn(async move {
+                let namespace = format!("scenario-{index}");
+                let widgets = Widgets::start(control_plane, &namespace, backoff()).await;
+                scenario(widgets).await;
+            });
+            (name, task)
+        })
+        .collect();
+    let mut failed = Vec::new();
+    for (name, task) in tasks {
+        match task.await {
+            Ok(()) => println!("test {name} ... ok"),
+            Err(error) => {
+                println!("test {name} ... FAILED ({error})");
+                failed.push(name.to_owned());
+            }
+        }
+    }
+    println!(
+        "widget_real: {} scenarios on one control plane in {:.1} s",
+        chosen.len(),
+        started.elapsed().as_secs_f64()
+    );
+    failed
 }

@@ -9,12 +9,9 @@ use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
 
 use crate::widget::widget;
-use crate::{Widgets, since};
+use crate::widgets::{Widgets, since};
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn pause_stops_writes_to_children_and_stop_scales_to_zero_keeping_claims() {
-    let widgets = Widgets::start().await;
+pub async fn pause_and_stop(widgets: Widgets) {
     let mut with_extra = widget("w", 3);
     with_extra.spec.extra = true;
     widgets.create(&with_extra).await;
@@ -99,10 +96,7 @@ async fn pause_stops_writes_to_children_and_stop_scales_to_zero_keeping_claims()
     );
 }
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn the_operator_command_annotation_pauses_too() {
-    let widgets = Widgets::start().await;
+pub async fn the_operator_command_annotation_pauses_too(widgets: Widgets) {
     let mut annotated = widget("w", 1);
     annotated
         .annotations_mut()

@@ -3,17 +3,15 @@
 //! the object stays as it was, and nothing else is applied until the name is free.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{DeleteParams, ObjectMeta, PostParams};
 use strata_model::labels::MANAGED_BY_LABEL;
-use strata_operator::error::BackoffPolicy;
 use strata_status::{ConditionStatus, ConditionType};
 
-use crate::Widgets;
 use crate::widget::{OPERATOR, widget};
+use crate::widgets::Widgets;
 
 fn users_config_map(name: &str) -> ConfigMap {
     ConfigMap {
@@ -42,17 +40,9 @@ async fn wait_until_not_owned(widgets: &Widgets, name: &str) -> String {
     event.note.unwrap_or_default()
 }
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn an_object_a_user_created_is_never_taken_over() {
-    // The operator watches only what it labels, so a user deleting their own object
-    // shows only at the next retry of the failure, after five minutes by default;
-    // here after two seconds.
-    let widgets = Widgets::start_with(BackoffPolicy {
-        invalid_spec: Duration::from_secs(2),
-        ..BackoffPolicy::default()
-    })
-    .await;
+/// Run with a quick retry of failures that need the user: the operator watches only
+/// what it labels, so the user deleting their own object shows at the next retry.
+pub async fn a_users_object_is_never_taken_over(widgets: Widgets) {
     widgets
         .api::<ConfigMap>()
         .create(&PostParams::default(), &users_config_map("w-config"))
@@ -99,10 +89,7 @@ async fn an_object_a_user_created_is_never_taken_over() {
     assert_eq!(config[MANAGED_BY_LABEL], OPERATOR);
 }
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn an_object_another_owner_controls_is_never_taken_over_even_with_our_label() {
-    let widgets = Widgets::start().await;
+pub async fn another_owners_object_is_never_taken_over(widgets: Widgets) {
     // A real owner: another widget, paused so that it writes nothing itself.
     let mut other = widget("other", 1);
     other
@@ -136,10 +123,7 @@ async fn an_object_another_owner_controls_is_never_taken_over_even_with_our_labe
     assert_eq!(kept.data, theirs.data);
 }
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn a_create_once_secret_of_someone_else_is_reported_not_kept_silently() {
-    let widgets = Widgets::start().await;
+pub async fn someone_elses_create_once_secret_is_reported(widgets: Widgets) {
     widgets
         .api::<Secret>()
         .create(

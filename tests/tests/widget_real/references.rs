@@ -12,7 +12,7 @@ use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
 
 use crate::widget::{Widget, widget};
-use crate::{Widgets, since};
+use crate::widgets::{Widgets, since};
 
 fn greeting(name: &str, text: &str) -> ConfigMap {
     ConfigMap {
@@ -58,10 +58,7 @@ fn greeted_widget() -> Widget {
     greeted
 }
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn a_missing_config_map_is_reported_and_its_creation_requeues_the_owner() {
-    let widgets = Widgets::start().await;
+pub async fn a_missing_config_map_is_reported_and_requeues(widgets: Widgets) {
     widgets.create(&greeted_widget()).await;
     widgets
         .wait_for_condition(
@@ -80,10 +77,7 @@ async fn a_missing_config_map_is_reported_and_its_creation_requeues_the_owner() 
         .await;
 }
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn an_edit_of_a_referenced_config_map_rolls_in_and_an_unrelated_one_requeues_nobody() {
-    let widgets = Widgets::start().await;
+pub async fn an_edit_rolls_in_and_an_unrelated_one_does_not(widgets: Widgets) {
     apply_config_map(&widgets, &greeting("greetings", "hello")).await;
     widgets.create(&greeted_widget()).await;
     wait_for_greeting(&widgets, "hello").await;
@@ -98,10 +92,7 @@ async fn an_edit_of_a_referenced_config_map_rolls_in_and_an_unrelated_one_requeu
     assert_eq!(widgets.reconciles(), before, "nobody refers to it");
 }
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn a_missing_secret_is_reported_and_its_creation_requeues_the_owner() {
-    let widgets = Widgets::start().await;
+pub async fn a_missing_secret_is_reported_and_requeues(widgets: Widgets) {
     let mut w = widget("w", 1);
     w.spec.credentials_secret = Some("credentials".to_owned());
     widgets.create(&w).await;
@@ -135,10 +126,7 @@ async fn a_missing_secret_is_reported_and_its_creation_requeues_the_owner() {
         .await;
 }
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn a_create_once_secret_is_generated_once_and_never_overwritten() {
-    let widgets = Widgets::start().await;
+pub async fn a_create_once_secret_is_never_overwritten(widgets: Widgets) {
     let mut w = widget("w", 1);
     w.spec.generated_key = true;
     widgets.create(&w).await;

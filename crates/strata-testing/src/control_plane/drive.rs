@@ -22,7 +22,22 @@ impl RunningOperator {
         F: FnOnce(OperatorRuntime) -> Fut,
         Fut: std::future::Future<Output = ()> + Send + 'static,
     {
-        let runtime = OperatorRuntime::new(client, operator_name, Some("default".to_owned()));
+        Self::start_in(client, operator_name, "default", run)
+    }
+
+    /// Like [`RunningOperator::start`], watching `namespace`: scenarios that share one
+    /// control plane each get a namespace and an operator of their own.
+    pub fn start_in<F, Fut>(
+        client: kube::Client,
+        operator_name: &str,
+        namespace: &str,
+        run: F,
+    ) -> Self
+    where
+        F: FnOnce(OperatorRuntime) -> Fut,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let runtime = OperatorRuntime::new(client, operator_name, Some(namespace.to_owned()));
         let task = tokio::spawn(run(runtime.clone()));
         Self { runtime, task }
     }

@@ -2,7 +2,6 @@
 //! ServiceAccount signing key and KWOK's stages, each readable only by its owner.
 
 use std::fmt::Write as _;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::ControlPlaneError;
@@ -44,19 +43,25 @@ impl Files {
     }
 }
 
-/// Writes a file only its owner may read.
+/// Writes a file only its owner may read, atomically: the content goes to a new file
+/// in the same directory, which then replaces `path`, so a reader never sees it half
+/// written (scenarios running at once write the admin's client kubeconfig at once).
 pub(super) fn write_private(path: &Path, content: &str) -> Result<(), ControlPlaneError> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
+    let dir = path.parent().ok_or_else(|| {
+        io(
+            &format!("writing {}", path.display()),
+            std::io::Error::other("a file path without a directory"),
+        )
+    })?;
+    // `tempfile` creates the file readable by its owner only.
+    let mut file = tempfile::NamedTempFile::new_in(dir)
         .map_err(|source| io(&format!("writing {}", path.display()), source))?;
     file.write_all(content.as_bytes())
-        .map_err(|source| io(&format!("writing {}", path.display()), source))
+        .map_err(|source| io(&format!("writing {}", path.display()), source))?;
+    file.persist(path)
+        .map(drop)
+        .map_err(|error| io(&format!("writing {}", path.display()), error.error))
 }
 
 /// 32 random bytes from the operating system, hex-encoded.
