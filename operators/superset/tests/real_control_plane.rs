@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Pod, Secret};
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use strata_operator::cli::Operator;
 use strata_testing::control_plane::{
     ControlPlane, ControlPlaneOptions, RunningOperator, SIMULATED_FAILURE_ANNOTATION, pod_is_ready,
     wait_until,
 };
+use superset_operator::build::secret_key::SECRET_KEY_KEY;
 use superset_operator::controller::cluster::ClusterContext;
 use superset_operator::controller::run_with;
 use superset_operator::crd::SupersetCluster;
@@ -70,9 +71,9 @@ async fn patch_pod_overrides(client: &kube::Client, overrides: serde_json::Value
 /// How long each step may take.
 const TIMEOUT: Duration = Duration::from_secs(90);
 
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
+/// A control plane with the CRD, the two Secrets the cluster names, the operator, and
+/// the cluster, created.
+async fn started() -> (ControlPlane, kube::Client, RunningOperator) {
     let control_plane = ControlPlane::start(ControlPlaneOptions::default())
         .await
         .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
@@ -94,7 +95,7 @@ async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
                "email": "a@example.com", "password": "p"}),
     )
     .await;
-    let _operator = RunningOperator::start(client.clone(), OPERATOR_NAME, |runtime| {
+    let operator = RunningOperator::start(client.clone(), OPERATOR_NAME, |runtime| {
         run_with(
             runtime,
             ClusterContext {
@@ -102,7 +103,11 @@ async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
             },
         )
     });
+    create_cluster(&client).await;
+    (control_plane, client, operator)
+}
 
+async fn create_cluster(client: &kube::Client) {
     let cluster: SupersetCluster = serde_json::from_value(json!({
         "apiVersion": "superset.strata.dev/v1alpha1", "kind": "SupersetCluster",
         "metadata": {"name": CLUSTER},
@@ -121,6 +126,12 @@ async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
         .create(&PostParams::default(), &cluster)
         .await
         .expect("the cluster is created");
+}
+
+#[tokio::test]
+#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
+async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
+    let (_control_plane, client, _operator) = started().await;
     wait_until("both web servers Ready", TIMEOUT, async || {
         rolled_out(&client).await
     })
@@ -172,5 +183,84 @@ async fn a_pod_broken_by_a_bad_revision_is_replaced_once_the_spec_is_fixed() {
             .iter()
             .any(|event| event.reason.as_deref() == Some("ReplacingStuckPod")),
         "the replacement is told in an Event"
+    );
+}
+
+/// The generated `SECRET_KEY`, read from its Secret.
+async fn secret_key(client: &kube::Client) -> Option<Secret> {
+    Api::<Secret>::namespaced(client.clone(), "default")
+        .get_opt(&format!("{CLUSTER}-secret-key"))
+        .await
+        .expect("a read of the Secret")
+}
+
+fn key_of(secret: &Secret) -> Vec<u8> {
+    secret
+        .data
+        .as_ref()
+        .and_then(|data| data.get(SECRET_KEY_KEY))
+        .map(|value| value.0.clone())
+        .expect("the Secret holds SECRET_KEY")
+}
+
+/// Superset encrypts connection passwords and tokens in the user's metadata database
+/// with `SECRET_KEY`. Deleting the cluster (`kubectl delete` and apply again, a GitOps
+/// replace) lets the real garbage collector remove every child, but not the generated
+/// key: the cluster created again under the same name runs with the same key.
+#[tokio::test]
+#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
+async fn the_generated_secret_key_outlives_its_cluster_and_serves_the_next_one() {
+    let (_control_plane, client, _operator) = started().await;
+    wait_until("both web servers Ready", TIMEOUT, async || {
+        rolled_out(&client).await
+    })
+    .await;
+    let first = secret_key(&client).await.expect("the generated key");
+    let key = key_of(&first);
+    assert!(
+        first
+            .metadata
+            .owner_references
+            .as_ref()
+            .is_none_or(|owners| owners.iter().all(|owner| owner.controller != Some(true))),
+        "no owner the garbage collector follows: {:?}",
+        first.metadata.owner_references
+    );
+
+    Api::<SupersetCluster>::namespaced(client.clone(), "default")
+        .delete(CLUSTER, &DeleteParams::foreground())
+        .await
+        .expect("the cluster is deleted");
+    wait_until(
+        "the garbage collector removing the cluster's StatefulSet",
+        TIMEOUT,
+        async || {
+            let sets = Api::<StatefulSet>::namespaced(client.clone(), "default");
+            let clusters = Api::<SupersetCluster>::namespaced(client.clone(), "default");
+            let gone = sets.get_opt(STATEFUL_SET).await.ok()?.is_none()
+                && clusters.get_opt(CLUSTER).await.ok()?.is_none();
+            gone.then_some(())
+        },
+    )
+    .await;
+    let kept = secret_key(&client)
+        .await
+        .expect("the key outlives the cluster");
+    assert_eq!(key_of(&kept), key);
+
+    create_cluster(&client).await;
+    wait_until("both web servers Ready again", TIMEOUT, async || {
+        rolled_out(&client).await
+    })
+    .await;
+    let reused = secret_key(&client).await.expect("the key");
+    assert_eq!(
+        key_of(&reused),
+        key,
+        "the new cluster runs with the same key"
+    );
+    assert_eq!(
+        reused.metadata.uid, kept.metadata.uid,
+        "adopted, not replaced"
     );
 }
