@@ -1,0 +1,10 @@
+//! Runs pods as the operators render them, as local processes without a container
+//! engine: the pod runner of issue 23. Its design, tried on the development machine, is
+//! in `docs/pod-runner.md`.
+//!
+//! Built so far: the pods' network ([`network`]): a namespace of its own per pod, with
+//! an address on a bridge in a namespace of the runner's, no route out of that network,
+//! and the hosts file that makes pod FQDNs and Service names resolve there.
+
+pub mod hosts;
+pub mod network;
