@@ -7,6 +7,7 @@
 pub mod control_plane;
 pub mod env;
 pub mod hadoop_client;
+pub mod hadoop_image;
 pub mod layer;
 pub mod process;
 pub mod superset;
@@ -60,6 +61,8 @@ pub struct Tools {
     /// Directory of the control-plane binaries (etcd, kube-apiserver,
     /// kube-controller-manager, kube-scheduler, kwok).
     pub control_plane_bin: PathBuf,
+    /// The local stand-in for the `apache/hadoop:3.4.2` image (holds `opt/hadoop`).
+    pub hadoop_image: PathBuf,
     /// Tool name to the version line it printed, for the report.
     pub versions: BTreeMap<&'static str, String>,
 }
@@ -104,6 +107,10 @@ impl Tools {
                 env::CONTROL_PLANE_BIN,
                 self.control_plane_bin.clone().into_os_string(),
             ),
+            (
+                env::HADOOP_IMAGE,
+                self.hadoop_image.clone().into_os_string(),
+            ),
         ])
     }
 }
@@ -125,6 +132,9 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         hadoop_client::ensure(&tools_dir)
     })?;
     let hadoop_client_classpath = hadoop_client::classpath(&hadoop_client);
+    let (hadoop_image, _) = step("hadoop 3.4.2 image directory (Maven Central)", || {
+        hadoop_image::ensure(workspace, &tools_dir)
+    })?;
     let (superset, _) = step("superset venv (PyPI) + postgresql (Debian package)", || {
         superset::ensure(&tools_dir)
     })?;
@@ -174,6 +184,19 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
                     .arg("org.apache.hadoop.util.VersionInfo"),
             )?,
         ),
+        (
+            "hadoop-image",
+            version(
+                Command::new(
+                    hadoop_image
+                        .join("opt")
+                        .join("hadoop")
+                        .join("bin")
+                        .join("hdfs"),
+                )
+                .arg("version"),
+            )?,
+        ),
         ("superset", superset.version()?),
         (
             "postgresql",
@@ -205,6 +228,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         superset_venv: superset.venv,
         postgresql_bin: superset.postgresql_bin,
         control_plane_bin: control_plane.bin,
+        hadoop_image,
         versions,
     })
 }

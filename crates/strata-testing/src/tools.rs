@@ -39,8 +39,13 @@ pub const POSTGRESQL_BIN: &str = "STRATA_POSTGRESQL_BIN";
 /// for [`crate::control_plane`].
 pub const CONTROL_PLANE_BIN: &str = "STRATA_CONTROL_PLANE_BIN";
 
+/// The local stand-in for the `apache/hadoop:3.4.2` image: the directory that holds
+/// `opt/hadoop` (`bin/hdfs`, the jars from Maven Central, the HDFS web apps), for the
+/// pod runner.
+pub const HADOOP_IMAGE: &str = "STRATA_HADOOP_IMAGE";
+
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 12] = [
+pub const ALL: [&str; 13] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -53,6 +58,7 @@ pub const ALL: [&str; 12] = [
     SUPERSET_VENV,
     POSTGRESQL_BIN,
     CONTROL_PLANE_BIN,
+    HADOOP_IMAGE,
 ];
 
 /// A tool variable a test needs is not set.

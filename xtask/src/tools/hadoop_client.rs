@@ -1,8 +1,9 @@
 //! The real Hadoop 3.4.2 client jars, taken from the PyPI sdist of pyspark, for tests that
 //! load rendered HDFS client configuration ([`strata_testing::hadoop`]).
 //!
-//! Hadoop publishes its jars on Maven Central, which this project cannot reach; the pyspark
-//! sdist is the registry-hosted copy. It is large (about 455 MB, 12 s to download here), so
+//! These shaded client jars were taken from PyPI before Maven Central was reachable
+//! here; the daemons' jars now come from Maven Central ([`super::hadoop_image`]). The sdist
+//! is large (about 455 MB, 12 s to download here), so
 //! only the four jars a client needs are extracted and the archive is deleted at once:
 //! `hadoop-client-api` (Hadoop's own classes, not relocated), `hadoop-client-runtime` (its
 //! third-party dependencies, relocated under `org.apache.hadoop.shaded`), and `slf4j-api`
