@@ -208,15 +208,27 @@ async fn the_standby_writes_nothing_and_takes_over_after_the_leader_is_killed() 
         .delete(&name, &DeleteParams::default())
         .await
         .expect("the Service deleted");
-    wait_until(
-        "the new leader recreating the deleted Service",
-        TIMEOUT,
-        async || {
-            let service = services.get_opt(&name).await.ok()??;
-            (service.metadata.uid != old_uid).then_some(())
-        },
-    )
-    .await;
+    // Not `wait_until`: when this fails (it did twice in CI, under load, after a
+    // takeover within the lease duration), the new leader's log says why.
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let recreated = services
+            .get_opt(&name)
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|service| service.metadata.uid != old_uid);
+        if recreated {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new leader did not recreate the deleted Service {name} within {TIMEOUT:?}; \
+             replica-b's log:\n{}",
+            second.log_tail(80)
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
     second.check_alive().expect("replica-b runs");
     let writes_after_kill: Vec<AuditEvent> = requests_with(&control_plane, &second_credentials)
         .into_iter()
