@@ -137,8 +137,10 @@ impl ChildCaches {
                 kind_events(client, kind, namespace, config.clone()),
                 owners.clone(),
             );
+            // Touched, not only applied: a deleted child must wake its owner, which
+            // applies it again (a settled owner has nothing else to wake it).
             let stream = reflector::reflector(writer, events)
-                .applied_objects()
+                .touched_objects()
                 .boxed();
             children.insert(
                 kind.key(),
@@ -164,7 +166,7 @@ impl ChildCaches {
                 instances.clone(),
             );
             let pod_stream = reflector::reflector(pod_writer, events)
-                .applied_objects()
+                .touched_objects()
                 .boxed();
             (Some(PodCache { store, instances }), Some(pod_stream))
         } else {

@@ -119,6 +119,21 @@ pub async fn restored_and_economical(widgets: Widgets) {
             (config.data.as_ref()?.get("version")? == "1.0.0").then_some(())
         })
         .await;
+
+    // A user deletes a child of a settled widget: its deletion alone, with nothing else
+    // changing, brings it back (the next retry or resync is minutes away).
+    widgets.settle().await;
+    let deleted = widgets.api::<Service>().get("w").await.unwrap();
+    widgets
+        .api::<Service>()
+        .delete("w", &DeleteParams::default())
+        .await
+        .expect("the Service is deleted");
+    widgets
+        .wait_for("w", "the deleted Service recreated", |service: &Service| {
+            (service.metadata.uid != deleted.metadata.uid).then_some(())
+        })
+        .await;
 }
 
 pub async fn pruned_but_never_claims(widgets: Widgets) {

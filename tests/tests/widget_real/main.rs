@@ -75,7 +75,7 @@ const SCENARIOS: &[Entry] = &[
         run: |widgets| Box::pin(children::owned_labelled_applied_and_collected(widgets)),
     },
     Entry {
-        name: "an_edited_child_is_restored_and_a_reconcile_with_nothing_changed_writes_nothing",
+        name: "an_edited_or_deleted_child_is_restored_and_a_reconcile_with_nothing_changed_writes_nothing",
         backoff: default_backoff,
         run: |widgets| Box::pin(children::restored_and_economical(widgets)),
     },
