@@ -465,7 +465,10 @@ pub async fn run_controller<P, X, F, Fut>(
 }
 
 /// Unwraps the guard: a readable object is reconciled, an unreadable one is
-/// reported and left alone until it changes.
+/// reported and left alone until it changes. An object being deleted is left to
+/// the garbage collector unless the controller holds a finalizer on it: a foreground
+/// deletion keeps the owner while its children go, and each child's deletion wakes it,
+/// so applying the children again would fight the collector for ever.
 async fn guarded<P, X, F, Fut>(
     object: Arc<Guarded<P>>,
     context: Arc<Context<X>>,
@@ -479,6 +482,11 @@ where
     context.forget_deleted();
     context.wait_synced().await;
     match &object.0 {
+        Ok(primary)
+            if context.finalizer.is_none() && primary.meta().deletion_timestamp.is_some() =>
+        {
+            Ok(Action::await_change())
+        }
         Ok(primary) => instrumented(Arc::new(primary.clone()), context, reconcile).await,
         Err(invalid) => {
             unreadable::report::<P, X>(invalid, &context).await;

@@ -42,14 +42,22 @@ pub async fn owned_labelled_applied_and_collected(widgets: Widgets) {
         sts.managed_fields()
     );
 
+    // In the foreground: the widget stays until the collector has removed its children,
+    // and each removal wakes the operator, which must not apply them again.
     widgets
         .api::<crate::widget::Widget>()
-        .delete("w", &DeleteParams::default())
+        .delete("w", &DeleteParams::foreground())
         .await
         .expect("the widget is deleted");
     let deadline = Instant::now() + TIMEOUT;
     loop {
         let left = (
+            widgets
+                .api::<crate::widget::Widget>()
+                .get_opt("w")
+                .await
+                .unwrap()
+                .map(|widget| widget.metadata.name),
             widgets.api::<StatefulSet>().get_opt("w").await.unwrap(),
             widgets
                 .api::<ConfigMap>()
@@ -58,7 +66,7 @@ pub async fn owned_labelled_applied_and_collected(widgets: Widgets) {
                 .unwrap(),
             widgets.api::<Service>().get_opt("w").await.unwrap(),
         );
-        if matches!(left, (None, None, None)) {
+        if matches!(left, (None, None, None, None)) {
             break;
         }
         assert!(
@@ -174,4 +182,34 @@ pub async fn pruned_but_never_claims(widgets: Widgets) {
         .collect();
     assert_eq!(claim_deletions, Vec::<String>::new());
     widgets.exists::<StatefulSet>("w").await;
+}
+
+/// An operator that starts again (a rolling update of the operator, a new leader) finds
+/// its children in its new caches and sends nothing for a settled widget: no apply, no
+/// status write.
+pub async fn a_restarted_operator_applies_nothing_again(widgets: Widgets) {
+    let mut widgets = widgets;
+    widgets.create(&widget("w", 2)).await;
+    widgets
+        .wait_for_condition(
+            "w",
+            strata_status::ConditionType::Available,
+            strata_status::ConditionStatus::True,
+            None,
+        )
+        .await;
+    let settled = widgets.settle().await;
+
+    widgets.restart_operator();
+    let requests = since(&settled, widgets.settle_after(0).await);
+    let writes: Vec<String> = requests
+        .iter()
+        .filter(|request| request.is_write())
+        .map(|request| request.describe())
+        .collect();
+    assert_eq!(
+        writes,
+        Vec::<String>::new(),
+        "a restarted operator re-applies nothing of a settled widget"
+    );
 }

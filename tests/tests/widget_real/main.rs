@@ -80,6 +80,15 @@ const SCENARIOS: &[Entry] = &[
         run: |widgets| Box::pin(children::restored_and_economical(widgets)),
     },
     Entry {
+        name: "a_restarted_operator_applies_nothing_again",
+        backoff: default_backoff,
+        run: |widgets| {
+            Box::pin(children::a_restarted_operator_applies_nothing_again(
+                widgets,
+            ))
+        },
+    },
+    Entry {
         name: "children_no_longer_desired_are_pruned_but_never_claims",
         backoff: default_backoff,
         run: |widgets| Box::pin(children::pruned_but_never_claims(widgets)),
@@ -166,7 +175,7 @@ const SCENARIOS: &[Entry] = &[
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let filter = args.iter().find(|arg| !arg.starts_with('-')).cloned();
+    let filter = name_filter(&args);
     let chosen: Vec<usize> = (0..SCENARIOS.len())
         .filter(|&index| {
             filter
@@ -203,6 +212,30 @@ fn main() -> ExitCode {
         println!("widget_real: failed: {}", failed.join(", "));
         ExitCode::FAILURE
     }
+}
+
+/// libtest's options that take a value as the next argument, which is no name filter.
+const OPTIONS_WITH_VALUES: &[&str] = &[
+    "--test-threads",
+    "--skip",
+    "--format",
+    "--color",
+    "--logfile",
+    "--shuffle-seed",
+    "-Z",
+];
+
+/// The first argument that is neither an option nor an option's value.
+fn name_filter(args: &[String]) -> Option<String> {
+    let mut arguments = args.iter();
+    while let Some(arg) = arguments.next() {
+        if OPTIONS_WITH_VALUES.contains(&arg.as_str()) {
+            arguments.next();
+        } else if !arg.starts_with('-') {
+            return Some(arg.clone());
+        }
+    }
+    None
 }
 
 /// Starts the control plane, runs the chosen scenarios at once, each in its own

@@ -34,7 +34,19 @@ pub struct Widgets {
     pub client: kube::Client,
     pub namespace: String,
     operator_user: String,
+    operator_client: kube::Client,
+    backoff: BackoffPolicy,
     pub operator: RunningOperator,
+}
+
+/// The widget operator watching `namespace` as `client`, with `backoff`.
+fn run_operator(client: kube::Client, namespace: &str, backoff: BackoffPolicy) -> RunningOperator {
+    RunningOperator::start_in(client, OPERATOR, namespace, move |mut runtime| {
+        runtime.backoff = backoff;
+        async move {
+            run_controller(&runtime, &definition(), (), reconcile).await;
+        }
+    })
 }
 
 impl Widgets {
@@ -55,20 +67,23 @@ impl Widgets {
             .cluster_admin_client(namespace, OPERATOR)
             .await
             .expect("the operator's own identity");
-        let operator =
-            RunningOperator::start_in(operator_client, OPERATOR, namespace, move |mut runtime| {
-                runtime.backoff = backoff;
-                async move {
-                    run_controller(&runtime, &definition(), (), reconcile).await;
-                }
-            });
+        let operator = run_operator(operator_client.clone(), namespace, backoff);
         Self {
             control_plane,
             client,
             namespace: namespace.to_owned(),
             operator_user: format!("system:serviceaccount:{namespace}:{OPERATOR}"),
+            operator_client,
+            backoff,
             operator,
         }
+    }
+
+    /// Stops the operator and starts it again, with new caches: what a rolling update
+    /// of the operator or a change of leader does.
+    pub fn restart_operator(&mut self) {
+        let next = run_operator(self.operator_client.clone(), &self.namespace, self.backoff);
+        drop(std::mem::replace(&mut self.operator, next));
     }
 
     pub fn api<K>(&self) -> Api<K>

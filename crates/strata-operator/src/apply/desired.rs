@@ -222,9 +222,22 @@ impl DesiredObject {
                 .get("metadata")
                 .is_some_and(|metadata| is_subset(metadata, &cached_metadata));
         }
-        let Ok(cached_value) = crate::cache::full_value(cached) else {
+        let Ok(mut cached_value) = crate::cache::full_value(cached) else {
             return false;
         };
+        // The items of a LIST carry no apiVersion and kind (a watch's events do), so a
+        // cache filled by its first LIST, after an operator restart or a change of
+        // leader, holds them without. Each cache holds one kind: they are the desired
+        // object's. Without this, every child of every cluster was applied again.
+        if let (Value::Object(cached_fields), Some(desired)) =
+            (&mut cached_value, self.value.as_object())
+        {
+            for key in ["apiVersion", "kind"] {
+                if let Some(value) = desired.get(key) {
+                    cached_fields.entry(key).or_insert_with(|| value.clone());
+                }
+            }
+        }
         is_subset(&self.value, &cached_value)
     }
 
