@@ -5,19 +5,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod real;
+
 use std::fs;
 
 use hdfs_operator::HdfsOperator;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::api::PatchParams;
 use kube::core::params::ValidationDirective;
 use serde_json::Value;
 use strata_operator::cli::render_file;
 use strata_operator::render::RenderError;
-use strata_testing::control_plane::{ControlPlane, ControlPlaneOptions};
 use superset_operator::SupersetOperator;
 use trino_operator::TrinoOperator;
 use xtask::commands::workspace_root;
-use xtask::operators::registered;
 use zookeeper_operator::ZookeeperOperator;
 
 type Render = fn(&str) -> Result<String, RenderError>;
@@ -84,47 +84,19 @@ const TYPOS: &[Typo] = &[
     },
 ];
 
-fn documents(path: &str) -> Vec<Value> {
-    let text = fs::read_to_string(workspace_root().join(path)).expect("the example reads");
-    serde_yaml_ng::Deserializer::from_str(&text)
-        .map(|document| serde::Deserialize::deserialize(document).expect("YAML"))
-        .filter(|document: &Value| !document.is_null())
-        .collect()
-}
-
 /// A server-side apply in dry-run with strict field validation, as `kubectl apply
 /// --server-side --validate=strict --dry-run=server` sends it.
 async fn strict_dry_run(client: &kube::Client, document: &Value) -> Result<(), String> {
-    let api_version = document["apiVersion"].as_str().expect("apiVersion");
-    let kind = document["kind"].as_str().expect("kind");
-    let name = document["metadata"]["name"].as_str().expect("a name");
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource);
     let mut params = PatchParams::apply("strata-crd-check").force();
     params.dry_run = true;
     params.field_validation = Some(ValidationDirective::Strict);
-    api.patch(name, &params, &Patch::Apply(document))
-        .await
-        .map(drop)
-        .map_err(|error| error.to_string())
+    real::apply(client, document, &params).await
 }
 
 #[tokio::test]
 #[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
 async fn render_and_the_api_server_accept_the_examples_and_refuse_the_same_typos() {
-    let control_plane = ControlPlane::start(ControlPlaneOptions::default())
-        .await
-        .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
-    let crds: Vec<_> = registered()
-        .iter()
-        .flat_map(|operator| (operator.crds)())
-        .collect();
-    control_plane
-        .install_crds(&crds)
-        .await
-        .expect("every CRD is established");
-    let client = control_plane.client().await.expect("a client");
+    let (_control_plane, client) = real::with_every_crd().await;
 
     let mut problems = Vec::new();
     let mut examples: Vec<String> = fs::read_dir(workspace_root().join("examples"))
@@ -142,7 +114,7 @@ async fn render_and_the_api_server_accept_the_examples_and_refuse_the_same_typos
     examples.sort();
     assert!(examples.len() >= 6, "{examples:?}");
     for example in &examples {
-        for document in documents(example) {
+        for document in real::documents(example) {
             if let Err(error) = strict_dry_run(&client, &document).await {
                 problems.push(format!("{example}: refused by the API server: {error}"));
             }
@@ -150,7 +122,7 @@ async fn render_and_the_api_server_accept_the_examples_and_refuse_the_same_typos
     }
 
     for typo in TYPOS {
-        let mut document = documents(typo.example).remove(0);
+        let mut document = real::documents(typo.example).remove(0);
         document
             .pointer_mut(typo.at)
             .and_then(Value::as_object_mut)

@@ -6,17 +6,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod real;
+
 use std::collections::BTreeMap;
-use std::fs;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use kube::api::{
-    Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
-};
+use kube::api::{Api, ListParams, PatchParams};
 use serde_json::{Value, json};
-use strata_testing::control_plane::{ControlPlane, ControlPlaneOptions, RunningOperator};
-use xtask::commands::workspace_root;
+use strata_testing::control_plane::RunningOperator;
 use xtask::operators::registered;
 
 /// A cluster of one example, changed at some JSON pointers.
@@ -86,37 +84,15 @@ const BUDGETS: &[(&str, i32, i32)] = &[
     ("superset-node", 3, 1),
 ];
 
-fn first_document(path: &str) -> Value {
-    let text = fs::read_to_string(workspace_root().join(path)).expect("the example reads");
-    serde_yaml_ng::Deserializer::from_str(&text)
-        .map(|document| serde::Deserialize::deserialize(document).expect("YAML"))
-        .find(|document: &Value| !document.is_null())
-        .expect("a document")
-}
-
-/// Every document of a manifest, applied server-side as the test's field manager.
+/// Applies `document` as the test's field manager.
 async fn apply(client: &kube::Client, document: &Value) {
-    let api_version = document["apiVersion"].as_str().expect("apiVersion");
-    let kind = document["kind"].as_str().expect("kind");
-    let name = document["metadata"]["name"].as_str().expect("a name");
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource);
-    api.patch(
-        name,
+    real::apply(
+        client,
+        document,
         &PatchParams::apply("strata-pdb-check").force(),
-        &Patch::Apply(document),
     )
     .await
-    .unwrap_or_else(|error| panic!("{kind}/{name} is applied: {error}"));
-}
-
-fn manifest(path: &str) -> Vec<Value> {
-    let text = fs::read_to_string(workspace_root().join(path)).expect("the manifest reads");
-    serde_yaml_ng::Deserializer::from_str(&text)
-        .map(|document| serde::Deserialize::deserialize(document).expect("YAML"))
-        .filter(|document: &Value| !document.is_null())
-        .collect()
+    .unwrap_or_else(|error| panic!("{} is applied: {error}", document["metadata"]["name"]));
 }
 
 /// Every budget in the namespace: name → (expected pods, disruptions allowed).
@@ -140,18 +116,7 @@ async fn budgets(client: &kube::Client) -> BTreeMap<String, (i32, i32)> {
 #[tokio::test]
 #[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
 async fn every_products_budget_allows_its_default_disruptions_on_the_real_disruption_controller() {
-    let control_plane = ControlPlane::start(ControlPlaneOptions::default())
-        .await
-        .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
-    let crds: Vec<_> = registered()
-        .iter()
-        .flat_map(|operator| (operator.crds)())
-        .collect();
-    control_plane
-        .install_crds(&crds)
-        .await
-        .expect("every CRD is established");
-    let client = control_plane.client().await.expect("a client");
+    let (_control_plane, client) = real::with_every_crd().await;
     let _operators = [
         RunningOperator::start(
             client.clone(),
@@ -182,12 +147,12 @@ async fn every_products_budget_allows_its_default_disruptions_on_the_real_disrup
         .iter()
         .filter_map(|operator| operator.sandbox_prerequisite)
     {
-        for document in manifest(prerequisite) {
+        for document in real::documents(prerequisite) {
             apply(&client, &document).await;
         }
     }
     for cluster in CLUSTERS {
-        let mut document = first_document(cluster.example);
+        let mut document = real::documents(cluster.example).remove(0);
         document["metadata"]["name"] = json!(cluster.name);
         for (pointer, value) in cluster.changes {
             let (parent, key) = pointer.rsplit_once('/').expect("a pointer");

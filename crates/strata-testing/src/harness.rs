@@ -75,14 +75,7 @@ impl Harness {
     /// Reconciles finished so far by all controllers, from the operator's own
     /// metrics.
     pub fn reconciles(&self) -> u64 {
-        self.runtime
-            .metrics
-            .encode()
-            .lines()
-            .filter(|line| line.starts_with("strata_reconciles_total"))
-            .filter_map(|line| line.rsplit(' ').next())
-            .filter_map(|count| count.parse::<u64>().ok())
-            .sum()
+        reconciles(&self.runtime)
     }
 
     /// Waits until at least one more reconcile than `before` has finished.
@@ -106,4 +99,17 @@ impl Drop for Harness {
         self.runtime.shutdown.cancel();
         self.task.abort();
     }
+}
+
+/// Reconciles `runtime`'s controllers finished so far, from its own metrics: what tests
+/// wait on, in memory and on the real control plane.
+pub fn reconciles(runtime: &OperatorRuntime) -> u64 {
+    runtime
+        .metrics
+        .encode()
+        .lines()
+        .filter(|line| line.starts_with("strata_reconciles_total"))
+        .filter_map(|line| line.rsplit(' ').next())
+        .filter_map(|count| count.parse::<u64>().ok())
+        .sum()
 }

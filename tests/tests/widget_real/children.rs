@@ -53,18 +53,12 @@ pub async fn owned_labelled_applied_and_collected(widgets: Widgets) {
     loop {
         let left = (
             widgets
-                .api::<crate::widget::Widget>()
-                .get_opt("w")
+                .stored::<crate::widget::Widget>("w")
                 .await
-                .unwrap()
                 .map(|widget| widget.metadata.name),
-            widgets.api::<StatefulSet>().get_opt("w").await.unwrap(),
-            widgets
-                .api::<ConfigMap>()
-                .get_opt("w-config")
-                .await
-                .unwrap(),
-            widgets.api::<Service>().get_opt("w").await.unwrap(),
+            widgets.stored::<StatefulSet>("w").await,
+            widgets.stored::<ConfigMap>("w-config").await,
+            widgets.stored::<Service>("w").await,
         );
         if matches!(left, (None, None, None, None)) {
             break;
@@ -78,16 +72,7 @@ pub async fn owned_labelled_applied_and_collected(widgets: Widgets) {
 }
 
 pub async fn restored_and_economical(widgets: Widgets) {
-    widgets.create(&widget("w", 2)).await;
-    widgets.exists::<StatefulSet>("w").await;
-    widgets
-        .wait_for_condition(
-            "w",
-            strata_status::ConditionType::Available,
-            strata_status::ConditionStatus::True,
-            None,
-        )
-        .await;
+    widgets.create_available(&widget("w", 2)).await;
     let settled = widgets.settle().await;
 
     // Nothing changed but an annotation: the reconcile reads from its caches only.
@@ -154,13 +139,7 @@ pub async fn pruned_but_never_claims(widgets: Widgets) {
 
     widgets.patch_spec("w", json!({"extra": false})).await;
     let deadline = Instant::now() + TIMEOUT;
-    while widgets
-        .api::<ConfigMap>()
-        .get_opt("w-extra")
-        .await
-        .unwrap()
-        .is_some()
-    {
+    while widgets.stored::<ConfigMap>("w-extra").await.is_some() {
         assert!(Instant::now() < deadline, "w-extra was never pruned");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -168,10 +147,8 @@ pub async fn pruned_but_never_claims(widgets: Widgets) {
 
     assert!(
         widgets
-            .api::<PersistentVolumeClaim>()
-            .get_opt("w-scratch")
+            .stored::<PersistentVolumeClaim>("w-scratch")
             .await
-            .unwrap()
             .is_some(),
         "a claim must never be pruned"
     );
@@ -189,15 +166,7 @@ pub async fn pruned_but_never_claims(widgets: Widgets) {
 /// status write.
 pub async fn a_restarted_operator_applies_nothing_again(widgets: Widgets) {
     let mut widgets = widgets;
-    widgets.create(&widget("w", 2)).await;
-    widgets
-        .wait_for_condition(
-            "w",
-            strata_status::ConditionType::Available,
-            strata_status::ConditionStatus::True,
-            None,
-        )
-        .await;
+    widgets.create_available(&widget("w", 2)).await;
     let settled = widgets.settle().await;
 
     widgets.restart_operator();

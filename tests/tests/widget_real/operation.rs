@@ -51,12 +51,7 @@ pub async fn pause_and_stop(widgets: Widgets) {
     let sts = widgets.api::<StatefulSet>().get("w").await.unwrap();
     assert_eq!(sts.spec.replicas, Some(4));
     assert!(
-        widgets
-            .api::<ConfigMap>()
-            .get_opt("w-extra")
-            .await
-            .unwrap()
-            .is_some(),
+        widgets.stored::<ConfigMap>("w-extra").await.is_some(),
         "no pruning while paused"
     );
 
@@ -88,10 +83,8 @@ pub async fn pause_and_stop(widgets: Widgets) {
         .await;
     assert!(
         widgets
-            .api::<PersistentVolumeClaim>()
-            .get_opt("w-scratch")
+            .stored::<PersistentVolumeClaim>("w-scratch")
             .await
-            .unwrap()
             .is_some()
     );
 }
@@ -107,12 +100,7 @@ pub async fn the_operator_command_annotation_pauses_too(widgets: Widgets) {
         .await;
     widgets.settle().await;
     assert!(
-        widgets
-            .api::<StatefulSet>()
-            .get_opt("w")
-            .await
-            .unwrap()
-            .is_none(),
+        widgets.stored::<StatefulSet>("w").await.is_none(),
         "a cluster paused from the start gets no children"
     );
 }

@@ -63,12 +63,7 @@ pub async fn a_users_object_is_never_taken_over(widgets: Widgets) {
     assert_eq!(kept.metadata.labels, None, "no label added");
     assert_eq!(kept.data, users_config_map("w-config").data);
     assert!(
-        widgets
-            .api::<StatefulSet>()
-            .get_opt("w")
-            .await
-            .unwrap()
-            .is_none(),
+        widgets.stored::<StatefulSet>("w").await.is_none(),
         "nothing else was applied"
     );
 

@@ -24,6 +24,23 @@ pub const TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the operator must send nothing for the test to call it settled.
 const QUIET: Duration = Duration::from_secs(2);
 
+/// A kind the scenarios read and wait for: namespaced, typed, printable.
+pub trait NamespacedKind:
+    Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + DeserializeOwned
+    + Debug
+{
+}
+
+impl<K> NamespacedKind for K where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+{
+}
+
 /// A namespace of its own on the shared control plane, with the widget operator
 /// watching it as its own ServiceAccount there (bound to `cluster-admin`: RBAC is
 /// proven by the products' charts), so the audit log tells its requests from the
@@ -93,6 +110,25 @@ impl Widgets {
         Api::namespaced(self.client.clone(), &self.namespace)
     }
 
+    /// The stored object `name`, if there is one.
+    pub async fn stored<K>(&self, name: &str) -> Option<K>
+    where
+        K: NamespacedKind,
+    {
+        self.api::<K>()
+            .get_opt(name)
+            .await
+            .unwrap_or_else(|error| panic!("a read of {} {name}: {error}", K::kind(&())))
+    }
+
+    /// Creates `widget` and waits until it is Available.
+    pub async fn create_available(&self, widget: &Widget) {
+        self.create(widget).await;
+        let name = widget.metadata.name.clone().unwrap_or_default();
+        self.wait_for_condition(&name, ConditionType::Available, ConditionStatus::True, None)
+            .await;
+    }
+
     /// Creates `widget` in the scenario's namespace.
     pub async fn create(&self, widget: &Widget) -> Widget {
         let mut widget = widget.clone();
@@ -117,10 +153,7 @@ impl Widgets {
     /// Merges `patch` into an object, as a user with `kubectl patch --type=merge`.
     pub async fn merge<K>(&self, name: &str, patch: serde_json::Value)
     where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + Debug,
+        K: NamespacedKind,
     {
         self.api::<K>()
             .patch(name, &PatchParams::default(), &Patch::Merge(patch))
@@ -131,10 +164,7 @@ impl Widgets {
     /// Waits until `probe` finds what it looks for in `name`.
     pub async fn wait_for<K, T>(&self, name: &str, what: &str, probe: impl Fn(&K) -> Option<T>) -> T
     where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + Debug,
+        K: NamespacedKind,
     {
         let api = self.api::<K>();
         let deadline = Instant::now() + TIMEOUT;
@@ -154,10 +184,7 @@ impl Widgets {
     /// Waits until `name` exists.
     pub async fn exists<K>(&self, name: &str) -> K
     where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + Debug,
+        K: NamespacedKind,
     {
         self.wait_for(
             name,
@@ -202,15 +229,7 @@ impl Widgets {
 
     /// Reconciles the operator finished.
     pub fn reconciles(&self) -> u64 {
-        self.operator
-            .runtime
-            .metrics
-            .encode()
-            .lines()
-            .filter(|line| line.starts_with("strata_reconciles_total"))
-            .filter_map(|line| line.rsplit(' ').next())
-            .filter_map(|count| count.parse::<u64>().ok())
-            .sum()
+        strata_testing::harness::reconciles(&self.operator.runtime)
     }
 
     /// Waits until a reconcile after `before` has finished and the operator has sent

@@ -274,13 +274,7 @@ async fn run(count: usize) -> Result<Figures, String> {
         let available = server
             .list_typed::<ZookeeperCluster>()
             .iter()
-            .filter(|cluster| {
-                cluster
-                    .status
-                    .as_ref()
-                    .and_then(|status| status.condition(ConditionType::Available))
-                    .is_some_and(|condition| condition.status == ConditionStatus::True)
-            })
+            .filter(|cluster| is_available(cluster))
             .count();
         if available == count {
             break started.elapsed();
@@ -304,4 +298,13 @@ async fn run(count: usize) -> Result<Figures, String> {
     };
     operator.stop();
     Ok(figures)
+}
+
+/// Whether the cluster's Available condition is True: what both modes wait for.
+fn is_available(cluster: &ZookeeperCluster) -> bool {
+    cluster
+        .status
+        .as_ref()
+        .and_then(|status| status.condition(ConditionType::Available))
+        .is_some_and(|condition| condition.status == ConditionStatus::True)
 }

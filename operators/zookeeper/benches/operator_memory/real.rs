@@ -15,14 +15,13 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, PostParams};
-use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::control_plane::{
     AuditEvent, ControlPlane, ControlPlaneOptions, OperatorProcess, pod_is_ready,
 };
 use zookeeper_operator::OPERATOR_NAME;
 use zookeeper_operator::crd::ZookeeperCluster;
 
-use super::{NAMESPACE, TIMEOUT, free_loopback_address, status_kib};
+use super::{NAMESPACE, TIMEOUT, free_loopback_address, is_available, status_kib};
 
 const OPERATOR_NAMESPACE: &str = "strata-operators";
 /// What one KWOK node offers the scheduler (`kwok-stages.yaml`): 64 CPUs.
@@ -191,14 +190,6 @@ async fn http_get(url: &str) -> Result<String, String> {
         .await
         .map_err(|error| format!("{url}: {error}"))?;
     Ok(body)
-}
-
-fn is_available(cluster: &ZookeeperCluster) -> bool {
-    cluster
-        .status
-        .as_ref()
-        .and_then(|status| status.condition(ConditionType::Available))
-        .is_some_and(|condition| condition.status == ConditionStatus::True)
 }
 
 pub async fn run(count: usize, template: ZookeeperCluster) -> Result<RealFigures, String> {
