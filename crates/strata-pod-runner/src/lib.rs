@@ -6,5 +6,8 @@
 //! an address on a bridge in a namespace of the runner's, no route out of that network,
 //! and the hosts file that makes pod FQDNs and Service names resolve there.
 
+pub mod container;
 pub mod hosts;
+pub mod isolate;
+pub mod launch;
 pub mod network;
