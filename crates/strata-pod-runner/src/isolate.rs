@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
 use nix::sched::{CloneFlags, setns, unshare};
 use nix::sys::prctl;
+use nix::sys::signal::Signal;
 use nix::unistd::{
     Gid, Uid, chdir, execve, pivot_root, setgroups, sethostname, setresgid, setresuid,
 };
@@ -282,7 +283,11 @@ fn become_user(user: &Credentials, no_new_privileges: bool) -> Result<(), StepEr
             "prctl(PR_SET_NO_NEW_PRIVS)".to_owned()
         })?;
     }
-    Ok(())
+    // After the user change, which clears it: a runner that dies, even by SIGKILL or
+    // Ctrl-C, takes its containers with it.
+    step(prctl::set_pdeathsig(Signal::SIGKILL), || {
+        "prctl(PR_SET_PDEATHSIG)".to_owned()
+    })
 }
 
 /// `chdir` to the working directory and `execve` the command, looking a bare name up on

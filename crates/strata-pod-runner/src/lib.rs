@@ -7,7 +7,16 @@
 //! and the hosts file that makes pod FQDNs and Service names resolve there.
 
 pub mod container;
+pub mod env;
 pub mod hosts;
+pub mod image;
 pub mod isolate;
 pub mod launch;
 pub mod network;
+pub mod pod;
+pub mod probe;
+pub mod runner;
+pub mod spec;
+pub mod statefulset;
+pub mod status;
+pub mod volume;

@@ -1,0 +1,588 @@
+//! One pod, supervised as the kubelet supervises it: the init containers in order, each
+//! to success (a sidecar, an init container with `restartPolicy: Always`, only to its
+//! start), then every container at once. A container that exits is restarted as the
+//! restart policy says, after the kubelet's back-off (doubling from `initial` up to
+//! `max`); one whose liveness or startup probe fails is stopped and restarted. Readiness
+//! follows the readiness probe's thresholds. Stopping runs each `preStop` hook, then
+//! SIGTERM, then SIGKILL once the grace period is over.
+//!
+//! Dropping a [`RunningPod`] without [`RunningPod::stop`] kills its processes at once.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Container, Pod};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::container::{Exit, Helper, Running, termination_log_file, termination_message};
+use crate::env::{command_line, environment};
+use crate::image::Images;
+use crate::launch::Command;
+use crate::probe::{Target, watch_health};
+use crate::spec::{PodFiles, credentials, launch};
+use crate::status::{ContainerStatus, PodStatus, State, Terminated};
+use crate::volume::Sources;
+
+/// The kubelet's restart back-off.
+#[derive(Clone, Copy, Debug)]
+pub struct Backoff {
+    /// The first wait (the kubelet's is 10 s).
+    pub initial: Duration,
+    /// The longest wait (the kubelet's is 5 min).
+    pub max: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            initial: Duration::from_secs(10),
+            max: Duration::from_secs(300),
+        }
+    }
+}
+
+/// A container that ran this long without failing starts its back-off afresh.
+const BACKOFF_RESET: Duration = Duration::from_secs(600);
+
+/// Everything a pod needs to run, prepared by the runner.
+#[derive(Clone, Debug)]
+pub struct PodSetup {
+    /// The pod as rendered, or as the API server holds it.
+    pub pod: Pod,
+    /// The image directories.
+    pub images: Images,
+    /// The namespace's ConfigMaps and Secrets, kept current by the runner.
+    pub sources: Arc<RwLock<Sources>>,
+    /// The helper program.
+    pub helper: Helper,
+    /// The pod's network namespace.
+    pub netns: PathBuf,
+    /// The pod's address.
+    pub address: Ipv4Addr,
+    /// The pod's own directory (logs, container scratch space).
+    pub dir: PathBuf,
+    /// The pod's hosts, hostname and resolver files.
+    pub files: PodFiles,
+    /// Each volume's host directory.
+    pub volumes: BTreeMap<String, PathBuf>,
+    /// The restart back-off.
+    pub backoff: Backoff,
+}
+
+/// Which container of the pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Init(usize),
+    Main(usize),
+}
+
+#[derive(Debug)]
+struct Shared {
+    setup: PodSetup,
+    status: watch::Sender<PodStatus>,
+}
+
+impl Shared {
+    fn update(&self, slot: Slot, change: impl FnOnce(&mut ContainerStatus)) {
+        self.status.send_modify(|status| {
+            let container = match slot {
+                Slot::Init(index) => status.init_containers.get_mut(index),
+                Slot::Main(index) => status.containers.get_mut(index),
+            };
+            if let Some(container) = container {
+                change(container);
+            }
+        });
+    }
+
+    fn grace(&self) -> Duration {
+        let seconds = self
+            .setup
+            .pod
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.termination_grace_period_seconds);
+        Duration::from_secs(
+            seconds
+                .and_then(|seconds| u64::try_from(seconds).ok())
+                .unwrap_or(30),
+        )
+    }
+
+    /// The container's own policy (a sidecar's `Always`), else the pod's; an init
+    /// container runs to success, so the pod's `Always` means `OnFailure` for it.
+    fn restart_policy(&self, slot: Slot, container: &Container) -> String {
+        if let Some(own) = &container.restart_policy {
+            return own.clone();
+        }
+        let pod = self
+            .setup
+            .pod
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.restart_policy.clone())
+            .unwrap_or_else(|| "Always".to_owned());
+        match slot {
+            Slot::Init(_) if pod == "Always" => "OnFailure".to_owned(),
+            _ => pod,
+        }
+    }
+
+    fn log(&self, container: &str, attempt: i32) -> PathBuf {
+        self.setup
+            .dir
+            .join("logs")
+            .join(container)
+            .join(format!("{attempt}.log"))
+    }
+}
+
+/// A pod being run.
+#[derive(Debug)]
+pub struct RunningPod {
+    shared: Arc<Shared>,
+    status: watch::Receiver<PodStatus>,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+    dir: PathBuf,
+}
+
+impl RunningPod {
+    /// Starts the pod's supervision on the current tokio runtime.
+    pub fn start(setup: PodSetup) -> Self {
+        let spec = setup.pod.spec.clone().unwrap_or_default();
+        let waiting = |containers: &[Container], reason: &str| {
+            containers
+                .iter()
+                .map(|container| {
+                    ContainerStatus::waiting(
+                        &container.name,
+                        container.image.as_deref().unwrap_or_default(),
+                        reason,
+                    )
+                })
+                .collect()
+        };
+        let initial = PodStatus {
+            phase: "Pending".to_owned(),
+            pod_ip: setup.address.to_string(),
+            init_containers: waiting(
+                spec.init_containers.as_deref().unwrap_or_default(),
+                "PodInitializing",
+            ),
+            containers: waiting(&spec.containers, "PodInitializing"),
+            started_at: Timestamp::now(),
+            unrunnable: None,
+        };
+        let (status, receiver) = watch::channel(initial);
+        let (stop, stopped) = watch::channel(false);
+        let dir = setup.dir.clone();
+        let shared = Arc::new(Shared { setup, status });
+        let task = tokio::spawn(run(
+            shared.clone(),
+            spec.init_containers.unwrap_or_default(),
+            spec.containers,
+            stopped,
+        ));
+        Self {
+            shared,
+            status: receiver,
+            stop,
+            task: Some(task),
+            dir,
+        }
+    }
+
+    /// The pod's status now.
+    pub fn status(&self) -> PodStatus {
+        self.status.borrow().clone()
+    }
+
+    /// The pod's status as it changes.
+    pub fn subscribe(&self) -> watch::Receiver<PodStatus> {
+        self.status.clone()
+    }
+
+    /// The log of a container's run (0 for the first, then one per restart).
+    pub fn log(&self, container: &str, attempt: i32) -> PathBuf {
+        self.dir
+            .join("logs")
+            .join(container)
+            .join(format!("{attempt}.log"))
+    }
+
+    /// Kills every process of the pod at once, as a failing node does: nothing is
+    /// restarted, and the containers are reported ended by SIGKILL.
+    pub fn kill(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+        let now = Timestamp::now();
+        self.shared.status.send_modify(|status| {
+            status.phase = "Failed".to_owned();
+            for container in status
+                .init_containers
+                .iter_mut()
+                .chain(status.containers.iter_mut())
+            {
+                container.ready = false;
+                container.pid = None;
+                if let State::Running(since) = container.state {
+                    container.state = State::Terminated(Terminated {
+                        exit_code: 137,
+                        reason: "Error".to_owned(),
+                        message: None,
+                        started_at: since,
+                        finished_at: now,
+                    });
+                }
+            }
+        });
+    }
+
+    /// The environment `container` runs with now (for commands run inside it).
+    pub fn environment(&self, container: &str) -> Option<Vec<(String, String)>> {
+        let setup = &self.shared.setup;
+        let spec = setup.pod.spec.as_ref()?;
+        let rendered = spec
+            .containers
+            .iter()
+            .chain(spec.init_containers.iter().flatten())
+            .find(|candidate| candidate.name == container)?;
+        let image = setup
+            .images
+            .get(rendered.image.as_deref().unwrap_or_default())
+            .ok()?;
+        let sources = setup.sources.read().ok()?;
+        environment(
+            &setup.pod,
+            rendered,
+            &base_environment(&setup.pod, image),
+            &sources,
+        )
+        .ok()
+    }
+
+    /// Stops the pod as the kubelet deletes one: `preStop`, SIGTERM, SIGKILL after the
+    /// grace period.
+    pub async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for RunningPod {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+async fn run(
+    shared: Arc<Shared>,
+    init_containers: Vec<Container>,
+    containers: Vec<Container>,
+    stop: watch::Receiver<bool>,
+) {
+    let mut sidecars = Vec::new();
+    for (index, container) in init_containers.into_iter().enumerate() {
+        let slot = Slot::Init(index);
+        if container.restart_policy.as_deref() == Some("Always") {
+            let mut status = shared.status.subscribe();
+            sidecars.push(tokio::spawn(supervise(
+                shared.clone(),
+                slot,
+                container,
+                stop.clone(),
+            )));
+            let started = async move {
+                let _ = status
+                    .wait_for(|status| {
+                        status
+                            .init_containers
+                            .get(index)
+                            .is_some_and(|sidecar| sidecar.started)
+                    })
+                    .await;
+            };
+            let mut halt = stop.clone();
+            tokio::select! {
+                () = started => {}
+                () = stopped(&mut halt) => return finish(sidecars).await,
+            }
+            continue;
+        }
+        if !supervise(shared.clone(), slot, container, stop.clone()).await {
+            shared.status.send_modify(|status| {
+                status.phase = if *stop.borrow() { "Pending" } else { "Failed" }.to_owned()
+            });
+            return finish(sidecars).await;
+        }
+    }
+    shared
+        .status
+        .send_modify(|status| status.phase = "Running".to_owned());
+    let mains: Vec<_> = containers
+        .into_iter()
+        .enumerate()
+        .map(|(index, container)| {
+            tokio::spawn(supervise(
+                shared.clone(),
+                Slot::Main(index),
+                container,
+                stop.clone(),
+            ))
+        })
+        .collect();
+    let mut succeeded = true;
+    for main in mains {
+        succeeded &= main.await.unwrap_or(false);
+    }
+    if !*stop.borrow() {
+        shared.status.send_modify(|status| {
+            status.phase = if succeeded { "Succeeded" } else { "Failed" }.to_owned()
+        });
+    }
+    finish(sidecars).await;
+}
+
+/// Adds the runner's own line to a container's log, as the kubelet records an Event.
+fn note(log: &std::path::Path, line: &str) {
+    use std::io::Write;
+    if let Ok(mut file) = std::fs::OpenOptions::new().append(true).open(log) {
+        let _ = writeln!(file, "strata-pod-runner: {line}");
+    }
+}
+
+/// Returns once the pod is being stopped.
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stop| *stop).await;
+}
+
+async fn finish(sidecars: Vec<JoinHandle<bool>>) {
+    for sidecar in sidecars {
+        let _ = sidecar.await;
+    }
+}
+
+enum Outcome {
+    Exited(Exit),
+    Unhealthy(String),
+    Stop,
+}
+
+/// Runs a container until it ends for good; `true` if its last run succeeded.
+async fn supervise(
+    shared: Arc<Shared>,
+    slot: Slot,
+    container: Container,
+    mut stop: watch::Receiver<bool>,
+) -> bool {
+    let mut backoff = shared.setup.backoff.initial;
+    let mut attempt = 0;
+    loop {
+        let started = Instant::now();
+        let outcome = match start(&shared, &container, attempt) {
+            Err((reason, message)) => {
+                shared.update(slot, |status| {
+                    status.state = State::Waiting {
+                        reason,
+                        message: Some(message),
+                    }
+                });
+                None
+            }
+            Ok((mut running, target, log)) => {
+                let since = Timestamp::now();
+                let probes_decide_start = container.startup_probe.is_some();
+                shared.update(slot, |status| {
+                    status.state = State::Running(since);
+                    status.pid = Some(running.pid());
+                    status.started = !probes_decide_start;
+                    status.ready = false;
+                });
+                let outcome = tokio::select! {
+                    exit = running.wait() => Outcome::Exited(exit),
+                    reason = watch_health(&container, &target, |health| shared.update(slot, |status| health.apply(status))) => Outcome::Unhealthy(reason),
+                    () = stopped(&mut stop) => Outcome::Stop,
+                };
+                shared.update(slot, |status| {
+                    status.ready = false;
+                    status.pid = None;
+                });
+                let (exit, stopping) = match outcome {
+                    Outcome::Exited(exit) => (exit, false),
+                    Outcome::Unhealthy(reason) => {
+                        note(&log, &format!("{reason}; the container is restarted"));
+                        (running.stop(shared.grace()).await, false)
+                    }
+                    Outcome::Stop => {
+                        let deadline = Instant::now() + shared.grace();
+                        pre_stop(&shared, &container, &target, shared.grace()).await;
+                        (
+                            running
+                                .stop(deadline.saturating_duration_since(Instant::now()))
+                                .await,
+                            true,
+                        )
+                    }
+                };
+                let fallback = container.termination_message_policy.as_deref()
+                    == Some("FallbackToLogsOnError");
+                let termination_log = shared
+                    .setup
+                    .dir
+                    .join("containers")
+                    .join(&container.name)
+                    .join("termination-log");
+                let terminated = Terminated {
+                    exit_code: exit.code,
+                    reason: if exit.code == 0 { "Completed" } else { "Error" }.to_owned(),
+                    message: termination_message(&termination_log, &log, fallback, exit),
+                    started_at: since,
+                    finished_at: Timestamp::now(),
+                };
+                Some((terminated, stopping))
+            }
+        };
+        if let Some((terminated, stopping)) = &outcome {
+            let policy = shared.restart_policy(slot, &container);
+            let again = !stopping
+                && (policy == "Always" || (policy == "OnFailure" && terminated.exit_code != 0));
+            let succeeded = terminated.exit_code == 0;
+            if !again {
+                let terminated = terminated.clone();
+                shared.update(slot, |status| status.state = State::Terminated(terminated));
+                return succeeded && !stopping;
+            }
+            let terminated = terminated.clone();
+            shared.update(slot, |status| {
+                status.last_state = Some(terminated);
+                status.restart_count += 1;
+                status.state = State::Waiting {
+                    reason: "CrashLoopBackOff".to_owned(),
+                    message: None,
+                };
+            });
+            attempt += 1;
+        }
+        if started.elapsed() > BACKOFF_RESET {
+            backoff = shared.setup.backoff.initial;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = stopped(&mut stop) => return false,
+        }
+        backoff = (backoff * 2).min(shared.setup.backoff.max);
+    }
+}
+
+/// What the container runtime and the image set before the container's own `env`:
+/// `HOSTNAME`, then the image's `ENV`.
+fn base_environment(pod: &Pod, image: &crate::image::Image) -> Vec<(String, String)> {
+    [("HOSTNAME".to_owned(), crate::spec::hostname(pod))]
+        .into_iter()
+        .chain(image.manifest.env.clone())
+        .collect()
+}
+
+/// Starts one run of a container; on failure, the kubelet's waiting reason and message.
+fn start(
+    shared: &Shared,
+    container: &Container,
+    attempt: i32,
+) -> Result<(Running, Target, PathBuf), (String, String)> {
+    let setup = &shared.setup;
+    let reference = container.image.clone().unwrap_or_default();
+    let image = setup
+        .images
+        .get(&reference)
+        .map_err(|error| ("ErrImageNeverPull".to_owned(), error.to_string()))?;
+    let config_error = |message: String| ("CreateContainerConfigError".to_owned(), message);
+    let base = base_environment(&setup.pod, image);
+    let env = {
+        let sources = setup
+            .sources
+            .read()
+            .map_err(|_| config_error("the runner's sources are poisoned".to_owned()))?;
+        environment(&setup.pod, container, &base, &sources)
+            .map_err(|error| config_error(error.to_string()))?
+    };
+    let command = Command {
+        argv: command_line(container, &image.manifest.entrypoint, &env),
+        env: env.clone(),
+        working_dir: container
+            .working_dir
+            .clone()
+            .map_or_else(|| image.manifest.working_dir.clone(), PathBuf::from),
+    };
+    let container_dir = setup.dir.join("containers").join(&container.name);
+    let log = shared.log(&container.name, attempt);
+    for dir in [
+        &container_dir,
+        &log.parent().map(PathBuf::from).unwrap_or_default(),
+    ] {
+        std::fs::create_dir_all(dir)
+            .map_err(|error| config_error(format!("cannot create {}: {error}", dir.display())))?;
+    }
+    let spec = launch(
+        &setup.pod,
+        container,
+        image,
+        &setup.volumes,
+        command,
+        &setup.netns,
+        &container_dir,
+        &setup.files,
+    )
+    .map_err(config_error)?;
+    termination_log_file(
+        &spec.termination_log,
+        &credentials(&setup.pod, container, image),
+    )
+    .map_err(|error| config_error(error.to_string()))?;
+    let running = setup
+        .helper
+        .launch(&spec, &container_dir, &log)
+        .map_err(|error| ("RunContainerError".to_owned(), error.to_string()))?;
+    let target = Target {
+        netns: setup.netns.clone(),
+        address: setup.address,
+        helper: setup.helper.clone(),
+        pid: running.pid(),
+        user: spec.user.clone(),
+        env,
+    };
+    Ok((running, target, log))
+}
+
+/// Runs the container's `preStop` exec hook, bounded by the grace period.
+async fn pre_stop(shared: &Shared, container: &Container, target: &Target, grace: Duration) {
+    let Some(argv) = container
+        .lifecycle
+        .as_ref()
+        .and_then(|lifecycle| lifecycle.pre_stop.as_ref())
+        .and_then(|handler| handler.exec.as_ref())
+        .and_then(|exec| exec.command.clone())
+    else {
+        return;
+    };
+    let command = Command {
+        argv,
+        env: target.env.clone(),
+        working_dir: "/".into(),
+    };
+    let _ = shared
+        .setup
+        .helper
+        .exec_in(target.pid, &target.user, true, command, grace)
+        .await;
+}

@@ -1,0 +1,507 @@
+//! The pod runner: pods on one network, with their volumes, ConfigMaps, Secrets and
+//! Services, each supervised by a [`RunningPod`]. It keeps every pod's hosts file
+//! current as pods and Services come and go, rewriting the file in place, since a
+//! bind-mounted file keeps the inode it was mounted with.
+//!
+//! Every name resolves as soon as its pod runs, ready or not, as if every Service set
+//! `publishNotReadyAddresses`; a Service's name resolves to its pods' addresses, with no
+//! virtual IP in between.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
+
+use crate::container::{ContainerError, Helper};
+use crate::hosts::{PodName, hosts_file};
+use crate::image::Images;
+use crate::launch::Command;
+use crate::network::{NetworkError, PodNetwork};
+use crate::pod::{Backoff, PodSetup, RunningPod};
+use crate::spec::{PodFiles, credentials, hostname};
+use crate::status::PodStatus;
+use crate::volume::{Sources, VolumeError, VolumeRoots, prepare, refresh};
+
+/// Why the runner could not start or run a pod.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    /// The network could not be made.
+    #[error(transparent)]
+    Network(#[from] NetworkError),
+    /// The helper is missing or failed.
+    #[error(transparent)]
+    Container(#[from] ContainerError),
+    /// A volume could not be made.
+    #[error("pod {pod}: {source}")]
+    Volume {
+        /// The pod.
+        pod: String,
+        /// Why.
+        source: VolumeError,
+    },
+    /// A file of the runner's could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The pod is not run by this runner.
+    #[error("no pod {0}")]
+    UnknownPod(String),
+    /// A pod cannot run as rendered.
+    #[error("pod {pod} cannot run as rendered: {reason}")]
+    Unrunnable {
+        /// The pod.
+        pod: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// How the runner runs pods.
+#[derive(Clone, Debug)]
+pub struct RunnerOptions {
+    /// The image directories.
+    pub images: Images,
+    /// The cluster domain (`cluster.local`).
+    pub domain: String,
+    /// The restart back-off.
+    pub backoff: Backoff,
+    /// Where persistent volumes live; a directory of the runner's when `None`.
+    pub claims: Option<PathBuf>,
+}
+
+impl RunnerOptions {
+    /// The kubelet's defaults with these images.
+    pub fn new(images: Images) -> Self {
+        Self {
+            images,
+            domain: "cluster.local".to_owned(),
+            backoff: Backoff::default(),
+            claims: None,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    pod: Pod,
+    name: PodName,
+    files: PodFiles,
+    roots: VolumeRoots,
+    running: RunningPod,
+}
+
+/// Pods run as local processes.
+#[derive(Debug)]
+pub struct PodRunner {
+    options: RunnerOptions,
+    helper: Helper,
+    network: PodNetwork,
+    state: tempfile::TempDir,
+    claims: PathBuf,
+    sources: BTreeMap<String, Arc<RwLock<Sources>>>,
+    services: BTreeMap<(String, String), Service>,
+    pods: BTreeMap<(String, String), Entry>,
+}
+
+fn namespace_of(metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    metadata
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".to_owned())
+}
+
+impl PodRunner {
+    /// A runner with its own network and state directory. Needs root and iproute2.
+    pub fn new(options: RunnerOptions) -> Result<Self, RunnerError> {
+        let helper = Helper::locate()?;
+        let network = PodNetwork::create()?;
+        let state = tempfile::Builder::new()
+            .prefix("strata-pod-runner-")
+            .tempdir()
+            .map_err(|source| RunnerError::Io {
+                path: std::env::temp_dir(),
+                source,
+            })?;
+        let claims = options
+            .claims
+            .clone()
+            .unwrap_or_else(|| state.path().join("claims"));
+        Ok(Self {
+            options,
+            helper,
+            network,
+            state,
+            claims,
+            sources: BTreeMap::new(),
+            services: BTreeMap::new(),
+            pods: BTreeMap::new(),
+        })
+    }
+
+    /// Where persistent volumes live: `<claims>/<namespace>/<claim>`.
+    pub fn claims(&self) -> &Path {
+        &self.claims
+    }
+
+    fn sources(&mut self, namespace: &str) -> Arc<RwLock<Sources>> {
+        self.sources
+            .entry(namespace.to_owned())
+            .or_default()
+            .clone()
+    }
+
+    /// Adds or replaces a ConfigMap; the volumes that project it are rewritten.
+    pub fn apply_config_map(&mut self, config_map: ConfigMap) -> Result<(), RunnerError> {
+        let namespace = namespace_of(&config_map.metadata);
+        let name = config_map.metadata.name.clone().unwrap_or_default();
+        if let Ok(mut sources) = self.sources(&namespace).write() {
+            sources.config_maps.insert(name, config_map);
+        }
+        self.refresh_volumes(&namespace)
+    }
+
+    /// Adds or replaces a Secret; the volumes that project it are rewritten.
+    pub fn apply_secret(&mut self, secret: Secret) -> Result<(), RunnerError> {
+        let namespace = namespace_of(&secret.metadata);
+        let name = secret.metadata.name.clone().unwrap_or_default();
+        if let Ok(mut sources) = self.sources(&namespace).write() {
+            sources.secrets.insert(name, secret);
+        }
+        self.refresh_volumes(&namespace)
+    }
+
+    /// Adds or replaces a Service, whose names then resolve to the pods it selects.
+    pub fn apply_service(&mut self, service: Service) -> Result<(), RunnerError> {
+        let key = (
+            namespace_of(&service.metadata),
+            service.metadata.name.clone().unwrap_or_default(),
+        );
+        self.services.insert(key, service);
+        self.write_hosts()
+    }
+
+    fn refresh_volumes(&self, namespace: &str) -> Result<(), RunnerError> {
+        let Some(sources) = self
+            .sources
+            .get(namespace)
+            .and_then(|sources| sources.read().ok().map(|sources| sources.clone()))
+        else {
+            return Ok(());
+        };
+        for ((pod_namespace, pod), entry) in &self.pods {
+            if pod_namespace == namespace {
+                refresh(&entry.pod, &sources, &entry.roots).map_err(|source| {
+                    RunnerError::Volume {
+                        pod: pod.clone(),
+                        source,
+                    }
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts `pod`: its network, volumes and containers. Returns once it is started,
+    /// not once it is ready.
+    pub fn run(&mut self, pod: Pod) -> Result<(), RunnerError> {
+        let namespace = namespace_of(&pod.metadata);
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let key = (namespace.clone(), name.clone());
+        if self.pods.contains_key(&key) {
+            return Ok(());
+        }
+        self.check_runnable(&pod, &name)?;
+        let network_name = format!("{namespace}/{name}");
+        let address = self.network.add_pod(&network_name)?;
+        let dir = self.state.path().join("pods").join(&namespace).join(&name);
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| RunnerError::Io { path, source }
+        };
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let files = PodFiles {
+            hosts: dir.join("hosts"),
+            hostname: dir.join("hostname"),
+            resolv_conf: dir.join("resolv.conf"),
+        };
+        std::fs::write(&files.hostname, format!("{}\n", hostname(&pod)))
+            .map_err(io(&files.hostname))?;
+        std::fs::write(
+            &files.resolv_conf,
+            format!(
+                "search {namespace}.svc.{domain} svc.{domain} {domain}\noptions ndots:5\n",
+                domain = self.options.domain
+            ),
+        )
+        .map_err(io(&files.resolv_conf))?;
+        let roots = VolumeRoots {
+            pod: dir.clone(),
+            claims: self.claims.clone(),
+        };
+        let sources = self.sources(&namespace);
+        let snapshot = sources
+            .read()
+            .map(|sources| sources.clone())
+            .unwrap_or_default();
+        let volumes = prepare(&pod, &snapshot, &roots).map_err(|source| RunnerError::Volume {
+            pod: name.clone(),
+            source,
+        })?;
+        let spec = pod.spec.as_ref();
+        let pod_name = PodName {
+            address,
+            hostname: hostname(&pod),
+            subdomain: spec.and_then(|spec| spec.subdomain.clone()),
+            namespace: namespace.clone(),
+        };
+        let netns = self.network.netns_path(&network_name)?;
+        let mut with_status = pod.clone();
+        with_status.status.get_or_insert_default().pod_ip = Some(address.to_string());
+        let setup = PodSetup {
+            pod: with_status,
+            images: self.options.images.clone(),
+            sources,
+            helper: self.helper.clone(),
+            netns,
+            address,
+            dir,
+            files: files.clone(),
+            volumes,
+            backoff: self.options.backoff,
+        };
+        // The hosts file must exist before the first container binds it.
+        self.write_hosts_with(Some((&pod, &pod_name, &files)))?;
+        self.pods.insert(
+            key,
+            Entry {
+                pod,
+                name: pod_name,
+                files,
+                roots,
+                running: RunningPod::start(setup),
+            },
+        );
+        Ok(())
+    }
+
+    /// What the runner cannot run as rendered, found before anything starts.
+    fn check_runnable(&self, pod: &Pod, name: &str) -> Result<(), RunnerError> {
+        let spec = pod.spec.clone().unwrap_or_default();
+        let unrunnable = |reason: String| RunnerError::Unrunnable {
+            pod: name.to_owned(),
+            reason,
+        };
+        for container in spec
+            .init_containers
+            .iter()
+            .flatten()
+            .chain(&spec.containers)
+        {
+            let reference = container.image.clone().unwrap_or_default();
+            self.options
+                .images
+                .get(&reference)
+                .map_err(|error| unrunnable(error.to_string()))?;
+        }
+        if spec.host_network == Some(true) {
+            return Err(unrunnable(
+                "hostNetwork pods would share the host's network".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Stops `pod` as the kubelet deletes one and removes it from the network. Its
+    /// persistent volumes stay.
+    pub async fn delete(&mut self, namespace: &str, name: &str) -> Result<(), RunnerError> {
+        let entry = self
+            .pods
+            .remove(&(namespace.to_owned(), name.to_owned()))
+            .ok_or_else(|| RunnerError::UnknownPod(name.to_owned()))?;
+        entry.running.stop().await;
+        self.network.remove_pod(&format!("{namespace}/{name}"))?;
+        let _ = std::fs::remove_dir_all(&entry.roots.pod);
+        self.write_hosts()
+    }
+
+    /// Kills `pod`'s processes at once, as a node that fails does; the pod stays
+    /// listed, with its containers ended, until it is deleted.
+    pub fn kill(&mut self, namespace: &str, name: &str) -> Result<(), RunnerError> {
+        let entry = self
+            .pods
+            .get_mut(&(namespace.to_owned(), name.to_owned()))
+            .ok_or_else(|| RunnerError::UnknownPod(name.to_owned()))?;
+        entry.running.kill();
+        Ok(())
+    }
+
+    /// The pod's status.
+    pub fn status(&self, namespace: &str, name: &str) -> Option<PodStatus> {
+        self.pods
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .map(|entry| entry.running.status())
+    }
+
+    /// Every pod's key and status.
+    pub fn statuses(&self) -> Vec<((String, String), PodStatus)> {
+        self.pods
+            .iter()
+            .map(|(key, entry)| (key.clone(), entry.running.status()))
+            .collect()
+    }
+
+    /// The log of a container's run (0 for the first).
+    pub fn log(
+        &self,
+        namespace: &str,
+        name: &str,
+        container: &str,
+        attempt: i32,
+    ) -> Option<PathBuf> {
+        self.pods
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .map(|entry| entry.running.log(container, attempt))
+    }
+
+    /// The pod's address.
+    pub fn address(&self, namespace: &str, name: &str) -> Option<Ipv4Addr> {
+        self.pods
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .map(|entry| entry.name.address)
+    }
+
+    /// Runs `work` on a thread inside `pod`'s network (a client reaching the pods).
+    pub fn in_pod<T: Send + 'static>(
+        &self,
+        namespace: &str,
+        name: &str,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, RunnerError> {
+        Ok(self.network.in_pod(&format!("{namespace}/{name}"), work)?)
+    }
+
+    /// Runs `argv` inside a running container, as `kubectl exec` does, with the
+    /// container's environment; its exit code and output, `None` on timeout.
+    pub async fn exec(
+        &self,
+        namespace: &str,
+        name: &str,
+        container: &str,
+        argv: &[&str],
+        timeout: Duration,
+    ) -> Result<Option<(i32, String)>, RunnerError> {
+        let entry = self
+            .pods
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .ok_or_else(|| RunnerError::UnknownPod(name.to_owned()))?;
+        let status = entry.running.status();
+        let running = status
+            .containers
+            .iter()
+            .chain(&status.init_containers)
+            .find(|status| status.name == container);
+        let unrunnable = |reason: &str| RunnerError::Unrunnable {
+            pod: name.to_owned(),
+            reason: format!("container {container}: {reason}"),
+        };
+        let pid = running
+            .and_then(|status| status.pid)
+            .ok_or_else(|| unrunnable("not running"))?;
+        let spec = entry.pod.spec.clone().unwrap_or_default();
+        let rendered = spec
+            .containers
+            .iter()
+            .chain(spec.init_containers.iter().flatten())
+            .find(|candidate| candidate.name == container)
+            .ok_or_else(|| unrunnable("not in the pod"))?;
+        let image = self
+            .options
+            .images
+            .get(rendered.image.as_deref().unwrap_or_default())
+            .map_err(|error| unrunnable(&error.to_string()))?;
+        let user = credentials(&entry.pod, rendered, image);
+        let env = entry
+            .running
+            .environment(container)
+            .ok_or_else(|| unrunnable("its environment cannot be built"))?;
+        let command = Command {
+            argv: argv.iter().map(|word| (*word).to_owned()).collect(),
+            env,
+            working_dir: "/".into(),
+        };
+        Ok(self
+            .helper
+            .exec_in(pid, &user, true, command, timeout)
+            .await?)
+    }
+
+    fn write_hosts(&self) -> Result<(), RunnerError> {
+        self.write_hosts_with(None)
+    }
+
+    /// Writes every pod's hosts file, and that of `starting`, a pod about to start.
+    fn write_hosts_with(
+        &self,
+        starting: Option<(&Pod, &PodName, &PodFiles)>,
+    ) -> Result<(), RunnerError> {
+        let pods: Vec<(&Pod, &PodName, &PodFiles)> = self
+            .pods
+            .values()
+            .map(|entry| (&entry.pod, &entry.name, &entry.files))
+            .chain(starting)
+            .collect();
+        let names: Vec<PodName> = pods.iter().map(|(_, name, _)| (*name).clone()).collect();
+        let mut services = BTreeMap::new();
+        for (key, service) in &self.services {
+            let selector = service
+                .spec
+                .as_ref()
+                .and_then(|spec| spec.selector.clone())
+                .unwrap_or_default();
+            let addresses: Vec<Ipv4Addr> = pods
+                .iter()
+                .filter(|(pod, name, _)| {
+                    name.namespace == key.0
+                        && !selector.is_empty()
+                        && selector.iter().all(|(label, value)| {
+                            pod.metadata
+                                .labels
+                                .as_ref()
+                                .and_then(|labels| labels.get(label))
+                                == Some(value)
+                        })
+                })
+                .map(|(_, name, _)| name.address)
+                .collect();
+            services.insert(key.clone(), addresses);
+        }
+        for (_, name, files) in pods {
+            let text = hosts_file(name, &names, &services, &self.options.domain);
+            if std::fs::read_to_string(&files.hosts).ok().as_deref() != Some(text.as_str()) {
+                std::fs::write(&files.hosts, text).map_err(|source| RunnerError::Io {
+                    path: files.hosts.clone(),
+                    source,
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops every pod, as [`Self::delete`] does, and removes the network.
+    pub async fn shutdown(mut self) {
+        let stopping: Vec<_> = std::mem::take(&mut self.pods)
+            .into_values()
+            .map(|entry| tokio::spawn(entry.running.stop()))
+            .collect();
+        for stop in stopping {
+            let _ = stop.await;
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The pod runner on the real kernel, with pods written the way the operators render
+//! them: init containers, an emptyDir, ConfigMap and Secret volumes, env from the
+//! downward API and a Secret, probes, restarts with their termination message, Service
+//! names, and stop by deletion. The image is the host's own tools (a manifest with no
+//! paths of its own). Needs root; `cargo xtask test` runs it.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
+use serde_json::json;
+use strata_pod_runner::image::{Images, MANIFEST, Manifest};
+use strata_pod_runner::pod::Backoff;
+use strata_pod_runner::runner::{PodRunner, RunnerOptions};
+use strata_pod_runner::status::{PodStatus, State};
+
+const IMAGE: &str = "strata.test/host-tools:1";
+
+fn runner(image_dir: &std::path::Path) -> PodRunner {
+    let manifest = Manifest {
+        references: vec![IMAGE.to_owned()],
+        paths: Vec::new(),
+        env: vec![("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned())],
+        working_dir: "/".into(),
+        user: (1000, 1000),
+        entrypoint: Vec::new(),
+    };
+    std::fs::write(
+        image_dir.join(MANIFEST),
+        serde_json::to_string(&manifest).unwrap(),
+    )
+    .unwrap();
+    let mut images = Images::default();
+    images.add(image_dir).unwrap();
+    let mut options = RunnerOptions::new(images);
+    options.backoff = Backoff {
+        initial: Duration::from_millis(200),
+        max: Duration::from_secs(1),
+    };
+    PodRunner::new(options).unwrap_or_else(|error| panic!("{error}"))
+}
+
+fn web_pod() -> Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": "web-0", "namespace": "default", "labels": {"app": "web"}},
+        "spec": {
+            "hostname": "web-0",
+            "subdomain": "web",
+            "securityContext": {"runAsUser": 1000, "runAsGroup": 100, "fsGroup": 100},
+            "terminationGracePeriodSeconds": 5,
+            "initContainers": [{
+                "name": "prepare",
+                "image": IMAGE,
+                "command": ["sh", "-c", "echo \"$GREETING from $POD_NAME with $(cat /secret/password | wc -c) secret bytes\" > /site/index.html"],
+                "env": [
+                    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                    {"name": "GREETING", "valueFrom": {"configMapKeyRef": {"name": "web", "key": "greeting"}}}
+                ],
+                "volumeMounts": [{"name": "site", "mountPath": "/site"}, {"name": "secret", "mountPath": "/secret", "readOnly": true}]
+            }],
+            "containers": [{
+                "name": "server",
+                "image": IMAGE,
+                "command": ["python3", "-m", "http.server", "8080", "--directory", "/site"],
+                "ports": [{"name": "http", "containerPort": 8080}],
+                "readinessProbe": {"httpGet": {"path": "/index.html", "port": "http"}, "periodSeconds": 1},
+                "livenessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 1, "failureThreshold": 30},
+                "securityContext": {"readOnlyRootFilesystem": true, "allowPrivilegeEscalation": false},
+                "volumeMounts": [{"name": "site", "mountPath": "/site", "readOnly": true}]
+            }, {
+                "name": "flaky",
+                "image": IMAGE,
+                "command": ["sh", "-c", "echo started; if [ -e /state/once ]; then exec sleep 600; fi; touch /state/once; echo OutOfLuck > /dev/termination-log; exit 7"],
+                "volumeMounts": [{"name": "state", "mountPath": "/state"}]
+            }],
+            "volumes": [
+                {"name": "site", "emptyDir": {}},
+                {"name": "state", "persistentVolumeClaim": {"claimName": "state-web-0"}},
+                {"name": "secret", "secret": {"secretName": "web", "defaultMode": 288}}
+            ]
+        }
+    }))
+    .unwrap()
+}
+
+async fn wait_for(
+    runner: &PodRunner,
+    pod: &str,
+    what: &str,
+    test: impl Fn(&PodStatus) -> bool,
+) -> PodStatus {
+    for _ in 0..300 {
+        if let Some(status) = runner.status("default", pod).filter(|status| test(status)) {
+            return status;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let log = |container: &str| {
+        runner
+            .log("default", pod, container, 0)
+            .and_then(|path| std::fs::read_to_string(path).ok())
+    };
+    panic!(
+        "pod {pod} never got {what}: {:#?}\nserver log: {:?}\nprepare log: {:?}",
+        runner.status("default", pod),
+        log("server"),
+        log("prepare")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root; run by cargo xtask test"]
+async fn a_rendered_pod_runs_turns_ready_restarts_a_failed_container_and_stops_on_delete() {
+    let image_dir = tempfile::tempdir().unwrap();
+    let mut runner = runner(image_dir.path());
+    let config_map: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "web"}, "data": {"greeting": "hello"}}))
+            .unwrap();
+    let secret: Secret = serde_json::from_value(
+        json!({"metadata": {"name": "web"}, "stringData": {"password": "s3cret"}}),
+    )
+    .unwrap();
+    let service: Service = serde_json::from_value(json!({"metadata": {"name": "web-public"}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 8080}]}})).unwrap();
+    runner.apply_config_map(config_map).unwrap();
+    runner.apply_secret(secret).unwrap();
+    runner.apply_service(service).unwrap();
+
+    runner.run(web_pod()).unwrap();
+    let ready = wait_for(&runner, "web-0", "Ready", |status| {
+        status.ready() || status.containers[1].restart_count > 0 && status.containers[0].ready
+    })
+    .await;
+    assert_eq!(ready.phase, "Running");
+
+    let client: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "client"},
+        "spec": {"containers": [{"name": "main", "image": IMAGE, "command": ["sleep", "600"]}]}
+    }))
+    .unwrap();
+    runner.run(client).unwrap();
+    wait_for(&runner, "client", "Ready", PodStatus::ready).await;
+    for url in [
+        "http://web-public:8080/index.html",
+        "http://web-0.web.default.svc.cluster.local:8080/index.html",
+    ] {
+        let fetched = runner
+            .exec(
+                "default",
+                "client",
+                "main",
+                &["curl", "-sS", "--max-time", "5", url],
+                Duration::from_secs(10),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            fetched,
+            Some((0, "hello from web-0 with 6 secret bytes\n".to_owned())),
+            "{url}"
+        );
+    }
+    let outside = runner
+        .exec(
+            "default",
+            "client",
+            "main",
+            &["curl", "-sS", "--max-time", "5", "http://10.255.255.53:80/"],
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    assert_ne!(
+        outside.map(|(code, _)| code),
+        Some(0),
+        "a pod reached an address outside the pod network"
+    );
+
+    let restarted = wait_for(&runner, "web-0", "a restarted flaky container", |status| {
+        status.containers[1].restart_count == 1
+            && matches!(status.containers[1].state, State::Running(_))
+    })
+    .await;
+    let last = restarted.containers[1]
+        .last_state
+        .clone()
+        .expect("the first run's end");
+    assert_eq!(
+        (
+            last.exit_code,
+            last.reason.as_str(),
+            last.message.as_deref()
+        ),
+        (7, "Error", Some("OutOfLuck\n"))
+    );
+    let kept = runner.claims().join("default/state-web-0/once");
+    assert!(
+        kept.exists(),
+        "the persistent volume keeps the first run's file"
+    );
+
+    runner.delete("default", "web-0").await.unwrap();
+    assert!(runner.status("default", "web-0").is_none());
+    assert!(kept.exists(), "deleting a pod keeps its persistent volume");
+    let gone = runner
+        .exec(
+            "default",
+            "client",
+            "main",
+            &["curl", "-sS", "--max-time", "2", "http://web-public:8080/"],
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    assert_ne!(gone.map(|(code, _)| code), Some(0));
+    runner.shutdown().await;
+}
