@@ -12,6 +12,7 @@ pub mod hosts;
 pub mod image;
 pub mod isolate;
 pub mod launch;
+pub mod manifest;
 pub mod network;
 pub mod pod;
 pub mod probe;

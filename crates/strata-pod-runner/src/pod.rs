@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Container, Pod};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 
 use crate::container::{Exit, Helper, Running, termination_log_file, termination_message};
 use crate::env::{command_line, environment};
@@ -286,23 +286,21 @@ impl Drop for RunningPod {
     }
 }
 
+/// Supervises the pod. Every container runs in a task of a [`JoinSet`] owned here, so
+/// that aborting this task (a kill, or dropping the pod) drops the containers' tasks and
+/// with them their processes.
 async fn run(
     shared: Arc<Shared>,
     init_containers: Vec<Container>,
     containers: Vec<Container>,
     stop: watch::Receiver<bool>,
 ) {
-    let mut sidecars = Vec::new();
+    let mut sidecars = JoinSet::new();
     for (index, container) in init_containers.into_iter().enumerate() {
         let slot = Slot::Init(index);
         if container.restart_policy.as_deref() == Some("Always") {
             let mut status = shared.status.subscribe();
-            sidecars.push(tokio::spawn(supervise(
-                shared.clone(),
-                slot,
-                container,
-                stop.clone(),
-            )));
+            sidecars.spawn(supervise(shared.clone(), slot, container, stop.clone()));
             let started = async move {
                 let _ = status
                     .wait_for(|status| {
@@ -330,21 +328,18 @@ async fn run(
     shared
         .status
         .send_modify(|status| status.phase = "Running".to_owned());
-    let mains: Vec<_> = containers
-        .into_iter()
-        .enumerate()
-        .map(|(index, container)| {
-            tokio::spawn(supervise(
-                shared.clone(),
-                Slot::Main(index),
-                container,
-                stop.clone(),
-            ))
-        })
-        .collect();
+    let mut mains = JoinSet::new();
+    for (index, container) in containers.into_iter().enumerate() {
+        mains.spawn(supervise(
+            shared.clone(),
+            Slot::Main(index),
+            container,
+            stop.clone(),
+        ));
+    }
     let mut succeeded = true;
-    for main in mains {
-        succeeded &= main.await.unwrap_or(false);
+    while let Some(main) = mains.join_next().await {
+        succeeded &= main.unwrap_or(false);
     }
     if !*stop.borrow() {
         shared.status.send_modify(|status| {
@@ -367,10 +362,8 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|stop| *stop).await;
 }
 
-async fn finish(sidecars: Vec<JoinHandle<bool>>) {
-    for sidecar in sidecars {
-        let _ = sidecar.await;
-    }
+async fn finish(mut sidecars: JoinSet<bool>) {
+    while sidecars.join_next().await.is_some() {}
 }
 
 enum Outcome {

@@ -111,7 +111,8 @@ async fn wait_for(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs root; run by cargo xtask test"]
-async fn a_rendered_pod_runs_turns_ready_restarts_a_failed_container_and_stops_on_delete() {
+async fn a_rendered_pod_runs_turns_ready_restarts_a_failed_container_dies_on_kill_and_is_gone_on_delete()
+ {
     let image_dir = tempfile::tempdir().unwrap();
     let mut runner = runner(image_dir.path());
     let config_map: ConfigMap =
@@ -198,6 +199,24 @@ async fn a_rendered_pod_runs_turns_ready_restarts_a_failed_container_and_stops_o
         kept.exists(),
         "the persistent volume keeps the first run's file"
     );
+
+    runner.kill("default", "web-0").unwrap();
+    let killed = runner
+        .exec(
+            "default",
+            "client",
+            "main",
+            &["curl", "-sS", "--max-time", "2", "http://web-public:8080/"],
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    assert_ne!(
+        killed.map(|(code, _)| code),
+        Some(0),
+        "a killed pod still served"
+    );
+    assert!(!runner.status("default", "web-0").unwrap().ready());
 
     runner.delete("default", "web-0").await.unwrap();
     assert!(runner.status("default", "web-0").is_none());
