@@ -8,11 +8,13 @@ pub mod control_plane;
 pub mod env;
 pub mod hadoop_client;
 pub mod hadoop_image;
+pub mod image_dir;
 pub mod layer;
 pub mod process;
 pub mod superset;
 pub mod venv;
 pub mod zookeeper;
+pub mod zookeeper_image;
 
 use std::{
     collections::BTreeMap,
@@ -63,6 +65,9 @@ pub struct Tools {
     pub control_plane_bin: PathBuf,
     /// The local stand-in for the `apache/hadoop:3.4.2` image (holds `opt/hadoop`).
     pub hadoop_image: PathBuf,
+    /// The local stand-in for the `zookeeper:3.9.5` image (holds
+    /// `apache-zookeeper-3.9.5-bin`).
+    pub zookeeper_image: PathBuf,
     /// Tool name to the version line it printed, for the report.
     pub versions: BTreeMap<&'static str, String>,
 }
@@ -111,6 +116,10 @@ impl Tools {
                 env::HADOOP_IMAGE,
                 self.hadoop_image.clone().into_os_string(),
             ),
+            (
+                env::ZOOKEEPER_IMAGE,
+                self.zookeeper_image.clone().into_os_string(),
+            ),
         ])
     }
 }
@@ -134,6 +143,9 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
     let hadoop_client_classpath = hadoop_client::classpath(&hadoop_client);
     let (hadoop_image, _) = step("hadoop 3.4.2 image directory (Maven Central)", || {
         hadoop_image::ensure(workspace, &tools_dir)
+    })?;
+    let (zookeeper_image, _) = step("zookeeper 3.9.5 image directory (Maven Central)", || {
+        zookeeper_image::ensure(workspace, &tools_dir)
     })?;
     let (superset, _) = step("superset venv (PyPI) + postgresql (Debian package)", || {
         superset::ensure(&tools_dir)
@@ -197,6 +209,18 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
                 .arg("version"),
             )?,
         ),
+        (
+            "zookeeper-image",
+            version(
+                Command::new(
+                    zookeeper_image
+                        .join("apache-zookeeper-3.9.5-bin")
+                        .join("bin")
+                        .join("zkServer.sh"),
+                )
+                .arg("version"),
+            )?,
+        ),
         ("superset", superset.version()?),
         (
             "postgresql",
@@ -229,6 +253,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         postgresql_bin: superset.postgresql_bin,
         control_plane_bin: control_plane.bin,
         hadoop_image,
+        zookeeper_image,
         versions,
     })
 }

@@ -44,8 +44,13 @@ pub const CONTROL_PLANE_BIN: &str = "STRATA_CONTROL_PLANE_BIN";
 /// pod runner.
 pub const HADOOP_IMAGE: &str = "STRATA_HADOOP_IMAGE";
 
+/// The local stand-in for the `zookeeper:3.9.5` image: the directory that holds
+/// `apache-zookeeper-3.9.5-bin` (`bin/zkServer.sh`, the jars from Maven Central), for
+/// the pod runner.
+pub const ZOOKEEPER_IMAGE: &str = "STRATA_ZOOKEEPER_IMAGE";
+
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 13] = [
+pub const ALL: [&str; 14] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -59,6 +64,7 @@ pub const ALL: [&str; 13] = [
     POSTGRESQL_BIN,
     CONTROL_PLANE_BIN,
     HADOOP_IMAGE,
+    ZOOKEEPER_IMAGE,
 ];
 
 /// A tool variable a test needs is not set.

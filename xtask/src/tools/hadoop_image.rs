@@ -12,20 +12,22 @@
 //! - `opt/hadoop/bin/hdfs`: a stand-in for the image's launcher, which no registry ships
 //!   (`hadoop_image/hdfs`: the same subcommands, main classes and JVM options).
 //!
-//! A stamp records the pom and the launcher, so a change to either builds the directory
+//! The manifest (`strata-image.json`) gives the image's `ENV` (`PATH` with
+//! `/opt/hadoop/bin`), `WORKDIR` and user, for the pod runner.
+//!
+//! A stamp records the pom, the launcher and the manifest, so a change to either builds the directory
 //! again. A fresh build is proved by `hdfs version` and by formatting a name directory
 //! twice (the second format must refuse) before the stamp is written.
 
 use std::{
     fs,
-    os::unix::fs::PermissionsExt,
     path::{Path, PathBuf},
     process::Command,
 };
 
 use anyhow::{Context, bail};
 
-use super::{Outcome, process};
+use super::{Outcome, image_dir, process};
 
 /// The Hadoop release the image stands in for.
 pub const VERSION: &str = "3.4.2";
@@ -38,6 +40,26 @@ const WEBAPPS_ARTIFACT: &str = "org.apache.hadoop:hadoop-hdfs:3.4.2:jar:tests";
 /// The file that artifact is copied to.
 const WEBAPPS_JAR: &str = "hadoop-hdfs-3.4.2-tests.jar";
 
+/// The image's `ENV`, `WORKDIR` and user (`hadoop`, 1000:100). No `JAVA_HOME`: the
+/// launcher then runs the `java` on `PATH`, the host's.
+fn manifest() -> String {
+    image_dir::ImageManifest {
+        references: &["docker.io/apache/hadoop:3.4.2", "apache/hadoop:3.4.2"],
+        paths: &["/opt/hadoop"],
+        env: &[
+            ("HADOOP_HOME", "/opt/hadoop"),
+            ("HADOOP_CONF_DIR", "/opt/hadoop/etc/hadoop"),
+            (
+                "PATH",
+                "/opt/hadoop/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            ),
+        ],
+        working_dir: "/opt/hadoop",
+        user: (1000, 100),
+    }
+    .to_json()
+}
+
 /// Builds the image directory `tools_dir/images/apache-hadoop-3.4.2` unless its stamp is
 /// current; returns it (the image's `/`, holding `opt/hadoop`). Needs `mvn`, `java` and
 /// `python3`.
@@ -46,21 +68,17 @@ pub fn ensure(workspace: &Path, tools_dir: &Path) -> anyhow::Result<(PathBuf, Ou
         .join("images")
         .join(format!("apache-hadoop-{VERSION}"));
     let stamp = image.join("strata-stamp.txt");
-    let pin = format!("{POM}\n{LAUNCHER}");
+    let manifest = manifest();
+    let pin = format!("{POM}\n{LAUNCHER}\n{manifest}");
     if fs::read_to_string(&stamp).is_ok_and(|found| found == pin) {
         return Ok((image, Outcome::AlreadyPresent));
     }
-    let mvn = process::which("mvn").context(
-        "mvn is missing: install Maven (`apt-get install maven`), which fetches the Hadoop \
-         jars from Maven Central",
-    )?;
-    if image.exists() {
-        fs::remove_dir_all(&image).with_context(|| format!("cannot clean {}", image.display()))?;
-    }
+    let mvn = image_dir::maven()?;
+    image_dir::recreate(&image)?;
     let home = image.join("opt").join("hadoop");
     let hdfs_share = home.join("share").join("hadoop").join("hdfs");
     let work = image.join("strata-work");
-    for dir in [&hdfs_share, &work, &home.join("bin")] {
+    for dir in [&hdfs_share, &work] {
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
 
@@ -69,18 +87,7 @@ pub fn ensure(workspace: &Path, tools_dir: &Path) -> anyhow::Result<(PathBuf, Ou
         .join("maven")
         .join("hadoop")
         .join("pom.xml");
-    process::capture(
-        Command::new(&mvn)
-            .args(["-B", "-q", "-f"])
-            .arg(&pom)
-            .args(["dependency:copy-dependencies", "-DincludeScope=runtime"])
-            .arg(format!(
-                "-DoutputDirectory={}",
-                hdfs_share.join("lib").display()
-            )),
-    )
-    .map(drop)
-    .with_context(|| format!("mvn could not copy the jars {} pins", pom.display()))?;
+    image_dir::copy_dependencies(&mvn, &pom, &hdfs_share.join("lib"))?;
     process::capture(
         Command::new(&mvn)
             .args(["-B", "-q", "-f"])
@@ -94,11 +101,10 @@ pub fn ensure(workspace: &Path, tools_dir: &Path) -> anyhow::Result<(PathBuf, Ou
     extract_webapps(&work.join(WEBAPPS_JAR), &hdfs_share)?;
 
     let launcher = home.join("bin").join("hdfs");
-    fs::write(&launcher, LAUNCHER)
-        .and_then(|()| fs::set_permissions(&launcher, fs::Permissions::from_mode(0o755)))
-        .with_context(|| format!("cannot write {}", launcher.display()))?;
+    image_dir::write_executable(&launcher, LAUNCHER)?;
     prove(&launcher, &work)?;
     fs::remove_dir_all(&work).with_context(|| format!("cannot clean {}", work.display()))?;
+    fs::write(image.join(image_dir::MANIFEST), manifest).context("cannot write the manifest")?;
     fs::write(&stamp, pin).with_context(|| format!("cannot write {}", stamp.display()))?;
     Ok((image, Outcome::Installed))
 }
