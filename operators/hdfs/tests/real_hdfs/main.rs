@@ -1,0 +1,160 @@
+//! HDFS on real Hadoop 3.4.2 (issue 23): the pods the operator builds for the example
+//! (2 namenodes with ZKFC, 3 journalnodes, 3 datanodes) and a real ZooKeeper 3.9.5, run
+//! as rendered by the pod runner. Needs root and the image directories of `cargo xtask
+//! tools`; `cargo xtask test` runs it.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+mod support;
+
+use std::time::Duration;
+
+use hdfs_operator::controller::namenode_http::namenode_info;
+use strata_pod_runner::manifest::apply_all;
+use support::{
+    CLIENT_POD, NAMENODES, NAMESPACE, client, client_pod, example_cluster, ha_state, hdfs_objects,
+    in_pod, log, runner, start_zookeeper, status, wait_for, wait_ready,
+};
+
+const JOURNALNODES: [&str; 3] = [
+    "simple-hdfs-journalnode-default-0",
+    "simple-hdfs-journalnode-default-1",
+    "simple-hdfs-journalnode-default-2",
+];
+const DATANODES: [&str; 3] = [
+    "simple-hdfs-datanode-default-0",
+    "simple-hdfs-datanode-default-1",
+    "simple-hdfs-datanode-default-2",
+];
+
+/// The files the client writes: name and size.
+const FILES: [(&str, usize); 3] = [("small", 1_000), ("medium", 300_000), ("large", 3_000_000)];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root and the Hadoop and ZooKeeper image directories; run by cargo xtask test"]
+async fn first_start_formats_once_fails_over_and_keeps_every_file() {
+    let mut runner = runner();
+    let quorum = start_zookeeper(&mut runner).await;
+    let cluster = example_cluster();
+    let mut objects = hdfs_objects(&cluster, &quorum);
+    objects.push(client_pod());
+    apply_all(&mut runner, &objects).unwrap_or_else(|error| panic!("{error}"));
+    let every_pod: Vec<&str> = NAMENODES
+        .iter()
+        .chain(&JOURNALNODES)
+        .chain(&DATANODES)
+        .copied()
+        .collect();
+    wait_ready(&runner, &every_pod, Duration::from_secs(420)).await;
+
+    // Exactly one namenode formatted; the other bootstrapped from it.
+    let format_logs = NAMENODES.map(|pod| log(&runner, pod, "format-namenode"));
+    let formatted: Vec<_> = format_logs
+        .iter()
+        .filter(|log| log.contains("formatted a new namespace"))
+        .collect();
+    let bootstrapped: Vec<_> = format_logs
+        .iter()
+        .filter(|log| log.contains("bootstrapStandby copied the namespace"))
+        .collect();
+    assert_eq!(
+        (formatted.len(), bootstrapped.len()),
+        (1, 1),
+        "{format_logs:#?}"
+    );
+    // ZKFC created the failover znode once; the other found it.
+    let zkfc_logs = NAMENODES.map(|pod| log(&runner, pod, "zkfc"));
+    let created = zkfc_logs
+        .iter()
+        .filter(|log| log.contains("created the failover znode"))
+        .count();
+    let found = zkfc_logs
+        .iter()
+        .filter(|log| log.contains("the failover znode already exists"))
+        .count();
+    assert_eq!((created, found), (1, 1), "{zkfc_logs:#?}");
+
+    // One active, one standby, and the operator's own JMX reader finds one cluster ID,
+    // the one both name directories hold.
+    wait_for(
+        &runner,
+        Duration::from_secs(120),
+        "one active namenode",
+        |runner| {
+            let mut states = NAMENODES.map(|pod| ha_state(runner, pod).unwrap_or_default());
+            states.sort();
+            states == ["active", "standby"]
+        },
+    )
+    .await;
+    let cluster_ids = NAMENODES.map(|pod| {
+        let address = format!("{}:9870", runner.address(NAMESPACE, pod).unwrap());
+        in_pod(&runner, CLIENT_POD, move || async move {
+            namenode_info(&address, Duration::from_secs(5)).await
+        })
+        .and_then(|info| info.cluster_id)
+        .expect("a cluster ID in NameNodeInfo")
+    });
+    assert_eq!(cluster_ids[0], cluster_ids[1]);
+    assert!(cluster_ids[0].starts_with("CID-"), "{cluster_ids:?}");
+    for pod in NAMENODES {
+        let version = runner
+            .claims()
+            .join(NAMESPACE)
+            .join(format!("data-{pod}"))
+            .join("name/current/VERSION");
+        let text = std::fs::read_to_string(&version)
+            .unwrap_or_else(|error| panic!("{}: {error}", version.display()));
+        assert!(
+            text.contains(&format!("clusterID={}", cluster_ids[0])),
+            "{pod}: {text}"
+        );
+    }
+
+    // A client writes through the discovery ConfigMap.
+    let mut sums = Vec::new();
+    for (name, size) in FILES {
+        let (code, output) = client(
+            &runner,
+            &format!("set -e; head -c {size} /dev/urandom > /tmp/{name}; hdfs dfs -mkdir -p /data; hdfs dfs -put -f /tmp/{name} /data/{name}; md5sum < /tmp/{name}"),
+        )
+        .await;
+        assert_eq!(code, 0, "writing {name}: {output}");
+        sums.push(output.lines().last().unwrap_or_default().to_owned());
+    }
+
+    // The active namenode's pod dies: the standby takes over and every file reads back.
+    let active = NAMENODES
+        .into_iter()
+        .find(|pod| ha_state(&runner, pod).as_deref() == Some("active"))
+        .expect("an active namenode");
+    let standby = NAMENODES.into_iter().find(|pod| *pod != active).unwrap();
+    runner.kill(NAMESPACE, active).unwrap();
+    wait_for(
+        &runner,
+        Duration::from_secs(120),
+        "the standby to become active",
+        |runner| ha_state(runner, standby).as_deref() == Some("active"),
+    )
+    .await;
+    wait_for(
+        &runner,
+        Duration::from_secs(60),
+        "the readiness probes to tell the truth",
+        |runner| status(runner, standby).ready() && !status(runner, active).ready(),
+    )
+    .await;
+    for ((name, _), sum) in FILES.iter().zip(&sums) {
+        let (code, output) = client(
+            &runner,
+            &format!("set -e; hdfs dfs -cat /data/{name} | md5sum"),
+        )
+        .await;
+        assert_eq!(
+            (code, output.lines().last().unwrap_or_default()),
+            (0, sum.as_str()),
+            "reading {name} after the failover: {output}"
+        );
+    }
+    runner.shutdown().await;
+}

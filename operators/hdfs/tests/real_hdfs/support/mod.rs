@@ -1,0 +1,296 @@
+//! HDFS on real Hadoop 3.4.2 through the pod runner: a real ZooKeeper 3.9.5 rendered by
+//! the ZooKeeper operator, the ZNode's path created by the operator's own ZooKeeper
+//! client, and the HDFS objects the HDFS operator builds for the example, with the
+//! ZNode's real discovery ConfigMap, each pod run as rendered.
+
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use hdfs_operator::build::{NameNodeState, build_cluster};
+use hdfs_operator::crd::HdfsCluster;
+use hdfs_operator::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
+use serde_json::{Value, json};
+use strata_pod_runner::image::Images;
+use strata_pod_runner::manifest::apply_all;
+use strata_pod_runner::pod::Backoff;
+use strata_pod_runner::runner::{PodRunner, RunnerOptions};
+use strata_pod_runner::status::PodStatus;
+use strata_testing::tools::{self, HADOOP_IMAGE, ZOOKEEPER_IMAGE};
+use zookeeper_operator::znode_client::ZnodeClient;
+
+/// Every object lives here.
+pub const NAMESPACE: &str = "default";
+/// The ZooKeeper server pod.
+pub const ZOOKEEPER_POD: &str = "simple-zk-server-default-0";
+/// The uid the test gives the ZNode, as the API server would.
+const ZNODE_UID: &str = "0b7c5e52-real-hdfs";
+/// The client pod the test talks from.
+pub const CLIENT_POD: &str = "hdfs-client";
+
+/// A runner with the Hadoop and ZooKeeper image directories. A missing tool fails the
+/// test with the variable to set, never skips it.
+pub fn runner() -> PodRunner {
+    let mut images = Images::default();
+    for variable in [HADOOP_IMAGE, ZOOKEEPER_IMAGE] {
+        let dir = tools::required_path(variable).unwrap_or_else(|error| panic!("{error}"));
+        images.add(&dir).unwrap_or_else(|error| panic!("{error}"));
+    }
+    let mut options = RunnerOptions::new(images);
+    // Shorter than the kubelet's 10 s, so that a test does not wait out a back-off.
+    options.backoff = Backoff {
+        initial: Duration::from_secs(2),
+        max: Duration::from_secs(10),
+    };
+    PodRunner::new(options).unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"))
+}
+
+/// Runs `work` on a thread inside `pod`'s network, on a runtime of its own, so that the
+/// operator's own async clients reach the pods.
+pub fn in_pod<T, F>(runner: &PodRunner, pod: &str, work: impl FnOnce() -> F + Send + 'static) -> T
+where
+    T: Send + 'static,
+    F: Future<Output = T>,
+{
+    runner
+        .in_pod(NAMESPACE, pod, move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime in the pod's network");
+            runtime.block_on(work())
+        })
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Starts ZooKeeper as the operator renders it (one server), creates the ZNode's path
+/// with the operator's client, and returns the ZNode's discovery ConfigMap's
+/// `ZOOKEEPER` value.
+pub async fn start_zookeeper(runner: &mut PodRunner) -> String {
+    let documents = vec![
+        json!({
+            "apiVersion": "zookeeper.strata.dev/v1alpha1",
+            "kind": "ZookeeperCluster",
+            "metadata": {"name": "simple-zk", "namespace": NAMESPACE, "uid": "6c1f3f0e-real-zk"},
+            "spec": {"servers": {"roleGroups": {"default": {"replicas": 1}}}}
+        }),
+        json!({
+            "apiVersion": "zookeeper.strata.dev/v1alpha1",
+            "kind": "ZookeeperZnode",
+            "metadata": {"name": "hdfs-znode", "namespace": NAMESPACE, "uid": ZNODE_UID},
+            "spec": {"clusterRef": {"name": "simple-zk"}}
+        }),
+    ];
+    let rendered =
+        zookeeper_operator::render::render(&documents).unwrap_or_else(|error| panic!("{error}"));
+    apply_all(runner, &rendered.objects).unwrap_or_else(|error| panic!("{error}"));
+    wait_ready(runner, &[ZOOKEEPER_POD], Duration::from_secs(180)).await;
+    let address = format!(
+        "{}:2181",
+        runner
+            .address(NAMESPACE, ZOOKEEPER_POD)
+            .expect("ZooKeeper's address")
+    );
+    let path = format!("/znode-{ZNODE_UID}");
+    in_pod(runner, ZOOKEEPER_POD, move || async move {
+        let client = ZnodeClient::connect(&address, Duration::from_secs(10)).await?;
+        client.ensure_path(&path).await
+    })
+    .unwrap_or_else(|error| panic!("the ZNode's path could not be created: {error}"));
+    let discovery = rendered
+        .objects
+        .iter()
+        .find(|object| object["kind"] == "ConfigMap" && object["metadata"]["name"] == "hdfs-znode")
+        .expect("the ZNode's discovery ConfigMap");
+    discovery["data"]["ZOOKEEPER"]
+        .as_str()
+        .expect("a ZOOKEEPER key")
+        .to_owned()
+}
+
+/// The example HdfsCluster, with a uid as the API server would give it.
+pub fn example_cluster() -> HdfsCluster {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/hdfs/simple-hdfs.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let mut cluster: HdfsCluster =
+        serde_yaml_ng::from_str(&text).unwrap_or_else(|error| panic!("{error}"));
+    cluster.metadata.uid = Some("2f0d4c8a-real-hdfs".to_owned());
+    cluster
+}
+
+/// The objects the operator builds for `cluster` on its first reconcile, with the
+/// ZooKeeper quorum its ZNode ConfigMap gives.
+pub fn hdfs_objects(cluster: &HdfsCluster, quorum: &str) -> Vec<Value> {
+    let model = ValidatedCluster::new(cluster, DEFAULT_CLUSTER_DOMAIN, quorum)
+        .unwrap_or_else(|error| panic!("{error}"));
+    let state = NameNodeState {
+        journal_nodes: model.topology.journalnodes.clone(),
+        ..NameNodeState::default()
+    };
+    let objects = build_cluster(&model, &state);
+    let mut values = vec![
+        to_value(&objects.namenode_state),
+        to_value(&objects.discovery_config_map),
+    ];
+    for group in &objects.role_groups {
+        values.extend([
+            to_value(&group.config_map),
+            to_value(&group.headless_service),
+            to_value(&group.metrics_service),
+            to_value(&group.stateful_set),
+        ]);
+    }
+    values
+}
+
+fn to_value<T: serde::Serialize>(object: &T) -> Value {
+    serde_json::to_value(object).expect("a rendered object serializes")
+}
+
+/// A pod with the Hadoop image and the cluster's discovery ConfigMap as its
+/// configuration: the HDFS client a user would run.
+pub fn client_pod() -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": CLIENT_POD, "namespace": NAMESPACE},
+        "spec": {
+            "securityContext": {"runAsUser": 1000, "runAsGroup": 100},
+            "containers": [{
+                "name": "client",
+                "image": "docker.io/apache/hadoop:3.4.2",
+                "command": ["sleep", "infinity"],
+                "env": [
+                    {"name": "HADOOP_CONF_DIR", "value": "/strata/client"},
+                    {"name": "HADOOP_CLIENT_OPTS", "value": "-Xmx192m"},
+                    {"name": "HADOOP_LOG_DIR", "value": "/tmp"}
+                ],
+                "volumeMounts": [{"name": "config", "mountPath": "/strata/client", "readOnly": true}]
+            }],
+            "volumes": [{"name": "config", "configMap": {"name": "simple-hdfs"}}]
+        }
+    })
+}
+
+/// Runs a shell command in the client pod; its exit code and output.
+pub async fn client(runner: &PodRunner, script: &str) -> (i32, String) {
+    runner
+        .exec(
+            NAMESPACE,
+            CLIENT_POD,
+            "client",
+            &["bash", "-c", script],
+            Duration::from_secs(120),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+        .unwrap_or_else(|| panic!("`{script}` overran two minutes"))
+}
+
+/// Waits until every pod is Ready; fails with each pod's status and log tails.
+pub async fn wait_ready(runner: &PodRunner, pods: &[&str], timeout: Duration) {
+    wait_for(runner, timeout, "every pod Ready", |runner| {
+        pods.iter().all(|pod| {
+            runner
+                .status(NAMESPACE, pod)
+                .is_some_and(|status| status.ready())
+        })
+    })
+    .await;
+}
+
+/// Waits until `test` holds; fails with every pod's status and log tails.
+pub async fn wait_for(
+    runner: &PodRunner,
+    timeout: Duration,
+    what: &str,
+    test: impl Fn(&PodRunner) -> bool,
+) {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if test(runner) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    panic!("waited {timeout:?} for {what}:\n{}", report(runner));
+}
+
+/// Each pod's phase and containers, with the last log lines of each container.
+pub fn report(runner: &PodRunner) -> String {
+    let mut text = String::new();
+    for ((namespace, pod), status) in runner.statuses() {
+        text.push_str(&format!(
+            "pod {pod}: {} ready={}\n",
+            status.phase,
+            status.ready()
+        ));
+        for container in status.init_containers.iter().chain(&status.containers) {
+            text.push_str(&format!(
+                "  {} {:?} ready={} restarts={} last={:?}\n",
+                container.name,
+                container.state,
+                container.ready,
+                container.restart_count,
+                container.last_state
+            ));
+            let log = runner
+                .log(&namespace, &pod, &container.name, container.restart_count)
+                .and_then(|path| std::fs::read_to_string(path).ok())
+                .unwrap_or_default();
+            let lines: Vec<&str> = log.lines().collect();
+            for line in &lines[lines.len().saturating_sub(8)..] {
+                text.push_str(&format!("    | {line}\n"));
+            }
+        }
+    }
+    text
+}
+
+/// The whole log of a container's first run.
+pub fn log(runner: &PodRunner, pod: &str, container: &str) -> String {
+    runner
+        .log(NAMESPACE, pod, container, 0)
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .unwrap_or_default()
+}
+
+/// A pod's status, which must exist.
+pub fn status(runner: &PodRunner, pod: &str) -> PodStatus {
+    runner
+        .status(NAMESPACE, pod)
+        .unwrap_or_else(|| panic!("no pod {pod}"))
+}
+
+/// The namenode pods of the example.
+pub const NAMENODES: [&str; 2] = [
+    "simple-hdfs-namenode-default-0",
+    "simple-hdfs-namenode-default-1",
+];
+
+/// A JMX bean of a namenode, asked from the client pod with the operator's own HTTP
+/// client; `None` while it does not answer.
+pub fn jmx(runner: &PodRunner, namenode: &str, query: &str) -> Option<Value> {
+    let address = format!("{}:9870", runner.address(NAMESPACE, namenode)?);
+    let path = format!("/jmx?qry={query}");
+    let (status, body) = in_pod(runner, CLIENT_POD, move || async move {
+        hdfs_operator::controller::namenode_http::get(&address, &path, Duration::from_secs(5)).await
+    })?;
+    let beans: Value = serde_json::from_str(&body).ok().filter(|_| status == 200)?;
+    beans["beans"].get(0).cloned()
+}
+
+/// A namenode's HA state (`active`, `standby`), from its `NameNodeStatus` bean.
+pub fn ha_state(runner: &PodRunner, namenode: &str) -> Option<String> {
+    jmx(
+        runner,
+        namenode,
+        "Hadoop:service=NameNode,name=NameNodeStatus",
+    )?["State"]
+        .as_str()
+        .map(str::to_owned)
+}
