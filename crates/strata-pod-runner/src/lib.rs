@@ -6,8 +6,10 @@
 //! an address on a bridge in a namespace of the runner's, no route out of that network,
 //! and the hosts file that makes pod FQDNs and Service names resolve there.
 
+pub mod agent;
 pub mod container;
 pub mod env;
+pub mod forward;
 pub mod hosts;
 pub mod image;
 pub mod isolate;

@@ -16,6 +16,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 
 use crate::container::{ContainerError, Helper};
+use crate::forward::{Forward, forward};
 use crate::hosts::{PodName, hosts_file};
 use crate::image::Images;
 use crate::launch::Command;
@@ -95,6 +96,7 @@ struct Entry {
     files: PodFiles,
     roots: VolumeRoots,
     running: RunningPod,
+    forwards: Vec<Forward>,
 }
 
 /// Pods run as local processes.
@@ -286,6 +288,7 @@ impl PodRunner {
                 files,
                 roots,
                 running: RunningPod::start(setup),
+                forwards: Vec::new(),
             },
         );
         Ok(())
@@ -368,6 +371,46 @@ impl PodRunner {
         self.pods
             .get(&(namespace.to_owned(), name.to_owned()))
             .map(|entry| entry.running.log(container, attempt))
+    }
+
+    /// The pod's uid, as the API server gave it.
+    pub fn uid(&self, namespace: &str, name: &str) -> Option<String> {
+        self.pods
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .and_then(|entry| entry.pod.metadata.uid.clone())
+    }
+
+    /// Forwards a loopback port of the host to `port` of the pod, for as long as the
+    /// pod runs here; returns the host's end.
+    pub async fn forward(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        port: u16,
+    ) -> Result<std::net::SocketAddr, RunnerError> {
+        let netns = self.network.netns_path(&format!("{namespace}/{name}"))?;
+        let entry = self
+            .pods
+            .get_mut(&(namespace.to_owned(), name.to_owned()))
+            .ok_or_else(|| RunnerError::UnknownPod(name.to_owned()))?;
+        let opened = forward(netns, entry.name.address, port)
+            .await
+            .map_err(|source| RunnerError::Io {
+                path: format!("127.0.0.1 (forward to {name}:{port})").into(),
+                source,
+            })?;
+        let local = opened.local;
+        entry.forwards.push(opened);
+        Ok(local)
+    }
+
+    /// The pod's names: its FQDN (when it has a subdomain) and its hostname.
+    pub fn names(&self, namespace: &str, name: &str) -> Option<Vec<String>> {
+        let entry = self.pods.get(&(namespace.to_owned(), name.to_owned()))?;
+        Some(vec![
+            entry.name.fqdn(&self.options.domain),
+            entry.name.hostname.clone(),
+        ])
     }
 
     /// The pod's address.
@@ -494,14 +537,20 @@ impl PodRunner {
         Ok(())
     }
 
-    /// Stops every pod, as [`Self::delete`] does, and removes the network.
-    pub async fn shutdown(mut self) {
-        let stopping: Vec<_> = std::mem::take(&mut self.pods)
-            .into_values()
+    /// Stops every pod at once, as [`Self::delete`] does.
+    pub async fn stop_all(&mut self) {
+        let entries: Vec<Entry> = std::mem::take(&mut self.pods).into_values().collect();
+        let stopping: Vec<_> = entries
+            .into_iter()
             .map(|entry| tokio::spawn(entry.running.stop()))
             .collect();
         for stop in stopping {
             let _ = stop.await;
         }
+    }
+
+    /// Stops every pod, as [`Self::delete`] does, and removes the network.
+    pub async fn shutdown(mut self) {
+        self.stop_all().await;
     }
 }

@@ -1,0 +1,398 @@
+//! The runner as a node of a real control plane: it registers a Node (without KWOK's
+//! annotation, so KWOK leaves it alone), renews the node's Lease as a kubelet does, runs
+//! the pods the scheduler binds to it with the ConfigMaps, Secrets and Services of the
+//! API, reports their status back (phase, conditions, readiness, restarts, termination
+//! messages), and ends a deleted pod's processes before it confirms the deletion. So the
+//! StatefulSet controller and the operators drive real daemons.
+//!
+//! Every container port of a running pod is forwarded to a loopback port of the host;
+//! [`NodeAgent::forwarded`] maps a pod's `host:port` to it, for an operator that runs in
+//! the test's process and must reach the pods as an in-cluster operator would.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use futures::{StreamExt, stream};
+use jiff::Timestamp;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret, Service};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::runtime::watcher::{self, Event};
+use kube::{Api, Client};
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
+
+use crate::runner::PodRunner;
+
+/// The address the node reports; the pods' bridge.
+const HOST_IP: &str = "10.244.0.1";
+/// How long the node's Lease is valid, and how often it is renewed (a kubelet's).
+const LEASE_SECONDS: i32 = 40;
+const RENEW_EVERY: Duration = Duration::from_secs(10);
+/// How often pod status is compared with what was last reported.
+const REPORT_EVERY: Duration = Duration::from_millis(500);
+
+/// Why the agent could not register its node.
+#[derive(Debug, thiserror::Error)]
+#[error("the node agent cannot {doing}: {source}")]
+pub struct AgentError {
+    doing: String,
+    source: kube::Error,
+}
+
+/// `host:port` of a pod to the host's loopback end of its forward.
+pub type Forwards = Arc<RwLock<BTreeMap<String, SocketAddr>>>;
+
+/// A runner serving a node of a control plane.
+#[derive(Debug)]
+pub struct NodeAgent {
+    runner: Arc<Mutex<PodRunner>>,
+    forwards: Forwards,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl NodeAgent {
+    /// Registers `node` and starts serving it with `runner`.
+    pub async fn start(client: Client, node: &str, runner: PodRunner) -> Result<Self, AgentError> {
+        register(&client, node).await?;
+        let runner = Arc::new(Mutex::new(runner));
+        let forwards = Forwards::default();
+        let lease = tokio::spawn(renew_lease(client.clone(), node.to_owned()));
+        let serve = tokio::spawn(serve(
+            client,
+            node.to_owned(),
+            runner.clone(),
+            forwards.clone(),
+        ));
+        Ok(Self {
+            runner,
+            forwards,
+            tasks: vec![lease, serve],
+        })
+    }
+
+    /// The runner, for what a test does to the pods directly (exec, kill, logs).
+    pub fn runner(&self) -> Arc<Mutex<PodRunner>> {
+        self.runner.clone()
+    }
+
+    /// The host's end of the forward of a pod's `host:port` (its FQDN, hostname or
+    /// address), if the pod runs here.
+    pub fn forwarded(&self, address: &str) -> Option<SocketAddr> {
+        self.forwards.read().ok()?.get(address).copied()
+    }
+
+    /// The forwards, shared, for a closure that maps addresses later.
+    pub fn forwards(&self) -> Forwards {
+        self.forwards.clone()
+    }
+
+    /// Stops serving: every pod is stopped as on a node shutdown, and the node's
+    /// network is removed.
+    pub async fn shutdown(mut self) {
+        for task in std::mem::take(&mut self.tasks) {
+            task.abort();
+            let _ = task.await;
+        }
+        self.runner.lock().await.stop_all().await;
+    }
+}
+
+impl Drop for NodeAgent {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+async fn register(client: &Client, node: &str) -> Result<(), AgentError> {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let object: Node = serde_json::from_value(json!({
+        "metadata": {"name": node, "labels": {
+            "kubernetes.io/hostname": node, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "strata-pod-runner"
+        }}
+    }))
+    .unwrap_or_default();
+    match nodes.create(&PostParams::default(), &object).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(response)) if response.code == 409 => {}
+        Err(source) => {
+            return Err(AgentError {
+                doing: format!("create the Node {node}"),
+                source,
+            });
+        }
+    }
+    let now = Timestamp::now().to_string();
+    let status = json!({"status": {
+        "capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"},
+        "allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"},
+        "addresses": [{"type": "InternalIP", "address": HOST_IP}, {"type": "Hostname", "address": node}],
+        "conditions": [
+            {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "the strata pod runner serves this node",
+             "lastHeartbeatTime": now, "lastTransitionTime": now},
+            {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory", "lastHeartbeatTime": now, "lastTransitionTime": now},
+            {"type": "DiskPressure", "status": "False", "reason": "KubeletHasNoDiskPressure", "lastHeartbeatTime": now, "lastTransitionTime": now},
+            {"type": "PIDPressure", "status": "False", "reason": "KubeletHasSufficientPID", "lastHeartbeatTime": now, "lastTransitionTime": now}
+        ],
+        "nodeInfo": {"kubeletVersion": "strata-pod-runner", "containerRuntimeVersion": "strata-pod-runner://0",
+            "architecture": "amd64", "operatingSystem": "linux", "kernelVersion": "", "osImage": "", "kubeProxyVersion": "",
+            "machineID": "", "systemUUID": "", "bootID": ""}
+    }});
+    nodes
+        .patch_status(node, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .map(drop)
+        .map_err(|source| AgentError {
+            doing: format!("report the status of the Node {node}"),
+            source,
+        })
+}
+
+/// Renews the node's Lease in `kube-node-lease`, creating it first, as the kubelet does.
+async fn renew_lease(client: Client, node: String) {
+    let leases: Api<Lease> = Api::namespaced(client, "kube-node-lease");
+    loop {
+        let now = Timestamp::now().to_string();
+        let lease: Lease = serde_json::from_value(json!({
+            "metadata": {"name": node},
+            "spec": {"holderIdentity": node, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": now}
+        }))
+        .unwrap_or_default();
+        let renewed = leases
+            .patch(
+                &node,
+                &PatchParams::apply("strata-pod-runner").force(),
+                &Patch::Apply(&lease),
+            )
+            .await;
+        if let Err(error) = renewed {
+            eprintln!("strata-pod-runner: cannot renew the Lease of node {node}: {error}");
+        }
+        tokio::time::sleep(RENEW_EVERY).await;
+    }
+}
+
+enum Change {
+    Pod(Event<Pod>),
+    ConfigMap(Event<ConfigMap>),
+    Secret(Event<Secret>),
+    Service(Event<Service>),
+    Tick,
+}
+
+fn applied<K>(event: Event<K>) -> Option<K> {
+    match event {
+        Event::Apply(object) | Event::InitApply(object) => Some(object),
+        _ => None,
+    }
+}
+
+async fn serve(client: Client, node: String, runner: Arc<Mutex<PodRunner>>, forwards: Forwards) {
+    let config = watcher::Config::default();
+    let pods = watcher::watcher(
+        Api::<Pod>::all(client.clone()),
+        config.clone().fields(&format!("spec.nodeName={node}")),
+    )
+    .filter_map(|event| async move { event.ok().map(Change::Pod) });
+    let config_maps = watcher::watcher(Api::<ConfigMap>::all(client.clone()), config.clone())
+        .filter_map(|event| async move { event.ok().map(Change::ConfigMap) });
+    let secrets = watcher::watcher(Api::<Secret>::all(client.clone()), config.clone())
+        .filter_map(|event| async move { event.ok().map(Change::Secret) });
+    let services = watcher::watcher(Api::<Service>::all(client.clone()), config)
+        .filter_map(|event| async move { event.ok().map(Change::Service) });
+    let ticks = stream::unfold((), |()| async {
+        tokio::time::sleep(REPORT_EVERY).await;
+        Some((Change::Tick, ()))
+    });
+    let mut changes = stream::select_all([
+        pods.boxed(),
+        config_maps.boxed(),
+        secrets.boxed(),
+        services.boxed(),
+        ticks.boxed(),
+    ]);
+    let mut node_state = NodeState {
+        client,
+        waiting: BTreeMap::new(),
+        reported: BTreeMap::new(),
+        forwards,
+    };
+    while let Some(change) = changes.next().await {
+        let mut runner = runner.lock().await;
+        match change {
+            Change::ConfigMap(event) => {
+                if let Some(object) = applied(event) {
+                    let _ = runner.apply_config_map(object);
+                }
+            }
+            Change::Secret(event) => {
+                if let Some(object) = applied(event) {
+                    let _ = runner.apply_secret(object);
+                }
+            }
+            Change::Service(event) => {
+                if let Some(object) = applied(event) {
+                    let _ = runner.apply_service(object);
+                }
+            }
+            Change::Pod(Event::Delete(pod)) => node_state.gone(&mut runner, &pod).await,
+            Change::Pod(event) => {
+                if let Some(pod) = applied(event) {
+                    node_state.pod(&mut runner, pod).await;
+                }
+            }
+            Change::Tick => node_state.tick(&mut runner).await,
+        }
+    }
+}
+
+type Key = (String, String);
+
+fn key(pod: &Pod) -> Key {
+    (
+        pod.metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_owned()),
+        pod.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
+struct NodeState {
+    client: Client,
+    /// Pods that could not start yet (a ConfigMap not seen yet...), retried each tick.
+    waiting: BTreeMap<Key, (Pod, String)>,
+    /// The status last reported for each pod.
+    reported: BTreeMap<Key, Value>,
+    forwards: Forwards,
+}
+
+impl NodeState {
+    async fn pod(&mut self, runner: &mut PodRunner, pod: Pod) {
+        let (namespace, name) = key(&pod);
+        let running_uid = runner.uid(&namespace, &name);
+        if pod.metadata.deletion_timestamp.is_some() {
+            if running_uid.is_some() && running_uid == pod.metadata.uid {
+                self.stop(runner, &namespace, &name).await;
+            }
+            self.waiting.remove(&(namespace.clone(), name.clone()));
+            let pods: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
+            let confirm = DeleteParams {
+                grace_period_seconds: Some(0),
+                preconditions: Some(Preconditions {
+                    uid: pod.metadata.uid.clone(),
+                    resource_version: None,
+                }),
+                ..DeleteParams::default()
+            };
+            let _ = pods.delete(&name, &confirm).await;
+            return;
+        }
+        match running_uid {
+            Some(uid) if Some(&uid) == pod.metadata.uid.as_ref() => {}
+            Some(_) => {
+                // A new pod of the same name (a StatefulSet's replacement).
+                self.stop(runner, &namespace, &name).await;
+                self.start(runner, pod).await;
+            }
+            None => self.start(runner, pod).await,
+        }
+    }
+
+    async fn start(&mut self, runner: &mut PodRunner, pod: Pod) {
+        let (namespace, name) = key(&pod);
+        let ports: Vec<u16> = pod
+            .spec
+            .iter()
+            .flat_map(|spec| spec.containers.iter())
+            .flat_map(|container| container.ports.iter().flatten())
+            .filter_map(|port| u16::try_from(port.container_port).ok())
+            .collect();
+        if let Err(error) = runner.run(pod.clone()) {
+            let message = error.to_string();
+            let status = json!({"status": {"phase": "Pending", "conditions": [
+                {"type": "PodScheduled", "status": "True"},
+                {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "message": message}
+            ]}});
+            let pods: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
+            let _ = pods
+                .patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
+                .await;
+            self.waiting.insert((namespace, name), (pod, message));
+            return;
+        }
+        self.waiting.remove(&(namespace.clone(), name.clone()));
+        let mut names = runner.names(&namespace, &name).unwrap_or_default();
+        names.extend(
+            runner
+                .address(&namespace, &name)
+                .map(|address| address.to_string()),
+        );
+        for port in ports {
+            if let Ok(local) = runner.forward(&namespace, &name, port).await
+                && let Ok(mut forwards) = self.forwards.write()
+            {
+                for host in &names {
+                    forwards.insert(format!("{host}:{port}"), local);
+                }
+            }
+        }
+    }
+
+    async fn stop(&mut self, runner: &mut PodRunner, namespace: &str, name: &str) {
+        let names = runner.names(namespace, name).unwrap_or_default();
+        let _ = runner.delete(namespace, name).await;
+        self.reported
+            .remove(&(namespace.to_owned(), name.to_owned()));
+        if let Ok(mut forwards) = self.forwards.write() {
+            forwards.retain(|address, _| {
+                !names
+                    .iter()
+                    .any(|host| address.starts_with(&format!("{host}:")))
+            });
+        }
+    }
+
+    async fn gone(&mut self, runner: &mut PodRunner, pod: &Pod) {
+        let (namespace, name) = key(pod);
+        self.waiting.remove(&(namespace.clone(), name.clone()));
+        if runner.uid(&namespace, &name).is_some()
+            && runner.uid(&namespace, &name) == pod.metadata.uid
+        {
+            self.stop(runner, &namespace, &name).await;
+        }
+    }
+
+    async fn tick(&mut self, runner: &mut PodRunner) {
+        let waiting: Vec<Pod> = self.waiting.values().map(|(pod, _)| pod.clone()).collect();
+        for pod in waiting {
+            self.start(runner, pod).await;
+        }
+        for ((namespace, name), status) in runner.statuses() {
+            let Ok(value) = serde_json::to_value(status.to_api(HOST_IP)) else {
+                continue;
+            };
+            let key = (namespace.clone(), name.clone());
+            if self.reported.get(&key) == Some(&value) {
+                continue;
+            }
+            let pods: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
+            if pods
+                .patch_status(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(&json!({"status": value})),
+                )
+                .await
+                .is_ok()
+            {
+                self.reported.insert(key, value);
+            }
+        }
+    }
+}
