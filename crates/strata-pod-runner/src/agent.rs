@@ -178,7 +178,7 @@ async fn renew_lease(client: Client, node: String) {
 }
 
 enum Change {
-    Pod(Event<Pod>),
+    Pod(Box<Event<Pod>>),
     ConfigMap(Event<ConfigMap>),
     Secret(Event<Secret>),
     Service(Event<Service>),
@@ -198,7 +198,7 @@ async fn serve(client: Client, node: String, runner: Arc<Mutex<PodRunner>>, forw
         Api::<Pod>::all(client.clone()),
         config.clone().fields(&format!("spec.nodeName={node}")),
     )
-    .filter_map(|event| async move { event.ok().map(Change::Pod) });
+    .filter_map(|event| async move { event.ok().map(|event| Change::Pod(Box::new(event))) });
     let config_maps = watcher::watcher(Api::<ConfigMap>::all(client.clone()), config.clone())
         .filter_map(|event| async move { event.ok().map(Change::ConfigMap) });
     let secrets = watcher::watcher(Api::<Secret>::all(client.clone()), config.clone())
@@ -240,12 +240,14 @@ async fn serve(client: Client, node: String, runner: Arc<Mutex<PodRunner>>, forw
                     let _ = runner.apply_service(object);
                 }
             }
-            Change::Pod(Event::Delete(pod)) => node_state.gone(&mut runner, &pod).await,
-            Change::Pod(event) => {
-                if let Some(pod) = applied(event) {
-                    node_state.pod(&mut runner, pod).await;
+            Change::Pod(event) => match *event {
+                Event::Delete(pod) => node_state.gone(&mut runner, &pod).await,
+                event => {
+                    if let Some(pod) = applied(event) {
+                        node_state.pod(&mut runner, pod).await;
+                    }
                 }
-            }
+            },
             Change::Tick => node_state.tick(&mut runner).await,
         }
     }
