@@ -181,7 +181,7 @@ enum Change {
     Pod(Box<Event<Pod>>),
     ConfigMap(Event<ConfigMap>),
     Secret(Event<Secret>),
-    Service(Event<Service>),
+    Service(Box<Event<Service>>),
     Tick,
 }
 
@@ -203,8 +203,9 @@ async fn serve(client: Client, node: String, runner: Arc<Mutex<PodRunner>>, forw
         .filter_map(|event| async move { event.ok().map(Change::ConfigMap) });
     let secrets = watcher::watcher(Api::<Secret>::all(client.clone()), config.clone())
         .filter_map(|event| async move { event.ok().map(Change::Secret) });
-    let services = watcher::watcher(Api::<Service>::all(client.clone()), config)
-        .filter_map(|event| async move { event.ok().map(Change::Service) });
+    let services = watcher::watcher(Api::<Service>::all(client.clone()), config).filter_map(
+        |event| async move { event.ok().map(|event| Change::Service(Box::new(event))) },
+    );
     let ticks = stream::unfold((), |()| async {
         tokio::time::sleep(REPORT_EVERY).await;
         Some((Change::Tick, ()))
@@ -236,7 +237,7 @@ async fn serve(client: Client, node: String, runner: Arc<Mutex<PodRunner>>, forw
                 }
             }
             Change::Service(event) => {
-                if let Some(object) = applied(event) {
+                if let Some(object) = applied(*event) {
                     let _ = runner.apply_service(object);
                 }
             }
