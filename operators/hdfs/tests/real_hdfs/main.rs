@@ -5,6 +5,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod decommission;
 mod support;
 
 use std::time::Duration;
@@ -33,6 +34,7 @@ const FILES: [(&str, usize); 3] = [("small", 1_000), ("medium", 300_000), ("larg
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs root and the Hadoop and ZooKeeper image directories; run by cargo xtask test"]
 async fn first_start_formats_once_fails_over_and_keeps_every_file() {
+    let _one_hdfs_at_a_time = support::serial().await;
     let mut runner = runner();
     let quorum = start_zookeeper(&mut runner).await;
     let cluster = example_cluster();

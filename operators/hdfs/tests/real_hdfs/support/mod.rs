@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod operated;
+
 use std::future::Future;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -65,10 +67,10 @@ where
         .unwrap_or_else(|error| panic!("{error}"))
 }
 
-/// Starts ZooKeeper as the operator renders it (one server), creates the ZNode's path
-/// with the operator's client, and returns the ZNode's discovery ConfigMap's
-/// `ZOOKEEPER` value.
-pub async fn start_zookeeper(runner: &mut PodRunner) -> String {
+/// The objects the ZooKeeper operator renders for one server and the ZNode HDFS uses,
+/// the ZNode's discovery ConfigMap among them (the ZNode has a uid, as the API server
+/// would give it, so its path is known).
+pub fn zookeeper_objects() -> Vec<Value> {
     let documents = vec![
         json!({
             "apiVersion": "zookeeper.strata.dev/v1alpha1",
@@ -83,10 +85,14 @@ pub async fn start_zookeeper(runner: &mut PodRunner) -> String {
             "spec": {"clusterRef": {"name": "simple-zk"}}
         }),
     ];
-    let rendered =
-        zookeeper_operator::render::render(&documents).unwrap_or_else(|error| panic!("{error}"));
-    apply_all(runner, &rendered.objects).unwrap_or_else(|error| panic!("{error}"));
-    wait_ready(runner, &[ZOOKEEPER_POD], Duration::from_secs(180)).await;
+    zookeeper_operator::render::render(&documents)
+        .unwrap_or_else(|error| panic!("{error}"))
+        .objects
+}
+
+/// Creates the ZNode's path with the ZooKeeper operator's own client, from inside the
+/// ZooKeeper pod's network, as the operator does when it reconciles the ZNode.
+pub fn create_znode_path(runner: &PodRunner) {
     let address = format!(
         "{}:2181",
         runner
@@ -99,8 +105,16 @@ pub async fn start_zookeeper(runner: &mut PodRunner) -> String {
         client.ensure_path(&path).await
     })
     .unwrap_or_else(|error| panic!("the ZNode's path could not be created: {error}"));
-    let discovery = rendered
-        .objects
+}
+
+/// Starts ZooKeeper as the operator renders it (one server), creates the ZNode's path,
+/// and returns the ZNode's discovery ConfigMap's `ZOOKEEPER` value.
+pub async fn start_zookeeper(runner: &mut PodRunner) -> String {
+    let objects = zookeeper_objects();
+    apply_all(runner, &objects).unwrap_or_else(|error| panic!("{error}"));
+    wait_ready(runner, &[ZOOKEEPER_POD], Duration::from_secs(180)).await;
+    create_znode_path(runner);
+    let discovery = objects
         .iter()
         .find(|object| object["kind"] == "ConfigMap" && object["metadata"]["name"] == "hdfs-znode")
         .expect("the ZNode's discovery ConfigMap");
@@ -108,6 +122,12 @@ pub async fn start_zookeeper(runner: &mut PodRunner) -> String {
         .as_str()
         .expect("a ZOOKEEPER key")
         .to_owned()
+}
+
+/// One HDFS at a time in this binary: each takes about a dozen JVMs.
+pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
+    static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    SERIAL.lock().await
 }
 
 /// The example HdfsCluster, with a uid as the API server would give it.

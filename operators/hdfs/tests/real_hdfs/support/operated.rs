@@ -1,0 +1,184 @@
+//! The HDFS operator itself, in the test's process, on the real control plane, with the
+//! pod runner as the node that runs the pods: the real StatefulSet controller creates
+//! them, the runner runs the real daemons and reports their status, and the operator
+//! reaches the namenodes' HTTP servers through the runner's forwards, as an in-cluster
+//! operator reaches them through the pod network.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hdfs_operator::OPERATOR_NAME;
+use hdfs_operator::controller::cluster::ClusterContext;
+use hdfs_operator::controller::namenodes::NameNodeHttp;
+use hdfs_operator::crd::HdfsCluster;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+use kube::api::PostParams;
+use serde_json::Value;
+use strata_operator::cli::Operator;
+use strata_pod_runner::agent::NodeAgent;
+use strata_pod_runner::manifest::apply_all;
+use strata_testing::control_plane::{
+    ControlPlane, ControlPlaneOptions, RunningOperator, wait_until,
+};
+
+use super::{NAMESPACE, ZOOKEEPER_POD, example_cluster, runner};
+
+/// The node the runner serves.
+const NODE: &str = "strata-runner-0";
+/// How often the operator asks the namenodes while it waits on them; a real
+/// operator's 15 s would only make the test slower.
+const NAMENODE_CHECK: Duration = Duration::from_secs(3);
+
+/// A control plane, the runner as its node, ZooKeeper, and the HDFS operator.
+/// Fields drop in order: the operator and the node before the control plane.
+pub struct Operated {
+    pub operator: RunningOperator,
+    pub agent: NodeAgent,
+    pub client: kube::Client,
+    pub control_plane: ControlPlane,
+}
+
+impl Operated {
+    /// Starts everything but the HdfsCluster.
+    pub async fn start() -> Self {
+        let control_plane = ControlPlane::start(ControlPlaneOptions {
+            nodes: 0,
+            ..ControlPlaneOptions::default()
+        })
+        .await
+        .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
+        control_plane
+            .install_crds(&hdfs_operator::HdfsOperator::crds())
+            .await
+            .expect("the CRDs are established");
+        let client = control_plane.client().await.expect("a client");
+        let agent = NodeAgent::start(client.clone(), NODE, runner())
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
+        let discovery = start_zookeeper_on(&agent).await;
+        Api::<ConfigMap>::namespaced(client.clone(), NAMESPACE)
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(discovery).expect("a ConfigMap"),
+            )
+            .await
+            .expect("the ZNode's discovery ConfigMap is created");
+        let operator_client = control_plane
+            .cluster_admin_client(NAMESPACE, OPERATOR_NAME)
+            .await
+            .expect("the operator's identity");
+        let forwards = agent.forwards();
+        let operator = RunningOperator::start(operator_client, OPERATOR_NAME, move |runtime| {
+            let context = ClusterContext {
+                cluster_domain: runtime.cluster_domain.clone(),
+                namenodes: NameNodeHttp {
+                    timeout: Duration::from_secs(2),
+                    address: Arc::new(move |namenode| {
+                        let address = namenode.http_address();
+                        let local = forwards
+                            .read()
+                            .ok()
+                            .and_then(|forwards| forwards.get(&address).copied());
+                        local.map_or(address, |local| local.to_string())
+                    }),
+                },
+                namenode_check: NAMENODE_CHECK,
+            };
+            hdfs_operator::controller::run_with(runtime, context)
+        });
+        Self {
+            control_plane,
+            client,
+            agent,
+            operator,
+        }
+    }
+
+    /// Creates the example cluster with `datanodes` datanodes.
+    pub async fn create_cluster(&self, datanodes: u16) -> HdfsCluster {
+        let mut cluster = example_cluster();
+        cluster.metadata.uid = None;
+        if let Some(group) = cluster.spec.data_nodes.role_groups.get_mut("default") {
+            group.replicas = Some(datanodes);
+        }
+        self.clusters()
+            .create(&PostParams::default(), &cluster)
+            .await
+            .unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// The HdfsClusters.
+    pub fn clusters(&self) -> Api<HdfsCluster> {
+        Api::namespaced(self.client.clone(), NAMESPACE)
+    }
+
+    /// A condition of the example cluster: status and reason.
+    pub async fn condition(&self, kind: &str) -> Option<(String, String)> {
+        let cluster = self.clusters().get_status("simple-hdfs").await.ok()?;
+        let status = serde_json::to_value(cluster.status?).ok()?;
+        let condition = status["conditions"]
+            .as_array()?
+            .iter()
+            .find(|condition| condition["type"] == kind)?
+            .clone();
+        Some((
+            condition["status"].as_str()?.to_owned(),
+            condition["reason"].as_str().unwrap_or_default().to_owned(),
+        ))
+    }
+
+    /// Waits for the example cluster's `Available` condition to be `True`.
+    pub async fn wait_available(&self, timeout: Duration) {
+        wait_until("the HdfsCluster Available", timeout, async || {
+            (self.condition("Available").await?.0 == "True").then_some(())
+        })
+        .await;
+    }
+
+    /// A StatefulSet's spec replicas.
+    pub async fn replicas(&self, set: &str) -> Option<i32> {
+        Api::<StatefulSet>::namespaced(self.client.clone(), NAMESPACE)
+            .get(set)
+            .await
+            .ok()?
+            .spec
+            .replicas
+    }
+}
+
+/// Runs ZooKeeper on the agent's runner, outside the API (only HDFS is under test),
+/// creates the ZNode's path with the ZooKeeper operator's client, and returns the
+/// ZNode's discovery ConfigMap for the API.
+async fn start_zookeeper_on(agent: &NodeAgent) -> Value {
+    let runner = agent.runner();
+    let mut runner = runner.lock().await;
+    let rendered = super::zookeeper_objects();
+    let (discovery, zookeeper): (Vec<Value>, Vec<Value>) =
+        rendered.into_iter().partition(|object| {
+            object["kind"] == "ConfigMap" && object["metadata"]["name"] == "hdfs-znode"
+        });
+    apply_all(&mut runner, &zookeeper).unwrap_or_else(|error| panic!("{error}"));
+    drop(runner);
+    let runner = agent.runner();
+    wait_until("ZooKeeper Ready", Duration::from_secs(180), async || {
+        runner
+            .lock()
+            .await
+            .status(NAMESPACE, ZOOKEEPER_POD)
+            .filter(|status| status.ready())
+            .map(drop)
+    })
+    .await;
+    let runner = runner.lock().await;
+    super::create_znode_path(&runner);
+    let mut discovery = discovery
+        .into_iter()
+        .next()
+        .expect("the ZNode's discovery ConfigMap");
+    if let Some(metadata) = discovery["metadata"].as_object_mut() {
+        metadata.remove("ownerReferences");
+    }
+    discovery
+}
