@@ -440,6 +440,20 @@ impl PodRunner {
         argv: &[&str],
         timeout: Duration,
     ) -> Result<Option<(i32, String)>, RunnerError> {
+        self.exec_plan(namespace, name, container, argv)?
+            .run(timeout)
+            .await
+    }
+
+    /// What [`Self::exec`] runs, prepared without running it, so that a caller sharing
+    /// the runner behind a lock can release the lock while the command runs.
+    pub fn exec_plan(
+        &self,
+        namespace: &str,
+        name: &str,
+        container: &str,
+        argv: &[&str],
+    ) -> Result<ExecPlan, RunnerError> {
         let entry = self
             .pods
             .get(&(namespace.to_owned(), name.to_owned()))
@@ -479,10 +493,12 @@ impl PodRunner {
             env,
             working_dir: "/".into(),
         };
-        Ok(self
-            .helper
-            .exec_in(pid, &user, true, command, timeout)
-            .await?)
+        Ok(ExecPlan {
+            helper: self.helper.clone(),
+            pid,
+            user,
+            command,
+        })
     }
 
     fn write_hosts(&self) -> Result<(), RunnerError> {
@@ -552,5 +568,24 @@ impl PodRunner {
     /// Stops every pod, as [`Self::delete`] does, and removes the network.
     pub async fn shutdown(mut self) {
         self.stop_all().await;
+    }
+}
+
+/// A command to run inside a running container (see [`PodRunner::exec_plan`]).
+#[derive(Clone, Debug)]
+pub struct ExecPlan {
+    helper: Helper,
+    pid: u32,
+    user: crate::launch::Credentials,
+    command: Command,
+}
+
+impl ExecPlan {
+    /// Runs it; its exit code and output, `None` on timeout.
+    pub async fn run(self, timeout: Duration) -> Result<Option<(i32, String)>, RunnerError> {
+        Ok(self
+            .helper
+            .exec_in(self.pid, &self.user, true, self.command, timeout)
+            .await?)
     }
 }

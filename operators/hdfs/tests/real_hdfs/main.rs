@@ -5,7 +5,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-mod decommission;
+mod operator;
 mod support;
 
 use std::time::Duration;

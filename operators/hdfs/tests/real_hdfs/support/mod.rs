@@ -314,3 +314,20 @@ pub fn ha_state(runner: &PodRunner, namenode: &str) -> Option<String> {
         .as_str()
         .map(str::to_owned)
 }
+
+/// Runs a shell command in the client pod of a runner shared with a node agent; the
+/// lock is held only to prepare the command, not while it runs.
+pub async fn client_shared(
+    runner: &std::sync::Arc<tokio::sync::Mutex<PodRunner>>,
+    script: &str,
+) -> (i32, String) {
+    let plan = runner
+        .lock()
+        .await
+        .exec_plan(NAMESPACE, CLIENT_POD, "client", &["bash", "-c", script])
+        .unwrap_or_else(|error| panic!("{error}"));
+    plan.run(Duration::from_secs(120))
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+        .unwrap_or_else(|| panic!("`{script}` overran two minutes"))
+}

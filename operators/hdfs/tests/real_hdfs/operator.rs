@@ -1,0 +1,315 @@
+//! The HDFS operator itself on the real control plane, with the pod runner as the node
+//! that runs real Hadoop: a datanode decommission, then a configuration roll.
+//!
+//! - **Decommission:** 4 datanodes to 3. The operator's planner reads the real namenode
+//!   JMX, the real `refresh-nodes` sidecar applies the real exclude list, and the
+//!   StatefulSet shrinks only once the namenodes report the node decommissioned.
+//! - **Roll:** a change of `dfsReplication` rolls the journalnodes, then the standby
+//!   namenode, then the active one, then the datanodes, each pod only once every pod
+//!   rolled before it is Ready again, while a client keeps reading.
+//!
+//! One cluster serves both, in that order: starting one costs more than either phase.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use hdfs_operator::controller::namenode_http::{get, namenode_info};
+use hdfs_operator::decommission::AdminState;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube::Api;
+use kube::api::{ListParams, Patch, PatchParams};
+use serde_json::json;
+use strata_pod_runner::manifest::apply_all;
+use strata_testing::control_plane::wait_until;
+
+use crate::support::operated::Operated;
+use crate::support::{
+    CLIENT_POD, NAMENODES, NAMESPACE, client_pod, client_shared, serial, wait_ready,
+};
+
+const LEAVING: &str =
+    "simple-hdfs-datanode-default-3.simple-hdfs-datanode-default.default.svc.cluster.local";
+/// The files the client writes: three at the cluster's replication, eight with a
+/// single replica, so that the leaving datanode most likely holds the only copy of some.
+const FILES: [&str; 11] = [
+    "a", "b", "c", "single1", "single2", "single3", "single4", "single5", "single6", "single7",
+    "single8",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root, the control plane and the Hadoop and ZooKeeper image directories; run by cargo xtask test"]
+async fn the_operator_decommissions_a_datanode_then_rolls_in_order_on_real_hdfs() {
+    let _one_hdfs_at_a_time = serial().await;
+    let operated = Operated::start().await;
+    operated.create_cluster(4).await;
+    operated.wait_available(Duration::from_secs(480)).await;
+    let runner = operated.agent.runner();
+    apply_all(&mut *runner.lock().await, &[client_pod()]).unwrap_or_else(|error| panic!("{error}"));
+    wait_ready(
+        &*runner.lock().await,
+        &[CLIENT_POD],
+        Duration::from_secs(60),
+    )
+    .await;
+    let script = "set -e; hdfs dfs -mkdir -p /data; \
+        for name in a b c; do head -c 2000000 /dev/urandom > /tmp/$name; hdfs dfs -put -f /tmp/$name /data/$name; done; \
+        for n in 1 2 3 4 5 6 7 8; do head -c 10000 /dev/urandom > /tmp/single$n; done; \
+        hdfs dfs -D dfs.replication=1 -put -f /tmp/single* /data/; \
+        cd /tmp && md5sum a b c single*";
+    let (code, written) = client_shared(&runner, script).await;
+    assert_eq!(code, 0, "writing: {written}");
+    let sums = checksums(&written);
+    assert_eq!(sums.len(), FILES.len(), "{written}");
+
+    decommission(&operated).await;
+    assert_every_file_reads(&operated, &sums).await;
+    roll(&operated, &sums["a"]).await;
+    assert_every_file_reads(&operated, &sums).await;
+    operated.agent.shutdown().await;
+}
+
+async fn decommission(operated: &Operated) {
+    scale_cluster(
+        operated,
+        json!({"dataNodes": {"roleGroups": {"default": {"replicas": 3}}}}),
+    )
+    .await;
+    let states: Api<ConfigMap> = Api::namespaced(operated.client.clone(), NAMESPACE);
+    let mut excluded_before_shrink = false;
+    wait_until(
+        "the datanode StatefulSet to shrink to 3",
+        Duration::from_secs(600),
+        async || {
+            let excluded = states
+                .get("simple-hdfs-namenode-state")
+                .await
+                .ok()
+                .and_then(|state| state.data?.get("datanodes").cloned())
+                .is_some_and(|list| list.lines().any(|host| host.trim() == LEAVING));
+            let replicas = operated.replicas("simple-hdfs-datanode-default").await;
+            excluded_before_shrink |= excluded && replicas == Some(4);
+            (replicas == Some(3)).then_some(())
+        },
+    )
+    .await;
+    assert!(
+        excluded_before_shrink,
+        "the StatefulSet shrank before the leaving datanode was in the exclude list"
+    );
+    // The namenodes report the datanode decommissioned: the shrink waited for them.
+    let mut admin_states = Vec::new();
+    for namenode in NAMENODES {
+        if let Some(info) =
+            namenode_info(&namenode_http(operated, namenode), Duration::from_secs(5)).await
+        {
+            admin_states.push(
+                info.nodes
+                    .get(LEAVING)
+                    .map(|report| report.admin_state.clone()),
+            );
+        }
+    }
+    assert!(!admin_states.is_empty());
+    assert!(
+        admin_states
+            .iter()
+            .all(|state| *state == Some(AdminState::Decommissioned)),
+        "{admin_states:?}"
+    );
+}
+
+async fn roll(operated: &Operated, sum_of_a: &str) {
+    let pods: Api<Pod> = Api::namespaced(operated.client.clone(), NAMESPACE);
+    let hdfs = ListParams::default().labels("app.kubernetes.io/instance=simple-hdfs");
+    let before: BTreeMap<String, String> = pods
+        .list(&hdfs)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+        .items
+        .into_iter()
+        .filter_map(|pod| Some((pod.metadata.name?, pod.metadata.uid?)))
+        .collect();
+    assert_eq!(before.len(), 8, "{before:?}");
+    let mut active = None;
+    for namenode in NAMENODES {
+        if let Some((200, _)) = get(
+            &namenode_http(operated, namenode),
+            "/isActive",
+            Duration::from_secs(5),
+        )
+        .await
+        {
+            active = Some(namenode);
+        }
+    }
+    let active = active.expect("an active namenode before the roll");
+    let standby = NAMENODES
+        .into_iter()
+        .find(|namenode| *namenode != active)
+        .unwrap_or_default();
+
+    // A client reads the same file, one read after the other, through the whole roll.
+    let reading = Arc::new(AtomicBool::new(true));
+    let reader = tokio::spawn({
+        let runner = operated.agent.runner();
+        let reading = reading.clone();
+        async move {
+            let mut reads = Vec::new();
+            while reading.load(Ordering::SeqCst) {
+                reads.push(client_shared(&runner, "hdfs dfs -cat /data/a | md5sum").await);
+            }
+            reads
+        }
+    });
+
+    scale_cluster(operated, json!({"clusterConfig": {"dfsReplication": 2}})).await;
+    let mut rolled: Vec<String> = Vec::new();
+    wait_until("every HDFS pod rolled and Ready", Duration::from_secs(900), async || {
+        let now = pods.list(&hdfs).await.ok()?.items;
+        let ready = |name: &str| now.iter().any(|pod| pod.metadata.name.as_deref() == Some(name) && pod.metadata.deletion_timestamp.is_none() && is_ready(pod));
+        for (name, uid) in &before {
+            let current = now.iter().find(|pod| pod.metadata.name.as_ref() == Some(name));
+            let replaced = current.is_none_or(|pod| pod.metadata.uid.as_ref() != Some(uid) || pod.metadata.deletion_timestamp.is_some());
+            if replaced && !rolled.contains(name) {
+                let waiting: Vec<&String> = rolled.iter().filter(|earlier| !ready(earlier)).collect();
+                assert!(waiting.is_empty(), "{name} was restarted while {waiting:?}, restarted before it, was not Ready again");
+                rolled.push(name.clone());
+            }
+        }
+        (rolled.len() == before.len() && before.keys().all(|name| ready(name))).then_some(())
+    })
+    .await;
+    reading.store(false, Ordering::SeqCst);
+    let reads = reader.await.unwrap_or_default();
+
+    let position = |name: &str| {
+        rolled
+            .iter()
+            .position(|rolled| rolled == name)
+            .unwrap_or(usize::MAX)
+    };
+    let journalnodes: Vec<usize> = rolled
+        .iter()
+        .enumerate()
+        .filter(|(_, name)| name.contains("journalnode"))
+        .map(|(index, _)| index)
+        .collect();
+    let datanodes: Vec<usize> = rolled
+        .iter()
+        .enumerate()
+        .filter(|(_, name)| name.contains("datanode"))
+        .map(|(index, _)| index)
+        .collect();
+    assert!(
+        journalnodes.iter().all(|index| *index < position(standby)),
+        "journalnodes first: {rolled:?}"
+    );
+    assert!(
+        position(standby) < position(active),
+        "the standby namenode before the active one: {rolled:?}"
+    );
+    assert!(
+        datanodes.iter().all(|index| *index > position(active)),
+        "datanodes last: {rolled:?}"
+    );
+    assert!(
+        reads.len() >= 3,
+        "the client read only {} times during the roll",
+        reads.len()
+    );
+    for (code, output) in &reads {
+        assert_eq!(
+            (
+                *code,
+                output
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .next()
+            ),
+            (0, Some(sum_of_a)),
+            "a read during the roll: {output}"
+        );
+    }
+}
+
+/// Every file reads back with its checksum, and fsck finds no block missing,
+/// under-replicated or corrupt.
+async fn assert_every_file_reads(operated: &Operated, sums: &BTreeMap<String, String>) {
+    let runner = operated.agent.runner();
+    let names = FILES.join(" ");
+    let (code, read) = client_shared(&runner, &format!("set -e; rm -rf /tmp/read; mkdir /tmp/read; cd /tmp/read; for name in {names}; do hdfs dfs -get /data/$name $name; done; md5sum {names}")).await;
+    assert_eq!(code, 0, "reading: {read}");
+    assert_eq!(&checksums(&read), sums);
+    let (code, fsck) = client_shared(&runner, "hdfs fsck /").await;
+    assert_eq!(code, 0, "{fsck}");
+    assert!(fsck.contains("Status: HEALTHY"), "{fsck}");
+    for count in [
+        "Missing blocks",
+        "Under-replicated blocks",
+        "Missing replicas",
+        "Corrupt blocks",
+    ] {
+        assert_eq!(fsck_count(&fsck, count), Some(0), "{count} in {fsck}");
+    }
+}
+
+async fn scale_cluster(operated: &Operated, spec: serde_json::Value) {
+    operated
+        .clusters()
+        .patch(
+            "simple-hdfs",
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "spec": spec })),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+}
+
+/// The host's end of the forward to a namenode's HTTP port.
+fn namenode_http(operated: &Operated, namenode: &str) -> String {
+    operated
+        .agent
+        .forwarded(&format!(
+            "{namenode}.simple-hdfs-namenode-default.default.svc.cluster.local:9870"
+        ))
+        .expect("a forward to the namenode's HTTP port")
+        .to_string()
+}
+
+fn is_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|status| status.conditions.as_ref())
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|condition| condition.type_ == "Ready" && condition.status == "True")
+        })
+}
+
+/// `md5sum` lines (32 hex digits, two spaces, a name) by name.
+fn checksums(output: &str) -> BTreeMap<String, String> {
+    output
+        .lines()
+        .filter(|line| {
+            line.len() > 34
+                && line[..32].bytes().all(|byte| byte.is_ascii_hexdigit())
+                && &line[32..34] == "  "
+        })
+        .map(|line| (line[34..].to_owned(), line[..32].to_owned()))
+        .collect()
+}
+
+/// The number `hdfs fsck` prints after `name:` (tabs between), if it prints one.
+fn fsck_count(fsck: &str, name: &str) -> Option<u64> {
+    fsck.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key.trim() == name)
+            .then(|| value.split_whitespace().next()?.parse().ok())
+            .flatten()
+    })
+}
