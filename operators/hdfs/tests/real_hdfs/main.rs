@@ -5,6 +5,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod format;
 mod operator;
 mod support;
 
@@ -158,5 +159,9 @@ async fn first_start_formats_once_fails_over_and_keeps_every_file() {
             "reading {name} after the failover: {output}"
         );
     }
+
+    // The format table's rows, then the numbers the scripts assume, on the real daemons.
+    format::rows(&mut runner, &objects, active, &cluster_ids[0]).await;
+    format::real_numbers(&runner, standby, active).await;
     runner.shutdown().await;
 }
