@@ -50,6 +50,15 @@ pub enum Task {
     /// Provision the external tools and run only the shared operator checks (render,
     /// kubernetes-validate, PyYAML, chart RBAC) on every registered operator; a step of `test`.
     CheckOperators,
+    /// Run the pods of the custom resources in a manifest as local processes with the
+    /// pod runner (real products, no cluster), forward their ports to loopback, and
+    /// print `forward <pod> <port> 127.0.0.1:<port>` and `ready <pod>` lines. Runs until
+    /// Ctrl-C. Needs root.
+    Run {
+        /// The manifest.
+        #[arg(short = 'f', long = "file")]
+        file: std::path::PathBuf,
+    },
     /// Run every operator on a real control plane (etcd, kube-apiserver,
     /// kube-controller-manager, kube-scheduler, KWOK nodes) on loopback, installed with the
     /// real helm and driven with the real kubectl; no cluster needed. Runs until Ctrl-C.
@@ -84,6 +93,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Task::Test => commands::test(&workspace),
         Task::Tools => commands::tools(&workspace),
         Task::CheckOperators => commands::check_operators(&workspace),
+        Task::Run { file } => crate::run::run(&workspace, &file),
         Task::Sandbox { address, demo } => {
             crate::sandbox::run(&workspace, crate::sandbox::SandboxOptions { address, demo })
         }

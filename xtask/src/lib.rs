@@ -18,6 +18,7 @@ pub mod helm;
 pub mod images;
 pub mod operators;
 pub mod pipeline;
+pub mod run;
 pub mod sandbox;
 pub mod structural;
 pub mod tools;

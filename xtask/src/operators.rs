@@ -11,6 +11,7 @@ use std::{collections::BTreeSet, path::Path};
 use hdfs_operator::HdfsOperator;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use strata_operator::rbac::OperatorRegistration;
+use strata_operator::render::{RenderError, Rendered};
 use superset_operator::SupersetOperator;
 use trino_operator::TrinoOperator;
 use zookeeper_operator::ZookeeperOperator;
@@ -27,6 +28,9 @@ pub struct Operator {
     /// The operator library's `registration()`: the controllers `run` starts, from which
     /// the chart's RBAC rules are derived.
     pub registration: fn() -> OperatorRegistration,
+    /// The operator library's offline `render`: the objects it would apply for the
+    /// documents of its kinds among those given (others are left alone).
+    pub render: fn(&[serde_json::Value]) -> Result<Rendered, RenderError>,
     /// Example manifest, relative to the workspace root, whose first document the chart's
     /// `NOTES.txt` shows as the first cluster to create.
     pub example: &'static str,
@@ -64,6 +68,7 @@ pub const OPERATORS: &[Operator] = &[
         crate_dir: "operators/zookeeper",
         crds: <ZookeeperOperator as strata_operator::cli::Operator>::crds,
         registration: <ZookeeperOperator as strata_operator::cli::Operator>::registration,
+        render: <ZookeeperOperator as strata_operator::cli::Operator>::render,
         example: "examples/zookeeper/simple-cluster.yaml",
         sandbox_prerequisite: None,
         sandbox_zookeeper: Some(SandboxZookeeper {
@@ -83,6 +88,7 @@ pub const OPERATORS: &[Operator] = &[
         crate_dir: "operators/hdfs",
         crds: <HdfsOperator as strata_operator::cli::Operator>::crds,
         registration: <HdfsOperator as strata_operator::cli::Operator>::registration,
+        render: <HdfsOperator as strata_operator::cli::Operator>::render,
         example: "examples/hdfs/simple-hdfs.yaml",
         sandbox_prerequisite: Some("xtask/sandbox/hdfs-znode.yaml"),
         sandbox_zookeeper: None,
@@ -92,6 +98,7 @@ pub const OPERATORS: &[Operator] = &[
         crate_dir: "operators/superset",
         crds: <SupersetOperator as strata_operator::cli::Operator>::crds,
         registration: <SupersetOperator as strata_operator::cli::Operator>::registration,
+        render: <SupersetOperator as strata_operator::cli::Operator>::render,
         example: "examples/superset/simple-superset.yaml",
         sandbox_prerequisite: Some("xtask/sandbox/superset-secrets.yaml"),
         sandbox_zookeeper: None,
@@ -101,6 +108,7 @@ pub const OPERATORS: &[Operator] = &[
         crate_dir: "operators/trino",
         crds: <TrinoOperator as strata_operator::cli::Operator>::crds,
         registration: <TrinoOperator as strata_operator::cli::Operator>::registration,
+        render: <TrinoOperator as strata_operator::cli::Operator>::render,
         example: "examples/trino/simple-trino.yaml",
         sandbox_prerequisite: Some("xtask/sandbox/trino-secrets.yaml"),
         sandbox_zookeeper: None,
