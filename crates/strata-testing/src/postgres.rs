@@ -34,6 +34,7 @@ use std::{
     os::unix::fs::chown,
     path::{Path, PathBuf},
     process::{Child, Command, Output, Stdio},
+    sync::atomic::{AtomicU32, Ordering},
     thread,
     time::{Duration, Instant},
 };
@@ -410,8 +411,40 @@ fn run_checked(command: &mut Command, input: Option<&str>) -> Result<Output, Str
     Ok(output)
 }
 
+/// The lowest port [`free_port`] chooses: above the well-known and registered
+/// ports most services take.
+const LOWEST_CHOSEN_PORT: u32 = 10_000;
+
 /// A port on `address` that was free a moment ago, for a server the test starts next.
+///
+/// It is chosen below the kernel's ephemeral range (`ip_local_port_range`, 32768 and up
+/// by default), at a pseudo-random place that differs per process and per call. A port
+/// from `bind(:0)` lies inside that range, where every outgoing connection of every
+/// process takes its source port: a control plane that starts while another one runs
+/// lost its port to such a connection between the choice and its own bind. Below the
+/// range only an explicit bind can take the port.
 pub fn free_port(address: &str) -> Result<u16, String> {
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32_768);
+    let span = ephemeral_start.saturating_sub(LOWEST_CHOSEN_PORT).max(1);
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.subsec_nanos());
+    let seed = std::process::id().wrapping_mul(7_919) ^ clock;
+    for _ in 0..span.min(2_000) {
+        // A prime stride visits every port of the span before it repeats one.
+        let step = CALLS.fetch_add(1, Ordering::Relaxed).wrapping_mul(104_729);
+        let candidate = LOWEST_CHOSEN_PORT + seed.wrapping_add(step) % span;
+        let Ok(port) = u16::try_from(candidate) else {
+            continue;
+        };
+        if TcpListener::bind((address, port)).is_ok() {
+            return Ok(port);
+        }
+    }
     let listener = TcpListener::bind((address, 0))
         .map_err(|error| format!("cannot bind {address}:0: {error}"))?;
     listener
