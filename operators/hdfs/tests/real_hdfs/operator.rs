@@ -8,7 +8,11 @@
 //!   namenode, then the active one, then the datanodes, each pod only once every pod
 //!   rolled before it is Ready again, while a client keeps reading.
 //!
-//! One cluster serves both, in that order: starting one costs more than either phase.
+//! - **Bad input:** a cluster naming a ConfigMap without the `ZOOKEEPER` key is
+//!   Degraded with `ZookeeperConfigMapInvalid`.
+//!
+//! One control plane serves all three, and one cluster both phases: starting one
+//! costs more than either phase.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,7 +23,7 @@ use hdfs_operator::controller::namenode_http::{get, namenode_info};
 use hdfs_operator::decommission::AdminState;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::Api;
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use strata_pod_runner::manifest::apply_all;
 use strata_testing::control_plane::wait_until;
@@ -43,6 +47,7 @@ const FILES: [&str; 11] = [
 async fn the_operator_decommissions_a_datanode_then_rolls_in_order_on_real_hdfs() {
     let _one_hdfs_at_a_time = serial().await;
     let operated = Operated::start().await;
+    a_znode_config_map_without_its_key_degrades_the_cluster(&operated).await;
     operated.create_cluster(4).await;
     operated.wait_available(Duration::from_secs(480)).await;
     let runner = operated.agent.runner();
@@ -68,6 +73,53 @@ async fn the_operator_decommissions_a_datanode_then_rolls_in_order_on_real_hdfs(
     roll(&operated, &sums["a"]).await;
     assert_every_file_reads(&operated, &sums).await;
     operated.agent.shutdown().await;
+}
+
+/// Bad input: a cluster naming a ConfigMap that is not a ZNode's discovery ConfigMap
+/// (no `ZOOKEEPER` key) is Degraded with a reason that names the cause, and gets no pods.
+async fn a_znode_config_map_without_its_key_degrades_the_cluster(operated: &Operated) {
+    let not_a_znode: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "not-a-znode"},
+        "data": {"ZOOKEEPER_HOSTS": "simple-zk.default.svc.cluster.local:2181"}
+    }))
+    .expect("a ConfigMap");
+    Api::<ConfigMap>::namespaced(operated.client.clone(), NAMESPACE)
+        .create(&PostParams::default(), &not_a_znode)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let mut cluster = crate::support::example_cluster();
+    cluster.metadata.uid = None;
+    cluster.metadata.name = Some("misconfigured-hdfs".to_owned());
+    cluster.spec.cluster_config.zookeeper_config_map_name = "not-a-znode".to_owned();
+    operated
+        .clusters()
+        .create(&PostParams::default(), &cluster)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let degraded = wait_until(
+        "the misconfigured cluster Degraded",
+        Duration::from_secs(60),
+        async || {
+            operated
+                .condition("misconfigured-hdfs", "Degraded")
+                .await
+                .filter(|(status, _)| status == "True")
+        },
+    )
+    .await;
+    assert_eq!(degraded.1, "ZookeeperConfigMapInvalid");
+    assert_eq!(
+        operated
+            .replicas("misconfigured-hdfs-namenode-default")
+            .await,
+        None,
+        "a misconfigured cluster gets no StatefulSet"
+    );
+    operated
+        .clusters()
+        .delete("misconfigured-hdfs", &Default::default())
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
 }
 
 async fn decommission(operated: &Operated) {

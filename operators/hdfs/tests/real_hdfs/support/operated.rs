@@ -114,9 +114,9 @@ impl Operated {
         Api::namespaced(self.client.clone(), NAMESPACE)
     }
 
-    /// A condition of the example cluster: status and reason.
-    pub async fn condition(&self, kind: &str) -> Option<(String, String)> {
-        let cluster = self.clusters().get_status("simple-hdfs").await.ok()?;
+    /// A condition of the cluster `name`: status and reason.
+    pub async fn condition(&self, name: &str, kind: &str) -> Option<(String, String)> {
+        let cluster = self.clusters().get_status(name).await.ok()?;
         let status = serde_json::to_value(cluster.status?).ok()?;
         let condition = status["conditions"]
             .as_array()?
@@ -132,7 +132,7 @@ impl Operated {
     /// Waits for the example cluster's `Available` condition to be `True`.
     pub async fn wait_available(&self, timeout: Duration) {
         wait_until("the HdfsCluster Available", timeout, async || {
-            (self.condition("Available").await?.0 == "True").then_some(())
+            (self.condition("simple-hdfs", "Available").await?.0 == "True").then_some(())
         })
         .await;
     }
