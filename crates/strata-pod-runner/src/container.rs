@@ -74,7 +74,7 @@ impl Helper {
             }
         };
         if path.is_file() {
-            Ok(Self(path))
+            Ok(Self(std::fs::canonicalize(&path).unwrap_or(path)))
         } else {
             Err(ContainerError::HelperMissing(path))
         }
@@ -89,7 +89,7 @@ impl Helper {
         let spec_file = dir.join("launch.json");
         write_json(&spec_file, spec)?;
         let child = self.spawn("launch", &spec_file, log)?;
-        Ok(Running::new(child))
+        Ok(Running::new(child, self.0.clone()))
     }
 
     /// Runs `command` inside the running container `pid` as `user`, for at most
@@ -102,6 +102,11 @@ impl Helper {
         command: ContainerCommand,
         timeout: Duration,
     ) -> Result<Option<(i32, String)>, ContainerError> {
+        let target = std::fs::read_link(format!("/proc/{pid}/exe"));
+        if target.is_ok_and(|program| program == self.0) {
+            // The container is still being set up: there is nothing to enter yet.
+            return Ok(None);
+        }
         let dir = tempfile::tempdir().map_err(ContainerError::Spawn)?;
         let spec_file = dir.path().join("enter.json");
         write_json(
@@ -114,7 +119,7 @@ impl Helper {
             },
         )?;
         let output = dir.path().join("output");
-        let mut running = Running::new(self.spawn("enter", &spec_file, &output)?);
+        let mut running = Running::new(self.spawn("enter", &spec_file, &output)?, self.0.clone());
         let Ok(status) = tokio::time::timeout(timeout, running.wait()).await else {
             running.kill();
             running.wait().await;
@@ -186,15 +191,31 @@ pub struct Running {
     child: Child,
     pid: u32,
     exit: Option<Exit>,
+    /// The helper's program, which the process runs until it has set the container up.
+    helper: PathBuf,
 }
 
 impl Running {
-    fn new(child: Child) -> Self {
+    fn new(child: Child, helper: PathBuf) -> Self {
         let pid = child.id().unwrap_or_default();
         Self {
             child,
             pid,
             exit: None,
+            helper,
+        }
+    }
+
+    /// Waits until the helper has set the container up and `exec`ed its command (the
+    /// process no longer runs the helper's program), or the process has ended. Until
+    /// then the container is half built: a command entering its namespaces would find
+    /// the mounts but not yet the hostname or the user, so probes wait for this.
+    pub async fn until_exec(&mut self) {
+        let exe = PathBuf::from(format!("/proc/{}/exe", self.pid));
+        while self.try_exit().is_none()
+            && std::fs::read_link(&exe).is_ok_and(|program| program == self.helper)
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 

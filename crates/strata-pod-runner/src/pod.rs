@@ -394,6 +394,7 @@ async fn supervise(
                 None
             }
             Ok((mut running, target, log)) => {
+                running.until_exec().await;
                 let since = Timestamp::now();
                 let probes_decide_start = container.startup_probe.is_some();
                 shared.update(slot, |status| {

@@ -144,6 +144,7 @@ async fn a_command_runs_inside_a_running_container_and_a_stop_ends_its_whole_gro
     let mut running = helper
         .launch(&spec, dir.path(), &dir.path().join("log"))
         .unwrap();
+    running.until_exec().await;
 
     let probe = Command {
         argv: vec![
