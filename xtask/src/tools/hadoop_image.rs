@@ -67,10 +67,9 @@ pub fn ensure(workspace: &Path, tools_dir: &Path) -> anyhow::Result<(PathBuf, Ou
     let image = tools_dir
         .join("images")
         .join(format!("apache-hadoop-{VERSION}"));
-    let stamp = image.join("strata-stamp.txt");
     let manifest = manifest();
-    let pin = format!("{POM}\n{LAUNCHER}\n{manifest}");
-    if fs::read_to_string(&stamp).is_ok_and(|found| found == pin) {
+    let stamp = image_dir::Stamp::new(&image, &[POM, LAUNCHER, &manifest]);
+    if stamp.is_current() {
         return Ok((image, Outcome::AlreadyPresent));
     }
     let mvn = image_dir::maven()?;
@@ -104,8 +103,7 @@ pub fn ensure(workspace: &Path, tools_dir: &Path) -> anyhow::Result<(PathBuf, Ou
     image_dir::write_executable(&launcher, LAUNCHER)?;
     prove(&launcher, &work)?;
     fs::remove_dir_all(&work).with_context(|| format!("cannot clean {}", work.display()))?;
-    fs::write(image.join(image_dir::MANIFEST), manifest).context("cannot write the manifest")?;
-    fs::write(&stamp, pin).with_context(|| format!("cannot write {}", stamp.display()))?;
+    stamp.seal(&image, &manifest)?;
     Ok((image, Outcome::Installed))
 }
 

@@ -89,3 +89,33 @@ pub fn recreate(image: &Path) -> anyhow::Result<()> {
     }
     fs::create_dir_all(image).with_context(|| format!("cannot create {}", image.display()))
 }
+
+/// The stamp of an image directory: the texts that pin it (pom, launcher, manifest).
+/// It is written last, so an interrupted build is built again.
+#[derive(Debug)]
+pub struct Stamp {
+    path: PathBuf,
+    pin: String,
+}
+
+impl Stamp {
+    /// The stamp `image/strata-stamp.txt` for the texts `parts`.
+    pub fn new(image: &Path, parts: &[&str]) -> Self {
+        Self {
+            path: image.join("strata-stamp.txt"),
+            pin: parts.join("\n"),
+        }
+    }
+
+    /// The directory was built from these texts.
+    pub fn is_current(&self) -> bool {
+        fs::read_to_string(&self.path).is_ok_and(|found| found == self.pin)
+    }
+
+    /// Writes the image's manifest, then the stamp.
+    pub fn seal(&self, image: &Path, manifest: &str) -> anyhow::Result<()> {
+        fs::write(image.join(MANIFEST), manifest).context("cannot write the manifest")?;
+        fs::write(&self.path, &self.pin)
+            .with_context(|| format!("cannot write {}", self.path.display()))
+    }
+}

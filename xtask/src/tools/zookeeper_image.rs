@@ -11,12 +11,11 @@
 //! version` naming 3.9.5.
 
 use std::{
-    fs,
     path::{Path, PathBuf},
     process::Command,
 };
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 
 use super::{Outcome, image_dir, process};
 
@@ -56,10 +55,9 @@ pub fn ensure(workspace: &Path, tools_dir: &Path) -> anyhow::Result<(PathBuf, Ou
     let image = tools_dir
         .join("images")
         .join(format!("zookeeper-{VERSION}"));
-    let stamp = image.join("strata-stamp.txt");
     let manifest = manifest();
-    let pin = format!("{POM}\n{LAUNCHER}\n{manifest}");
-    if fs::read_to_string(&stamp).is_ok_and(|found| found == pin) {
+    let stamp = image_dir::Stamp::new(&image, &[POM, LAUNCHER, &manifest]);
+    if stamp.is_current() {
         return Ok((image, Outcome::AlreadyPresent));
     }
     let mvn = image_dir::maven()?;
@@ -77,7 +75,6 @@ pub fn ensure(workspace: &Path, tools_dir: &Path) -> anyhow::Result<(PathBuf, Ou
     if !version.contains(&format!("version {VERSION}")) {
         bail!("`zkServer.sh version` did not name ZooKeeper {VERSION}:\n{version}");
     }
-    fs::write(image.join(image_dir::MANIFEST), manifest).context("cannot write the manifest")?;
-    fs::write(&stamp, pin).with_context(|| format!("cannot write {}", stamp.display()))?;
+    stamp.seal(&image, &manifest)?;
     Ok((image, Outcome::Installed))
 }
