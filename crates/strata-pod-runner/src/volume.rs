@@ -21,7 +21,8 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Component, Path, PathBuf};
 
 use k8s_openapi::api::core::v1::{
-    ConfigMap, DownwardAPIVolumeFile, KeyToPath, Pod, Secret, Volume, VolumeProjection,
+    ConfigMap, ConfigMapProjection, DownwardAPIProjection, DownwardAPIVolumeFile, KeyToPath, Pod,
+    Secret, SecretProjection, Volume, VolumeProjection,
 };
 
 use crate::env::field_value;
@@ -141,11 +142,7 @@ pub fn prepare(
     sources: &Sources,
     roots: &VolumeRoots,
 ) -> Result<BTreeMap<String, PathBuf>, VolumeError> {
-    let fs_group = pod
-        .spec
-        .as_ref()
-        .and_then(|spec| spec.security_context.as_ref())
-        .and_then(|context| context.fs_group);
+    let fs_group = fs_group(pod);
     let mut made = BTreeMap::new();
     for volume in pod
         .spec
@@ -179,11 +176,7 @@ pub fn prepare(
 /// are now, the way the kubelet refreshes a mounted ConfigMap; volumes whose files did
 /// not change are left alone.
 pub fn refresh(pod: &Pod, sources: &Sources, roots: &VolumeRoots) -> Result<(), VolumeError> {
-    let fs_group = pod
-        .spec
-        .as_ref()
-        .and_then(|spec| spec.security_context.as_ref())
-        .and_then(|context| context.fs_group);
+    let fs_group = fs_group(pod);
     for volume in pod
         .spec
         .iter()
@@ -206,65 +199,75 @@ pub fn refresh(pod: &Pod, sources: &Sources, roots: &VolumeRoots) -> Result<(), 
     Ok(())
 }
 
+/// The pod's `fsGroup`, which owns its claims and projected files.
+fn fs_group(pod: &Pod) -> Option<i64> {
+    pod.spec
+        .as_ref()
+        .and_then(|spec| spec.security_context.as_ref())
+        .and_then(|context| context.fs_group)
+}
+
 /// The files a projected volume holds: relative path → (content, mode).
 type Files = BTreeMap<PathBuf, (Vec<u8>, u32)>;
 
 fn projected_files(pod: &Pod, volume: &Volume, sources: &Sources) -> Result<Files, VolumeError> {
     let name = volume.name.as_str();
-    let mut files = Files::new();
-    if let Some(config_map) = &volume.config_map {
-        let mode = config_map.default_mode.unwrap_or(DEFAULT_MODE);
-        let entries = lookup(
-            name,
-            "ConfigMap",
-            &config_map.name,
-            config_map.optional,
-            sources.config_map(&config_map.name),
-        )?;
-        select(
-            name,
-            "ConfigMap",
-            &config_map.name,
-            &entries,
-            config_map.items.as_deref(),
-            mode,
-            &mut files,
-        )?;
+    // A ConfigMap, Secret or downward-API volume is a projected volume of one source.
+    let (projections, mode) = if let Some(config_map) = &volume.config_map {
+        let projection = ConfigMapProjection {
+            name: config_map.name.clone(),
+            items: config_map.items.clone(),
+            optional: config_map.optional,
+        };
+        (
+            vec![VolumeProjection {
+                config_map: Some(projection),
+                ..VolumeProjection::default()
+            }],
+            config_map.default_mode,
+        )
     } else if let Some(secret) = &volume.secret {
-        let secret_name = secret.secret_name.clone().unwrap_or_default();
-        let mode = secret.default_mode.unwrap_or(DEFAULT_MODE);
-        let entries = lookup(
-            name,
-            "Secret",
-            &secret_name,
-            secret.optional,
-            sources.secret(&secret_name),
-        )?;
-        select(
-            name,
-            "Secret",
-            &secret_name,
-            &entries,
-            secret.items.as_deref(),
-            mode,
-            &mut files,
-        )?;
-    } else if let Some(projected) = &volume.projected {
-        let mode = projected.default_mode.unwrap_or(DEFAULT_MODE);
-        for source in projected.sources.iter().flatten() {
-            project(pod, name, source, sources, mode, &mut files)?;
-        }
+        let projection = SecretProjection {
+            name: secret.secret_name.clone().unwrap_or_default(),
+            items: secret.items.clone(),
+            optional: secret.optional,
+        };
+        (
+            vec![VolumeProjection {
+                secret: Some(projection),
+                ..VolumeProjection::default()
+            }],
+            secret.default_mode,
+        )
     } else if let Some(downward) = &volume.downward_api {
-        let mode = downward.default_mode.unwrap_or(DEFAULT_MODE);
-        downward_files(
-            pod,
-            name,
-            downward.items.as_deref().unwrap_or_default(),
-            mode,
-            &mut files,
-        )?;
+        let projection = DownwardAPIProjection {
+            items: downward.items.clone(),
+        };
+        (
+            vec![VolumeProjection {
+                downward_api: Some(projection),
+                ..VolumeProjection::default()
+            }],
+            downward.default_mode,
+        )
+    } else if let Some(projected) = &volume.projected {
+        (
+            projected.sources.clone().unwrap_or_default(),
+            projected.default_mode,
+        )
     } else {
         return Err(VolumeError::Unsupported(name.to_owned()));
+    };
+    let mut files = Files::new();
+    for source in &projections {
+        project(
+            pod,
+            name,
+            source,
+            sources,
+            mode.unwrap_or(DEFAULT_MODE),
+            &mut files,
+        )?;
     }
     Ok(files)
 }
@@ -278,12 +281,13 @@ fn project(
     files: &mut Files,
 ) -> Result<(), VolumeError> {
     if let Some(config_map) = &source.config_map {
+        let found = sources.config_map(&config_map.name);
         let entries = lookup(
             volume,
             "ConfigMap",
             &config_map.name,
             config_map.optional,
-            sources.config_map(&config_map.name),
+            found,
         )?;
         select(
             volume,
@@ -295,13 +299,8 @@ fn project(
             files,
         )
     } else if let Some(secret) = &source.secret {
-        let entries = lookup(
-            volume,
-            "Secret",
-            &secret.name,
-            secret.optional,
-            sources.secret(&secret.name),
-        )?;
+        let found = sources.secret(&secret.name);
+        let entries = lookup(volume, "Secret", &secret.name, secret.optional, found)?;
         select(
             volume,
             "Secret",
