@@ -26,7 +26,7 @@ use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use strata_pod_runner::manifest::apply_all;
-use strata_testing::control_plane::wait_until;
+use strata_testing::control_plane::{pod_is_ready, wait_until};
 
 use crate::support::operated::Operated;
 use crate::support::{
@@ -220,7 +220,7 @@ async fn roll(operated: &Operated, sum_of_a: &str) {
     let mut rolled: Vec<String> = Vec::new();
     wait_until("every HDFS pod rolled and Ready", Duration::from_secs(900), async || {
         let now = pods.list(&hdfs).await.ok()?.items;
-        let ready = |name: &str| now.iter().any(|pod| pod.metadata.name.as_deref() == Some(name) && pod.metadata.deletion_timestamp.is_none() && is_ready(pod));
+        let ready = |name: &str| now.iter().any(|pod| pod.metadata.name.as_deref() == Some(name) && pod_is_ready(pod));
         for (name, uid) in &before {
             let current = now.iter().find(|pod| pod.metadata.name.as_ref() == Some(name));
             let replaced = current.is_none_or(|pod| pod.metadata.uid.as_ref() != Some(uid) || pod.metadata.deletion_timestamp.is_some());
@@ -330,17 +330,6 @@ fn namenode_http(operated: &Operated, namenode: &str) -> String {
         ))
         .expect("a forward to the namenode's HTTP port")
         .to_string()
-}
-
-fn is_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|status| status.conditions.as_ref())
-        .is_some_and(|conditions| {
-            conditions
-                .iter()
-                .any(|condition| condition.type_ == "Ready" && condition.status == "True")
-        })
 }
 
 /// `md5sum` lines (32 hex digits, two spaces, a name) by name.
