@@ -6,6 +6,8 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -14,36 +16,14 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use serde_json::json;
 use strata_pod_runner::agent::NodeAgent;
-use strata_pod_runner::image::{Images, MANIFEST, Manifest};
-use strata_pod_runner::pod::Backoff;
-use strata_pod_runner::runner::{PodRunner, RunnerOptions};
+use strata_pod_runner::runner::PodRunner;
 use strata_testing::control_plane::{ControlPlane, ControlPlaneOptions};
+use support::{IMAGE, host_tools_runner, short_backoff};
 
-const IMAGE: &str = "strata.test/host-tools:1";
 const NODE: &str = "strata-runner-0";
 
 fn runner(image_dir: &std::path::Path) -> PodRunner {
-    let manifest = Manifest {
-        references: vec![IMAGE.to_owned()],
-        paths: Vec::new(),
-        env: vec![("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned())],
-        working_dir: "/".into(),
-        user: (1000, 1000),
-        entrypoint: Vec::new(),
-    };
-    std::fs::write(
-        image_dir.join(MANIFEST),
-        serde_json::to_string(&manifest).unwrap(),
-    )
-    .unwrap();
-    let mut images = Images::default();
-    images.add(image_dir).unwrap();
-    let mut options = RunnerOptions::new(images);
-    options.backoff = Backoff {
-        initial: Duration::from_millis(500),
-        max: Duration::from_secs(2),
-    };
-    PodRunner::new(options).unwrap_or_else(|error| panic!("{error}"))
+    host_tools_runner(image_dir, short_backoff(500))
 }
 
 async fn eventually<T>(

@@ -6,39 +6,18 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod support;
+
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 use serde_json::json;
-use strata_pod_runner::image::{Images, MANIFEST, Manifest};
-use strata_pod_runner::pod::Backoff;
-use strata_pod_runner::runner::{PodRunner, RunnerOptions};
+use strata_pod_runner::runner::PodRunner;
 use strata_pod_runner::status::{PodStatus, State};
-
-const IMAGE: &str = "strata.test/host-tools:1";
+use support::{IMAGE, host_tools_runner, short_backoff};
 
 fn runner(image_dir: &std::path::Path) -> PodRunner {
-    let manifest = Manifest {
-        references: vec![IMAGE.to_owned()],
-        paths: Vec::new(),
-        env: vec![("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned())],
-        working_dir: "/".into(),
-        user: (1000, 1000),
-        entrypoint: Vec::new(),
-    };
-    std::fs::write(
-        image_dir.join(MANIFEST),
-        serde_json::to_string(&manifest).unwrap(),
-    )
-    .unwrap();
-    let mut images = Images::default();
-    images.add(image_dir).unwrap();
-    let mut options = RunnerOptions::new(images);
-    options.backoff = Backoff {
-        initial: Duration::from_millis(200),
-        max: Duration::from_secs(1),
-    };
-    PodRunner::new(options).unwrap_or_else(|error| panic!("{error}"))
+    host_tools_runner(image_dir, short_backoff(200))
 }
 
 fn web_pod() -> Pod {
@@ -145,32 +124,14 @@ async fn a_rendered_pod_runs_turns_ready_restarts_a_failed_container_dies_on_kil
         "http://web-public:8080/index.html",
         "http://web-0.web.default.svc.cluster.local:8080/index.html",
     ] {
-        let fetched = runner
-            .exec(
-                "default",
-                "client",
-                "main",
-                &["curl", "-sS", "--max-time", "5", url],
-                Duration::from_secs(10),
-            )
-            .await
-            .unwrap();
+        let fetched = curl(&runner, url, 5).await;
         assert_eq!(
             fetched,
             Some((0, "hello from web-0 with 6 secret bytes\n".to_owned())),
             "{url}"
         );
     }
-    let outside = runner
-        .exec(
-            "default",
-            "client",
-            "main",
-            &["curl", "-sS", "--max-time", "5", "http://10.255.255.53:80/"],
-            Duration::from_secs(10),
-        )
-        .await
-        .unwrap();
+    let outside = curl(&runner, "http://10.255.255.53:80/", 5).await;
     assert_ne!(
         outside.map(|(code, _)| code),
         Some(0),
@@ -201,16 +162,7 @@ async fn a_rendered_pod_runs_turns_ready_restarts_a_failed_container_dies_on_kil
     );
 
     runner.kill("default", "web-0").unwrap();
-    let killed = runner
-        .exec(
-            "default",
-            "client",
-            "main",
-            &["curl", "-sS", "--max-time", "2", "http://web-public:8080/"],
-            Duration::from_secs(10),
-        )
-        .await
-        .unwrap();
+    let killed = curl(&runner, "http://web-public:8080/", 2).await;
     assert_ne!(
         killed.map(|(code, _)| code),
         Some(0),
@@ -221,16 +173,22 @@ async fn a_rendered_pod_runs_turns_ready_restarts_a_failed_container_dies_on_kil
     runner.delete("default", "web-0").await.unwrap();
     assert!(runner.status("default", "web-0").is_none());
     assert!(kept.exists(), "deleting a pod keeps its persistent volume");
-    let gone = runner
+    let gone = curl(&runner, "http://web-public:8080/", 2).await;
+    assert_ne!(gone.map(|(code, _)| code), Some(0));
+    runner.shutdown().await;
+}
+
+/// `curl` from the client pod: its exit code and output, `None` on timeout.
+async fn curl(runner: &PodRunner, url: &str, max_seconds: u8) -> Option<(i32, String)> {
+    let max_time = max_seconds.to_string();
+    runner
         .exec(
             "default",
             "client",
             "main",
-            &["curl", "-sS", "--max-time", "2", "http://web-public:8080/"],
+            &["curl", "-sS", "--max-time", &max_time, url],
             Duration::from_secs(10),
         )
         .await
-        .unwrap();
-    assert_ne!(gone.map(|(code, _)| code), Some(0));
-    runner.shutdown().await;
+        .unwrap()
 }
