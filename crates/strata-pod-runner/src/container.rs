@@ -27,8 +27,10 @@ pub const HELPER_VARIABLE: &str = "STRATA_POD_EXEC";
 const HELPER_NAME: &str = "strata-pod-exec";
 /// The kubelet's bound on a termination message.
 const MESSAGE_BYTES: usize = 4096;
-/// The kubelet's bound on a message taken from the log (`FallbackToLogsOnError`).
+/// The kubelet's bounds on a message taken from the log (`FallbackToLogsOnError`):
+/// the last 80 lines, of which at most the last 2048 bytes.
 const LOG_MESSAGE_LINES: usize = 80;
+const LOG_MESSAGE_BYTES: usize = 2048;
 
 /// Why a container could not be started, entered or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -309,7 +311,7 @@ pub fn termination_message(
     let text = fs::read_to_string(log).ok()?;
     let lines: Vec<&str> = text.lines().collect();
     let tail = lines[lines.len().saturating_sub(LOG_MESSAGE_LINES)..].join("\n");
-    let start = tail.len().saturating_sub(MESSAGE_BYTES);
+    let start = tail.len().saturating_sub(LOG_MESSAGE_BYTES);
     let start = (start..=tail.len())
         .find(|index| tail.is_char_boundary(*index))
         .unwrap_or(0);

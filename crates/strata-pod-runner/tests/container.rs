@@ -232,3 +232,36 @@ fn group_members(group: u32) -> Vec<String> {
         })
         .collect()
 }
+
+/// `FallbackToLogsOnError`: with an empty termination log and a failed exit, the
+/// kubelet reports the log's last 80 lines, of which at most the last 2048 bytes;
+/// after a clean exit, nothing.
+#[rstest::rstest]
+#[case::short_log_whole(5, 40, 1, Some(5))]
+#[case::long_lines_cut_to_2048_bytes(80, 40, 1, Some(2048 / 41))]
+#[case::many_short_lines_cut_to_80(200, 8, 1, Some(80))]
+#[case::clean_exit_reports_nothing(5, 40, 0, None)]
+fn a_failed_containers_log_tail_is_its_message_within_the_kubelets_bounds(
+    #[case] lines: usize,
+    #[case] width: usize,
+    #[case] code: i32,
+    #[case] whole_lines_kept: Option<usize>,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let termination_log = dir.path().join("termination-log");
+    fs::write(&termination_log, "").unwrap();
+    let log = dir.path().join("log");
+    let text: String = (0..lines).map(|line| format!("{line:0width$}\n")).collect();
+    fs::write(&log, &text).unwrap();
+    let message = termination_message(&termination_log, &log, true, Exit { code, signal: None });
+    let whole_lines = message
+        .as_deref()
+        .map(|message| message.lines().filter(|line| line.len() == width).count());
+    assert_eq!(whole_lines, whole_lines_kept);
+    let message = message.unwrap_or_default();
+    assert!(message.len() <= 2048, "{} bytes", message.len());
+    assert!(
+        text.trim_end().ends_with(message.as_str()),
+        "the log's tail: {message}"
+    );
+}
