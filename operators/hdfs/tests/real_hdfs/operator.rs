@@ -9,7 +9,9 @@
 //!   rolled before it is Ready again, while a client keeps reading.
 //!
 //! - **Bad input:** a cluster naming a ConfigMap without the `ZOOKEEPER` key is
-//!   Degraded with `ZookeeperConfigMapInvalid`.
+//!   Degraded with `ZookeeperConfigMapInvalid`; a datanode setting Hadoop rejects at
+//!   start makes it Degraded with `DaemonExited` and Hadoop's exception, until the
+//!   setting is taken back.
 //!
 //! One control plane serves all three, and one cluster both phases: starting one
 //! costs more than either phase.
@@ -72,6 +74,7 @@ async fn the_operator_decommissions_a_datanode_then_rolls_in_order_on_real_hdfs(
     assert_every_file_reads(&operated, &sums).await;
     roll(&operated, &sums["a"]).await;
     assert_every_file_reads(&operated, &sums).await;
+    a_setting_hadoop_rejects_degrades_the_cluster_with_its_cause(&operated).await;
     operated.agent.shutdown().await;
 }
 
@@ -103,11 +106,11 @@ async fn a_znode_config_map_without_its_key_degrades_the_cluster(operated: &Oper
             operated
                 .condition("misconfigured-hdfs", "Degraded")
                 .await
-                .filter(|(status, _)| status == "True")
+                .filter(|condition| condition.status == "True")
         },
     )
     .await;
-    assert_eq!(degraded.1, "ZookeeperConfigMapInvalid");
+    assert_eq!(degraded.reason, "ZookeeperConfigMapInvalid");
     assert_eq!(
         operated
             .replicas("misconfigured-hdfs-namenode-default")
@@ -120,6 +123,47 @@ async fn a_znode_config_map_without_its_key_degrades_the_cluster(operated: &Oper
         .delete("misconfigured-hdfs", &Default::default())
         .await
         .unwrap_or_else(|error| panic!("{error}"));
+}
+
+/// Bad input only Hadoop finds: a datanode setting it cannot parse stops the first
+/// rolled datanode at start, and the cluster is Degraded with Hadoop's own words for
+/// it, not a bare `CrashLoopBackOff`. Taking the setting back heals the cluster.
+async fn a_setting_hadoop_rejects_degrades_the_cluster_with_its_cause(operated: &Operated) {
+    let handler_count = |value: serde_json::Value| json!({"dataNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.datanode.handler.count": value}}}});
+    scale_cluster(operated, handler_count(json!("many"))).await;
+    let degraded = wait_until(
+        "the cluster Degraded by the datanode Hadoop stopped",
+        Duration::from_secs(300),
+        async || {
+            operated
+                .condition("simple-hdfs", "Degraded")
+                .await
+                .filter(|condition| {
+                    condition.status == "True" && condition.reason == "DaemonExited"
+                })
+        },
+    )
+    .await;
+    assert!(
+        degraded.message.contains(
+            r#"container datanode CrashLoopBackOff: DaemonExited: Exiting with status 1: java.lang.NumberFormatException: For input string: "many""#
+        ),
+        "{degraded:?}"
+    );
+
+    scale_cluster(operated, handler_count(serde_json::Value::Null)).await;
+    wait_until(
+        "the cluster no longer Degraded once the setting is gone",
+        Duration::from_secs(300),
+        async || {
+            operated
+                .condition("simple-hdfs", "Degraded")
+                .await
+                .filter(|condition| condition.status == "False")
+        },
+    )
+    .await;
+    operated.wait_available(Duration::from_secs(120)).await;
 }
 
 async fn decommission(operated: &Operated) {

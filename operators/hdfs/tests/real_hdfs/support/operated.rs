@@ -31,6 +31,17 @@ const NODE: &str = "strata-runner-0";
 /// operator's 15 s would only make the test slower.
 const NAMENODE_CHECK: Duration = Duration::from_secs(3);
 
+/// A condition of an HdfsCluster, as the tests read it.
+#[derive(Debug)]
+pub struct Condition {
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// The CamelCase reason.
+    pub reason: String,
+    /// The sentence.
+    pub message: String,
+}
+
 /// A control plane, the runner as its node, ZooKeeper, and the HDFS operator.
 /// Fields drop in order: the operator and the node before the control plane.
 pub struct Operated {
@@ -114,8 +125,8 @@ impl Operated {
         Api::namespaced(self.client.clone(), NAMESPACE)
     }
 
-    /// A condition of the cluster `name`: status and reason.
-    pub async fn condition(&self, name: &str, kind: &str) -> Option<(String, String)> {
+    /// A condition of the cluster `name`.
+    pub async fn condition(&self, name: &str, kind: &str) -> Option<Condition> {
         let cluster = self.clusters().get_status(name).await.ok()?;
         let status = serde_json::to_value(cluster.status?).ok()?;
         let condition = status["conditions"]
@@ -123,16 +134,18 @@ impl Operated {
             .iter()
             .find(|condition| condition["type"] == kind)?
             .clone();
-        Some((
-            condition["status"].as_str()?.to_owned(),
-            condition["reason"].as_str().unwrap_or_default().to_owned(),
-        ))
+        let text = |field: &str| condition[field].as_str().unwrap_or_default().to_owned();
+        Some(Condition {
+            status: text("status"),
+            reason: text("reason"),
+            message: text("message"),
+        })
     }
 
     /// Waits for the example cluster's `Available` condition to be `True`.
     pub async fn wait_available(&self, timeout: Duration) {
         wait_until("the HdfsCluster Available", timeout, async || {
-            (self.condition("simple-hdfs", "Available").await?.0 == "True").then_some(())
+            (self.condition("simple-hdfs", "Available").await?.status == "True").then_some(())
         })
         .await;
     }
