@@ -3,9 +3,10 @@
 //!
 //! Everything that can be wrong with a spec is found here, so the build step cannot fail
 //! on user input. Each problem becomes [`ReconcileError::invalid_spec`] with a CamelCase
-//! reason and a message naming the field or role group. What is allowed but unwise (one
-//! namenode, an even number of journalnodes, more replicas than datanodes) becomes a
-//! [`Warning`].
+//! reason and a message naming the field or role group. What is allowed but unwise (an
+//! even number of journalnodes, more replicas than datanodes) becomes a [`Warning`].
+//! One namenode is refused rather than warned about: Hadoop cannot run the HA layout
+//! the operator renders with a single namenode ID.
 
 mod role_group;
 mod warnings;
@@ -98,6 +99,15 @@ impl ValidatedCluster {
                 ),
             ));
         }
+        if topology.namenodes.len() == 1 {
+            return Err(ReconcileError::invalid_spec(
+                "SingleNameNode",
+                "nameNodes has 1 replica: Hadoop runs a single namenode ID without HA and then \
+                 refuses the journalnodes' shared edits directory (\"a shared edits dir must not \
+                 be specified if HA is not enabled\"), so it could never format or start; run \
+                 2 namenodes, an active and a standby",
+            ));
+        }
         let formatter_pod = topology
             .namenodes
             .first()
@@ -113,7 +123,7 @@ impl ValidatedCluster {
             .map(|role| role_group::finish_role(&site_context, role))
             .collect::<Result<Vec<_>, _>>()?;
         let warnings = warnings::check(&roles, dfs_replication);
-        let discovery = client_site(&topology).map_err(|error| {
+        let discovery = client_site(&topology, dfs_replication).map_err(|error| {
             ReconcileError::invalid_spec("InvalidClientConfig", error.to_string())
         })?;
 

@@ -129,11 +129,17 @@ pub fn client_core_properties(topology: &Topology) -> BTreeMap<String, String> {
     BTreeMap::from([("fs.defaultFS".to_owned(), topology.default_fs())])
 }
 
-/// What a client needs in `hdfs-site.xml` to find the active namenode: the nameservice,
-/// every namenode's RPC and HTTP address, and the failover proxy provider.
-pub fn client_hdfs_properties(topology: &Topology) -> BTreeMap<String, String> {
+/// What a client needs in `hdfs-site.xml` to find the active namenode (the nameservice,
+/// every namenode's RPC and HTTP address, the failover proxy provider) and to write
+/// files as the spec asks: `dfs.replication` is read by the client that creates a file,
+/// not by the namenode, so without it every client writes Hadoop's default of 3.
+pub fn client_hdfs_properties(
+    topology: &Topology,
+    dfs_replication: u16,
+) -> BTreeMap<String, String> {
     let ns = &topology.nameservice;
     let mut properties = BTreeMap::from([
+        ("dfs.replication".to_owned(), dfs_replication.to_string()),
         ("dfs.nameservices".to_owned(), ns.clone()),
         (format!("dfs.ha.namenodes.{ns}"), topology.namenode_ids()),
         (
@@ -170,11 +176,10 @@ pub fn server_core_properties(site: &ServerSite<'_>) -> BTreeMap<String, String>
 
 /// The daemons' `hdfs-site.xml` properties before overrides.
 pub fn server_hdfs_properties(site: &ServerSite<'_>) -> BTreeMap<String, String> {
-    let mut properties = client_hdfs_properties(site.topology);
+    let mut properties = client_hdfs_properties(site.topology, site.dfs_replication);
     let mut set = |key: &str, value: String| {
         properties.insert(key.to_owned(), value);
     };
-    set("dfs.replication", site.dfs_replication.to_string());
     set(
         "dfs.namenode.shared.edits.dir",
         site.topology.shared_edits_dir(),
@@ -224,10 +229,13 @@ pub fn server_site(site: &ServerSite<'_>) -> Result<SiteFiles, SiteError> {
 }
 
 /// Renders the discovery ConfigMap's files, which an in-cluster client uses as they are.
-pub fn client_site(topology: &Topology) -> Result<SiteFiles, SiteError> {
+pub fn client_site(topology: &Topology, dfs_replication: u16) -> Result<SiteFiles, SiteError> {
     Ok(SiteFiles {
         core_site: write("core-site.xml", &client_core_properties(topology))?,
-        hdfs_site: write("hdfs-site.xml", &client_hdfs_properties(topology))?,
+        hdfs_site: write(
+            "hdfs-site.xml",
+            &client_hdfs_properties(topology, dfs_replication),
+        )?,
     })
 }
 

@@ -88,10 +88,6 @@ fn the_heap_is_three_quarters_of_the_memory_limit() -> Result<(), ReconcileError
 }
 
 #[rstest]
-#[case::single_namenode(
-    json!({"nameNodes": {"roleGroups": {"default": {"replicas": 1}}}}),
-    &["NoHighAvailability"]
-)]
 #[case::two_journalnodes(
     json!({"journalNodes": {"roleGroups": {"default": {"replicas": 2}}}}),
     &["WeakJournalQuorum"]
@@ -115,11 +111,10 @@ fn the_heap_is_three_quarters_of_the_memory_limit() -> Result<(), ReconcileError
 #[case::development_cluster(
     json!({
         "clusterConfig": {"dfsReplication": 1},
-        "nameNodes": {"roleGroups": {"default": {"replicas": 1}}},
         "journalNodes": {"roleGroups": {"default": {"replicas": 1}}},
         "dataNodes": {"roleGroups": {"default": {"replicas": 1}}}
     }),
-    &["NoHighAvailability", "WeakJournalQuorum"]
+    &["WeakJournalQuorum"]
 )]
 fn unwise_layouts_are_warnings(
     #[case] patch: Value,
@@ -139,6 +134,14 @@ fn unwise_layouts_are_warnings(
 #[case::no_namenodes(
     json!({"nameNodes": {"roleGroups": {"default": {"replicas": 0}}}}),
     "NoReplicas"
+)]
+#[case::single_namenode(
+    json!({"nameNodes": {"roleGroups": {"default": {"replicas": 1}}}}),
+    "SingleNameNode"
+)]
+#[case::single_namenode_over_two_groups(
+    json!({"nameNodes": {"roleGroups": {"default": {"replicas": 1}, "spare": {"replicas": 0}}}}),
+    "SingleNameNode"
 )]
 #[case::no_journalnode_groups(json!({"journalNodes": {"roleGroups": {}}}), "NoRoleGroups")]
 #[case::replication_zero(json!({"clusterConfig": {"dfsReplication": 0}}), "InvalidDfsReplication")]

@@ -9,11 +9,6 @@ use crate::validate::ValidatedRole;
 /// message says what it costs and what to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Warning {
-    /// One namenode: no failover, every namenode restart is an outage.
-    NoHighAvailability {
-        /// Namenodes in the spec.
-        namenodes: u16,
-    },
     /// An even number, or fewer than three, journalnodes: the edit log tolerates no
     /// more failures than with one journalnode less.
     WeakJournalQuorum {
@@ -33,7 +28,6 @@ impl Warning {
     /// The Warning condition's reason, checked at compile time.
     pub fn reason(&self) -> Reason {
         match self {
-            Self::NoHighAvailability { .. } => strata_status::reason!("NoHighAvailability"),
             Self::WeakJournalQuorum { .. } => strata_status::reason!("WeakJournalQuorum"),
             Self::ReplicationAboveDataNodes { .. } => {
                 strata_status::reason!("ReplicationAboveDataNodes")
@@ -52,10 +46,6 @@ impl Warning {
     /// What the warning costs and how to lift it.
     pub fn message(&self) -> String {
         match self {
-            Self::NoHighAvailability { namenodes } => format!(
-                "nameNodes has {namenodes} replica(s): without a standby namenode every \
-                 namenode restart makes HDFS unavailable; run 2"
-            ),
             Self::WeakJournalQuorum { journalnodes } => format!(
                 "journalNodes has {journalnodes} replica(s): the edit log needs a majority, \
                  so it survives no more failures than with one journalnode less; run an odd \
@@ -82,15 +72,8 @@ pub(super) fn check(roles: &[ValidatedRole], dfs_replication: u16) -> Vec<Warnin
             .map(ValidatedRole::replicas)
             .sum()
     };
-    let (namenodes, journalnodes, datanodes) = (
-        count(HdfsRole::NameNode),
-        count(HdfsRole::JournalNode),
-        count(HdfsRole::DataNode),
-    );
+    let (journalnodes, datanodes) = (count(HdfsRole::JournalNode), count(HdfsRole::DataNode));
     let mut warnings = Vec::new();
-    if namenodes < 2 {
-        warnings.push(Warning::NoHighAvailability { namenodes });
-    }
     if journalnodes < 3 || journalnodes % 2 == 0 {
         warnings.push(Warning::WeakJournalQuorum { journalnodes });
     }

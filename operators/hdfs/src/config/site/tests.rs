@@ -112,8 +112,8 @@ fn namenodes_never_reformat_and_read_the_exclude_list() {
 }
 
 #[test]
-fn clients_get_the_nameservice_and_nothing_of_the_servers() {
-    let properties = client_hdfs_properties(&topology());
+fn clients_get_the_nameservice_and_the_replication_and_nothing_of_the_servers() {
+    let properties = client_hdfs_properties(&topology(), 2);
     assert_eq!(
         properties.keys().map(String::as_str).collect::<Vec<_>>(),
         [
@@ -124,8 +124,10 @@ fn clients_get_the_nameservice_and_nothing_of_the_servers() {
             "dfs.namenode.rpc-address.hdfs.nn-0",
             "dfs.namenode.rpc-address.hdfs.nn-1",
             "dfs.nameservices",
+            "dfs.replication",
         ]
     );
+    assert_eq!(properties["dfs.replication"], "2");
     assert_eq!(
         properties["dfs.namenode.rpc-address.hdfs.nn-1"],
         "nn-1.nn.default.svc.cluster.local:8020"
