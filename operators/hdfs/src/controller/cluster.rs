@@ -15,7 +15,7 @@ use strata_operator::roll::{StatefulSetPods, stateful_sets_with_pods};
 use strata_status::ProgressStep;
 
 use super::namenodes::NameNodeHttp;
-use super::{datanodes, journalnodes};
+use super::{datanodes, journalnodes, removed_groups};
 use crate::build::{NameNodeState, build};
 use crate::crd::{HdfsCluster, HdfsFormatStatus, HdfsRole};
 use crate::decommission::{self, DecommissionInput};
@@ -100,7 +100,7 @@ async fn prepare(
         None => Vec::new(),
     };
 
-    datanodes::refuse_removed_groups(&validated, &running)?;
+    removed_groups::refuse_removed_groups(&validated, &running)?;
     let previous_journal = journalnodes::previous(
         &context.caches,
         &validated,

@@ -1,53 +1,15 @@
 //! What the reconcile reads about the datanodes before a scale-down: the groups as the
-//! decommission planner sees them, the exclude list applied last, and removed groups
-//! that still hold datanodes.
+//! decommission planner sees them and the exclude list applied last.
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use strata_model::labels::COMPONENT_LABEL;
 use strata_operator::cache::ChildCaches;
-use strata_operator::error::ReconcileError;
 use strata_operator::roll::StatefulSetPods;
 
 use crate::build::config_map::{EXCLUDED_DATANODES_KEY, namenode_state_name};
 use crate::crd::HdfsRole;
 use crate::decommission::DataNodeGroup;
 use crate::validate::ValidatedCluster;
-
-/// Refuses to drop a datanode role group whose StatefulSet still runs datanodes:
-/// pruning it would delete them without a decommission, and a block whose every
-/// replica is on them would be lost. Lowering the group's replicas to 0 first
-/// decommissions them; then the group can go.
-pub fn refuse_removed_groups(
-    validated: &ValidatedCluster,
-    running: &[StatefulSetPods],
-) -> Result<(), ReconcileError> {
-    let kept = |name: &str| {
-        validated.role(HdfsRole::DataNode).is_some_and(|role| {
-            role.groups
-                .iter()
-                .any(|group| group.name.object_name() == name)
-        })
-    };
-    let removed: Vec<String> = running
-        .iter()
-        .filter(|set| runs_role(set, HdfsRole::DataNode))
-        .filter(|set| set.stateful_set.spec.replicas.unwrap_or(1) > 0 && !kept(&set.name()))
-        .map(StatefulSetPods::name)
-        .collect();
-    if removed.is_empty() {
-        return Ok(());
-    }
-    Err(ReconcileError::invalid_spec(
-        "DataNodeGroupRemoved",
-        format!(
-            "the datanode role group(s) of {} left the spec while they still run datanodes; \
-             removing them now would delete their blocks without a decommission. Put the \
-             group(s) back with replicas: 0, wait until Progressing is no longer \
-             DecommissioningDataNodes, then remove them",
-            removed.join(", ")
-        ),
-    ))
-}
 
 /// Whether `set` runs `role`'s daemons, by its component label.
 pub fn runs_role(set: &StatefulSetPods, role: HdfsRole) -> bool {

@@ -5,6 +5,7 @@ pub mod datanodes;
 pub mod journalnodes;
 pub mod namenode_http;
 pub mod namenodes;
+pub mod removed_groups;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use strata_operator::cache::ChildKind;

@@ -8,6 +8,8 @@
 //!   namenode, then the active one, then the datanodes, each pod only once every pod
 //!   rolled before it is Ready again, while a client keeps reading.
 //!
+//! - **Clients:** after the roll, a file a client writes through the discovery
+//!   ConfigMap gets the new `dfsReplication`.
 //! - **Bad input:** a cluster naming a ConfigMap without the `ZOOKEEPER` key is
 //!   Degraded with `ZookeeperConfigMapInvalid`; a datanode setting Hadoop rejects at
 //!   start makes it Degraded with `DaemonExited` and Hadoop's exception, until the
@@ -74,6 +76,7 @@ async fn the_operator_decommissions_a_datanode_then_rolls_in_order_on_real_hdfs(
     assert_every_file_reads(&operated, &sums).await;
     roll(&operated, &sums["a"]).await;
     assert_every_file_reads(&operated, &sums).await;
+    a_client_writes_with_the_clusters_replication(&operated, 2).await;
     a_setting_hadoop_rejects_degrades_the_cluster_with_its_cause(&operated).await;
     operated.agent.shutdown().await;
 }
@@ -123,6 +126,24 @@ async fn a_znode_config_map_without_its_key_degrades_the_cluster(operated: &Oper
         .delete("misconfigured-hdfs", &Default::default())
         .await
         .unwrap_or_else(|error| panic!("{error}"));
+}
+
+/// The replication a client gives a new file is its own `dfs.replication`, so the
+/// discovery ConfigMap carries the spec's `dfsReplication` (issue 21, item 11).
+async fn a_client_writes_with_the_clusters_replication(operated: &Operated, replication: u16) {
+    let runner = operated.agent.runner();
+    let (code, stat) = client_shared(
+        &runner,
+        "set -e; head -c 1000 /dev/urandom > /tmp/replicated; \
+         hdfs dfs -put -f /tmp/replicated /data/replicated; hdfs dfs -stat %r /data/replicated",
+    )
+    .await;
+    assert_eq!(code, 0, "{stat}");
+    assert_eq!(
+        stat.lines().last().map(str::trim),
+        Some(replication.to_string().as_str()),
+        "the replication of a file a client wrote through the discovery ConfigMap: {stat}"
+    );
 }
 
 /// Bad input only Hadoop finds: a datanode setting it cannot parse stops the first

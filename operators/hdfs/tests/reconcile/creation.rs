@@ -112,7 +112,7 @@ async fn an_unwise_layout_is_a_warning_condition_and_event_not_a_fault() {
     publish_znode(&harness, QUORUM).await;
     create_cluster(
         &harness,
-        spec(json!({"nameNodes": {"roleGroups": {"default": {"replicas": 1}}}})),
+        spec(json!({"journalNodes": {"roleGroups": {"default": {"replicas": 4}}}})),
     )
     .await;
     run_until_settled(&harness, || {}).await;
@@ -122,11 +122,15 @@ async fn an_unwise_layout_is_a_warning_condition_and_event_not_a_fault() {
         CLUSTER,
         ConditionType::Warning,
         ConditionStatus::True,
-        "NoHighAvailability",
+        "WeakJournalQuorum",
     )
     .await;
-    assert!(warning.message.contains("run 2"), "{}", warning.message);
-    strata_testing::wait::wait_for_event(&harness, CLUSTER, "Warning", "NoHighAvailability").await;
+    assert!(
+        warning.message.contains("odd number"),
+        "{}",
+        warning.message
+    );
+    strata_testing::wait::wait_for_event(&harness, CLUSTER, "Warning", "WeakJournalQuorum").await;
     wait_for_condition::<HdfsCluster>(
         &harness,
         CLUSTER,
@@ -137,7 +141,7 @@ async fn an_unwise_layout_is_a_warning_condition_and_event_not_a_fault() {
 
     patch_spec(
         &harness,
-        json!({"nameNodes": {"roleGroups": {"default": {"replicas": 2}}}}),
+        json!({"journalNodes": {"roleGroups": {"default": {"replicas": 3}}}}),
     )
     .await;
     wait_for_condition::<HdfsCluster>(

@@ -293,32 +293,34 @@ async fn a_scale_down_below_the_replication_is_refused() {
     assert_eq!(replicas(&harness), Some(3));
 }
 
+/// A namenode or datanode role group that still runs pods cannot leave the spec (a
+/// removal, or a rename): nothing is pruned, and Degraded names the group (issue 21,
+/// item 7 for namenodes).
+#[rstest::rstest]
+#[case::datanodes("dataNodes", 3, "DataNodeGroupRemoved", "simple-hdfs-datanode-extra")]
+#[case::namenodes("nameNodes", 2, "NameNodeGroupRemoved", "simple-hdfs-namenode-extra")]
 #[tokio::test]
-async fn a_datanode_group_that_still_runs_datanodes_cannot_leave_the_spec() {
+async fn a_group_that_still_runs_pods_cannot_leave_the_spec(
+    #[case] role: &str,
+    #[case] default_replicas: u16,
+    #[case] reason: &str,
+    #[case] extra: &str,
+) {
     let harness = start_with_namenodes(Vec::new());
     publish_znode(&harness, QUORUM).await;
     create_cluster(
         &harness,
-        spec(json!({"dataNodes": {"roleGroups": {
-            "default": {"replicas": 3},
+        spec(json!({role: {"roleGroups": {
+            "default": {"replicas": default_replicas},
             "extra": {"replicas": 1}
         }}})),
     )
     .await;
     run_until_settled(&harness, || {}).await;
 
-    patch_spec(
-        &harness,
-        json!({"dataNodes": {"roleGroups": {"extra": null}}}),
-    )
-    .await;
-    let degraded =
-        wait_for_degraded::<HdfsCluster>(&harness, CLUSTER, "DataNodeGroupRemoved").await;
-    assert!(
-        degraded.message.contains("simple-hdfs-datanode-extra"),
-        "{}",
-        degraded.message
-    );
-    let extra: StatefulSet = stored(&harness, "simple-hdfs-datanode-extra");
+    patch_spec(&harness, json!({role: {"roleGroups": {"extra": null}}})).await;
+    let degraded = wait_for_degraded::<HdfsCluster>(&harness, CLUSTER, reason).await;
+    assert!(degraded.message.contains(extra), "{}", degraded.message);
+    let extra: StatefulSet = stored(&harness, extra);
     assert_eq!(extra.spec.replicas, Some(1), "nothing was pruned");
 }
