@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use tokio::process::{Child, Command};
 
@@ -94,8 +94,9 @@ impl Helper {
         Ok(Running::new(child, self.0.clone()))
     }
 
-    /// Runs `command` inside the running container `pid` as `user`, for at most
-    /// `timeout`; returns its exit code and output, or `None` if it timed out.
+    /// Runs `command` inside the running container whose shim is `pid` as `user`, for
+    /// at most `timeout`; returns its exit code and output, or `None` if it timed out or
+    /// the container is still being set up (there is nothing to enter yet).
     pub async fn exec_in(
         &self,
         pid: u32,
@@ -104,11 +105,9 @@ impl Helper {
         command: ContainerCommand,
         timeout: Duration,
     ) -> Result<Option<(i32, String)>, ContainerError> {
-        let target = std::fs::read_link(format!("/proc/{pid}/exe"));
-        if target.is_ok_and(|program| program == self.0) {
-            // The container is still being set up: there is nothing to enter yet.
+        let Some(pid) = container_init(pid).filter(|init| !self.runs(*init)) else {
             return Ok(None);
-        }
+        };
         let dir = tempfile::tempdir().map_err(ContainerError::Spawn)?;
         let spec_file = dir.path().join("enter.json");
         write_json(
@@ -129,6 +128,11 @@ impl Helper {
         };
         let text = fs::read_to_string(&output).unwrap_or_default();
         Ok(Some((status.code, text)))
+    }
+
+    /// Whether `pid` still runs the helper's program.
+    fn runs(&self, pid: u32) -> bool {
+        fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|program| program == self.0)
     }
 
     fn spawn(&self, mode: &str, spec: &Path, log: &Path) -> Result<Child, ContainerError> {
@@ -209,19 +213,23 @@ impl Running {
     }
 
     /// Waits until the helper has set the container up and `exec`ed its command (the
-    /// process no longer runs the helper's program), or the process has ended. Until
-    /// then the container is half built: a command entering its namespaces would find
-    /// the mounts but not yet the hostname or the user, so probes wait for this.
+    /// shim's child, PID 1 of the container, no longer runs the helper's program), or
+    /// the process has ended. Until then the container is half built: a command entering
+    /// its namespaces would find the mounts but not yet the hostname or the user, so
+    /// probes wait for this.
     pub async fn until_exec(&mut self) {
-        let exe = PathBuf::from(format!("/proc/{}/exe", self.pid));
-        while self.try_exit().is_none()
-            && std::fs::read_link(&exe).is_ok_and(|program| program == self.helper)
-        {
+        let built = |helper: &Path, shim: u32| {
+            container_init(shim).is_some_and(|init| {
+                fs::read_link(format!("/proc/{init}/exe")).is_ok_and(|program| program != helper)
+            })
+        };
+        while self.try_exit().is_none() && !built(&self.helper, self.pid) {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 
-    /// The container's process (its process group has the same id).
+    /// The container's shim ([`crate::shim`]); its process group, which has the same
+    /// id, holds every process of the container.
     pub fn pid(&self) -> u32 {
         self.pid
     }
@@ -256,12 +264,16 @@ impl Running {
         exit
     }
 
-    /// SIGTERM to the group, then SIGKILL once `grace` has passed.
+    /// SIGTERM to the container's PID 1, then SIGKILL to the group once `grace` has
+    /// passed, as container runtimes stop a container: only PID 1 is asked, so a PID 1
+    /// without a handler (a shell script without a `trap`) runs until the SIGKILL.
     pub async fn stop(&mut self, grace: Duration) -> Exit {
         if let Some(exit) = self.try_exit() {
             return exit;
         }
-        self.signal(Signal::SIGTERM);
+        if let Some(init) = container_init(self.pid).and_then(|pid| i32::try_from(pid).ok()) {
+            let _ = kill(Pid::from_raw(init), Signal::SIGTERM);
+        }
         if let Ok(exit) = tokio::time::timeout(grace, self.wait()).await {
             return exit;
         }
@@ -290,6 +302,17 @@ impl Drop for Running {
             let _ = self.child.start_kill();
         }
     }
+}
+
+/// The container's first process, PID 1 of its namespace: the only child of its shim
+/// `shim`, once started.
+fn container_init(shim: u32) -> Option<u32> {
+    fs::read_to_string(format!("/proc/{shim}/task/{shim}/children"))
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// The message the kubelet would report for a container that ended: the termination

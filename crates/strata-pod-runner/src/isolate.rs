@@ -11,9 +11,9 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
-use nix::sched::{CloneFlags, setns, unshare};
+use nix::sched::{CloneFlags, setns};
 use nix::sys::prctl;
-use nix::sys::signal::Signal;
+use nix::sys::signal::{SigSet, Signal};
 use nix::unistd::{
     Gid, Uid, chdir, execve, pivot_root, setgroups, sethostname, setresgid, setresuid,
 };
@@ -37,7 +37,7 @@ pub struct StepError {
     pub not_found: bool,
 }
 
-fn step<T, E: std::fmt::Display>(
+pub(crate) fn step<T, E: std::fmt::Display>(
     result: Result<T, E>,
     describe: impl FnOnce() -> String,
 ) -> Result<T, StepError> {
@@ -48,19 +48,11 @@ fn step<T, E: std::fmt::Display>(
     })
 }
 
-/// Becomes the container: joins the pod's network, builds the root, drops to the
-/// container's user and `exec`s its command. Returns only on failure.
-pub fn launch(spec: &Launch) -> Result<Infallible, StepError> {
-    let netns = step(File::open(&spec.netns), || {
-        format!("open the pod's network namespace {}", spec.netns.display())
-    })?;
-    step(setns(&netns, CloneFlags::CLONE_NEWNET), || {
-        format!("setns({}, CLONE_NEWNET)", spec.netns.display())
-    })?;
-    step(
-        unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWUTS),
-        || "unshare(CLONE_NEWNS | CLONE_NEWUTS)".to_owned(),
-    )?;
+/// Becomes the container, as PID 1 of the namespaces the shim made
+/// ([`crate::shim::launch`]): builds the root, drops to the container's user and
+/// `exec`s its command. Returns only on failure.
+pub fn launch_init(spec: &Launch) -> Result<Infallible, StepError> {
+    clear_signal_mask()?;
     step(
         mount(
             None::<&str>,
@@ -72,9 +64,18 @@ pub fn launch(spec: &Launch) -> Result<Infallible, StepError> {
         || "make / private, so that nothing propagates to the host".to_owned(),
     )?;
     let root = overlay_root(&spec.scratch)?;
-    for system in ["proc", "sys"] {
-        bind(&Path::new("/").join(system), &root.join(system), false)?;
-    }
+    let proc = root.join("proc");
+    step(
+        mount(
+            Some("proc"),
+            &proc,
+            Some("proc"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+            None::<&str>,
+        ),
+        || format!("mount the PID namespace's proc on {}", proc.display()),
+    )?;
+    bind(Path::new("/sys"), &root.join("sys"), false)?;
     device_directory(&root, &spec.termination_log)?;
     for mount in &spec.binds {
         bind(
@@ -108,8 +109,10 @@ pub fn launch(spec: &Launch) -> Result<Infallible, StepError> {
     exec(&spec.command)
 }
 
-/// Joins a running container's namespaces and runs a command there as its user.
-pub fn enter(spec: &Enter) -> Result<Infallible, StepError> {
+/// Joins a running container's mount, network and UTS namespaces (the shim joined its
+/// PID namespace, [`crate::shim::enter`]) and runs a command there as its user.
+pub fn enter_inside(spec: &Enter) -> Result<Infallible, StepError> {
+    clear_signal_mask()?;
     let namespaces = [
         ("mnt", CloneFlags::CLONE_NEWNS),
         ("net", CloneFlags::CLONE_NEWNET),
@@ -127,6 +130,28 @@ pub fn enter(spec: &Enter) -> Result<Infallible, StepError> {
     step(chdir("/"), || "chdir(/)".to_owned())?;
     become_user(&spec.user, spec.no_new_privileges)?;
     exec(&spec.command)
+}
+
+/// Unblocks every signal: the shim blocked the stop signals, a spawned child inherits
+/// the mask, and `execve` keeps it, so a container's shell would never see its SIGTERM
+/// even with a `trap` (dash clears its mask itself; bash does not).
+fn clear_signal_mask() -> Result<(), StepError> {
+    step(SigSet::empty().thread_set_mask(), || {
+        "clear the signal mask the shim set".to_owned()
+    })
+}
+
+/// Gives SIGPIPE back its default action for the command. Rust's runtime ignores it in
+/// the helper, and `execve` keeps an ignored signal ignored, so `yes | head -1` would
+/// never end. A signal with a handler is reset to its default by `execve`, so a
+/// handler (signal-hook's safe flag) is installed just before it.
+fn default_sigpipe_after_exec() -> Result<(), StepError> {
+    let unused = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    step(
+        signal_hook::flag::register(signal_hook::consts::SIGPIPE, unused),
+        || "handle SIGPIPE, so that execve resets it to its default".to_owned(),
+    )
+    .map(drop)
 }
 
 /// Mounts the scratch tmpfs and an overlay of the host's `/` on it; returns the root.
@@ -293,6 +318,7 @@ fn become_user(user: &Credentials, no_new_privileges: bool) -> Result<(), StepEr
 /// `chdir` to the working directory and `execve` the command, looking a bare name up on
 /// the container's own `PATH`.
 fn exec(command: &Command) -> Result<Infallible, StepError> {
+    default_sigpipe_after_exec()?;
     step(chdir(&command.working_dir), || {
         format!("chdir({}) (workingDir)", command.working_dir.display())
     })?;

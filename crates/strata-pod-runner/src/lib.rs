@@ -19,6 +19,7 @@ pub mod network;
 pub mod pod;
 pub mod probe;
 pub mod runner;
+pub mod shim;
 pub mod spec;
 pub mod statefulset;
 pub mod status;

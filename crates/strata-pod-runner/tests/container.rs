@@ -150,7 +150,7 @@ async fn a_command_runs_inside_a_running_container_and_a_stop_ends_its_whole_gro
         argv: vec![
             "sh".to_owned(),
             "-c".to_owned(),
-            "hostname; cat /strata/config/greeting; id -u".to_owned(),
+            "hostname; cat /strata/config/greeting; id -u; yes | head -n 1".to_owned(),
         ],
         env: spec.command.env.clone(),
         working_dir: "/".into(),
@@ -174,7 +174,8 @@ async fn a_command_runs_inside_a_running_container_and_a_stop_ends_its_whole_gro
     }
     assert_eq!(
         answer,
-        Some((0, "web-0\nhello from the config map\n1000\n".to_owned()))
+        Some((0, "web-0\nhello from the config map\n1000\ny\n".to_owned())),
+        "the hostname, a volume, the user, and SIGPIPE ending `yes` quietly"
     );
     let timed_out = helper
         .exec_in(
@@ -192,13 +193,14 @@ async fn a_command_runs_inside_a_running_container_and_a_stop_ends_its_whole_gro
     assert_eq!(timed_out, None, "a probe that overruns its timeout");
 
     let group = running.pid();
-    let exit = running.stop(Duration::from_secs(5)).await;
+    let exit = running.stop(Duration::from_secs(1)).await;
     assert_eq!(
         exit,
         Exit {
-            code: 143,
-            signal: Some(15)
-        }
+            code: 137,
+            signal: Some(9)
+        },
+        "a shell without a trap as PID 1 ignores SIGTERM, so the grace period ends in SIGKILL"
     );
     // SIGKILL is delivered at once but acted on when the process next runs.
     let mut survivors = group_members(group);
@@ -213,6 +215,62 @@ async fn a_command_runs_inside_a_running_container_and_a_stop_ends_its_whole_gro
         survivors.is_empty(),
         "processes left in the container's group: {survivors:?}"
     );
+}
+
+/// The container's command is PID 1 of its own PID namespace, and a stop asks only it,
+/// with SIGTERM: as in Kubernetes, a PID 1 without a handler ignores the signal and is
+/// killed when the grace period ends, while one with a `trap` ends at once.
+#[rstest::rstest]
+#[case::a_trap_ends_at_once(
+    "trap 'exit 0' TERM; echo pid $$; while :; do sleep 0.1; done",
+    0,
+    false,
+    ""
+)]
+#[case::a_bash_trap_ends_at_once(
+    "exec bash -c 'trap \"exit 0\" TERM; echo pid $$; while :; do sleep 0.1; done'",
+    0,
+    false,
+    ""
+)]
+#[case::no_trap_waits_for_the_kill("echo pid $$; while :; do sleep 0.1; done", 137, true, "")]
+#[case::a_child_pid_1_waits_for_is_not_asked(
+    "trap 'echo asked' TERM; echo pid $$; sleep 2; echo slept $?",
+    0,
+    false,
+    "asked\nslept 0\n"
+)]
+#[tokio::test]
+#[ignore = "needs root; run by cargo xtask test"]
+async fn a_stop_asks_pid_1_alone_and_only_a_handler_makes_it_listen(
+    #[case] script: &str,
+    #[case] code: i32,
+    #[case] killed_at_grace: bool,
+    #[case] ends_with: &str,
+) {
+    let helper = Helper::locate().unwrap_or_else(|error| panic!("{error}"));
+    let mut network = PodNetwork::create().unwrap_or_else(|error| panic!("{error}"));
+    network.add_pod("web-0").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let spec = launch(&network, dir.path(), script);
+    let mut running = helper.launch(&spec, dir.path(), &log).unwrap();
+    running.until_exec().await;
+    while !fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("pid ")
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    let grace = Duration::from_secs(5);
+    let asked = std::time::Instant::now();
+    let exit = running.stop(grace).await;
+    let output = fs::read_to_string(&log).unwrap();
+    assert_eq!(exit.code, code, "{output}");
+    assert_eq!(asked.elapsed() >= grace, killed_at_grace, "{output}");
+    assert!(output.starts_with("pid 1\n"), "{output}");
+    assert!(output.ends_with(ends_with), "{output}");
 }
 
 /// The live processes of a process group, by their `/proc/<pid>/stat` lines.

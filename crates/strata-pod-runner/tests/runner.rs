@@ -115,7 +115,10 @@ async fn a_rendered_pod_runs_turns_ready_restarts_a_failed_container_dies_on_kil
 
     let client: Pod = serde_json::from_value(json!({
         "metadata": {"name": "client"},
-        "spec": {"containers": [{"name": "main", "image": IMAGE, "command": ["sleep", "600"]}]}
+        "spec": {
+            "terminationGracePeriodSeconds": 1,
+            "containers": [{"name": "main", "image": IMAGE, "command": ["sleep", "600"]}]
+        }
     }))
     .unwrap();
     runner.run(client).unwrap();
