@@ -42,6 +42,12 @@
 set -euo pipefail
 shopt -s nullglob dotglob
 
+# The script is its container's PID 1, which ignores a SIGTERM it has no handler for: the
+# trap ends its waits between attempts at once, so a pod deletion does not wait the whole
+# grace period. A running `hdfs` call (a format among them) is not interrupted, because
+# the runtime signals PID 1 only; the trap runs when it returns.
+trap 'log "stopping on request"; exit 143' TERM INT
+
 readonly SCRIPT=format-namenode
 TERMINATION_LOG=${TERMINATION_LOG:-/dev/termination-log}
 
@@ -225,7 +231,8 @@ wait_for_bootstrap() {
             log "bootstrapStandby exited $BOOTSTRAP_CODE unexpectedly ($unexpected of $BOOTSTRAP_ATTEMPTS); retrying in $RETRY_SECONDS s"
             ;;
         esac
-        sleep "$RETRY_SECONDS"
+        sleep "$RETRY_SECONDS" &
+        wait $!
     done
 }
 
@@ -240,7 +247,8 @@ format_new_namespace() {
         3) stop_layout_mismatch ;;
         6)
             log "a namenode answered bootstrapStandby, so a namespace exists but its edit logs are unavailable (exit 6); not formatting, waiting $RETRY_SECONDS s to bootstrap instead"
-            sleep "$RETRY_SECONDS"
+            sleep "$RETRY_SECONDS" &
+            wait $!
             wait_for_bootstrap
             ;;
         *) log "bootstrapStandby exited $BOOTSTRAP_CODE: no namenode holds a namespace; formatting a new one in $NAME_DIR" ;;
@@ -264,7 +272,8 @@ format_new_namespace() {
             stop FormatFailed "hdfs namenode -format failed on all $failures attempts (last exit code $code) without writing $NAME_DIR: the journalnodes may be down (every one must be up) or may already hold a namespace (then bootstrap from the namenode that has it, or restore the cluster ID in the cluster's status)."
         fi
         log "hdfs namenode -format exited $code ($failures of $FORMAT_ATTEMPTS): ambiguous, a journalnode may be down or the journalnodes may hold a namespace; retrying in $RETRY_SECONDS s, after another bootstrapStandby attempt"
-        sleep "$RETRY_SECONDS"
+        sleep "$RETRY_SECONDS" &
+        wait $!
     done
 }
 

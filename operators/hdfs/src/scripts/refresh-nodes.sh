@@ -9,6 +9,11 @@
 #
 # Inputs (environment): EXCLUDE_FILE; RPC_ADDRESS (default 127.0.0.1:8020, the namenode
 # in this pod, active or standby: both take the list); CHECK_SECONDS (default 10).
+#
+# The script is its container's PID 1, which ignores a SIGTERM it has no handler for:
+# without the trap, every namenode pod deletion would wait the whole grace period. The
+# wait between checks is a background sleep, so the trap runs at once; a running
+# `dfsadmin` call finishes first (the runtime signals PID 1 only).
 
 set -uo pipefail
 
@@ -25,6 +30,8 @@ fingerprint() {
     cksum <"$EXCLUDE_FILE" 2>/dev/null || echo missing
 }
 
+trap 'log "stopping on request"; exit 0' TERM INT
+
 applied=""
 while true; do
     current=$(fingerprint)
@@ -37,5 +44,6 @@ while true; do
             log "refreshNodes failed (the namenode may still be starting); retrying in ${CHECK_SECONDS}s"
         fi
     fi
-    sleep "$CHECK_SECONDS"
+    sleep "$CHECK_SECONDS" &
+    wait $!
 done

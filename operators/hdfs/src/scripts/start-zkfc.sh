@@ -10,6 +10,10 @@
 #
 # "Stop with reason R": $TERMINATION_LOG gets two lines, R and a one-sentence message; the
 # message also goes to stderr; exit 1.
+#
+# Until it `exec`s zkfc, the script is its container's PID 1, which ignores a SIGTERM it
+# has no handler for; the trap ends the wait for ZooKeeper at once, so a pod deletion
+# does not wait the whole grace period. zkfc itself (a JVM) handles SIGTERM.
 
 set -euo pipefail
 
@@ -46,6 +50,8 @@ FORMAT_ATTEMPTS=${FORMAT_ATTEMPTS:-30}
 require_count RETRY_SECONDS "$RETRY_SECONDS" 0
 require_count FORMAT_ATTEMPTS "$FORMAT_ATTEMPTS" 1
 
+trap 'log "stopping on request"; exit 0' TERM INT
+
 failures=0
 while true; do
     code=0
@@ -69,7 +75,8 @@ while true; do
         log "hdfs zkfc -formatZK exited $code unexpectedly ($failures of $FORMAT_ATTEMPTS); retrying in $RETRY_SECONDS s"
         ;;
     esac
-    sleep "$RETRY_SECONDS"
+    sleep "$RETRY_SECONDS" &
+    wait $!
 done
 
 exec hdfs zkfc

@@ -9,7 +9,7 @@ mod format;
 mod operator;
 mod support;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hdfs_operator::controller::namenode_http::namenode_info;
 use strata_pod_runner::manifest::apply_all;
@@ -163,5 +163,19 @@ async fn first_start_formats_once_fails_over_and_keeps_every_file() {
     // The format table's rows, then the numbers the scripts assume, on the real daemons.
     format::rows(&mut runner, &objects, active, &cluster_ids[0]).await;
     format::real_numbers(&runner, standby, active).await;
+
+    // A namenode pod's deletion ends when its containers do, well within its 900 s
+    // grace period: each container's PID 1 (the refresh-nodes script, the namenode's and
+    // ZKFC's JVMs) ends on SIGTERM (issue 21, item 6).
+    let asked = Instant::now();
+    runner
+        .delete(NAMESPACE, standby)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        asked.elapsed() < Duration::from_secs(60),
+        "deleting {standby} took {:?}",
+        asked.elapsed()
+    );
     runner.shutdown().await;
 }

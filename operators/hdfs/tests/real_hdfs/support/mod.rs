@@ -180,6 +180,8 @@ pub fn client_pod() -> Value {
         "metadata": {"name": CLIENT_POD, "namespace": NAMESPACE},
         "spec": {
             "securityContext": {"runAsUser": 1000, "runAsGroup": 100},
+            // `sleep` as PID 1 ignores SIGTERM, as it would in Kubernetes.
+            "terminationGracePeriodSeconds": 1,
             "containers": [{
                 "name": "client",
                 "image": "docker.io/apache/hadoop:3.4.2",
