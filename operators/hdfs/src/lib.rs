@@ -11,6 +11,7 @@ pub mod controller;
 pub mod crd;
 pub mod decommission;
 pub mod journal;
+pub mod journal_sync;
 pub mod render;
 pub mod roll;
 pub mod validate;

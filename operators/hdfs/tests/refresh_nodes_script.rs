@@ -1,6 +1,7 @@
 //! The refresh-nodes sidecar against a fake `hdfs`: it has the namenode re-read the
 //! exclude list at start, retries while the namenode is not up, and again exactly when
-//! the list changes.
+//! the list changes; and it starts a new edit log segment once per request of the
+//! operator, retrying while the namenode refuses (a standby).
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
@@ -43,7 +44,7 @@ fn calls(dir: &Path) -> Vec<String> {
 }
 
 fn wait_for_calls(dir: &Path, count: usize) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let calls = calls(dir);
         if calls.len() >= count {
@@ -57,35 +58,43 @@ fn wait_for_calls(dir: &Path, count: usize) -> Vec<String> {
     }
 }
 
-#[test]
-fn the_namenode_rereads_the_exclude_list_at_start_and_on_every_change() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let bin = dir.path().join("bin");
+/// Starts the script in `dir` with a fake `hdfs` whose first exit codes are `codes`.
+fn start(dir: &Path, codes: &str, roll_edits: Option<&Path>) -> Running {
+    let bin = dir.join("bin");
     std::fs::create_dir(&bin).expect("bin");
     strata_testing::executable::write(&bin.join("hdfs"), FAKE_HDFS);
-    std::fs::write(dir.path().join("refresh-nodes.sh"), SCRIPT).expect("the script");
-    let exclude = dir.path().join("datanodes");
+    std::fs::write(dir.join("refresh-nodes.sh"), SCRIPT).expect("the script");
+    let exclude = dir.join("datanodes");
     std::fs::write(&exclude, "").expect("an empty exclude list");
-    // The namenode is not up for the first call.
-    std::fs::write(dir.path().join("codes"), "255\n").expect("codes");
-
+    std::fs::write(dir.join("codes"), codes).expect("codes");
     let path = format!(
         "{}:{}",
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let _script = Running(
-        Command::new("bash")
-            .arg(dir.path().join("refresh-nodes.sh"))
-            .env("PATH", path)
-            .env("FAKE_DIR", dir.path())
-            .env("EXCLUDE_FILE", &exclude)
-            .env("CHECK_SECONDS", "0.05")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("bash starts"),
-    );
+    let mut command = Command::new("bash");
+    command
+        .arg(dir.join("refresh-nodes.sh"))
+        .env("PATH", path)
+        .env("FAKE_DIR", dir)
+        .env("EXCLUDE_FILE", &exclude)
+        .env("CHECK_SECONDS", "0.05")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if let Some(file) = roll_edits {
+        command
+            .env("ROLL_EDITS_FILE", file)
+            .env("ROLL_EDITS_SECONDS", "2");
+    }
+    Running(command.spawn().expect("bash starts"))
+}
+
+#[test]
+fn the_namenode_rereads_the_exclude_list_at_start_and_on_every_change() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let exclude = dir.path().join("datanodes");
+    // The namenode is not up for the first call.
+    let _script = start(dir.path(), "255\n", None);
 
     let refresh = "dfsadmin -fs hdfs://127.0.0.1:8020 -refreshNodes";
     assert_eq!(wait_for_calls(dir.path(), 2), [refresh, refresh]);
@@ -100,4 +109,44 @@ fn the_namenode_rereads_the_exclude_list_at_start_and_on_every_change() {
     assert_eq!(wait_for_calls(dir.path(), 3).len(), 3);
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(calls(dir.path()).len(), 3, "one re-read per change");
+}
+
+#[test]
+fn a_new_edit_log_segment_is_started_once_the_journalnodes_answer_and_again_while_asked() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let request = dir.path().join("roll-edits");
+    std::fs::write(&request, "").expect("no request");
+    // The exclude list at start, then a refused roll (a standby, or a namenode starting).
+    let _script = start(dir.path(), "0\n255\n", Some(&request));
+    let refresh = "dfsadmin -fs hdfs://127.0.0.1:8020 -refreshNodes";
+    let roll = "dfsadmin -fs hdfs://127.0.0.1:8020 -rollEdits";
+    assert_eq!(wait_for_calls(dir.path(), 1), [refresh]);
+
+    // A journalnode that does not answer yet: no segment it would miss.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let closed_address = closed.local_addr().expect("its address");
+    drop(closed);
+    std::fs::write(&request, format!("{closed_address}\n")).expect("a request");
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(
+        calls(dir.path()),
+        [refresh],
+        "no roll while a journalnode is down"
+    );
+
+    let journalnode = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let address = journalnode.local_addr().expect("its address");
+    std::fs::write(&request, format!("{address}\n")).expect("a request");
+    assert_eq!(wait_for_calls(dir.path(), 3), [refresh, roll, roll]);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(calls(dir.path()).len(), 3, "one roll per request at first");
+    // Still asked after ROLL_EDITS_SECONDS: the journalnode may have missed it.
+    assert_eq!(wait_for_calls(dir.path(), 4)[3], roll);
+
+    // Back in sync, then the same journalnode out of sync again: a new request.
+    std::fs::write(&request, "").expect("no request");
+    std::thread::sleep(Duration::from_millis(300));
+    let before = calls(dir.path()).len();
+    std::fs::write(&request, format!("{address}\n")).expect("the same request again");
+    assert_eq!(wait_for_calls(dir.path(), before + 1)[before], roll);
 }

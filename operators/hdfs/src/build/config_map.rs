@@ -29,6 +29,10 @@ pub const CLUSTER_ID_KEY: &str = "cluster-id";
 pub const EXCLUDED_DATANODES_KEY: &str = "datanodes";
 /// The namenode state key with the journalnodes of the quorum, one host a line.
 pub const JOURNAL_NODES_KEY: &str = "journalnodes";
+/// The namenode state key whose change makes the active namenode's `refresh-nodes`
+/// sidecar start a new edit log segment (`dfsadmin -rollEdits`), see
+/// [`crate::journal_sync`].
+pub const ROLL_EDITS_KEY: &str = "roll-edits";
 
 /// `<hdfs>-<role>-<rg>`: the site files, logging, and for namenodes the scripts of the
 /// init container and the ZKFC sidecar. All of it is hashed into the pod template.
@@ -73,6 +77,7 @@ pub fn namenode_state_config_map(cluster: &ValidatedCluster, state: &NameNodeSta
             ),
             (EXCLUDED_DATANODES_KEY.to_owned(), excluded),
             (JOURNAL_NODES_KEY.to_owned(), lines(&state.journal_nodes)),
+            (ROLL_EDITS_KEY.to_owned(), state.roll_edits.clone()),
         ])),
         ..ConfigMap::default()
     }

@@ -13,10 +13,12 @@ use strata_model::build::{
 };
 use strata_model::resources::ValidatedResources;
 
-use super::config_map::{CLUSTER_ID_KEY, FORMAT_SCRIPT, REFRESH_NODES_SCRIPT, ZKFC_SCRIPT};
-use super::service::{DATANODE_HTTP, JOURNALNODE_HTTP, JOURNALNODE_RPC, NAMENODE_RPC, ZKFC, ports};
+use super::config_map::{
+    CLUSTER_ID_KEY, FORMAT_SCRIPT, REFRESH_NODES_SCRIPT, ROLL_EDITS_KEY, ZKFC_SCRIPT,
+};
+use super::service::{DATANODE_HTTP, JOURNALNODE_HTTP, NAMENODE_RPC, ZKFC, ports};
 use crate::config::site::{DATA_MOUNT, EXCLUDE_FILE, NAME_DIR};
-use crate::config::topology::{DATANODE_HTTP_PORT, NAMENODE_HTTP_PORT};
+use crate::config::topology::{DATANODE_HTTP_PORT, JOURNALNODE_HTTP_PORT, NAMENODE_HTTP_PORT};
 use crate::crd::HdfsRole;
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
@@ -123,6 +125,19 @@ pub fn datanode_readiness_script() -> String {
     )
 }
 
+/// Readiness of a journalnode: it has taken edits since it started. A restarted
+/// journalnode has no open segment and refuses the active namenode's edits until the
+/// next segment starts, so an open RPC port does not mean the edit log can count on it
+/// (see `crate::journal_sync`). The roll waits for this before it restarts the next
+/// journalnode, and the PodDisruptionBudget counts such a journalnode as unavailable.
+pub fn journalnode_readiness_script() -> String {
+    format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{JOURNALNODE_HTTP_PORT} && \
+         printf 'GET /jmx?qry=Hadoop:service=JournalNode,name=Journal-* HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && \
+         grep -qE '\"BatchesWritten\" *: *[1-9]' <&3"
+    )
+}
+
 /// The daemon of `role`: `hdfs <daemon>` in the foreground, so SIGTERM reaches the JVM.
 pub fn daemon(cluster: &ValidatedCluster, role: HdfsRole, group: &ValidatedRoleGroup) -> Container {
     let name = daemon_container(role);
@@ -137,7 +152,7 @@ pub fn daemon(cluster: &ValidatedCluster, role: HdfsRole, group: &ValidatedRoleG
             tcp_probe(NAMENODE_RPC, 10, 6),
         ),
         HdfsRole::JournalNode => (
-            tcp_probe(JOURNALNODE_RPC, 10, 3),
+            exec_probe(&journalnode_readiness_script(), 5, 3),
             tcp_probe(JOURNALNODE_HTTP, 10, 6),
         ),
         HdfsRole::DataNode => (
@@ -244,6 +259,10 @@ pub fn refresh_nodes_container(cluster: &ValidatedCluster) -> Container {
         jvm_opts(REFRESH_NODES_HEAP_MIB),
     );
     env.insert("EXCLUDE_FILE".to_owned(), EXCLUDE_FILE.to_owned());
+    env.insert(
+        "ROLL_EDITS_FILE".to_owned(),
+        format!("{STATE_DIR}/{ROLL_EDITS_KEY}"),
+    );
     let mut mounts = common_mounts();
     mounts.push(volume_mount(STATE_VOLUME, STATE_DIR, true));
     Container {

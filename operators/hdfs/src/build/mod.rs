@@ -37,6 +37,9 @@ pub struct NameNodeState {
     /// The journalnodes the namenodes are known to write to: a new set is recorded
     /// only once every namenode runs on it ([`crate::journal`]).
     pub journal_nodes: Vec<String>,
+    /// The out-of-sync journalnodes a new edit log segment is asked for, empty when none
+    /// is ([`crate::journal_sync`]).
+    pub roll_edits: String,
 }
 
 /// Every object of a cluster, typed.

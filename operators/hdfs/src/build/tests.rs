@@ -168,13 +168,14 @@ fn pods_restart_only_by_the_operator_and_keep_their_claims() -> TestResult {
 }
 
 #[test]
-fn the_namenode_state_holds_the_cluster_id_the_excluded_datanodes_and_the_journalnodes()
+fn the_namenode_state_holds_the_cluster_id_the_excluded_datanodes_the_journalnodes_and_the_roll_request()
 -> TestResult {
     let cluster = validated(json!({}))?;
     let state = NameNodeState {
         cluster_id: Some("CID-1".to_owned()),
         excluded_datanodes: vec!["dn-2.dn".to_owned(), "dn-1.dn".to_owned()],
         journal_nodes: vec!["jn-0.jn".to_owned(), "jn-1.jn".to_owned()],
+        roll_edits: "10.244.0.2:8485".to_owned(),
     };
     let data = build_cluster(&cluster, &state)
         .namenode_state
@@ -183,6 +184,7 @@ fn the_namenode_state_holds_the_cluster_id_the_excluded_datanodes_and_the_journa
     assert_eq!(data["cluster-id"], "CID-1");
     assert_eq!(data["datanodes"], "dn-2.dn\ndn-1.dn\n");
     assert_eq!(data["journalnodes"], "jn-0.jn\njn-1.jn\n");
+    assert_eq!(data["roll-edits"], "10.244.0.2:8485");
     Ok(())
 }
 

@@ -20,7 +20,8 @@ use crate::build::{NameNodeState, build};
 use crate::crd::{HdfsCluster, HdfsFormatStatus, HdfsRole};
 use crate::decommission::{self, DecommissionInput};
 use crate::journal;
-use crate::roll::{GroupPods, next_step};
+use crate::journal_sync::{self, JournalGate};
+use crate::roll::{GroupPods, RollStep, next_step, rolling_reason};
 use crate::validate::{ValidatedCluster, Warning, roll_order};
 
 /// The key of a ZNode discovery ConfigMap with the connection string and chroot.
@@ -159,10 +160,12 @@ async fn prepare(
     .map_err(ReconcileError::from)?;
     validated.hold_replicas(HdfsRole::DataNode, &decommission.replicas);
 
+    let restart = plan_restart(context, &validated, &running).await;
     let state = NameNodeState {
         cluster_id: format.cluster_id.clone(),
         excluded_datanodes: decommission.excluded,
         journal_nodes,
+        roll_edits: restart.roll_edits.clone(),
     };
     let mut prepared = build(&validated, &state);
     prepared.warnings = validated
@@ -172,32 +175,15 @@ async fn prepare(
         .chain(journal_warning)
         .collect();
 
-    let groups = group_pods(&validated, &running);
-    let mut step = next_step(&groups, roll_order(), None);
-    let restarts_namenode = step
-        .as_ref()
-        .and_then(|step| step.restart.as_ref())
-        .is_some_and(|pod| {
-            validated
-                .topology
-                .namenodes
-                .iter()
-                .any(|namenode| &namenode.id == pod)
-        });
-    if restarts_namenode {
-        let active = context
-            .extra
-            .namenodes
-            .find_active(&validated.topology.namenodes)
-            .await;
-        step = next_step(&groups, roll_order(), active.as_deref());
-    }
-    if let Some(step) = step {
+    if let Some(step) = restart.step {
         prepared.restarts = step.restart.into_iter().collect();
         prepared.progress = Some(ProgressStep {
             reason: step.reason,
             message: step.message,
         });
+    }
+    if !restart.roll_edits.is_empty() {
+        prepared.recheck_after = Some(context.extra.namenode_check);
     }
     // A decommission in flight says so first: it is what holds the scale-down back.
     if decommission.progress.is_some() {
@@ -208,6 +194,65 @@ async fn prepare(
         prepared.recheck_after = Some(context.extra.namenode_check);
     }
     Ok(prepared)
+}
+
+/// The roll's next step, and the new edit log segment asked for while a journalnode
+/// does not take edits.
+struct RestartPlan {
+    step: Option<RollStep>,
+    /// The `roll-edits` value of the namenode state; empty while every journalnode
+    /// takes edits.
+    roll_edits: String,
+}
+
+/// Step 3, the roll: the next pod to restart in roll order, the active namenode last,
+/// held back while the active namenode does not write to every journalnode
+/// ([`crate::journal_sync`]). Only a roll that is about to restart a journalnode or a
+/// namenode asks the namenodes anything.
+async fn plan_restart(
+    context: &Context<ClusterContext>,
+    validated: &ValidatedCluster,
+    running: &[StatefulSetPods],
+) -> RestartPlan {
+    let groups = group_pods(validated, running);
+    let namenodes = &validated.topology.namenodes;
+    let mut step = next_step(&groups, roll_order(), None);
+    let role_of = |step: &Option<RollStep>| {
+        let pod = step.as_ref()?.restart.as_deref()?;
+        let group = groups
+            .iter()
+            .find(|group| group.pods.values().any(|state| state.name == pod))?;
+        Some((pod.to_owned(), group.role))
+    };
+    if let Some((_, HdfsRole::NameNode)) = role_of(&step) {
+        let active = context.extra.namenodes.find_active(namenodes).await;
+        step = next_step(&groups, roll_order(), active.as_deref());
+    }
+    let unready = journal_sync::unready_journalnodes(&groups, &validated.topology.journalnodes);
+    let Some((pod, role @ (HdfsRole::JournalNode | HdfsRole::NameNode))) = role_of(&step) else {
+        return RestartPlan {
+            step,
+            roll_edits: journal_sync::roll_edits_request(&unready, None),
+        };
+    };
+    let out_of_sync = context
+        .extra
+        .namenodes
+        .info(namenodes)
+        .await
+        .and_then(|info| info.out_of_sync_journals);
+    let roll_edits = journal_sync::roll_edits_request(&unready, out_of_sync.as_ref());
+    match journal_sync::gate(&pod, out_of_sync.as_ref()) {
+        JournalGate::Open => RestartPlan { step, roll_edits },
+        JournalGate::Wait { message } => RestartPlan {
+            step: Some(RollStep {
+                restart: None,
+                reason: rolling_reason(role),
+                message,
+            }),
+            roll_edits,
+        },
+    }
 }
 
 /// Step 1: `ha.zookeeper.quorum` from the ZNode discovery ConfigMap.

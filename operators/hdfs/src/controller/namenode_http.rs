@@ -6,7 +6,7 @@
 //! end. The operator asks namenodes on the pod network only, and bounds each exchange
 //! by a timeout and the response by [`MAX_RESPONSE_BYTES`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -14,6 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::decommission::{AdminState, BlockHealth, DataNodeReport};
+use crate::journal_sync::out_of_sync_loggers;
 
 /// The JMX query of the bean with the node lists and the cluster ID.
 pub const NAMENODE_INFO_PATH: &str = "/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo";
@@ -64,6 +65,10 @@ pub struct NameNodeInfo {
     /// Every datanode of `LiveNodes` and `DeadNodes` by host name (the node list key
     /// without its `:<xferPort>`), reports of one host merged conservatively.
     pub nodes: BTreeMap<String, DataNodeReport>,
+    /// If this namenode writes the edit log (the active one), the journalnodes it does
+    /// not write to until the next segment (`NameJournalStatus`, see
+    /// [`crate::journal_sync`]).
+    pub out_of_sync_journals: Option<BTreeSet<String>>,
 }
 
 impl NameNodeInfo {
@@ -72,6 +77,9 @@ impl NameNodeInfo {
     pub fn merge(&mut self, other: Self) {
         if self.cluster_id.is_none() {
             self.cluster_id = other.cluster_id;
+        }
+        if self.out_of_sync_journals.is_none() {
+            self.out_of_sync_journals = other.out_of_sync_journals;
         }
         for (host, report) in other.nodes {
             insert(&mut self.nodes, host, report);
@@ -102,6 +110,8 @@ struct NameNodeInfoBean {
     cluster_id: Option<String>,
     live_nodes: String,
     dead_nodes: String,
+    /// A JSON list of `{"manager", "stream", "required", "disabled"}` maps.
+    name_journal_status: Option<String>,
 }
 
 /// One entry of `LiveNodes` or `DeadNodes`. `DecomNodes` has no `adminState`, and
@@ -128,9 +138,21 @@ pub fn parse_namenode_info(body: &str) -> Option<NameNodeInfo> {
             insert(&mut nodes, host_of(&key).to_owned(), report);
         }
     }
+    let journals: Vec<BTreeMap<String, String>> = bean
+        .name_journal_status
+        .and_then(|status| serde_json::from_str(&status).ok())
+        .unwrap_or_default();
+    let out_of_sync_journals = journals
+        .iter()
+        .filter_map(|journal| out_of_sync_loggers(journal.get("stream")?))
+        .reduce(|mut all, more| {
+            all.extend(more);
+            all
+        });
     Some(NameNodeInfo {
         cluster_id: bean.cluster_id.filter(|id| !id.is_empty()),
         nodes,
+        out_of_sync_journals,
     })
 }
 
@@ -271,7 +293,38 @@ mod tests {
                     ),
                     (DN2.to_owned(), report(AdminState::Decommissioned, false)),
                 ]),
+                out_of_sync_journals: None,
             }
+        );
+    }
+
+    #[rstest::rstest]
+    #[case::the_active_with_a_restarted_journalnode(
+        "Writing segment beginning at txid 5. \n10.244.0.2:8485 (Written txid 4 (1 txns/0ms behind) (will try to re-sync on next segment)), 10.244.0.3:8485 (Written txid 5), 10.244.0.4:8485 (Written txid 5)",
+        Some(vec!["10.244.0.2:8485"])
+    )]
+    #[case::the_active_in_sync(
+        "Writing segment beginning at txid 5. \n10.244.0.2:8485 (Written txid 5), 10.244.0.3:8485 (Written txid 5), 10.244.0.4:8485 (Written txid 5)",
+        Some(vec![])
+    )]
+    #[case::a_standby("open for read", None)]
+    fn the_journal_status_names_the_journalnodes_the_active_does_not_write_to(
+        #[case] stream: &str,
+        #[case] expected: Option<Vec<&str>>,
+    ) {
+        let status = serde_json::json!([{
+            "manager": "QJM to [10.244.0.2:8485, 10.244.0.3:8485, 10.244.0.4:8485]",
+            "stream": stream,
+            "disabled": "false",
+            "required": "true"
+        }])
+        .to_string();
+        let mut body: serde_json::Value = serde_json::from_str(&jmx(&[], &[])).expect("JSON");
+        body["beans"][0]["NameJournalStatus"] = serde_json::Value::String(status);
+        let info = parse_namenode_info(&body.to_string()).expect("parsed");
+        assert_eq!(
+            info.out_of_sync_journals,
+            expected.map(|list| list.into_iter().map(str::to_owned).collect())
         );
     }
 
