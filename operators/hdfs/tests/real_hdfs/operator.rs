@@ -102,17 +102,14 @@ async fn a_znode_config_map_without_its_key_degrades_the_cluster(operated: &Oper
         .create(&PostParams::default(), &cluster)
         .await
         .unwrap_or_else(|error| panic!("{error}"));
-    let degraded = wait_until(
-        "the misconfigured cluster Degraded",
-        Duration::from_secs(60),
-        async || {
-            operated
-                .condition("misconfigured-hdfs", "Degraded")
-                .await
-                .filter(|condition| condition.status == "True")
-        },
-    )
-    .await;
+    let degraded = operated
+        .wait_condition(
+            "misconfigured-hdfs",
+            "Degraded",
+            Duration::from_secs(60),
+            |condition| condition.status == "True",
+        )
+        .await;
     assert_eq!(degraded.reason, "ZookeeperConfigMapInvalid");
     assert_eq!(
         operated
@@ -152,19 +149,14 @@ async fn a_client_writes_with_the_clusters_replication(operated: &Operated, repl
 async fn a_setting_hadoop_rejects_degrades_the_cluster_with_its_cause(operated: &Operated) {
     let handler_count = |value: serde_json::Value| json!({"dataNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.datanode.handler.count": value}}}});
     scale_cluster(operated, handler_count(json!("many"))).await;
-    let degraded = wait_until(
-        "the cluster Degraded by the datanode Hadoop stopped",
-        Duration::from_secs(300),
-        async || {
-            operated
-                .condition("simple-hdfs", "Degraded")
-                .await
-                .filter(|condition| {
-                    condition.status == "True" && condition.reason == "DaemonExited"
-                })
-        },
-    )
-    .await;
+    let degraded = operated
+        .wait_condition(
+            "simple-hdfs",
+            "Degraded",
+            Duration::from_secs(300),
+            |condition| condition.status == "True" && condition.reason == "DaemonExited",
+        )
+        .await;
     assert!(
         degraded.message.contains(
             r#"container datanode CrashLoopBackOff: DaemonExited: Exiting with status 1: java.lang.NumberFormatException: For input string: "many""#
@@ -173,17 +165,14 @@ async fn a_setting_hadoop_rejects_degrades_the_cluster_with_its_cause(operated: 
     );
 
     scale_cluster(operated, handler_count(serde_json::Value::Null)).await;
-    wait_until(
-        "the cluster no longer Degraded once the setting is gone",
-        Duration::from_secs(300),
-        async || {
-            operated
-                .condition("simple-hdfs", "Degraded")
-                .await
-                .filter(|condition| condition.status == "False")
-        },
-    )
-    .await;
+    operated
+        .wait_condition(
+            "simple-hdfs",
+            "Degraded",
+            Duration::from_secs(300),
+            |condition| condition.status == "False",
+        )
+        .await;
     operated.wait_available(Duration::from_secs(120)).await;
 }
 

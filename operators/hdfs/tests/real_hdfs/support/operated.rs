@@ -142,10 +142,27 @@ impl Operated {
         })
     }
 
+    /// Waits until the cluster `name`'s condition `kind` is `accepted`; returns it.
+    pub async fn wait_condition(
+        &self,
+        name: &str,
+        kind: &str,
+        timeout: Duration,
+        accepted: impl Fn(&Condition) -> bool,
+    ) -> Condition {
+        let what = format!("{kind} of the HdfsCluster {name} as expected");
+        wait_until(&what, timeout, async || {
+            self.condition(name, kind)
+                .await
+                .filter(|condition| accepted(condition))
+        })
+        .await
+    }
+
     /// Waits for the example cluster's `Available` condition to be `True`.
     pub async fn wait_available(&self, timeout: Duration) {
-        wait_until("the HdfsCluster Available", timeout, async || {
-            (self.condition("simple-hdfs", "Available").await?.status == "True").then_some(())
+        self.wait_condition("simple-hdfs", "Available", timeout, |condition| {
+            condition.status == "True"
         })
         .await;
     }
