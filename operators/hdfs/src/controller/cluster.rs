@@ -14,6 +14,7 @@ use strata_operator::reference::Target;
 use strata_operator::roll::{StatefulSetPods, stateful_sets_with_pods};
 use strata_status::ProgressStep;
 
+use super::namenode_http::NameNodeInfo;
 use super::namenodes::NameNodeHttp;
 use super::{datanodes, journalnodes, removed_groups};
 use crate::build::{NameNodeState, build};
@@ -160,7 +161,7 @@ async fn prepare(
     .map_err(ReconcileError::from)?;
     validated.hold_replicas(HdfsRole::DataNode, &decommission.replicas);
 
-    let restart = plan_restart(context, &validated, &running).await;
+    let restart = plan_restart(context, &validated, &running, namenode.as_ref()).await;
     let state = NameNodeState {
         cluster_id: format.cluster_id.clone(),
         excluded_datanodes: decommission.excluded,
@@ -208,11 +209,13 @@ struct RestartPlan {
 /// Step 3, the roll: the next pod to restart in roll order, the active namenode last,
 /// held back while the active namenode does not write to every journalnode
 /// ([`crate::journal_sync`]). Only a roll that is about to restart a journalnode or a
-/// namenode asks the namenodes anything.
+/// namenode asks the namenodes anything, and not again if `known` already holds their
+/// answer.
 async fn plan_restart(
     context: &Context<ClusterContext>,
     validated: &ValidatedCluster,
     running: &[StatefulSetPods],
+    known: Option<&NameNodeInfo>,
 ) -> RestartPlan {
     let groups = group_pods(validated, running);
     let namenodes = &validated.topology.namenodes;
@@ -235,12 +238,15 @@ async fn plan_restart(
             roll_edits: journal_sync::roll_edits_request(&unready, None),
         };
     };
-    let out_of_sync = context
-        .extra
-        .namenodes
-        .info(namenodes)
-        .await
-        .and_then(|info| info.out_of_sync_journals);
+    let out_of_sync = match known {
+        Some(info) => info.out_of_sync_journals.clone(),
+        None => context
+            .extra
+            .namenodes
+            .info(namenodes)
+            .await
+            .and_then(|info| info.out_of_sync_journals),
+    };
     let roll_edits = journal_sync::roll_edits_request(&unready, out_of_sync.as_ref());
     match journal_sync::gate(&pod, out_of_sync.as_ref()) {
         JournalGate::Open => RestartPlan { step, roll_edits },
