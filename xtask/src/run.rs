@@ -72,16 +72,25 @@ pub fn run(workspace: &Path, file: &Path) -> anyhow::Result<()> {
 
 /// The image directories: those `cargo xtask test` exports, else provisioned now.
 fn image_directories(workspace: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
-    let exported: Vec<std::path::PathBuf> = [tools::env::HADOOP_IMAGE, tools::env::ZOOKEEPER_IMAGE]
+    let variables = [
+        tools::env::HADOOP_IMAGE,
+        tools::env::ZOOKEEPER_IMAGE,
+        tools::env::TRINO_IMAGE,
+    ];
+    let exported: Vec<std::path::PathBuf> = variables
         .into_iter()
         .filter_map(std::env::var_os)
         .map(std::path::PathBuf::from)
         .collect();
-    if exported.len() == 2 {
+    if exported.len() == variables.len() {
         return Ok(exported);
     }
     let tools = tools::provision(workspace)?;
-    Ok(vec![tools.hadoop_image, tools.zookeeper_image])
+    Ok(vec![
+        tools.hadoop_image,
+        tools.zookeeper_image,
+        tools.trino_image,
+    ])
 }
 
 /// Every custom resource gets a uid, derived from its kind and name so a second run

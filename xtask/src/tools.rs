@@ -12,6 +12,7 @@ pub mod image_dir;
 pub mod layer;
 pub mod process;
 pub mod superset;
+pub mod trino_image;
 pub mod venv;
 pub mod zookeeper;
 pub mod zookeeper_image;
@@ -68,6 +69,8 @@ pub struct Tools {
     /// The local stand-in for the `zookeeper:3.9.5` image (holds
     /// `apache-zookeeper-3.9.5-bin`).
     pub zookeeper_image: PathBuf,
+    /// The local stand-in for the `trinodb/trino:483` image (holds `usr/lib/trino`).
+    pub trino_image: PathBuf,
     /// Tool name to the version line it printed, for the report.
     pub versions: BTreeMap<&'static str, String>,
 }
@@ -120,6 +123,7 @@ impl Tools {
                 env::ZOOKEEPER_IMAGE,
                 self.zookeeper_image.clone().into_os_string(),
             ),
+            (env::TRINO_IMAGE, self.trino_image.clone().into_os_string()),
         ])
     }
 }
@@ -146,6 +150,9 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
     })?;
     let (zookeeper_image, _) = step("zookeeper 3.9.5 image directory (Maven Central)", || {
         zookeeper_image::ensure(workspace, &tools_dir)
+    })?;
+    let (trino_image, _) = step("trino 483 image directory (Maven Central)", || {
+        trino_image::ensure(&tools_dir)
     })?;
     let (superset, _) = step("superset venv (PyPI) + postgresql (Debian package)", || {
         superset::ensure(&tools_dir)
@@ -221,6 +228,20 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
                 .arg("version"),
             )?,
         ),
+        (
+            "trino-image",
+            version(
+                Command::new(
+                    trino_image
+                        .join("usr")
+                        .join("lib")
+                        .join("trino")
+                        .join("bin")
+                        .join("launcher"),
+                )
+                .arg("--help"),
+            )?,
+        ),
         ("superset", superset.version()?),
         (
             "postgresql",
@@ -254,6 +275,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         control_plane_bin: control_plane.bin,
         hadoop_image,
         zookeeper_image,
+        trino_image,
         versions,
     })
 }

@@ -32,14 +32,15 @@ use std::{
     collections::BTreeMap,
     ffi::OsString,
     fs,
-    io::{Read, Write},
-    net::TcpStream,
     path::{Path, PathBuf},
     process::{Child, Command, Output, Stdio},
     thread,
     time::{Duration, Instant},
 };
 
+pub use crate::http::{REQUEST_TIMEOUT, Response, request};
+#[cfg(test)]
+use crate::http::parse_response;
 use crate::{
     postgres::{stop, tail},
     tools::{self, SUPERSET_VENV},
@@ -49,8 +50,6 @@ use crate::{
 pub const START_TIMEOUT: Duration = Duration::from_secs(90);
 /// gunicorn's default graceful timeout is 30 s; SIGKILL follows after this.
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(35);
-/// How long one HTTP request may take.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The environment of one Superset pod; see the module docs.
 #[derive(Debug)]
@@ -321,113 +320,6 @@ impl Drop for Gunicorn {
         if self.stop().is_err() {
             eprintln!("gunicorn (pid {}) needed SIGKILL", self.child.id());
         }
-    }
-}
-
-/// An HTTP answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Response {
-    /// The status code.
-    pub status: u16,
-    /// Header names in lower case, with their values.
-    pub headers: Vec<(String, String)>,
-    /// The body, de-chunked.
-    pub body: String,
-}
-
-impl Response {
-    /// The body parsed as JSON.
-    pub fn json(&self) -> Result<serde_json::Value, String> {
-        serde_json::from_str(&self.body)
-            .map_err(|error| format!("{error} in {} body {:?}", self.status, self.body))
-    }
-}
-
-/// One HTTP/1.1 request on a fresh connection (`Connection: close`), read to EOF.
-pub fn request(
-    address: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Option<&str>,
-) -> Result<Response, String> {
-    let failed = |error: std::io::Error| format!("{method} http://{address}{path}: {error}");
-    let mut stream = TcpStream::connect(address).map_err(failed)?;
-    stream
-        .set_read_timeout(Some(REQUEST_TIMEOUT))
-        .map_err(failed)?;
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nAccept: */*\r\n"
-    );
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    let body = body.unwrap_or_default();
-    if !body.is_empty() || method != "GET" {
-        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    head.push_str("\r\n");
-    stream
-        .write_all(format!("{head}{body}").as_bytes())
-        .map_err(failed)?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).map_err(failed)?;
-    parse_response(&raw).map_err(|error| format!("{method} http://{address}{path}: {error}"))
-}
-
-/// Status, headers and body of a complete HTTP/1.1 response.
-fn parse_response(raw: &[u8]) -> Result<Response, String> {
-    let split = raw
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .ok_or("no end of headers in the answer")?;
-    let head = String::from_utf8_lossy(&raw[..split]);
-    let mut lines = head.split("\r\n");
-    let status_line = lines.next().unwrap_or_default();
-    let status = status_line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .ok_or_else(|| format!("bad status line {status_line:?}"))?;
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
-        .collect();
-    let chunked = headers
-        .iter()
-        .any(|(name, value)| name == "transfer-encoding" && value.contains("chunked"));
-    let rest = &raw[split + 4..];
-    let body = if chunked {
-        dechunk(rest)?
-    } else {
-        rest.to_vec()
-    };
-    Ok(Response {
-        status,
-        headers,
-        body: String::from_utf8_lossy(&body).into_owned(),
-    })
-}
-
-/// The payload of a chunked body.
-fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    loop {
-        let line_end = rest
-            .windows(2)
-            .position(|window| window == b"\r\n")
-            .ok_or("chunk size line without CRLF")?;
-        let size_text = String::from_utf8_lossy(&rest[..line_end]);
-        let size_hex = size_text.split(';').next().unwrap_or_default().trim();
-        let size = usize::from_str_radix(size_hex, 16)
-            .map_err(|error| format!("bad chunk size {size_text:?}: {error}"))?;
-        rest = &rest[line_end + 2..];
-        if size == 0 {
-            return Ok(body);
-        }
-        let chunk = rest.get(..size).ok_or("chunk shorter than its size")?;
-        body.extend_from_slice(chunk);
-        rest = rest.get(size + 2..).ok_or("chunk without its CRLF")?;
     }
 }
 

@@ -49,8 +49,13 @@ pub const HADOOP_IMAGE: &str = "STRATA_HADOOP_IMAGE";
 /// the pod runner.
 pub const ZOOKEEPER_IMAGE: &str = "STRATA_ZOOKEEPER_IMAGE";
 
+/// The local stand-in for the `trinodb/trino:483` image: the directory that holds
+/// `usr/lib/trino` (the real launcher, the server's and the plugins' jars from Maven
+/// Central), for the pod runner.
+pub const TRINO_IMAGE: &str = "STRATA_TRINO_IMAGE";
+
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 14] = [
+pub const ALL: [&str; 15] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -65,6 +70,7 @@ pub const ALL: [&str; 14] = [
     CONTROL_PLANE_BIN,
     HADOOP_IMAGE,
     ZOOKEEPER_IMAGE,
+    TRINO_IMAGE,
 ];
 
 /// A tool variable a test needs is not set.

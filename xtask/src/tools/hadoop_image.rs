@@ -87,16 +87,7 @@ pub fn ensure(workspace: &Path, tools_dir: &Path) -> anyhow::Result<(PathBuf, Ou
         .join("hadoop")
         .join("pom.xml");
     image_dir::copy_dependencies(&mvn, &pom, &hdfs_share.join("lib"))?;
-    process::capture(
-        Command::new(&mvn)
-            .args(["-B", "-q", "-f"])
-            .arg(&pom)
-            .arg("dependency:copy")
-            .arg(format!("-Dartifact={WEBAPPS_ARTIFACT}"))
-            .arg(format!("-DoutputDirectory={}", work.display())),
-    )
-    .map(drop)
-    .with_context(|| format!("mvn could not fetch {WEBAPPS_ARTIFACT}"))?;
+    image_dir::copy_artifact(&mvn, &pom, WEBAPPS_ARTIFACT, &work)?;
     extract_webapps(&work.join(WEBAPPS_JAR), &hdfs_share)?;
 
     let launcher = home.join("bin").join("hdfs");

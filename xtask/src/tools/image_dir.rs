@@ -71,6 +71,21 @@ pub fn copy_dependencies(mvn: &Path, pom: &Path, dir: &Path) -> anyhow::Result<(
     .with_context(|| format!("mvn could not copy the jars {} pins", pom.display()))
 }
 
+/// Copies one artifact (`group:artifact:version[:type[:classifier]]`) into `dir`, with
+/// the repositories of `pom`. A missing artifact fails naming its coordinates.
+pub fn copy_artifact(mvn: &Path, pom: &Path, artifact: &str, dir: &Path) -> anyhow::Result<()> {
+    process::capture(
+        Command::new(mvn)
+            .args(["-B", "-q", "-f"])
+            .arg(pom)
+            .arg("dependency:copy")
+            .arg(format!("-Dartifact={artifact}"))
+            .arg(format!("-DoutputDirectory={}", dir.display())),
+    )
+    .map(drop)
+    .with_context(|| format!("mvn could not fetch {artifact}"))
+}
+
 /// Writes an executable file.
 pub fn write_executable(path: &Path, text: &str) -> anyhow::Result<()> {
     if let Some(parent) = path.parent() {
