@@ -18,6 +18,7 @@ pub mod manifest;
 pub mod network;
 pub mod pod;
 pub mod probe;
+pub mod report;
 pub mod runner;
 pub mod shim;
 pub mod spec;

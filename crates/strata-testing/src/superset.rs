@@ -38,9 +38,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-pub use crate::http::{REQUEST_TIMEOUT, Response, request};
 #[cfg(test)]
 use crate::http::parse_response;
+pub use crate::http::{REQUEST_TIMEOUT, Response, request};
 use crate::{
     postgres::{stop, tail},
     tools::{self, SUPERSET_VENV},

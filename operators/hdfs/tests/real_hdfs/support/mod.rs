@@ -215,14 +215,10 @@ pub async fn client(runner: &PodRunner, script: &str) -> (i32, String) {
 
 /// Waits until every pod is Ready; fails with each pod's status and log tails.
 pub async fn wait_ready(runner: &PodRunner, pods: &[&str], timeout: Duration) {
-    wait_for(runner, timeout, "every pod Ready", |runner| {
-        pods.iter().all(|pod| {
-            runner
-                .status(NAMESPACE, pod)
-                .is_some_and(|status| status.ready())
-        })
-    })
-    .await;
+    runner
+        .wait_ready(NAMESPACE, pods, timeout)
+        .await
+        .unwrap_or_else(|report| panic!("{report}"));
 }
 
 /// Waits until `test` holds; fails with every pod's status and log tails.
@@ -232,45 +228,10 @@ pub async fn wait_for(
     what: &str,
     test: impl Fn(&PodRunner) -> bool,
 ) {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if test(runner) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    panic!("waited {timeout:?} for {what}:\n{}", report(runner));
-}
-
-/// Each pod's phase and containers, with the last log lines of each container.
-pub fn report(runner: &PodRunner) -> String {
-    let mut text = String::new();
-    for ((namespace, pod), status) in runner.statuses() {
-        text.push_str(&format!(
-            "pod {pod}: {} ready={}\n",
-            status.phase,
-            status.ready()
-        ));
-        for container in status.init_containers.iter().chain(&status.containers) {
-            text.push_str(&format!(
-                "  {} {:?} ready={} restarts={} last={:?}\n",
-                container.name,
-                container.state,
-                container.ready,
-                container.restart_count,
-                container.last_state
-            ));
-            let log = runner
-                .log(&namespace, &pod, &container.name, container.restart_count)
-                .and_then(|path| std::fs::read_to_string(path).ok())
-                .unwrap_or_default();
-            let lines: Vec<&str> = log.lines().collect();
-            for line in &lines[lines.len().saturating_sub(8)..] {
-                text.push_str(&format!("    | {line}\n"));
-            }
-        }
-    }
-    text
+    runner
+        .wait_until(timeout, what, test)
+        .await
+        .unwrap_or_else(|report| panic!("{report}"));
 }
 
 /// The whole log of a container's first run.

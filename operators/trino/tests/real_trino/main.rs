@@ -1,0 +1,238 @@
+//! Trino 483 for real (issue 24): the objects the operator renders for the example (one
+//! coordinator, two workers, the `tpch` and `memory` catalogs), run as rendered by the
+//! pod runner on the release's jars and launcher from Maven Central, on Java 25. Needs
+//! root and the image directory of `cargo xtask tools`; `cargo xtask test` runs it.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use strata_pod_runner::manifest::apply_all;
+use support::{
+    CLIENT_POD, COORDINATOR, NAMESPACE, SHUTDOWN_GRACE, WORKERS, ask_shutdown, client_answer,
+    client_plan, client_pod, example_documents, log, query, rendered, runner,
+};
+
+/// The worker role group whose `configOverrides` holds a key Trino 483 does not know.
+const UNKNOWN_KEY_GROUP: &str = "simple-trino-worker-unknown-key";
+/// Its pod.
+const UNKNOWN_KEY_POD: &str = "simple-trino-worker-unknown-key-0";
+/// The rows of `tpch.sf10.lineitem`: a scan of its comments takes the two workers
+/// about 45 s here, long enough to be running when the drain begins.
+const LINEITEM_ROWS: u64 = 59_986_052;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root and the Trino image directory; run by cargo xtask test"]
+async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refuses() {
+    let mut runner = runner();
+    let documents = example_documents(json!({
+        "unknown-key": {
+            "replicas": 1,
+            "configOverrides": {"config.properties": {"strata.no-such-property": "1"}}
+        }
+    }));
+    let objects = rendered(&documents);
+    // Everything but the example's own StatefulSets first: the shared objects and the
+    // group with the unknown key.
+    let (example_sets, first): (Vec<_>, Vec<_>) = objects.into_iter().partition(|object| {
+        object["kind"] == "StatefulSet" && object["metadata"]["name"] != UNKNOWN_KEY_GROUP
+    });
+    assert_eq!(
+        example_sets.len(),
+        2,
+        "the coordinator's and workers' StatefulSets"
+    );
+
+    // A key 483 does not use: the real server refuses to start and says which.
+    apply_all(&mut runner, &first).unwrap_or_else(|error| panic!("{error}"));
+    runner
+        .wait_until(
+            Duration::from_secs(120),
+            "the refused server to exit",
+            |runner| {
+                runner
+                    .status(NAMESPACE, UNKNOWN_KEY_POD)
+                    .is_some_and(|status| status.containers.iter().any(|c| c.restart_count > 0))
+            },
+        )
+        .await
+        .unwrap_or_else(|report| panic!("{report}"));
+    let refused = log(&runner, UNKNOWN_KEY_POD, "trino", 0);
+    assert!(
+        refused.contains("Configuration property 'strata.no-such-property' was not used"),
+        "{refused}"
+    );
+    runner
+        .delete(NAMESPACE, UNKNOWN_KEY_POD)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+
+    // The example starts: the rendered startup and readiness probes pass against the
+    // real /v1/info.
+    let example: Vec<_> = example_sets.into_iter().chain([client_pod()]).collect();
+    apply_all(&mut runner, &example).unwrap_or_else(|error| panic!("{error}"));
+    let started = Instant::now();
+    runner
+        .wait_ready(
+            NAMESPACE,
+            &[COORDINATOR, WORKERS[0], WORKERS[1], CLIENT_POD],
+            Duration::from_secs(300),
+        )
+        .await
+        .unwrap_or_else(|report| panic!("{report}"));
+    eprintln!("three Trino nodes Ready in {:?}", started.elapsed());
+
+    // Every node in system.runtime.nodes, by its pod name.
+    let every_node = json!([
+        [COORDINATOR, true, "active"],
+        [WORKERS[0], false, "active"],
+        [WORKERS[1], false, "active"]
+    ]);
+    let nodes_sql = "SELECT node_id, coordinator, state FROM system.runtime.nodes ORDER BY node_id";
+    let mut nodes = json!(null);
+    for _ in 0..60 {
+        nodes = query(&runner, "test", nodes_sql).await;
+        if nodes == every_node {
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    assert_eq!(nodes, every_node);
+
+    // Queries through the coordinator Service, on both catalogs.
+    assert_eq!(
+        query(&runner, "test", "SELECT count(*) FROM tpch.tiny.nation").await,
+        json!([[25]])
+    );
+    query(
+        &runner,
+        "test",
+        "CREATE TABLE memory.default.region AS SELECT * FROM tpch.tiny.region",
+    )
+    .await;
+    assert_eq!(
+        query(
+            &runner,
+            "test",
+            "SELECT count(*) FROM memory.default.region"
+        )
+        .await,
+        json!([[5]])
+    );
+
+    // The rendered rules: only the shutdown user may drain a worker, and the preStop
+    // hook fails visibly when the server refuses; a coordinator never drains.
+    let (status, body) = ask_shutdown(&runner, WORKERS[0], "intruder");
+    assert_eq!(status, 403, "{body}");
+    let (code, output) = runner
+        .exec(
+            NAMESPACE,
+            WORKERS[0],
+            "trino",
+            &[
+                "bash",
+                "/strata/scripts/graceful-shutdown.sh",
+                "8080",
+                "intruder",
+            ],
+            Duration::from_secs(30),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+        .expect("the hook answers within 30 s");
+    assert_eq!(code, 1, "{output}");
+    assert!(
+        output.contains("the worker refused to shut down: HTTP/1.1 403"),
+        "{output}"
+    );
+    let (status, body) = ask_shutdown(&runner, COORDINATOR, "graceful-shutdown");
+    assert!(
+        status >= 400 && body.contains("Cannot shutdown coordinator"),
+        "{status} {body}"
+    );
+
+    // The drain: a long query runs while the second worker's pod is deleted. Its
+    // preStop asks the worker to shut down, the coordinator schedules nothing new on it,
+    // the query completes, and the worker exits well within its grace period.
+    let long_plan = client_plan(
+        &runner,
+        &[
+            "query",
+            "test",
+            "SELECT count(*) FROM tpch.sf10.lineitem WHERE comment <> 'x'",
+        ],
+    );
+    let long = tokio::spawn(async move {
+        let answer = client_answer(long_plan, "the long query").await;
+        (answer, Instant::now())
+    });
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let watch = tokio::spawn(client_answer(
+        client_plan(
+            &runner,
+            &[
+                "drain-watch",
+                WORKERS[1],
+                "SELECT count(*) FROM tpch.tiny.orders",
+            ],
+        ),
+        "the query during the drain",
+    ));
+    let asked = Instant::now();
+    runner
+        .delete(NAMESPACE, WORKERS[1])
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let drained = asked.elapsed();
+    let (long, long_ended) = long.await.expect("the long query's task");
+    let long_ended = long_ended.saturating_duration_since(asked);
+    let watch = watch.await.expect("the watch's task");
+    eprintln!(
+        "drain: the worker exited after {drained:?}; the long query ended after {long_ended:?}; {watch}"
+    );
+    assert_eq!(long["rows"], json!([[LINEITEM_ROWS]]));
+    assert!(
+        long_ended > SHUTDOWN_GRACE,
+        "the long query ended {long_ended:?} after the drain began, before the worker \
+         stopped taking tasks: it proves nothing"
+    );
+    assert_eq!(watch["rows"], json!([[15000]]));
+    assert!(
+        watch["states"]
+            .as_array()
+            .is_some_and(|states| states.contains(&json!("shutting_down"))),
+        "{watch}"
+    );
+    assert!(
+        watch["task_nodes"]
+            .as_array()
+            .is_some_and(|nodes| !nodes.contains(&json!(WORKERS[1]))),
+        "the coordinator sent a draining worker new tasks: {watch}"
+    );
+    // The worker waits the grace period twice and its tasks; the pod's grace period is
+    // 2 × 5 s + 2 m + 15 s = 145 s, which the runner would end with SIGKILL.
+    assert!(
+        drained >= SHUTDOWN_GRACE * 2 && drained < Duration::from_secs(145),
+        "the drain took {drained:?}"
+    );
+
+    // The worker has left the cluster.
+    let left = Instant::now();
+    let two_nodes = json!([[COORDINATOR, true, "active"], [WORKERS[0], false, "active"]]);
+    for _ in 0..60 {
+        nodes = query(&runner, "test", nodes_sql).await;
+        if nodes == two_nodes {
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    assert_eq!(nodes, two_nodes);
+    eprintln!(
+        "the coordinator forgot the worker {:?} after it exited",
+        left.elapsed()
+    );
+    runner.shutdown().await;
+}

@@ -1,0 +1,193 @@
+//! Trino 483 through the pod runner: the objects the operator renders for the example,
+//! run as rendered on the image directory of `cargo xtask tools` (the release's jars
+//! and launcher from Maven Central), and a client pod that speaks Trino's client
+//! protocol through the coordinator Service's name.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use strata_pod_runner::image::Images;
+use strata_pod_runner::pod::Backoff;
+use strata_pod_runner::runner::{ExecPlan, PodRunner, RunnerOptions};
+use strata_testing::tools::{self, TRINO_IMAGE};
+
+/// Every object lives here.
+pub const NAMESPACE: &str = "default";
+/// The pods of the example.
+pub const COORDINATOR: &str = "simple-trino-coordinator-default-0";
+/// The example's workers.
+pub const WORKERS: [&str; 2] = [
+    "simple-trino-worker-default-0",
+    "simple-trino-worker-default-1",
+];
+/// The pod the client runs in.
+pub const CLIENT_POD: &str = "trino-client";
+/// The client, run by the host's python3 inside the client pod.
+const CLIENT: &str = include_str!("trino_client.py");
+/// The internal shared secret the operator would generate once (`render` shows none).
+const SHARED_SECRET: &str = "c3RyYXRhLXJlYWwtdHJpbm8tc2hhcmVkLXNlY3JldC0wMTIzNDU2Nzg5YWJjZGVm";
+/// A worker's `shutdownGracePeriod` in the test: short, so that a drain takes seconds.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// A runner with the Trino image directory. A missing tool fails the test with the
+/// variable to set, never skips it.
+pub fn runner() -> PodRunner {
+    let mut images = Images::default();
+    let dir = tools::required_path(TRINO_IMAGE).unwrap_or_else(|error| panic!("{error}"));
+    images.add(&dir).unwrap_or_else(|error| panic!("{error}"));
+    let mut options = RunnerOptions::new(images);
+    // Shorter than the kubelet's 10 s, so that a test does not wait out a back-off.
+    options.backoff = Backoff {
+        initial: Duration::from_secs(2),
+        max: Duration::from_secs(10),
+    };
+    PodRunner::new(options).unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"))
+}
+
+/// The example's documents, sized for the test machine, with the catalogs Central
+/// serves plugins for: the example's `tpch`, and `memory` in place of `postgres`
+/// (`io.trino:trino-postgresql:483` is not served). Each node gets 1280Mi, the least
+/// the operator allows, so a 1024 MiB heap; the workers drain with a 5 s grace period
+/// and wait at most two minutes for their queries. `worker_groups` adds worker role groups
+/// (name to role group), such as one with a `configOverrides`.
+pub fn example_documents(worker_groups: Value) -> Vec<Value> {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/trino/simple-trino.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let mut documents: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&text)
+        .map(|document| {
+            serde::Deserialize::deserialize(document).unwrap_or_else(|error| panic!("{error}"))
+        })
+        .collect();
+    documents.retain(|document| document["metadata"]["name"] != "postgres");
+    documents.push(json!({
+        "apiVersion": "trino.strata.dev/v1alpha1",
+        "kind": "TrinoCatalog",
+        "metadata": {"name": "memory", "namespace": NAMESPACE, "labels": {"trino": "simple-trino"}},
+        "spec": {"connector": {"memory": {}}}
+    }));
+    let cluster = documents
+        .iter_mut()
+        .find(|document| document["kind"] == "TrinoCluster")
+        .expect("the example's TrinoCluster");
+    let small = json!({"resources": {"memory": {"limit": "1280Mi"}}});
+    cluster["spec"]["coordinators"]["config"] = small.clone();
+    let mut worker_config = small;
+    worker_config["shutdownGracePeriod"] = json!(format!("{}s", SHUTDOWN_GRACE.as_secs()));
+    worker_config["gracefulShutdownTimeout"] = json!("2m");
+    cluster["spec"]["workers"]["config"] = worker_config;
+    if let (Some(groups), Some(extra)) = (
+        cluster["spec"]["workers"]["roleGroups"].as_object_mut(),
+        worker_groups.as_object(),
+    ) {
+        groups.extend(extra.clone());
+    }
+    documents
+}
+
+/// What the operator renders for `documents`, with the internal shared secret given the
+/// value the operator would create once.
+pub fn rendered(documents: &[Value]) -> Vec<Value> {
+    let mut objects = trino_operator::render::render(documents)
+        .unwrap_or_else(|error| panic!("{error}"))
+        .objects;
+    for object in &mut objects {
+        if object["kind"] == "Secret"
+            && object["metadata"]["name"] == "simple-trino-internal-secret"
+        {
+            object["data"] = json!({"sharedSecret": SHARED_SECRET});
+        }
+    }
+    objects
+}
+
+/// A pod with the Trino image whose host python3 runs the client.
+pub fn client_pod() -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": CLIENT_POD, "namespace": NAMESPACE},
+        "spec": {
+            "securityContext": {"runAsUser": 1000, "runAsGroup": 1000},
+            // `sleep` as PID 1 ignores SIGTERM, as it would in Kubernetes.
+            "terminationGracePeriodSeconds": 1,
+            "containers": [{
+                "name": "client",
+                "image": "docker.io/trinodb/trino:483",
+                "command": ["sleep", "infinity"]
+            }]
+        }
+    })
+}
+
+/// The client's command line for `args`.
+fn client_argv(args: &[&str]) -> Vec<String> {
+    ["python3", "-c", CLIENT]
+        .iter()
+        .chain(args)
+        .map(|arg| (*arg).to_owned())
+        .collect()
+}
+
+/// A client command prepared in the client pod, to run while the runner is busy.
+pub fn client_plan(runner: &PodRunner, args: &[&str]) -> ExecPlan {
+    let argv = client_argv(args);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    runner
+        .exec_plan(NAMESPACE, CLIENT_POD, "client", &argv)
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Runs a prepared client command; its JSON answer, or the failure with its output.
+pub async fn client_answer(plan: ExecPlan, what: &str) -> Value {
+    let (code, output) = plan
+        .run(Duration::from_secs(180))
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+        .unwrap_or_else(|| panic!("{what} overran three minutes"));
+    assert_eq!(code, 0, "{what}: {output}");
+    let last = output.lines().last().unwrap_or_default();
+    serde_json::from_str(last).unwrap_or_else(|error| panic!("{what}: {error} in {output}"))
+}
+
+/// The rows `sql` returns, queried as `user` through the coordinator Service.
+pub async fn query(runner: &PodRunner, user: &str, sql: &str) -> Value {
+    let answer = client_answer(client_plan(runner, &["query", user, sql]), sql).await;
+    answer["rows"].clone()
+}
+
+/// `PUT /v1/info/state "SHUTTING_DOWN"` to `pod` as `user`, from the client pod's
+/// network; the status and body of the answer.
+pub fn ask_shutdown(runner: &PodRunner, pod: &str, user: &str) -> (u16, String) {
+    let address = format!(
+        "{}:8080",
+        runner.address(NAMESPACE, pod).expect("the pod's address")
+    );
+    let user = user.to_owned();
+    runner
+        .in_pod(NAMESPACE, CLIENT_POD, move || {
+            strata_testing::http::request(
+                &address,
+                "PUT",
+                "/v1/info/state",
+                &[
+                    ("X-Trino-User", &user),
+                    ("Content-Type", "application/json"),
+                ],
+                Some("\"SHUTTING_DOWN\""),
+            )
+        })
+        .unwrap_or_else(|error| panic!("{error}"))
+        .map(|response| (response.status, response.body))
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// The whole log of a container's `run`-th run.
+pub fn log(runner: &PodRunner, pod: &str, container: &str, run: i32) -> String {
+    runner
+        .log(NAMESPACE, pod, container, run)
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .unwrap_or_default()
+}
