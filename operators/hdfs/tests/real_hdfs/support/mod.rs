@@ -9,7 +9,7 @@ pub mod operated;
 
 use std::future::Future;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hdfs_operator::build::{NameNodeState, build_cluster};
 use hdfs_operator::crd::HdfsCluster;
