@@ -5,6 +5,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod operated;
 mod support;
 
 use std::time::{Duration, Instant};
