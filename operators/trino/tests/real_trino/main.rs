@@ -14,7 +14,7 @@ use serde_json::json;
 use strata_pod_runner::manifest::apply_all;
 use support::{
     CLIENT_POD, COORDINATOR, NAMESPACE, SHUTDOWN_GRACE, WORKERS, ask_shutdown, client_answer,
-    client_plan, client_pod, example_documents, log, query, rendered, runner,
+    client_plan, client_pod, example_documents, log, query, query_error, rendered, runner,
 };
 
 /// The worker role group whose `configOverrides` holds a key Trino 483 does not know.
@@ -122,6 +122,19 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
         )
         .await,
         json!([[5]])
+    );
+
+    // A catalog setting from a Secret reaches the real server: the limit it read (1kB,
+    // which Trino states in bytes) stops a table larger than that.
+    let refused = query_error(
+        &runner,
+        "test",
+        "CREATE TABLE limited.default.orders AS SELECT * FROM tpch.tiny.orders",
+    )
+    .await;
+    assert!(
+        refused.contains("Memory limit [1024] for memory connector exceeded"),
+        "{refused}"
     );
 
     // The rendered rules: only the shutdown user may drain a worker, and the preStop

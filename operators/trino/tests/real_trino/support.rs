@@ -27,6 +27,10 @@ pub const CLIENT_POD: &str = "trino-client";
 const CLIENT: &str = include_str!("trino_client.py");
 /// The internal shared secret the operator would generate once (`render` shows none).
 const SHARED_SECRET: &str = "c3RyYXRhLXJlYWwtdHJpbm8tc2hhcmVkLXNlY3JldC0wMTIzNDU2Nzg5YWJjZGVm";
+/// The user's Secret the `limited` catalog reads its data limit from.
+const LIMIT_SECRET: &str = "trino-memory-limit";
+/// `1kB`, base64.
+const MEMORY_LIMIT_BASE64: &str = "MWtC";
 /// A worker's `shutdownGracePeriod` in the test: short, so that a drain takes seconds.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -46,8 +50,9 @@ pub fn runner() -> PodRunner {
 }
 
 /// The example's documents, sized for the test machine, with the catalogs Central
-/// serves plugins for: the example's `tpch`, and `memory` in place of `postgres`
-/// (`io.trino:trino-postgresql:483` is not served). Each node gets 1280Mi, the least
+/// serves plugins for: the example's `tpch`, `memory` in place of `postgres`
+/// (`io.trino:trino-postgresql:483` is not served), and `limited`, a generic `memory`
+/// catalog whose data limit comes from a Secret. Each node gets 1280Mi, the least
 /// the operator allows, so a 1024 MiB heap; the workers drain with a 5 s grace period
 /// and wait at most two minutes for their queries. `worker_groups` adds worker role groups
 /// (name to role group), such as one with a `configOverrides`.
@@ -67,6 +72,17 @@ pub fn example_documents(worker_groups: Value) -> Vec<Value> {
         "kind": "TrinoCatalog",
         "metadata": {"name": "memory", "namespace": NAMESPACE, "labels": {"trino": "simple-trino"}},
         "spec": {"connector": {"memory": {}}}
+    }));
+    // A catalog whose setting comes from a Secret, as PostgreSQL's credentials would:
+    // the memory connector's data limit, so that the real server shows it read it.
+    documents.push(json!({
+        "apiVersion": "trino.strata.dev/v1alpha1",
+        "kind": "TrinoCatalog",
+        "metadata": {"name": "limited", "namespace": NAMESPACE, "labels": {"trino": "simple-trino"}},
+        "spec": {"connector": {"generic": {
+            "connectorName": "memory",
+            "secretProperties": {"memory.max-data-per-node": {"name": LIMIT_SECRET, "key": "limit"}}
+        }}}
     }));
     let cluster = documents
         .iter_mut()
@@ -88,11 +104,18 @@ pub fn example_documents(worker_groups: Value) -> Vec<Value> {
 }
 
 /// What the operator renders for `documents`, with the internal shared secret given the
-/// value the operator would create once.
+/// value the operator would create once, and the user's Secret the `limited` catalog
+/// reads.
 pub fn rendered(documents: &[Value]) -> Vec<Value> {
     let mut objects = trino_operator::render::render(documents)
         .unwrap_or_else(|error| panic!("{error}"))
         .objects;
+    objects.push(json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": LIMIT_SECRET, "namespace": NAMESPACE},
+        "data": {"limit": MEMORY_LIMIT_BASE64}
+    }));
     for object in &mut objects {
         if object["kind"] == "Secret"
             && object["metadata"]["name"] == "simple-trino-internal-secret"
@@ -150,6 +173,17 @@ pub async fn client_answer(plan: ExecPlan, what: &str) -> Value {
     assert_eq!(code, 0, "{what}: {output}");
     let last = output.lines().last().unwrap_or_default();
     serde_json::from_str(last).unwrap_or_else(|error| panic!("{what}: {error} in {output}"))
+}
+
+/// Trino's message for `sql`, which must fail, queried as `user`.
+pub async fn query_error(runner: &PodRunner, user: &str, sql: &str) -> String {
+    let (code, output) = client_plan(runner, &["query", user, sql])
+        .run(Duration::from_secs(180))
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+        .unwrap_or_else(|| panic!("{sql} overran three minutes"));
+    assert_eq!(code, 1, "{sql} should fail: {output}");
+    output
 }
 
 /// The rows `sql` returns, queried as `user` through the coordinator Service.
