@@ -7,7 +7,7 @@
 //!    controller (StatefulSet, garbage collector, disruption, volume binder, ...),
 //!    kube-scheduler, and KWOK with three nodes whose pods run without a process.
 //!    The admin kubeconfig is copied to `target/sandbox/kubeconfig`.
-//! 2. A real ZooKeeper (the Debian package's jars) on a loopback port, when an
+//! 2. A real ZooKeeper (the jars of the 3.9.5 image directory) on a loopback port, when an
 //!    operator reaches an ensemble itself (the ZooKeeper operator's ZNode controller):
 //!    its address goes to that operator through the variable its registry entry names
 //!    ([`operators::SandboxZookeeper`]), since KWOK's pods run no ZooKeeper.

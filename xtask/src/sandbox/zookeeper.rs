@@ -16,7 +16,7 @@ use crate::operators;
 use crate::tools::Tools;
 use strata_testing::process::Stop;
 
-/// Starts a standalone ZooKeeper (the Debian package's jars) on a free loopback port,
+/// Starts a standalone ZooKeeper (the jars of the 3.9.5 image directory) on a free loopback port,
 /// with its data and log under `dir/zookeeper`, and waits until it answers `ruok`.
 pub(super) fn start_zookeeper(
     dir: &Path,
@@ -99,20 +99,29 @@ pub(super) fn four_letter_word(address: SocketAddr, word: &str) -> std::io::Resu
     Ok(answer)
 }
 
-/// The children of `path` in the ensemble at `address`, by the ZooKeeper CLI.
+/// The children of `path` in the ensemble at `address`, by the ZooKeeper CLI
+/// (`ZooKeeperMain`, which `zkCli.sh` runs): its `[a, b]` line, without the client's
+/// log lines.
 pub(super) fn zookeeper_children(
     tools: &Tools,
     address: SocketAddr,
     path: &str,
 ) -> anyhow::Result<String> {
-    let cli = tools.zookeeper_home.join("bin").join("zkCli.sh");
-    output(
-        Command::new(&cli).args(["-server", &address.to_string(), "ls", path]),
-        "zkCli.sh",
+    let printed = output(
+        Command::new(&tools.java)
+            .args(["-Xmx64m", "-cp", &tools.zookeeper_classpath])
+            .arg("org.apache.zookeeper.ZooKeeperMain")
+            .args(["-server", &address.to_string(), "ls", path]),
+        "the ZooKeeper CLI",
         &["ls", path],
-        // zkCli.sh starts java without exec: an overrun must stop both.
         Stop::Group,
-    )
+    )?;
+    printed
+        .lines()
+        .rev()
+        .find(|line| line.starts_with('['))
+        .map(str::to_owned)
+        .with_context(|| format!("the ZooKeeper CLI printed no children of {path}: {printed}"))
 }
 
 /// Applies the sub-resource of `step`, waits for it to be Available, checks that its

@@ -1,76 +1,54 @@
-//! Apache ZooKeeper from the Debian package `zookeeper`, for tests against a real server.
-//!
-//! The package puts scripts under `/usr/share/zookeeper/bin` and jars under
-//! `/usr/share/java`; `zookeeper.jar` names its dependencies in its manifest `Class-Path`,
-//! so it alone starts a server. `slf4j-simple.jar` (from `libslf4j-java`, a dependency)
-//! is added so the server logs to stderr instead of discarding its messages.
+//! ZooKeeper 3.9.5 for the tests that start servers outside the pod runner (the
+//! loopback harness of `operators/zookeeper/tests/real_zookeeper`, the sandbox's
+//! ZooKeeper and its CLI): the jars of the image directory ([`super::zookeeper_image`]),
+//! the same release the operator deploys, with a `logback.xml` of ours first on the
+//! class path. Without one, logback logs everything at DEBUG. Before 2026-11-27 this
+//! was Debian's `zookeeper` package, release 3.8.
 
 use std::{
+    fs,
     path::{Path, PathBuf},
-    process::Command,
 };
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
-use super::{Outcome, process};
+use super::{Outcome, process, zookeeper_image};
 
-/// Where the Debian package installs its scripts.
-pub const HOME: &str = "/usr/share/zookeeper";
-/// The server jar; its manifest pulls in the rest of the class path.
-pub const SERVER_JAR: &str = "/usr/share/java/zookeeper.jar";
-/// An SLF4J binding that logs to stderr.
-pub const LOGGING_JAR: &str = "/usr/share/java/slf4j-simple.jar";
+/// The logging configuration: INFO and above, to the console (the harness sends the
+/// server's output to its log file).
+const LOGBACK: &str = include_str!("zookeeper_image/logback.xml");
 
 /// What tests need to start ZooKeeper.
 #[derive(Debug, Clone)]
 pub struct ZooKeeper {
-    /// The package directory ([`HOME`]).
+    /// The distribution directory inside the image directory
+    /// (`apache-zookeeper-3.9.5-bin`).
     pub home: PathBuf,
-    /// Class path for `java -cp`.
+    /// Class path for `java -cp`: the logging configuration, then `lib/*`.
     pub classpath: String,
     /// The `java` found on `PATH`.
     pub java: PathBuf,
 }
 
-/// Installs the package with apt when it is missing and we are root; otherwise explains.
-pub fn ensure() -> anyhow::Result<(ZooKeeper, Outcome)> {
-    let installed =
-        || Path::new(HOME).join("bin/zkServer.sh").exists() && Path::new(SERVER_JAR).exists();
-    let outcome = if installed() {
+/// The class path of the image directory `image`, with the logging configuration written
+/// under `tools_dir`.
+pub fn ensure(image: &Path, tools_dir: &Path) -> anyhow::Result<(ZooKeeper, Outcome)> {
+    let home = image.join(zookeeper_image::DISTRIBUTION.trim_start_matches('/'));
+    let logging = tools_dir.join("zookeeper-logging");
+    fs::create_dir_all(&logging).with_context(|| format!("cannot create {}", logging.display()))?;
+    let config = logging.join("logback.xml");
+    let outcome = if fs::read_to_string(&config).is_ok_and(|found| found == LOGBACK) {
         Outcome::AlreadyPresent
     } else {
-        if !process::is_root() {
-            bail!(
-                "ZooKeeper is missing and this is not root: run `apt-get install zookeeper` \
-                 as root, then rerun"
-            );
-        }
-        process::visible(Command::new("apt-get").args(["update", "-qq"]))?;
-        process::visible(
-            Command::new("apt-get")
-                .args([
-                    "install",
-                    "-y",
-                    "-qq",
-                    "--no-install-recommends",
-                    "zookeeper",
-                ])
-                .env("DEBIAN_FRONTEND", "noninteractive"),
-        )?;
-        if !installed() {
-            bail!("apt-get installed zookeeper, but {SERVER_JAR} or {HOME}/bin is missing");
-        }
+        fs::write(&config, LOGBACK)
+            .with_context(|| format!("cannot write {}", config.display()))?;
         Outcome::Installed
     };
-    let classpath = [SERVER_JAR, LOGGING_JAR]
-        .into_iter()
-        .filter(|jar| Path::new(jar).exists())
-        .collect::<Vec<_>>()
-        .join(":");
+    let classpath = format!("{}:{}/lib/*", logging.display(), home.display());
     let java = process::which("java").context("java is needed to run ZooKeeper")?;
     Ok((
         ZooKeeper {
-            home: PathBuf::from(HOME),
+            home,
             classpath,
             java,
         },

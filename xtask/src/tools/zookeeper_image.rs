@@ -26,7 +26,7 @@ const POM: &str = include_str!("../../maven/zookeeper/pom.xml");
 /// The stand-in launcher.
 const LAUNCHER: &str = include_str!("zookeeper_image/zkServer.sh");
 /// The distribution's directory in the image.
-const DISTRIBUTION: &str = "/apache-zookeeper-3.9.5-bin";
+pub const DISTRIBUTION: &str = "/apache-zookeeper-3.9.5-bin";
 
 fn manifest() -> String {
     image_dir::ImageManifest {

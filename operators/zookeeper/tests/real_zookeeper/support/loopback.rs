@@ -13,10 +13,12 @@
 //!   ports already bind the address of the server's own host name.
 //! - **Data directory**: `dataDir` (a per-pod volume in the cluster) becomes a temp dir per
 //!   server, in `zoo.cfg` and in the myid init script alike.
-//! - **Metrics**: the `metricsProvider.*` lines are dropped because Debian's `zookeeper`
-//!   package lacks the Prometheus provider jar, and the server refuses to start when the
-//!   configured provider class is missing. The admin server (port 8080 on all interfaces)
-//!   is off in the rendered config already.
+//! - **Metrics**: the `metricsProvider.*` lines are dropped: the Prometheus provider
+//!   binds its port (7000) on all interfaces, so a second server in this one network
+//!   namespace could not start, and a test must not listen beyond loopback. The pod
+//!   runner's test (`runner.rs`) runs the rendered file unchanged, metrics included.
+//!   The admin server (port 8080 on all interfaces) is off in the rendered config
+//!   already.
 
 use std::fs;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
