@@ -9,6 +9,7 @@
 //! controller.
 
 mod ensemble;
+mod runner;
 mod scaling;
 mod support;
 mod znode_client;

@@ -1,0 +1,163 @@
+//! The examples' ensembles through the pod runner, exactly as rendered (three servers;
+//! and three participants with two observers): ZooKeeper 3.9.5 of the image directory, each in its own network namespace, with the
+//! rendered `zoo.cfg` unchanged (metrics provider and client ports included), the
+//! rendered probes, and a ZNode's path written through the operator's own client.
+//! Needs root and the ZooKeeper image directory (`STRATA_ZOOKEEPER_IMAGE`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rstest::rstest;
+use serde_json::{Value, json};
+use strata_pod_runner::image::Images;
+use strata_pod_runner::manifest::apply_all;
+use strata_pod_runner::runner::{PodRunner, RunnerOptions};
+use strata_testing::tools::{self, ZOOKEEPER_IMAGE};
+use zookeeper_operator::znode_client::ZnodeClient;
+
+use crate::support::server::four_letter_word;
+
+const NAMESPACE: &str = "default";
+fn runner() -> PodRunner {
+    let dir = tools::required_path(ZOOKEEPER_IMAGE).unwrap_or_else(|error| panic!("{error}"));
+    let mut images = Images::default();
+    images.add(&dir).unwrap_or_else(|error| panic!("{error}"));
+    PodRunner::new(RunnerOptions::new(images))
+        .unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"))
+}
+
+/// An example's documents, as `zookeeper-operator render -f` reads them, with `edit`
+/// applied to its ZookeeperCluster.
+fn example(file: &str, edit: impl FnOnce(&mut Value)) -> Vec<Value> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/zookeeper")
+        .join(file);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let mut documents: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&text)
+        .map(|document| {
+            serde::Deserialize::deserialize(document).unwrap_or_else(|error| panic!("{error}"))
+        })
+        .collect();
+    if let Some(cluster) = documents
+        .iter_mut()
+        .find(|document| document["kind"] == "ZookeeperCluster")
+    {
+        edit(cluster);
+    }
+    documents
+}
+
+/// Runs `work` inside `pod`'s network, on a runtime of its own.
+fn in_pod<T: Send + 'static, F: Future<Output = T>>(
+    runner: &PodRunner,
+    pod: &str,
+    work: impl FnOnce() -> F + Send + 'static,
+) -> T {
+    runner
+        .in_pod(NAMESPACE, pod, move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime in the pod's network")
+                .block_on(work())
+        })
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// A server's `host:port` on the pod network.
+fn address(runner: &PodRunner, pod: &str, port: u16) -> SocketAddr {
+    SocketAddr::new(
+        runner
+            .address(NAMESPACE, pod)
+            .expect("the pod's address")
+            .into(),
+        port,
+    )
+}
+
+#[rstest]
+#[case::the_simple_example(
+    example("simple-cluster.yaml", |_| {}),
+    &["simple-zk-server-default-0", "simple-zk-server-default-1", "simple-zk-server-default-2"],
+    &["follower", "follower", "leader"],
+)]
+#[case::two_role_groups_the_second_of_observers(
+    example("two-role-groups.yaml", |cluster| {
+        cluster["spec"]["servers"]["roleGroups"]["secondary"]["config"]["peerType"] = json!("observer");
+    }),
+    &[
+        "split-zk-server-primary-0",
+        "split-zk-server-primary-1",
+        "split-zk-server-primary-2",
+        "split-zk-server-secondary-0",
+        "split-zk-server-secondary-1",
+    ],
+    &["follower", "follower", "leader", "observer", "observer"],
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
+async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
+    #[case] documents: Vec<Value>,
+    #[case] servers: &[&str],
+    #[case] expected_modes: &[&str],
+) {
+    let mut runner = runner();
+    let objects = zookeeper_operator::render::render(&documents)
+        .unwrap_or_else(|error| panic!("{error}"))
+        .objects;
+    apply_all(&mut runner, &objects).unwrap_or_else(|error| panic!("{error}"));
+    runner
+        .wait_ready(NAMESPACE, servers, Duration::from_secs(180))
+        .await
+        .unwrap_or_else(|report| panic!("{report}"));
+
+    // Each server's mode, each on 3.9.5.
+    let mut modes = Vec::new();
+    for pod in servers.iter().copied() {
+        let client = address(&runner, pod, 2181);
+        let srvr = in_pod(&runner, pod, move || async move {
+            four_letter_word(client, "srvr", Duration::from_secs(5))
+        })
+        .unwrap_or_else(|error| panic!("srvr on {pod}: {error}"));
+        assert!(srvr.contains("Zookeeper version: 3.9.5"), "{pod}: {srvr}");
+        let mode = srvr
+            .lines()
+            .find_map(|line| line.strip_prefix("Mode: "))
+            .unwrap_or_else(|| panic!("{pod}: {srvr}"))
+            .to_owned();
+        modes.push(mode);
+    }
+    modes.sort();
+    assert_eq!(modes, expected_modes);
+
+    // A path written through one server is read through another.
+    let (first_pod, last_pod) = (servers[0], servers[servers.len() - 1]);
+    let first = address(&runner, first_pod, 2181).to_string();
+    let last = address(&runner, last_pod, 2181).to_string();
+    in_pod(&runner, first_pod, move || async move {
+        let writer = ZnodeClient::connect(&first, Duration::from_secs(10)).await?;
+        writer
+            .ensure_path("/znode-through-the-runner/child")
+            .await?;
+        let reader = ZnodeClient::connect(&last, Duration::from_secs(10)).await?;
+        reader.exists("/znode-through-the-runner/child").await
+    })
+    .map(|found| assert!(found, "the path is not replicated"))
+    .unwrap_or_else(|error| panic!("{error}"));
+
+    // The rendered metrics port serves Prometheus text.
+    let metrics = address(&runner, last_pod, 7000).to_string();
+    let answer = in_pod(&runner, last_pod, move || async move {
+        strata_testing::http::request(&metrics, "GET", "/metrics", &[], None)
+    })
+    .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert!(
+        answer.body.contains("# TYPE znode_count gauge"),
+        "{}",
+        answer.body
+    );
+    runner.shutdown().await;
+}
