@@ -4,6 +4,8 @@
 //! rendered probes, and a ZNode's path written through the operator's own client.
 //! Needs root and the ZooKeeper image directory (`STRATA_ZOOKEEPER_IMAGE`).
 
+#![allow(clippy::expect_used, clippy::panic)]
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
