@@ -76,6 +76,7 @@ fn image_directories(workspace: &Path) -> anyhow::Result<Vec<std::path::PathBuf>
         tools::env::HADOOP_IMAGE,
         tools::env::ZOOKEEPER_IMAGE,
         tools::env::TRINO_IMAGE,
+        tools::env::SUPERSET_IMAGE,
     ];
     let exported: Vec<std::path::PathBuf> = variables
         .into_iter()
@@ -90,6 +91,7 @@ fn image_directories(workspace: &Path) -> anyhow::Result<Vec<std::path::PathBuf>
         tools.hadoop_image,
         tools.zookeeper_image,
         tools.trino_image,
+        tools.superset_image,
     ])
 }
 

@@ -12,6 +12,7 @@ pub mod image_dir;
 pub mod layer;
 pub mod process;
 pub mod superset;
+pub mod superset_image;
 pub mod trino_image;
 pub mod venv;
 pub mod zookeeper;
@@ -71,6 +72,8 @@ pub struct Tools {
     pub zookeeper_image: PathBuf,
     /// The local stand-in for the `trinodb/trino:483` image (holds `usr/lib/trino`).
     pub trino_image: PathBuf,
+    /// The local stand-in for the `apache/superset:6.1.0` image (holds `app/.venv`).
+    pub superset_image: PathBuf,
     /// Tool name to the version line it printed, for the report.
     pub versions: BTreeMap<&'static str, String>,
 }
@@ -124,6 +127,10 @@ impl Tools {
                 self.zookeeper_image.clone().into_os_string(),
             ),
             (env::TRINO_IMAGE, self.trino_image.clone().into_os_string()),
+            (
+                env::SUPERSET_IMAGE,
+                self.superset_image.clone().into_os_string(),
+            ),
         ])
     }
 }
@@ -158,6 +165,9 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
     })?;
     let (superset, _) = step("superset venv (PyPI) + postgresql (Debian package)", || {
         superset::ensure(&tools_dir)
+    })?;
+    let (superset_image, _) = step("superset 6.1.0 image directory (the venv)", || {
+        superset_image::ensure(&tools_dir, &superset.venv)
     })?;
 
     let (control_plane, _) = step(
@@ -278,6 +288,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         hadoop_image,
         zookeeper_image,
         trino_image,
+        superset_image,
         versions,
     })
 }

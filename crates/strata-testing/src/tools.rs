@@ -54,8 +54,12 @@ pub const ZOOKEEPER_IMAGE: &str = "STRATA_ZOOKEEPER_IMAGE";
 /// Central), for the pod runner.
 pub const TRINO_IMAGE: &str = "STRATA_TRINO_IMAGE";
 
+/// The local stand-in for the `apache/superset:6.1.0` image: the directory that holds
+/// `app/.venv` (a link to the Superset venv) and `app/pythonpath`, for the pod runner.
+pub const SUPERSET_IMAGE: &str = "STRATA_SUPERSET_IMAGE";
+
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 15] = [
+pub const ALL: [&str; 16] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -71,6 +75,7 @@ pub const ALL: [&str; 15] = [
     HADOOP_IMAGE,
     ZOOKEEPER_IMAGE,
     TRINO_IMAGE,
+    SUPERSET_IMAGE,
 ];
 
 /// A tool variable a test needs is not set.

@@ -1,9 +1,10 @@
-//! The operator's pod, run with the real Superset 6.1.0 against a real PostgreSQL:
-//! the rendered `superset_config.py`, the init script and the driver wheels from the
-//! operator's ConfigMaps, and the environment of the StatefulSet's containers (each
+//! The operator's rendered settings read by the real Superset 6.1.0 against a real
+//! PostgreSQL: `create_app()` with each authentication setting (LDAP, OIDC), after the
+//! rendered init script, with the rendered `superset_config.py`, the driver wheels from
+//! the operator's ConfigMaps and the StatefulSet containers' environment (each
 //! `secretKeyRef` resolved as the kubelet would, pod paths mapped to temporary
-//! directories). The one change is the listen address: gunicorn binds a loopback
-//! address instead of `0.0.0.0`.
+//! directories). The pod itself, served and stopped, runs through the pod runner in
+//! `real_superset_runner.rs`.
 //!
 //! Ignored by default (it needs the Superset venv and PostgreSQL); `cargo xtask test`
 //! provisions both and runs it. Every process is stopped by its PID.
@@ -14,17 +15,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::core::v1::Container;
-use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use strata_testing::postgres::{ThrowawayPostgres, free_port};
-use strata_testing::superset::{Gunicorn, PodEnv, START_TIMEOUT, describe};
+use strata_testing::postgres::ThrowawayPostgres;
+use strata_testing::superset::{PodEnv, describe};
 use superset_operator::build::config_map::{packages_config_map, role_group_config_map};
 use superset_operator::build::statefulset::stateful_set;
 use superset_operator::crd::SupersetCluster;
 use superset_operator::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
 
 const DATABASE_ADDRESS: &str = "127.0.0.31";
-const WEB_ADDRESS: &str = "127.0.0.32";
 const ADMIN_PASSWORD: &str = "a dmin:p@ss/wörd";
 
 /// A cluster on `postgres`, with `extra` merged into `clusterConfig`.
@@ -177,82 +176,6 @@ fn run_init(container: &Container, files: &PodFiles, env: &PodEnv) -> std::proce
         .args(&command[1..])
         .output()
         .expect("the init script starts")
-}
-
-#[test]
-#[ignore = "needs the Superset venv and PostgreSQL (STRATA_SUPERSET_VENV, STRATA_POSTGRESQL_BIN); run by cargo xtask test"]
-fn the_rendered_pod_initialises_the_database_serves_and_stops() {
-    let postgres = ThrowawayPostgres::start(DATABASE_ADDRESS).expect("PostgreSQL starts");
-    let cluster = cluster(&postgres, json!({}));
-    let files = pod_files(&cluster);
-    let secrets = secret_values(&postgres);
-    let (init, web) = containers(&cluster);
-    let termination_log = files.config.parent().unwrap().join("termination-log");
-
-    // The init container, exactly as the pod runs it.
-    let init_env = environment(&init, &files, &secrets, &termination_log);
-    let first = run_init(&init, &files, &init_env);
-    assert!(first.status.success(), "{}", describe(&first));
-    let admin_row = "SELECT username, password FROM ab_user";
-    let admin_before = postgres.query(admin_row).expect("the admin row");
-    assert!(admin_before.starts_with("admin|"), "{admin_before}");
-
-    // The web server, with the container's command and environment.
-    let port = free_port(WEB_ADDRESS).expect("a free port");
-    let command: Vec<String> = web
-        .command
-        .clone()
-        .expect("a command")
-        .into_iter()
-        .map(|arg| {
-            if arg == "0.0.0.0:8088" {
-                format!("{WEB_ADDRESS}:{port}")
-            } else {
-                arg
-            }
-        })
-        .collect();
-    let web_env = environment(&web, &files, &secrets, &termination_log);
-    let mut process = web_env.command(&command[0]);
-    process.args(&command[1..]);
-    let mut server = Gunicorn::spawn(process, WEB_ADDRESS, port).expect("gunicorn starts");
-    server
-        .wait_until_healthy(START_TIMEOUT)
-        .expect("/health answers OK");
-    let login = server
-        .post_json(
-            "/api/v1/security/login",
-            &json!({"username": "admin", "password": ADMIN_PASSWORD, "provider": "db", "refresh": true}),
-        )
-        .expect("the login request");
-    assert_eq!(login.status, 200, "{login:?}");
-    assert!(
-        login
-            .json()
-            .expect("a JSON answer")
-            .get("access_token")
-            .is_some()
-    );
-    let grace = std::time::Duration::from_secs(
-        u64::try_from(cluster.nodes.groups[0].termination_grace_period_seconds).unwrap_or(0),
-    );
-    let stopped_in = server.stop().expect("gunicorn stops on SIGTERM");
-    assert!(
-        stopped_in < grace,
-        "stopped in {stopped_in:?}, grace {grace:?}"
-    );
-
-    // A second rollout's init changes nothing.
-    let second = run_init(&init, &files, &init_env);
-    assert!(second.status.success(), "{}", describe(&second));
-    assert_eq!(
-        postgres.query(admin_row).expect("the admin row"),
-        admin_before
-    );
-    assert!(
-        std::fs::read_to_string(&termination_log).is_err(),
-        "no step stopped"
-    );
 }
 
 #[test]

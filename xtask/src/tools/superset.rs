@@ -31,6 +31,11 @@ pub const REQUIREMENTS: [&str; 4] = [
     "cachetools",
 ];
 
+/// The Python the venv is made from: the system's, which every user can run. The pod
+/// runner runs the venv as the image's user (uid 1000), who cannot enter a Python
+/// installed under `/root` (pyenv's, first on `PATH` on the development machine).
+const SYSTEM_PYTHON: &str = "/usr/bin/python3";
+
 /// Where Debian installs each PostgreSQL major version, as `<major>/bin`.
 pub const POSTGRESQL_LIB: &str = "/usr/lib/postgresql";
 /// The server programs the tests run from the bin directory.
@@ -86,16 +91,25 @@ fn ensure_venv(tools_dir: &Path) -> anyhow::Result<(PathBuf, Outcome)> {
     let python = dir.join("bin/python");
     let superset = dir.join("bin/superset");
     let stamp = dir.join("strata-requirements.txt");
-    let wanted = REQUIREMENTS.join("\n");
+    let wanted = format!("{}\npython: {SYSTEM_PYTHON}", REQUIREMENTS.join("\n"));
     let current = fs::read_to_string(&stamp).is_ok_and(|found| found == wanted)
         && process::is_executable(&superset)
         && process::is_executable(&dir.join("bin/gunicorn"));
     if current {
         return Ok((dir, Outcome::AlreadyPresent));
     }
+    if fs::read_to_string(&stamp)
+        .is_ok_and(|found| !found.ends_with(&format!("python: {SYSTEM_PYTHON}")))
+    {
+        fs::remove_dir_all(&dir).with_context(|| format!("cannot remove {}", dir.display()))?;
+    }
     if !process::is_executable(&python) {
-        let system = process::which("python3").context("python3 is needed to create the venv")?;
-        process::visible(Command::new(system).args(["-m", "venv"]).arg(&dir))?;
+        if !Path::new(SYSTEM_PYTHON).exists() {
+            bail!(
+                "{SYSTEM_PYTHON} is needed to create the Superset venv (Debian's python3 and python3-venv)"
+            );
+        }
+        process::visible(Command::new(SYSTEM_PYTHON).args(["-m", "venv"]).arg(&dir))?;
     }
     process::visible(
         Command::new(&python)
