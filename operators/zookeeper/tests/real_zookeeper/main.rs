@@ -9,6 +9,7 @@
 //! controller.
 
 mod ensemble;
+mod operated;
 mod runner;
 mod scaling;
 mod support;

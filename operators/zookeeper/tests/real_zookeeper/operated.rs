@@ -1,0 +1,200 @@
+//! The ZooKeeper operator itself on the real control plane, with the pod runner as the
+//! node that runs ZooKeeper 3.9.5 as rendered: the real StatefulSet controller creates
+//! the pods, the operator's planner grows the ensemble 1 → 3 one server and one restart
+//! at a time, and asks the real servers which one leads through the runner's forwards
+//! (as an in-cluster operator reaches the pods). A znode written before the growth is
+//! read after it from the newest server.
+
+#![allow(clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use serde_json::json;
+use strata_operator::cli::Operator;
+use strata_pod_runner::agent::{Forwards, NodeAgent};
+use strata_pod_runner::image::Images;
+use strata_pod_runner::runner::{PodRunner, RunnerOptions};
+use strata_testing::control_plane::{
+    ControlPlane, ControlPlaneOptions, RunningOperator, wait_until,
+};
+use strata_testing::tools::{self, ZOOKEEPER_IMAGE};
+use zookeeper_operator::controller::RunOptions;
+use zookeeper_operator::controller::leader::ServerAddress;
+use zookeeper_operator::crd::ZookeeperCluster;
+use zookeeper_operator::znode_client::ZnodeClient;
+use zookeeper_operator::{OPERATOR_NAME, ZookeeperOperator};
+
+use crate::support::server::four_letter_word;
+
+const NAMESPACE: &str = "default";
+const NODE: &str = "strata-runner-0";
+const CLUSTER: &str = "simple-zk";
+const STATEFUL_SET: &str = "simple-zk-server-default";
+
+/// Each server's client port through the agent's forward of it.
+#[derive(Debug)]
+struct Forwarded(Forwards);
+
+impl Forwarded {
+    fn client(&self, server_fqdn: &str) -> Option<String> {
+        let forwards = self.0.read().ok()?;
+        forwards
+            .get(&format!("{server_fqdn}:2181"))
+            .map(ToString::to_string)
+    }
+}
+
+impl ServerAddress for Forwarded {
+    fn address(&self, server_fqdn: &str) -> String {
+        self.client(server_fqdn)
+            .unwrap_or_else(|| format!("{server_fqdn}:2181"))
+    }
+}
+
+/// The FQDN of the server with `ordinal`.
+fn server_fqdn(ordinal: u32) -> String {
+    format!("{STATEFUL_SET}-{ordinal}.{STATEFUL_SET}.{NAMESPACE}.svc.cluster.local")
+}
+
+/// Waits until the StatefulSet has `replicas` Ready pods, all on its update revision,
+/// and the cluster is Available and not Progressing.
+async fn wait_settled(client: &kube::Client, replicas: i32, timeout: Duration) {
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), NAMESPACE);
+    let clusters: Api<ZookeeperCluster> = Api::namespaced(client.clone(), NAMESPACE);
+    let what = format!("{replicas} servers Ready on the update revision, Available");
+    wait_until(&what, timeout, async || {
+        let set = sets.get_opt(STATEFUL_SET).await.ok().flatten()?;
+        let status = set.status?;
+        let rolled = set.spec.replicas == Some(replicas)
+            && status.observed_generation == set.metadata.generation
+            && status.ready_replicas == Some(replicas)
+            && status.updated_replicas == Some(replicas)
+            && status.current_revision == status.update_revision;
+        let cluster = clusters.get_status(CLUSTER).await.ok()?;
+        let conditions = serde_json::to_value(cluster.status?).ok()?["conditions"].clone();
+        let has = |kind: &str, value: &str| {
+            conditions.as_array().is_some_and(|all| {
+                all.iter()
+                    .any(|condition| condition["type"] == kind && condition["status"] == value)
+            })
+        };
+        (rolled && has("Available", "True") && has("Progressing", "False")).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root, the control plane and the ZooKeeper image directory; run by cargo xtask test"]
+async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three() {
+    let control_plane = ControlPlane::start(ControlPlaneOptions {
+        nodes: 0,
+        ..ControlPlaneOptions::default()
+    })
+    .await
+    .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
+    control_plane
+        .install_crds(&ZookeeperOperator::crds())
+        .await
+        .expect("the CRDs are established");
+    let client = control_plane.client().await.expect("a client");
+    let dir = tools::required_path(ZOOKEEPER_IMAGE).unwrap_or_else(|error| panic!("{error}"));
+    let mut images = Images::default();
+    images.add(&dir).unwrap_or_else(|error| panic!("{error}"));
+    let runner = PodRunner::new(RunnerOptions::new(images))
+        .unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"));
+    let agent = NodeAgent::start(client.clone(), NODE, runner)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let forwarded = Arc::new(Forwarded(agent.forwards()));
+    let operator_client = control_plane
+        .cluster_admin_client(NAMESPACE, OPERATOR_NAME)
+        .await
+        .expect("the operator's identity");
+    let server_address = forwarded.clone();
+    let operator = RunningOperator::start(operator_client, OPERATOR_NAME, move |runtime| {
+        let mut options = RunOptions::for_runtime(&runtime);
+        options.server_address = server_address;
+        zookeeper_operator::controller::run(runtime, options)
+    });
+
+    let clusters: Api<ZookeeperCluster> = Api::namespaced(client.clone(), NAMESPACE);
+    let cluster: ZookeeperCluster = serde_json::from_value(json!({
+        "apiVersion": "zookeeper.strata.dev/v1alpha1",
+        "kind": "ZookeeperCluster",
+        "metadata": {"name": CLUSTER, "namespace": NAMESPACE},
+        "spec": {"servers": {"roleGroups": {"default": {"replicas": 1}}}}
+    }))
+    .expect("a ZookeeperCluster");
+    clusters
+        .create(&PostParams::default(), &cluster)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let started = Instant::now();
+    wait_settled(&client, 1, Duration::from_secs(180)).await;
+    eprintln!(
+        "one server Available {:?} after the cluster's creation",
+        started.elapsed()
+    );
+
+    let first = forwarded
+        .client(&server_fqdn(0))
+        .expect("server 0 is forwarded");
+    let writer = ZnodeClient::connect(&first, Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    writer
+        .ensure_path("/written-before-the-growth")
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    drop(writer);
+
+    let grow = json!({"spec": {"servers": {"roleGroups": {"default": {"replicas": 3}}}}});
+    clusters
+        .patch(CLUSTER, &PatchParams::default(), &Patch::Merge(&grow))
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let grown = Instant::now();
+    wait_settled(&client, 3, Duration::from_secs(420)).await;
+    eprintln!("grown to three servers in {:?}", grown.elapsed());
+
+    // One leader, two followers, all on 3.9.5, and the znode on the newest server.
+    let mut modes = Vec::new();
+    for ordinal in 0..3 {
+        let address = forwarded
+            .client(&server_fqdn(ordinal))
+            .expect("the server is forwarded")
+            .parse()
+            .expect("a socket address");
+        let srvr = four_letter_word(address, "srvr", Duration::from_secs(5))
+            .unwrap_or_else(|error| panic!("srvr on server {ordinal}: {error}"));
+        assert!(srvr.contains("Zookeeper version: 3.9.5"), "{srvr}");
+        modes.extend(
+            srvr.lines()
+                .filter_map(|line| line.strip_prefix("Mode: "))
+                .map(str::to_owned),
+        );
+    }
+    modes.sort();
+    assert_eq!(modes, ["follower", "follower", "leader"]);
+    let newest = forwarded
+        .client(&server_fqdn(2))
+        .expect("server 2 is forwarded");
+    let reader = ZnodeClient::connect(&newest, Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        reader
+            .exists("/written-before-the-growth")
+            .await
+            .unwrap_or_else(|error| panic!("{error}")),
+        "the znode written on one server is missing after the growth"
+    );
+
+    drop(operator);
+    agent.shutdown().await;
+    drop(control_plane);
+}
