@@ -3,7 +3,9 @@
 //! the pods, the operator's planner grows the ensemble 1 → 3 one server and one restart
 //! at a time, and asks the real servers which one leads through the runner's forwards
 //! (as an in-cluster operator reaches the pods). A znode written before the growth is
-//! read after it from the newest server.
+//! read after it from the newest server. Then the ZNode controller, against the same
+//! real ensemble: a ZookeeperZnode's path is created and published, and its finalizer
+//! removes it.
 
 #![allow(clippy::expect_used, clippy::panic)]
 
@@ -11,8 +13,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use strata_operator::cli::Operator;
 use strata_pod_runner::agent::{Forwards, NodeAgent};
@@ -24,7 +27,8 @@ use strata_testing::control_plane::{
 use strata_testing::tools::{self, ZOOKEEPER_IMAGE};
 use zookeeper_operator::controller::RunOptions;
 use zookeeper_operator::controller::leader::ServerAddress;
-use zookeeper_operator::crd::ZookeeperCluster;
+use zookeeper_operator::controller::znode::EnsembleAddress;
+use zookeeper_operator::crd::{ZookeeperCluster, ZookeeperZnode};
 use zookeeper_operator::znode_client::ZnodeClient;
 use zookeeper_operator::{OPERATOR_NAME, ZookeeperOperator};
 
@@ -45,6 +49,17 @@ impl Forwarded {
         forwards
             .get(&format!("{server_fqdn}:2181"))
             .map(ToString::to_string)
+    }
+}
+
+/// A cluster's ensemble as the forwards of its servers' client ports, in place of its
+/// client Service, which has no address on this host.
+impl EnsembleAddress for Forwarded {
+    fn hosts(&self, _cluster: &ZookeeperCluster) -> String {
+        (0..3)
+            .filter_map(|ordinal| self.client(&server_fqdn(ordinal)))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 
@@ -89,7 +104,7 @@ async fn wait_settled(client: &kube::Client, replicas: i32, timeout: Duration) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs root, the control plane and the ZooKeeper image directory; run by cargo xtask test"]
-async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three() {
+async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three_and_serves_a_znode() {
     let control_plane = ControlPlane::start(ControlPlaneOptions {
         nodes: 0,
         ..ControlPlaneOptions::default()
@@ -117,6 +132,7 @@ async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three() {
     let server_address = forwarded.clone();
     let operator = RunningOperator::start(operator_client, OPERATOR_NAME, move |runtime| {
         let mut options = RunOptions::for_runtime(&runtime);
+        options.ensemble_address = server_address.clone();
         options.server_address = server_address;
         zookeeper_operator::controller::run(runtime, options)
     });
@@ -194,7 +210,84 @@ async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three() {
         "the znode written on one server is missing after the growth"
     );
 
+    a_znode_gets_its_path_and_its_finalizer_removes_it(&client, &forwarded).await;
+
     drop(operator);
     agent.shutdown().await;
     drop(control_plane);
+}
+
+/// The ZNode controller against the grown real ensemble: a ZookeeperZnode gets its path
+/// and a discovery ConfigMap naming it, and its deletion removes the path.
+async fn a_znode_gets_its_path_and_its_finalizer_removes_it(
+    client: &kube::Client,
+    forwarded: &Forwarded,
+) {
+    let znodes: Api<ZookeeperZnode> = Api::namespaced(client.clone(), NAMESPACE);
+    let znode: ZookeeperZnode = serde_json::from_value(json!({
+        "apiVersion": "zookeeper.strata.dev/v1alpha1",
+        "kind": "ZookeeperZnode",
+        "metadata": {"name": "app-znode", "namespace": NAMESPACE},
+        "spec": {"clusterRef": {"name": CLUSTER}}
+    }))
+    .expect("a ZookeeperZnode");
+    let created = znodes
+        .create(&PostParams::default(), &znode)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let path = format!("/znode-{}", created.metadata.uid.clone().expect("a uid"));
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
+    let published = wait_until(
+        "the ZNode's discovery ConfigMap",
+        Duration::from_secs(60),
+        async || {
+            config_maps
+                .get_opt("app-znode")
+                .await
+                .ok()
+                .flatten()?
+                .data?
+                .get("ZOOKEEPER")
+                .cloned()
+        },
+    )
+    .await;
+    assert!(published.ends_with(&path), "{published}");
+    let ensemble = forwarded
+        .client(&server_fqdn(1))
+        .expect("server 1 is forwarded");
+    let check = ZnodeClient::connect(&ensemble, Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        check
+            .exists(&path)
+            .await
+            .unwrap_or_else(|error| panic!("{error}")),
+        "{path} is not in the ensemble"
+    );
+    znodes
+        .delete("app-znode", &DeleteParams::default())
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    wait_until(
+        "the ZNode's deletion",
+        Duration::from_secs(60),
+        async || {
+            znodes
+                .get_opt("app-znode")
+                .await
+                .ok()?
+                .is_none()
+                .then_some(())
+        },
+    )
+    .await;
+    assert!(
+        !check
+            .exists(&path)
+            .await
+            .unwrap_or_else(|error| panic!("{error}")),
+        "the finalizer left {path} in the ensemble"
+    );
 }
