@@ -23,6 +23,7 @@ pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
 use self::role_group::validate_role_group;
 pub use self::role_group::worker_termination_grace_period;
 
+mod memory;
 mod role_group;
 
 /// Smallest memory limit accepted: Trino needs about 1 GiB of heap to start.

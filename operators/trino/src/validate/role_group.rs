@@ -12,9 +12,10 @@ use strata_model::role_group::role_group_field;
 use strata_operator::error::ReconcileError;
 use strata_status::{Reason, SpecWarning};
 
+use super::memory::{NodeMemory, check_node_memory};
 use super::{
-    HEAP_HEADROOM_PERCENT, HEAP_PERCENT_RANGE, MIN_MEMORY_LIMIT_MIB, NodeGroup,
-    SHUTDOWN_MARGIN_SECONDS, TrinoRole, ValidatedRoleGroup,
+    HEAP_PERCENT_RANGE, MIN_MEMORY_LIMIT_MIB, NodeGroup, SHUTDOWN_MARGIN_SECONDS, TrinoRole,
+    ValidatedRoleGroup,
 };
 use crate::build::container::POD_NAME_ENV;
 use crate::config::catalog::CATALOG_VARIABLE_PREFIX;
@@ -64,21 +65,22 @@ pub(super) fn validate_role_group(
         },
     )?;
     let heap_mib = group.resources.heap_mib;
-    let query_max_memory_per_node = config
+    let memory_size =
+        |field: &str, size: &k8s_openapi::apimachinery::pkg::api::resource::Quantity| {
+            bytes(size)
+                .and_then(|count| trino_data_size(size).map(|text| (count, text)))
+                .map_err(|error| problem("InvalidQueryMemory", format!("{field}: {error}")))
+        };
+    let per_node = config
         .query_max_memory_per_node
         .as_ref()
-        .map(|size| check_per_node_memory(size, heap_mib))
-        .transpose()
-        .map_err(|(reason, message)| problem(reason, message))?;
-    let query_max_memory = match role {
+        .map(|size| memory_size("queryMaxMemoryPerNode", size))
+        .transpose()?;
+    let query_max = match role {
         TrinoRole::Coordinator => config
             .query_max_memory
             .as_ref()
-            .map(|size| {
-                trino_data_size(size).map_err(|error| {
-                    problem("InvalidQueryMemory", format!("queryMaxMemory: {error}"))
-                })
-            })
+            .map(|size| memory_size("queryMaxMemory", size))
             .transpose()?,
         TrinoRole::Worker => None,
     };
@@ -100,6 +102,16 @@ pub(super) fn validate_role_group(
     };
     let overrides = &merged.config_overrides;
     check_overrides(overrides).map_err(|error| problem(error.reason(), error.to_string()))?;
+    check_node_memory(
+        NodeMemory {
+            heap: u128::from(heap_mib) << 20,
+            per_node: per_node.as_ref().map(|(count, _)| *count),
+            query_max_memory: query_max.as_ref().map(|(count, _)| *count),
+            coordinator: role == TrinoRole::Coordinator,
+        },
+        &overrides.config_properties,
+    )
+    .map_err(|(reason, message)| problem(reason, message))?;
     if let Some(variable) = merged
         .env_overrides
         .keys()
@@ -136,8 +148,8 @@ pub(super) fn validate_role_group(
         discovery_uri: discovery_uri.to_owned(),
         environment: environment.to_owned(),
         heap_mib,
-        query_max_memory,
-        query_max_memory_per_node,
+        query_max_memory: query_max.map(|(_, text)| text),
+        query_max_memory_per_node: per_node.map(|(_, text)| text),
         shutdown_grace_period_seconds: grace,
     };
     let files = BTreeMap::from([
@@ -182,36 +194,6 @@ pub fn worker_termination_grace_period(grace_seconds: i64, timeout_seconds: i64)
         .saturating_mul(2)
         .saturating_add(timeout_seconds)
         .saturating_add(SHUTDOWN_MARGIN_SECONDS)
-}
-
-/// `queryMaxMemoryPerNode` as a Trino size, if it fits in the heap with Trino's
-/// headroom; otherwise why not.
-fn check_per_node_memory(
-    size: &k8s_openapi::apimachinery::pkg::api::resource::Quantity,
-    heap_mib: u64,
-) -> Result<String, (&'static str, String)> {
-    let invalid = |error: strata_model::quantity::QuantityError| {
-        (
-            "InvalidQueryMemory",
-            format!("queryMaxMemoryPerNode: {error}"),
-        )
-    };
-    let requested = bytes(size).map_err(invalid)?;
-    let heap = u128::from(heap_mib) << 20;
-    let allowed = heap * (100 - HEAP_HEADROOM_PERCENT) / 100;
-    if requested > allowed {
-        return Err((
-            "QueryMemoryExceedsHeap",
-            format!(
-                "queryMaxMemoryPerNode {} is more than the heap allows: the heap is {heap_mib} \
-                 MiB and Trino keeps {HEAP_HEADROOM_PERCENT}% of it as headroom, leaving {} MiB; \
-                 lower queryMaxMemoryPerNode or raise resources.memory.limit or heapPercent",
-                size.0,
-                allowed >> 20
-            ),
-        ));
-    }
-    trino_data_size(size).map_err(invalid)
 }
 
 /// Refuses overrides with line breaks and overrides of keys the operator owns.
