@@ -89,6 +89,33 @@ fn query_memory_per_node_must_fit_in_the_heap(#[case] size: &str, #[case] expect
     assert_eq!(reason_of(validated(json!({"workers": workers}))), expected);
 }
 
+/// Issue 20, item 7: memory overrides that 483 refuses at start. With the default 4Gi
+/// at 80 %, the heap is 3276 MiB and the default query memory per node 982 MiB.
+#[rstest]
+#[case::headroom_that_fits("memory.heap-headroom-per-node", "2000MB", "accepted")]
+#[case::headroom_over_the_heap("memory.heap-headroom-per-node", "2500MB", "QueryMemoryExceedsHeap")]
+#[case::headroom_not_a_size("memory.heap-headroom-per-node", "most", "InvalidConfigOverride")]
+#[case::total_above_the_default_query_memory("query.max-total-memory", "40GB", "accepted")]
+#[case::total_below_the_default_query_memory(
+    "query.max-total-memory",
+    "10GB",
+    "InvalidQueryMemory"
+)]
+fn memory_overrides_483_refuses_are_refused_before_apply(
+    #[case] key: &str,
+    #[case] value: &str,
+    #[case] expected: &str,
+) {
+    let coordinators = json!({
+        "configOverrides": {"config.properties": {key: value}},
+        "roleGroups": {"default": {"replicas": 1}}
+    });
+    assert_eq!(
+        reason_of(validated(json!({"coordinators": coordinators}))),
+        expected
+    );
+}
+
 #[rstest]
 #[case::a_timeout(json!({"gracefulShutdownTimeout": "soon"}), "InvalidGracefulShutdownTimeout")]
 #[case::a_grace_period(json!({"shutdownGracePeriod": "soon"}), "InvalidShutdownGracePeriod")]
