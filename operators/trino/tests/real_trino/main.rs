@@ -14,7 +14,8 @@ use serde_json::json;
 use strata_pod_runner::manifest::apply_all;
 use support::{
     CLIENT_POD, COORDINATOR, NAMESPACE, SHUTDOWN_GRACE, WORKERS, ask_shutdown, client_answer,
-    client_plan, client_pod, example_documents, log, query, query_error, rendered, runner,
+    client_plan, client_pod, example_documents, log, query, query_error, rendered, resident_mib,
+    runner,
 };
 
 /// The worker role group whose `configOverrides` holds a key Trino 483 does not know.
@@ -184,6 +185,12 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
         (answer, Instant::now())
     });
     tokio::time::sleep(Duration::from_secs(3)).await;
+    // Issue 20, item 10: what each JVM holds with a 1024 MiB heap while the query runs.
+    let resident: Vec<_> = [COORDINATOR, WORKERS[0], WORKERS[1]]
+        .iter()
+        .map(|pod| (*pod, resident_mib(pod)))
+        .collect();
+    eprintln!("resident memory (MiB) during the long query, heap 1024 MiB: {resident:?}");
     let watch = tokio::spawn(client_answer(
         client_plan(
             &runner,

@@ -225,3 +225,33 @@ pub fn log(runner: &PodRunner, pod: &str, container: &str, run: i32) -> String {
         .and_then(|path| std::fs::read_to_string(path).ok())
         .unwrap_or_default()
 }
+
+/// The resident memory, in MiB, of the Trino JVM whose command line names `node_id`
+/// (`-Dnode.id=<pod>`), read from `/proc`: what the container's memory limit would
+/// have to hold.
+pub fn resident_mib(node_id: &str) -> Option<u64> {
+    let wanted = format!("-Dnode.id={node_id}");
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let dir = entry.path();
+            let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
+            let names_it = cmdline
+                .split(|byte| *byte == 0)
+                .any(|arg| arg == wanted.as_bytes());
+            if !names_it {
+                return None;
+            }
+            let status = std::fs::read_to_string(dir.join("status")).ok()?;
+            let kib: u64 = status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmRSS:"))?
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .ok()?;
+            Some(kib / 1024)
+        })
+}
