@@ -104,11 +104,7 @@ fn ensure_venv(tools_dir: &Path) -> anyhow::Result<(PathBuf, Outcome)> {
         fs::remove_dir_all(&dir).with_context(|| format!("cannot remove {}", dir.display()))?;
     }
     if !process::is_executable(&python) {
-        if !Path::new(SYSTEM_PYTHON).exists() {
-            bail!(
-                "{SYSTEM_PYTHON} is needed to create the Superset venv (Debian's python3 and python3-venv)"
-            );
-        }
+        ensure_system_venv_module()?;
         process::visible(Command::new(SYSTEM_PYTHON).args(["-m", "venv"]).arg(&dir))?;
     }
     process::visible(
@@ -148,6 +144,41 @@ fn prove(venv: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Debian's `python3` with its venv module (`python3-venv`), installed with apt when
+/// missing and this is root; otherwise an error that says what to install.
+fn ensure_system_venv_module() -> anyhow::Result<()> {
+    let has_venv = || {
+        Command::new(SYSTEM_PYTHON)
+            .args(["-c", "import venv, ensurepip"])
+            .output()
+            .is_ok_and(|output| output.status.success())
+    };
+    if has_venv() {
+        return Ok(());
+    }
+    if !process::is_root() {
+        bail!(
+            "{SYSTEM_PYTHON} with its venv module is needed for the Superset venv and this is \
+             not root: run `apt-get install python3-venv` as root, then rerun"
+        );
+    }
+    apt_install("python3-venv")?;
+    if !has_venv() {
+        bail!("apt-get installed python3-venv, but {SYSTEM_PYTHON} still has no venv module");
+    }
+    Ok(())
+}
+
+/// `apt-get install` of one Debian package, without recommends.
+fn apt_install(package: &str) -> anyhow::Result<()> {
+    process::visible(Command::new("apt-get").args(["update", "-qq"]))?;
+    process::visible(
+        Command::new("apt-get")
+            .args(["install", "-y", "-qq", "--no-install-recommends", package])
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+    )
+}
+
 /// Installs the `postgresql` package when no server is found and this is root; returns the
 /// bin directory of the newest major version.
 fn ensure_postgresql() -> anyhow::Result<(PathBuf, Outcome)> {
@@ -160,18 +191,7 @@ fn ensure_postgresql() -> anyhow::Result<(PathBuf, Outcome)> {
              as root, then rerun"
         );
     }
-    process::visible(Command::new("apt-get").args(["update", "-qq"]))?;
-    process::visible(
-        Command::new("apt-get")
-            .args([
-                "install",
-                "-y",
-                "-qq",
-                "--no-install-recommends",
-                "postgresql",
-            ])
-            .env("DEBIAN_FRONTEND", "noninteractive"),
-    )?;
+    apt_install("postgresql")?;
     let bin = postgresql_bin(Path::new(POSTGRESQL_LIB)).with_context(|| {
         format!(
             "apt-get installed postgresql, but no {POSTGRESQL_LIB}/<major>/bin holds {}",
