@@ -7,10 +7,12 @@
 //!   `pip install apache-superset==6.1.0` cannot start (see the Superset section of
 //!   PRODUCTS.md), so [`REQUIREMENTS`] adds the three pins that make it start. No database
 //!   driver is installed: the tests put the operator's pg8000 wheels on `PYTHONPATH`, as a
-//!   pod does. A stamp records the requirements, as in [`super::venv`]; a fresh install is
-//!   proved by `superset version` before the stamp is written.
+//!   pod does. The venv is made from Debian's `/usr/bin/python3`, which every user can
+//!   run (the pod runner runs it as uid 1000). A stamp records the requirements and that
+//!   Python, as in [`super::venv`]; a fresh install is proved by `superset version` before
+//!   the stamp is written.
 //! - **PostgreSQL** is the Debian package `postgresql`, installed with apt when missing and
-//!   this is root, like [`super::zookeeper`]. Its server programs live in
+//!   this is root, as `python3-venv` is. Its server programs live in
 //!   `/usr/lib/postgresql/<major>/bin`, off `PATH`; the newest major found there is used.
 
 use std::{
