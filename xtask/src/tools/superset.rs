@@ -98,6 +98,7 @@ fn ensure_venv(tools_dir: &Path) -> anyhow::Result<(PathBuf, Outcome)> {
         && process::is_executable(&superset)
         && process::is_executable(&dir.join("bin/gunicorn"));
     if current {
+        portable_shebangs(&dir)?;
         return Ok((dir, Outcome::AlreadyPresent));
     }
     if fs::read_to_string(&stamp)
@@ -120,9 +121,38 @@ fn ensure_venv(tools_dir: &Path) -> anyhow::Result<(PathBuf, Outcome)> {
             ])
             .args(REQUIREMENTS),
     )?;
+    portable_shebangs(&dir)?;
     prove(&dir)?;
     fs::write(&stamp, wanted).with_context(|| format!("cannot write {}", stamp.display()))?;
     Ok((dir, Outcome::Installed))
+}
+
+/// Rewrites the venv's scripts (`superset`, `gunicorn`, ...) to start the `python` found
+/// on `PATH`, not the venv's own path: in a pod the venv is at `/app/.venv`, as in the
+/// image, and its path on this machine may be hidden (a clone under `/tmp` is, by the
+/// pod's `/tmp` volume). Every user of the venv puts its `bin` first on `PATH`, as the
+/// image does. Idempotent.
+fn portable_shebangs(venv: &Path) -> anyhow::Result<()> {
+    let bin = venv.join("bin");
+    let own = [
+        format!("#!{}\n", bin.join("python").display()),
+        format!("#!{}\n", bin.join("python3").display()),
+    ];
+    let entries = fs::read_dir(&bin).with_context(|| format!("cannot list {}", bin.display()))?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if entry.file_type().map_or(true, |kind| !kind.is_file()) {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(&path) else {
+            continue;
+        };
+        if let Some(rest) = own.iter().find_map(|line| text.strip_prefix(line.as_str())) {
+            fs::write(&path, format!("#!/usr/bin/env python\n{rest}"))
+                .with_context(|| format!("cannot rewrite {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// `superset version` must start the application: that is where the missing pins show.
@@ -133,6 +163,10 @@ fn prove(venv: &Path) -> anyhow::Result<()> {
     let banner = process::capture(
         Command::new(venv.join("bin/superset"))
             .arg("version")
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", venv.join("bin").display()),
+            )
             .current_dir(&home)
             .env("SUPERSET_SECRET_KEY", PROOF_SECRET_KEY)
             .env("SUPERSET_HOME", &home)
