@@ -185,8 +185,15 @@ async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three_and_s
             .expect("the server is forwarded")
             .parse()
             .expect("a socket address");
-        let srvr = four_letter_word(address, "srvr", Duration::from_secs(5))
-            .unwrap_or_else(|error| panic!("srvr on server {ordinal}: {error}"));
+        // Available counts Ready pods; a server that just restarted may still be
+        // joining the quorum ("not currently serving requests") when the host is busy.
+        let what = format!("server {ordinal} serving srvr");
+        let srvr = wait_until(&what, Duration::from_secs(60), async || {
+            four_letter_word(address, "srvr", Duration::from_secs(5))
+                .ok()
+                .filter(|answer| answer.contains("Mode: "))
+        })
+        .await;
         assert!(srvr.contains("Zookeeper version: 3.9.5"), "{srvr}");
         modes.extend(
             srvr.lines()
