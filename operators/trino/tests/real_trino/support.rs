@@ -61,11 +61,8 @@ pub fn example_documents(worker_groups: Value) -> Vec<Value> {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/trino/simple-trino.yaml");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-    let mut documents: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&text)
-        .map(|document| {
-            serde::Deserialize::deserialize(document).unwrap_or_else(|error| panic!("{error}"))
-        })
-        .collect();
+    let mut documents =
+        strata_testing::yaml::documents(&text).unwrap_or_else(|error| panic!("{error}"));
     documents.retain(|document| document["metadata"]["name"] != "postgres");
     documents.push(json!({
         "apiVersion": "trino.strata.dev/v1alpha1",

@@ -37,11 +37,8 @@ fn example(file: &str, edit: impl FnOnce(&mut Value)) -> Vec<Value> {
         .join(file);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-    let mut documents: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&text)
-        .map(|document| {
-            serde::Deserialize::deserialize(document).unwrap_or_else(|error| panic!("{error}"))
-        })
-        .collect();
+    let mut documents =
+        strata_testing::yaml::documents(&text).unwrap_or_else(|error| panic!("{error}"));
     if let Some(cluster) = documents
         .iter_mut()
         .find(|document| document["kind"] == "ZookeeperCluster")
