@@ -184,7 +184,8 @@ pub fn init_database(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> 
             secrets.push(secret_variable(variable, admin, key));
         }
     }
-    let mut env = env_vars(plain, &BTreeMap::new());
+    // superset_config.py runs here too, so a setting that reads an override needs it.
+    let mut env = env_vars(plain, &group.env_overrides);
     env.extend(secrets);
     Container {
         name: INIT_CONTAINER.to_owned(),

@@ -4,11 +4,16 @@ use serde_json::{Value, json};
 use strata_operator::error::ReconcileError;
 
 use super::*;
-use crate::validate::tests::validated;
+use crate::validate::tests::{cluster, validated};
+use crate::validate::DEFAULT_CLUSTER_DOMAIN;
 use strata_testing::manifests::named;
 
 fn objects(config: Value) -> Result<Vec<Value>, ReconcileError> {
-    Ok(cluster_objects(&validated(config)?)
+    objects_of(&validated(config)?)
+}
+
+fn objects_of(cluster: &ValidatedCluster) -> Result<Vec<Value>, ReconcileError> {
+    Ok(cluster_objects(cluster)
         .into_objects(false)
         .map_err(|error| ReconcileError::operator_bug("Erase", error.to_string()))?
         .into_iter()
@@ -121,5 +126,43 @@ fn gunicorn_is_the_process_and_every_secret_is_a_reference() -> Result<(), Recon
         Some("OrderedReady"),
         "init containers never migrate at once"
     );
+    Ok(())
+}
+
+/// `superset_config.py` runs in the init container too (it migrates the database with
+/// the same configuration), so a setting that reads an `envOverrides` variable needs
+/// the variable there as well as in the web server.
+#[test]
+fn env_overrides_reach_the_init_container_as_well_as_the_web_server()
+-> Result<(), ReconcileError> {
+    let nodes = json!({
+        "envOverrides": {"CACHE_REDIS_HOST": "redis"},
+        "roleGroups": {"default": {"envOverrides": {"FEATURE_LEVEL": "2"}}}
+    });
+    let objects = objects_of(&ValidatedCluster::new(
+        &cluster(json!({}), nodes),
+        DEFAULT_CLUSTER_DOMAIN,
+    )?)?;
+    let set: StatefulSet = serde_json::from_value(
+        named(&objects, "StatefulSet", "simple-superset-node-default").clone(),
+    )
+    .map_err(|error| ReconcileError::operator_bug("Parse", error.to_string()))?;
+    let pod = set.spec.template.spec.unwrap_or_default();
+    let init = pod.init_containers.unwrap_or_default();
+    for container in [&pod.containers[0], &init[0]] {
+        let overrides: Vec<(&str, Option<&str>)> = container
+            .env
+            .iter()
+            .flatten()
+            .filter(|variable| ["CACHE_REDIS_HOST", "FEATURE_LEVEL"].contains(&variable.name.as_str()))
+            .map(|variable| (variable.name.as_str(), variable.value.as_deref()))
+            .collect();
+        assert_eq!(
+            overrides,
+            [("CACHE_REDIS_HOST", Some("redis")), ("FEATURE_LEVEL", Some("2"))],
+            "container {}",
+            container.name
+        );
+    }
     Ok(())
 }
