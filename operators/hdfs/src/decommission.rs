@@ -125,18 +125,24 @@ impl DataNodeReport {
     }
 
     /// Two reports of one host (two ports, a stale dead entry next to a live one, two
-    /// namenodes). Any state other than `Decommissioned` wins, so a host counts as
-    /// decommissioned only if every report says so; it is live if any report says so,
-    /// because a stale dead entry stays listed until the namenode restarts.
+    /// namenodes).
+    /// - **A live report wins over a dead one.** A dead entry for the host is a former
+    ///   identity of it (a datanode whose volume was replaced registers with a new
+    ///   UUID), which the namenode lists, `In Service`, until it restarts. Its blocks
+    ///   left the block map when it died, so it holds nothing a decommission could
+    ///   wait for, and letting it count would hold the shrink for ever. The block
+    ///   counts of the active namenode still guard every block.
+    /// - **Between two live (or two dead) reports, any state other than
+    ///   `Decommissioned` wins**, so a host counts as decommissioned only if every
+    ///   report says so.
     #[must_use]
     pub fn merge(self, other: Self) -> Self {
-        let live = self.live || other.live;
-        let admin_state = if self.admin_state == AdminState::Decommissioned {
-            other.admin_state
-        } else {
-            self.admin_state
-        };
-        Self { admin_state, live }
+        match (self.live, other.live) {
+            (true, false) => self,
+            (false, true) => other,
+            _ if self.admin_state == AdminState::Decommissioned => other,
+            _ => self,
+        }
     }
 }
 

@@ -427,6 +427,16 @@ fn report(state: &str, live: bool) -> DataNodeReport {
     report("Decommissioned", false),
     false
 )]
+#[case::decommissioned_live_next_to_a_former_identity_dead_in_service(
+    report("Decommissioned", true),
+    report("In Service", false),
+    true
+)]
+#[case::decommissioned_next_to_in_service_both_live(
+    report("Decommissioned", true),
+    report("In Service", true),
+    false
+)]
 #[case::decommissioned_next_to_in_progress(
     report("Decommissioned", true),
     report("Decommission In Progress", true),
@@ -437,7 +447,7 @@ fn report(state: &str, live: bool) -> DataNodeReport {
     report("Decommissioned", false),
     false
 )]
-fn two_reports_of_a_host_merge_conservatively(
+fn two_reports_of_a_host_merge_live_first_then_conservatively(
     #[case] first: DataNodeReport,
     #[case] second: DataNodeReport,
     #[case] may_leave: bool,
