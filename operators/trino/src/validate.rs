@@ -9,7 +9,9 @@ use strata_model::role::{GenericRoleConfig, Role};
 use strata_operator::error::ReconcileError;
 use strata_status::{Reason, SpecWarning};
 
-use crate::config::catalog::ValidatedCatalog;
+use crate::config::catalog::{
+    ICEBERG_BUNDLED_JDBC_DRIVER, ICEBERG_JDBC_DRIVER_PROPERTY, ValidatedCatalog,
+};
 use crate::config::server::HTTP_PORT;
 use crate::crd::config::{
     DEFAULT_COORDINATOR_GRACEFUL_SHUTDOWN_TIMEOUT, DEFAULT_WORKER_GRACEFUL_SHUTDOWN_TIMEOUT,
@@ -107,6 +109,9 @@ impl ValidatedCluster {
         check_cluster_domain(cluster_domain)?;
         check_selector(cluster.spec.cluster_config.catalog_label_selector.as_ref())?;
         let catalogs = validate_catalogs(catalogs)?;
+        if cluster.spec.image.custom.is_none() {
+            check_stock_image_drivers(&catalogs)?;
+        }
         let coordinator_service = coordinator_service_name(identity.name.as_str());
         let discovery_uri = format!(
             "http://{coordinator_service}.{}.svc.{cluster_domain}:{HTTP_PORT}",
@@ -277,6 +282,30 @@ fn validate_catalogs(catalogs: &[TrinoCatalog]) -> Result<Vec<ValidatedCatalog>,
     }
     validated.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(validated)
+}
+
+/// Refuses an Iceberg JDBC catalog whose driver the stock image does not ship: every
+/// pod would exit at start with the driver's class not found. A custom image may carry
+/// any driver, so the check applies only to the stock one.
+fn check_stock_image_drivers(catalogs: &[ValidatedCatalog]) -> Result<(), ReconcileError> {
+    for catalog in catalogs {
+        if let Some(driver) = catalog.property(ICEBERG_JDBC_DRIVER_PROPERTY)
+            && driver != ICEBERG_BUNDLED_JDBC_DRIVER
+        {
+            return Err(ReconcileError::invalid_spec(
+                "JdbcDriverNotInImage",
+                format!(
+                    "the TrinoCatalog {} uses the JDBC driver {driver}, which the stock \
+                     Trino image does not ship: its Iceberg plugin has only \
+                     {ICEBERG_BUNDLED_JDBC_DRIVER}, so every pod would fail to start. Use \
+                     PostgreSQL for the Iceberg catalog, or set spec.image.custom to an \
+                     image that adds the driver to /usr/lib/trino/plugin/iceberg",
+                    catalog.object_name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn validate_role(

@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use trino_operator::config::scripts::{GRACEFUL_SHUTDOWN, READY};
+use trino_operator::config::scripts::{GRACEFUL_SHUTDOWN, READY, START};
 use trino_operator::config::server::SHUTDOWN_USER;
 
 /// Writes `script` to a file bash reads (never executed as a file itself).
@@ -213,4 +213,46 @@ fn a_refused_shutdown_fails_the_hook_so_the_kubelet_reports_it() {
         "{}",
         String::from_utf8_lossy(&output.stdout)
     );
+}
+
+/// What `start.sh` hands the launcher for `value` in a comma list variable.
+fn started_with(value: &str) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let start = script_file(&dir, "start.sh", START);
+    let output = Command::new("bash")
+        .arg(&start)
+        .args(["bash", "-c", "printf '%s' \"$CATALOG_HIVE_METASTORE_URI\""])
+        .env("STRATA_COMMA_LISTS", "CATALOG_HIVE_METASTORE_URI")
+        .env("CATALOG_HIVE_METASTORE_URI", value)
+        .output()
+        .expect("run start.sh");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+#[rstest::rstest]
+#[case::one_uri("thrift://a:9083", "thrift://a:9083")]
+#[case::one_a_line("thrift://a:9083\nthrift://b:9083\n", "thrift://a:9083,thrift://b:9083")]
+#[case::commas_and_spaces(
+    " thrift://a:9083, thrift://b:9083 ,\r\nthrift://c:9083",
+    "thrift://a:9083,thrift://b:9083,thrift://c:9083"
+)]
+#[case::already_joined("thrift://a:9083,thrift://b:9083", "thrift://a:9083,thrift://b:9083")]
+#[case::empty("", "")]
+fn a_metastore_list_reaches_trino_joined_with_commas(#[case] value: &str, #[case] expected: &str) {
+    assert_eq!(started_with(value), expected);
+}
+
+#[test]
+fn start_execs_its_arguments_unchanged_without_lists() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let start = script_file(&dir, "start.sh", START);
+    let output = Command::new("bash")
+        .arg(&start)
+        .args(["bash", "-c", "printf '%s|%s' \"$0\" \"$1\"", "-Dnode.id=w-0", "a b"])
+        .env_remove("STRATA_COMMA_LISTS")
+        .output()
+        .expect("run start.sh");
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "-Dnode.id=w-0|a b");
 }

@@ -6,13 +6,15 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::ConfigMap;
 use strata_model::build::{config_hash, object_meta};
 
-use crate::config::scripts::{GRACEFUL_SHUTDOWN, READY};
+use crate::config::scripts::{GRACEFUL_SHUTDOWN, READY, START};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
 /// Key of the preStop script.
 pub const GRACEFUL_SHUTDOWN_SCRIPT: &str = "graceful-shutdown.sh";
 /// Key of the readiness script.
 pub const READY_SCRIPT: &str = "ready.sh";
+/// Key of the container's entry point.
+pub const START_SCRIPT: &str = "start.sh";
 
 /// `<trino>-<role>-<rg>`: the files under `/etc/trino` and the probe and hook scripts.
 pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {
@@ -22,6 +24,7 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
         GRACEFUL_SHUTDOWN.to_owned(),
     );
     data.insert(READY_SCRIPT.to_owned(), READY.to_owned());
+    data.insert(START_SCRIPT.to_owned(), START.to_owned());
     ConfigMap {
         metadata: group.object_meta(&cluster.identity.namespace),
         data: Some(data),

@@ -1,6 +1,6 @@
-//! The Trino container: the launcher in the foreground as the container's process,
-//! its environment (the shared secret and every catalog value by reference), the
-//! probes, and the workers' preStop hook that drains them.
+//! The Trino container: `start.sh` execs the launcher in the foreground, so the JVM is
+//! the container's process; its environment (the shared secret and every catalog value
+//! by reference), the probes, and the workers' preStop hook that drains them.
 
 use k8s_openapi::api::core::v1::{
     ConfigMapKeySelector, Container, EnvVar, EnvVarSource, ExecAction, Lifecycle, LifecycleHandler,
@@ -11,7 +11,7 @@ use strata_model::build::{
     tcp_probe, volume_mount,
 };
 
-use super::config_map::{GRACEFUL_SHUTDOWN_SCRIPT, READY_SCRIPT};
+use super::config_map::{GRACEFUL_SHUTDOWN_SCRIPT, READY_SCRIPT, START_SCRIPT};
 use super::internal_secret::{SHARED_SECRET_KEY, internal_secret_name};
 use super::service::HTTP;
 use crate::config::catalog::ValueSource;
@@ -25,6 +25,8 @@ pub const TRINO_CONTAINER: &str = "trino";
 pub const LAUNCHER: &str = "/usr/lib/trino/bin/launcher";
 /// Where the scripts are mounted.
 pub const SCRIPTS_DIR: &str = "/strata/scripts";
+/// The variable that names the list values `start.sh` joins with commas.
+pub const COMMA_LISTS_ENV: &str = "STRATA_COMMA_LISTS";
 /// The variable with the pod's name, for `-Dnode.id`.
 pub const POD_NAME_ENV: &str = "POD_NAME";
 /// Volume names.
@@ -96,6 +98,20 @@ fn referenced_env(cluster: &ValidatedCluster) -> Vec<EnvVar> {
         };
         env.push(from_source(&variable.variable, source));
     }
+    let comma_lists: Vec<&str> = cluster
+        .catalogs
+        .iter()
+        .flat_map(|catalog| &catalog.variables)
+        .filter(|variable| variable.comma_list)
+        .map(|variable| variable.variable.as_str())
+        .collect();
+    if !comma_lists.is_empty() {
+        env.push(EnvVar {
+            name: COMMA_LISTS_ENV.to_owned(),
+            value: Some(comma_lists.join(" ")),
+            value_from: None,
+        });
+    }
     env
 }
 
@@ -137,6 +153,8 @@ pub fn trino(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Containe
         image: Some(cluster.identity.image.image.clone()),
         image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
         command: Some(vec![
+            "bash".to_owned(),
+            format!("{SCRIPTS_DIR}/{START_SCRIPT}"),
             LAUNCHER.to_owned(),
             "run".to_owned(),
             "--etc-dir".to_owned(),

@@ -311,6 +311,11 @@ fn secrets_reach_the_pods_by_reference_and_the_shared_secret_is_never_built()
         by_name("CATALOG_HIVE_METASTORE_URI")["valueFrom"]["configMapKeyRef"],
         json!({"name": "hive", "key": "HIVE", "optional": false})
     );
+    assert_eq!(
+        by_name("STRATA_COMMA_LISTS")["value"],
+        "CATALOG_HIVE_METASTORE_URI",
+        "a published metastore list may hold one URI a line, which start.sh joins"
+    );
     Ok(())
 }
 

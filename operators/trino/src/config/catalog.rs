@@ -19,6 +19,13 @@ pub const MAX_CATALOG_NAME_LENGTH: usize = 63;
 /// The prefix of every catalog variable; `envOverrides` may not set such a variable.
 pub const CATALOG_VARIABLE_PREFIX: &str = "CATALOG_";
 
+/// The one JDBC driver Trino's Iceberg plugin ships (`plugin/trino-iceberg/pom.xml`
+/// of 483 has PostgreSQL's at runtime scope, and no other database's).
+pub const ICEBERG_BUNDLED_JDBC_DRIVER: &str = "org.postgresql.Driver";
+
+/// The property that names the Iceberg JDBC catalog's driver.
+pub const ICEBERG_JDBC_DRIVER_PROPERTY: &str = "iceberg.jdbc-catalog.driver-class";
+
 /// Where an environment variable's value comes from.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ValueSource {
@@ -37,6 +44,9 @@ pub struct CatalogVariable {
     pub source: ValueSource,
     /// Where the spec names the source, for messages.
     pub field: String,
+    /// Whether the value is a list that the container joins with commas before Trino
+    /// reads it (a metastore list published one URI a line).
+    pub comma_list: bool,
 }
 
 /// A `TrinoCatalog` with its connector checked and its file rendered.
@@ -91,6 +101,16 @@ impl ValidatedCatalog {
             properties: builder.properties,
             variables: builder.variables,
         })
+    }
+
+    /// The value Trino reads for `key`: the last one in the file, as Java's
+    /// `Properties` keeps it.
+    pub fn property(&self, key: &str) -> Option<&str> {
+        self.properties
+            .iter()
+            .rev()
+            .find(|(name, _)| name == key)
+            .map(|(_, value)| value.as_str())
     }
 
     /// The file's content.
@@ -201,12 +221,24 @@ impl Builder {
 
     /// Sets `key` to `${ENV:<prefix>_<purpose>}`, read from `source`.
     fn set_from(&mut self, key: &str, purpose: &str, source: ValueSource, field: String) {
+        self.set_variable(key, purpose, source, field, false);
+    }
+
+    fn set_variable(
+        &mut self,
+        key: &str,
+        purpose: &str,
+        source: ValueSource,
+        field: String,
+        comma_list: bool,
+    ) {
         let variable = format!("{}_{purpose}", self.prefix);
         self.set(key, format!("${{ENV:{variable}}}"));
         self.variables.push(CatalogVariable {
             variable,
             source,
             field,
+            comma_list,
         });
     }
 
@@ -233,7 +265,7 @@ impl Builder {
                 check_line(&format!("{field}.uri"), "uri", uri)?;
                 self.set("hive.metastore.uri", uri.clone());
             }
-            (None, Some(config_map)) => self.set_from(
+            (None, Some(config_map)) => self.set_variable(
                 "hive.metastore.uri",
                 "METASTORE_URI",
                 ValueSource::ConfigMap(KeyRef {
@@ -241,6 +273,7 @@ impl Builder {
                     key: config_map.key.clone(),
                 }),
                 format!("{field}.configMap"),
+                true,
             ),
             (uri, _) => {
                 return Err(ReconcileError::invalid_spec(
@@ -390,21 +423,24 @@ fn iceberg_connector(
                     class.clone()
                 }
                 (None, url) if url.starts_with("jdbc:postgresql:") => {
-                    "org.postgresql.Driver".to_owned()
-                }
-                (None, url) if url.starts_with("jdbc:mysql:") => {
-                    "com.mysql.cj.jdbc.Driver".to_owned()
+                    ICEBERG_BUNDLED_JDBC_DRIVER.to_owned()
                 }
                 (None, _) => {
                     return Err(ReconcileError::invalid_spec(
                         "InvalidConnector",
-                        "spec.connector.iceberg.jdbc.driverClass is required for a connection \
-                         URL that is neither jdbc:postgresql: nor jdbc:mysql:",
+                        format!(
+                            "spec.connector.iceberg.jdbc.driverClass is required for a \
+                             connection URL other than jdbc:postgresql:. Trino's Iceberg \
+                             plugin ships only the PostgreSQL driver \
+                             ({ICEBERG_BUNDLED_JDBC_DRIVER}), so another database needs an \
+                             image with its driver in /usr/lib/trino/plugin/iceberg, named \
+                             in the TrinoCluster's spec.image.custom"
+                        ),
                     ));
                 }
             };
             builder.set("iceberg.catalog.type", "jdbc");
-            builder.set("iceberg.jdbc-catalog.driver-class", driver_class);
+            builder.set(ICEBERG_JDBC_DRIVER_PROPERTY, driver_class);
             builder.set(
                 "iceberg.jdbc-catalog.connection-url",
                 jdbc.connection_url.clone(),

@@ -6,3 +6,5 @@
 pub const GRACEFUL_SHUTDOWN: &str = include_str!("../scripts/graceful-shutdown.sh");
 /// The readiness probe: `GET /v1/info` says `"starting": false`.
 pub const READY: &str = include_str!("../scripts/ready.sh");
+/// The container's entry point: joins list values with commas, then execs the launcher.
+pub const START: &str = include_str!("../scripts/start.sh");

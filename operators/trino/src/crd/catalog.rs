@@ -205,8 +205,9 @@ pub struct IcebergJdbcCatalog {
     /// `iceberg.jdbc-catalog.connection-url`, such as
     /// `jdbc:postgresql://db:5432/iceberg`.
     pub connection_url: String,
-    /// `iceberg.jdbc-catalog.driver-class`. Defaults to the PostgreSQL or MySQL driver
-    /// for those URLs; required for other databases.
+    /// `iceberg.jdbc-catalog.driver-class`. Defaults to the PostgreSQL driver for a
+    /// `jdbc:postgresql:` URL, the only driver Trino's Iceberg plugin ships; another
+    /// driver needs a custom image (`spec.image.custom` of the cluster) that adds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_class: Option<String>,
     /// A Secret with the keys `username` and `password`.

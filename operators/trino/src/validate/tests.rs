@@ -432,3 +432,62 @@ fn catalogs_are_sorted_by_name() -> Result<(), ReconcileError> {
     assert_eq!(cluster.catalog_names(), ["alpha", "zeta"]);
     Ok(())
 }
+
+fn iceberg_jdbc(url: &str, driver: Option<&str>) -> Value {
+    let mut jdbc = json!({
+        "connectionUrl": url, "credentialsSecret": "ice",
+        "catalogName": "lake", "defaultWarehouseDir": "s3://lake/"
+    });
+    if let Some(driver) = driver {
+        jdbc["driverClass"] = json!(driver);
+    }
+    json!({"connector": {"iceberg": {"jdbc": jdbc}}})
+}
+
+/// Trino 483's Iceberg plugin ships only PostgreSQL's driver: any other one makes every
+/// pod exit at start on the stock image, so it is refused there, and left to the user
+/// on a custom image that can carry it.
+#[rstest]
+#[case::postgresql_by_default(iceberg_jdbc("jdbc:postgresql://db/lake", None), None, "accepted")]
+#[case::postgresql_named(
+    iceberg_jdbc("jdbc:postgresql://db/lake", Some("org.postgresql.Driver")),
+    None,
+    "accepted"
+)]
+#[case::mysql_on_the_stock_image(
+    iceberg_jdbc("jdbc:mysql://db/lake", Some("com.mysql.cj.jdbc.Driver")),
+    None,
+    "JdbcDriverNotInImage"
+)]
+#[case::mysql_by_an_override(
+    {
+        let mut spec = iceberg_jdbc("jdbc:postgresql://db/lake", None);
+        spec["configOverrides"] = json!({"iceberg.jdbc-catalog.driver-class": "com.mysql.cj.jdbc.Driver"});
+        spec
+    },
+    None,
+    "JdbcDriverNotInImage"
+)]
+#[case::mysql_on_a_custom_image(
+    iceberg_jdbc("jdbc:mysql://db/lake", Some("com.mysql.cj.jdbc.Driver")),
+    Some("registry.example.com/trino-mysql:483"),
+    "accepted"
+)]
+fn iceberg_jdbc_drivers_must_be_in_the_image(
+    #[case] spec: Value,
+    #[case] custom_image: Option<&str>,
+    #[case] expected: &str,
+) {
+    let image = match custom_image {
+        Some(custom) => json!({"image": {"custom": custom, "productVersion": "483"}}),
+        None => json!({}),
+    };
+    assert_eq!(
+        reason_of(ValidatedCluster::new(
+            &cluster(image),
+            &[catalog("lake", spec)],
+            DEFAULT_CLUSTER_DOMAIN
+        )),
+        expected
+    );
+}

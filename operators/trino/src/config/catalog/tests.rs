@@ -128,6 +128,13 @@ fn each_connector_renders_its_properties_and_variables(
     }}}}),
     "InvalidConnector"
 )]
+#[case::iceberg_jdbc_on_mysql_without_a_driver(
+    json!({"connector": {"iceberg": {"jdbc": {
+        "connectionUrl": "jdbc:mysql://db:3306/iceberg", "credentialsSecret": "ice",
+        "catalogName": "lake", "defaultWarehouseDir": "s3://lake/"
+    }}}}),
+    "InvalidConnector"
+)]
 #[case::generic_variables_collide(
     json!({"connector": {"generic": {
         "connectorName": "mysql",
