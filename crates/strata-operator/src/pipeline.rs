@@ -22,7 +22,9 @@ use kube::core::object::HasStatus;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
-use strata_status::{ClusterStatus, NoProductStatus, OperationState, ProgressStep, SpecWarning};
+use strata_status::{
+    ClusterStatus, NoProductStatus, OperationState, ProgressStep, ServiceOutage, SpecWarning,
+};
 
 use crate::apply::{ApplyReport, DesiredObjects};
 use crate::controller::Context;
@@ -64,6 +66,9 @@ pub struct Prepared {
     /// object (an HDFS decommission: no watch event says the blocks are copied),
     /// how soon to reconcile again.
     pub recheck_after: Option<Duration>,
+    /// What the product reports as down although its pods are Ready, found in
+    /// the build step by asking the product (no active HDFS namenode).
+    pub outage: Option<ServiceOutage>,
 }
 
 impl Prepared {
@@ -76,6 +81,7 @@ impl Prepared {
             restarts: Vec::new(),
             warnings: Vec::new(),
             recheck_after: None,
+            outage: None,
         }
     }
 }
@@ -111,6 +117,8 @@ pub struct Applied {
     pub warnings: Vec<SpecWarning>,
     /// How soon to reconcile again, when sooner than the resync.
     pub recheck_after: Option<Duration>,
+    /// The product's own outage report, carried to the status.
+    pub outage: Option<ServiceOutage>,
 }
 
 /// Why a driven restart failed; the variant's name is the Degraded reason.
@@ -179,6 +187,7 @@ impl<X> Context<X> {
             restarts,
             warnings,
             recheck_after,
+            outage,
         } = prepared;
         if operation.is_paused() {
             return Ok(Applied {
@@ -187,6 +196,7 @@ impl<X> Context<X> {
                 progress: None,
                 warnings,
                 recheck_after: None,
+                outage,
             });
         }
         match self.apply(cluster, objects, operation.is_stopped()).await {
@@ -211,6 +221,7 @@ impl<X> Context<X> {
                     progress,
                     warnings,
                     recheck_after: recheck_after.filter(|_| !operation.is_stopped()),
+                    outage,
                 })
             }
             Err(error) => Err(Failed {
@@ -366,6 +377,7 @@ impl<X> Context<X> {
             .and_then(|applied| applied.progress.as_ref());
         let warnings = applied.as_ref().map(|applied| applied.warnings.as_slice());
         let recheck_after = applied.as_ref().and_then(|applied| applied.recheck_after);
+        let outage = applied.as_ref().and_then(|applied| applied.outage.as_ref());
         let owner_ref = cluster
             .controller_owner_ref(&())
             .ok_or(ReportError::OwnerNotPersisted)?;
@@ -382,6 +394,7 @@ impl<X> Context<X> {
                 failure: failure.as_ref(),
                 progress,
                 warnings,
+                outage,
             },
             Time(jiff::Timestamp::now()),
         );

@@ -11,7 +11,7 @@ use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use strata_status::{
     ClusterCondition, ClusterInputs, ClusterStatus, ConditionStatus, ConditionType,
-    ConditionUpdate, OperationState, ProgressStep, Reason, ResourceStatus, SpecWarning,
+    ConditionUpdate, OperationState, ProgressStep, Reason, ResourceStatus, ServiceOutage, SpecWarning,
     WorkloadObservation, cluster_conditions, needs_write, next_deployed_version,
 };
 
@@ -110,6 +110,8 @@ pub struct ReconcileOutcome<'a> {
     pub progress: Option<&'a ProgressStep>,
     /// The validation warnings; `None` when validation did not get that far.
     pub warnings: Option<&'a [SpecWarning]>,
+    /// What the product reports as down although its pods are Ready.
+    pub outage: Option<&'a ServiceOutage>,
 }
 
 /// The next status of a cluster: all six conditions, the observed generation
@@ -129,6 +131,7 @@ pub fn next_cluster_status<P: Clone + Default>(
         failure: failure.as_ref(),
         progress: outcome.progress,
         warnings: outcome.warnings,
+        outage: outcome.outage,
     });
     let previous_version = stored.and_then(|status| status.deployed_product_version.as_deref());
     let deployed_version = match outcome.desired_version {

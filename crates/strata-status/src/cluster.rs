@@ -14,6 +14,10 @@
 //! - **Failures** (the reconcile failure and an unknown `operator-command`
 //!   value) make Degraded True with the first failure's reason; the message
 //!   lists all of them, then what was observed on the workloads.
+//! - **An outage the product reports** while every workload looks available
+//!   (an HDFS whose namenodes are all Ready and all standby) makes Available
+//!   False and Degraded True with its reason, unless stopped. While the
+//!   workloads are not available yet, they speak for themselves.
 
 use crate::{
     combine::combine,
@@ -40,6 +44,18 @@ pub struct ClusterInputs<'a> {
     /// What validation warned about; `None` when validation did not get that
     /// far, so the stored Warning condition stays as it is.
     pub warnings: Option<&'a [SpecWarning]>,
+    /// What the product itself reports as down, which Ready pods cannot show.
+    pub outage: Option<&'a ServiceOutage>,
+}
+
+/// The product does not serve although its pods are Ready, as the operator
+/// learned from the product itself (no active HDFS namenode).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceOutage {
+    /// The Available and Degraded reason, such as `NoActiveNameNode`.
+    pub reason: Reason,
+    /// What does not work, and where to look.
+    pub message: String,
 }
 
 /// Something a valid spec asks for that runs with less safety than the user
@@ -127,7 +143,24 @@ pub fn cluster_conditions(inputs: &ClusterInputs<'_>) -> Vec<ConditionUpdate> {
             Some(step) => driven_progress(step, &observed.progressing),
             None => observed.progressing,
         };
-        (observed.available, progressing, observed.degraded)
+        match inputs.outage {
+            Some(outage) if observed.available.status == ConditionStatus::True => (
+                ConditionUpdate::new(
+                    ConditionType::Available,
+                    ConditionStatus::False,
+                    outage.reason.clone(),
+                    sentence(&outage.message),
+                ),
+                progressing,
+                ConditionUpdate::new(
+                    ConditionType::Degraded,
+                    ConditionStatus::True,
+                    outage.reason.clone(),
+                    sentence(&outage.message),
+                ),
+            ),
+            _ => (observed.available, progressing, observed.degraded),
+        }
     };
 
     let failures: Vec<ReconcileFailure> = inputs

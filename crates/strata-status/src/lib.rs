@@ -40,7 +40,7 @@
 //! };
 //! let workloads = [WorkloadObservation::from_stateful_set(&stateful_set, &[])];
 //! let operation = OperationState::resolve(false, false, &BTreeMap::new());
-//! let updates = cluster_conditions(&ClusterInputs { workloads: &workloads, operation: &operation, failure: None, progress: None, warnings: None });
+//! let updates = cluster_conditions(&ClusterInputs { workloads: &workloads, operation: &operation, failure: None, progress: None, warnings: None, outage: None });
 //!
 //! let first = <ClusterStatus>::next(None, updates.clone(), Time(Timestamp::from_second(1_700_000_000)?), Some(1), None);
 //! let available = first.condition(ConditionType::Available).map(|c| c.status);
@@ -67,7 +67,8 @@ mod workload;
 
 pub use assess::WorkloadAssessment;
 pub use cluster::{
-    ClusterInputs, ProgressStep, SpecWarning, cluster_conditions, warning_condition,
+    ClusterInputs, ProgressStep, ServiceOutage, SpecWarning, cluster_conditions,
+    warning_condition,
 };
 pub use combine::{ObservedConditions, combine, combine_conditions};
 pub use condition::{

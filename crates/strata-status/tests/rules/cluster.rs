@@ -44,6 +44,7 @@ fn conditions(
         failure,
         progress: None,
         warnings: None,
+        outage: None,
     })
 }
 
@@ -80,6 +81,7 @@ mod warnings {
             failure: None,
             progress: None,
             warnings: Some(warnings),
+            outage: None,
         })
     }
 
@@ -376,6 +378,7 @@ mod driven_steps {
             failure: None,
             progress: Some(&adding_server()),
             warnings: None,
+            outage: None,
         })
     }
 
@@ -400,5 +403,77 @@ mod driven_steps {
         let conditions = with_step(&[], &operation);
         let progressing = get(&conditions, ConditionType::Progressing);
         assert_eq!(progressing.reason.as_str(), "ClusterStopped");
+    }
+}
+
+mod outage {
+    use strata_status::{ConditionStatus, ServiceOutage, reason};
+
+    use super::*;
+
+    fn no_active_namenode() -> ServiceOutage {
+        ServiceOutage {
+            reason: reason!("NoActiveNameNode"),
+            message: "Every namenode is standby".to_owned(),
+        }
+    }
+
+    fn with_outage(
+        workloads: &[WorkloadObservation],
+        operation: &OperationState,
+    ) -> Vec<ConditionUpdate> {
+        cluster_conditions(&ClusterInputs {
+            workloads,
+            operation,
+            failure: None,
+            progress: None,
+            warnings: None,
+            outage: Some(&no_active_namenode()),
+        })
+    }
+
+    fn status_and_reason(
+        updates: &[ConditionUpdate],
+        condition_type: ConditionType,
+    ) -> (ConditionStatus, String) {
+        let update = get(updates, condition_type);
+        (update.status, update.reason.to_string())
+    }
+
+    #[test]
+    fn an_outage_behind_ready_pods_makes_the_cluster_unavailable_and_degraded() {
+        let updates = with_outage(&healthy(), &operation(false, false, None));
+        for condition_type in [ConditionType::Available, ConditionType::Degraded] {
+            let expected = if condition_type == ConditionType::Available {
+                ConditionStatus::False
+            } else {
+                ConditionStatus::True
+            };
+            assert_eq!(
+                status_and_reason(&updates, condition_type),
+                (expected, "NoActiveNameNode".to_owned())
+            );
+        }
+        assert_eq!(
+            get(&updates, ConditionType::Available).message,
+            "Every namenode is standby."
+        );
+    }
+
+    #[test]
+    fn workloads_that_are_not_available_yet_speak_for_themselves() {
+        let starting = [workload(Kind::StatefulSet, 3, 1).observe(&running(1))];
+        let with = with_outage(&starting, &operation(false, false, None));
+        let without = conditions(&starting, &operation(false, false, None), None);
+        assert_eq!(with, without);
+    }
+
+    #[test]
+    fn a_stopped_cluster_reports_no_outage() {
+        let updates = with_outage(&[], &operation(false, true, None));
+        assert_eq!(
+            status_and_reason(&updates, ConditionType::Degraded),
+            (ConditionStatus::False, "ClusterStopped".to_owned())
+        );
     }
 }

@@ -224,6 +224,11 @@ pub fn format_container(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) 
 
 /// The ZKFC sidecar: creates the failover znode if it is missing, then runs `hdfs zkfc`,
 /// which makes its namenode active or standby through ZooKeeper.
+///
+/// Readiness is its RPC port: the ZKFC opens it only once it has reached ZooKeeper and
+/// found the failover znode (`ZKFailoverController.doRun`). So a namenode whose ZKFC
+/// waits for ZooKeeper is not Ready: the roll does not restart the active namenode
+/// while the other one could not take over, and the status names the pod.
 pub fn zkfc_container(cluster: &ValidatedCluster) -> Container {
     let mut env = hadoop_env(ZKFC_CONTAINER);
     env.insert(opts_variable("zkfc"), jvm_opts(ZKFC_HEAP_MIB));
@@ -237,6 +242,7 @@ pub fn zkfc_container(cluster: &ValidatedCluster) -> Container {
         ]),
         env: Some(env_vars(env, &BTreeMap::new())),
         ports: Some(vec![container_port(ZKFC)]),
+        readiness_probe: Some(tcp_probe(ZKFC, 10, 3)),
         resources: Some(resource_requirements(&ValidatedResources {
             cpu_min: Quantity("100m".to_owned()),
             cpu_max: Quantity("500m".to_owned()),

@@ -1,5 +1,6 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Container, PodSpec};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::ResourceExt;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -79,6 +80,16 @@ fn namenodes_format_in_an_init_container_and_run_zkfc_and_refresh_nodes_beside_t
     assert_eq!(
         container_names(&pod.containers),
         ["namenode", "zkfc", "refresh-nodes"]
+    );
+    let zkfc_ready = pod.containers[1]
+        .readiness_probe
+        .as_ref()
+        .and_then(|probe| probe.tcp_socket.as_ref())
+        .map(|socket| socket.port.clone());
+    assert_eq!(
+        zkfc_ready,
+        Some(IntOrString::String("zkfc".to_owned())),
+        "a namenode whose ZKFC has not reached ZooKeeper could not take over"
     );
     let init = pod.init_containers.unwrap_or_default();
     assert_eq!(container_names(&init), ["format-namenode"]);

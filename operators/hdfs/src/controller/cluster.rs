@@ -12,7 +12,7 @@ use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Failed, Prepared};
 use strata_operator::reference::Target;
 use strata_operator::roll::{StatefulSetPods, stateful_sets_with_pods};
-use strata_status::ProgressStep;
+use strata_status::{ProgressStep, Reason, ServiceOutage};
 
 use super::namenode_http::NameNodeInfo;
 use super::namenodes::NameNodeHttp;
@@ -24,6 +24,9 @@ use crate::journal;
 use crate::journal_sync::{self, JournalGate};
 use crate::roll::{GroupPods, RollStep, next_step, rolling_reason};
 use crate::validate::{ValidatedCluster, Warning, roll_order};
+
+/// The Available and Degraded reason while every namenode is standby.
+pub const NO_ACTIVE_NAMENODE: Reason = strata_status::reason!("NoActiveNameNode");
 
 /// The key of a ZNode discovery ConfigMap with the connection string and chroot.
 pub const ZOOKEEPER_KEY: &str = "ZOOKEEPER";
@@ -161,7 +164,19 @@ async fn prepare(
     .map_err(ReconcileError::from)?;
     validated.hold_replicas(HdfsRole::DataNode, &decommission.replicas);
 
-    let restart = plan_restart(context, &validated, &running, namenode.as_ref()).await;
+    let active = context
+        .extra
+        .namenodes
+        .find_active(&validated.topology.namenodes)
+        .await;
+    let restart = plan_restart(
+        context,
+        &validated,
+        &running,
+        namenode.as_ref(),
+        active.as_deref(),
+    )
+    .await;
     let state = NameNodeState {
         cluster_id: format.cluster_id.clone(),
         excluded_datanodes: decommission.excluded,
@@ -194,7 +209,38 @@ async fn prepare(
     if format.cluster_id.is_none() {
         prepared.recheck_after = Some(context.extra.namenode_check);
     }
+    if active.is_none() {
+        // No watch event says when the ZKFCs elect one, so ask again.
+        prepared.outage = Some(no_active_namenode(&validated));
+        prepared.recheck_after = Some(context.extra.namenode_check);
+    }
     Ok(prepared)
+}
+
+/// The outage while no namenode answers `GET /isActive` with 200. The status shows it
+/// only while every pod is Ready: during a start or a restart, the pods speak.
+fn no_active_namenode(validated: &ValidatedCluster) -> ServiceOutage {
+    let namenodes: Vec<&str> = validated
+        .topology
+        .namenodes
+        .iter()
+        .map(|namenode| namenode.id.as_str())
+        .collect();
+    ServiceOutage {
+        reason: NO_ACTIVE_NAMENODE,
+        message: format!(
+            "No namenode is active ({} answered GET /isActive with 200), so HDFS refuses \
+             every read and write. The ZKFC sidecars elect the active namenode through \
+             ZooKeeper: check that ZooKeeper ({}) is reachable, and read the zkfc \
+             containers' logs",
+            if namenodes.is_empty() {
+                "none".to_owned()
+            } else {
+                format!("none of {}", namenodes.join(", "))
+            },
+            validated.zookeeper_quorum,
+        ),
+    }
 }
 
 /// The roll's next step, and the new edit log segment asked for while a journalnode
@@ -206,16 +252,17 @@ struct RestartPlan {
     roll_edits: String,
 }
 
-/// Step 3, the roll: the next pod to restart in roll order, the active namenode last,
-/// held back while the active namenode does not write to every journalnode
-/// ([`crate::journal_sync`]). Only a roll that is about to restart a journalnode or a
-/// namenode asks the namenodes anything, and not again if `known` already holds their
-/// answer.
+/// Step 3, the roll: the next pod to restart in roll order, the active namenode
+/// (`active`) last, held back while the active namenode does not write to every
+/// journalnode ([`crate::journal_sync`]). Only a roll that is about to restart a
+/// journalnode or a namenode asks the namenodes for their journals, and not again if
+/// `known` already holds their answer.
 async fn plan_restart(
     context: &Context<ClusterContext>,
     validated: &ValidatedCluster,
     running: &[StatefulSetPods],
     known: Option<&NameNodeInfo>,
+    active: Option<&str>,
 ) -> RestartPlan {
     let groups = group_pods(validated, running);
     let namenodes = &validated.topology.namenodes;
@@ -228,8 +275,7 @@ async fn plan_restart(
         Some((pod.to_owned(), group.role))
     };
     if let Some((_, HdfsRole::NameNode)) = role_of(&step) {
-        let active = context.extra.namenodes.find_active(namenodes).await;
-        step = next_step(&groups, roll_order(), active.as_deref());
+        step = next_step(&groups, roll_order(), active);
     }
     let unready = journal_sync::unready_journalnodes(&groups, &validated.topology.journalnodes);
     let Some((pod, role @ (HdfsRole::JournalNode | HdfsRole::NameNode))) = role_of(&step) else {

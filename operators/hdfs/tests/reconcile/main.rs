@@ -4,6 +4,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod active_namenode;
 mod creation;
 mod decommission;
 mod journal_quorum;
@@ -59,10 +60,21 @@ pub fn start_with_namenodes(active: Vec<(String, String)>) -> Harness {
     })
 }
 
-/// Starts the operator with no namenode answering `/isActive`.
+/// Starts the operator with the first namenode active: it answers `/isActive` with
+/// 200 and nothing else (no JMX), the other one does not answer.
 pub fn start() -> Harness {
-    start_with_namenodes(Vec::new())
+    let active = strata_testing::http::serve(|request| {
+        if request.starts_with("GET /isActive") {
+            strata_testing::http::Answer::new("200 OK", "I am Active!")
+        } else {
+            strata_testing::http::Answer::new("404 Not Found", "")
+        }
+    });
+    start_with_namenodes(vec![(FIRST_NAMENODE.to_owned(), active)])
 }
+
+/// The first namenode's id: its pod's name.
+pub const FIRST_NAMENODE: &str = "simple-hdfs-namenode-default-0";
 
 /// The example layout: 2 namenodes, 3 journalnodes, 3 datanodes, with `patch` merged
 /// over the spec (one level deep).
