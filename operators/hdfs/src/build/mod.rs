@@ -32,7 +32,8 @@ use crate::validate::{ValidatedCluster, ValidatedRole, ValidatedRoleGroup};
 pub struct NameNodeState {
     /// The namespace's cluster ID, as a namenode reported it; never guessed.
     pub cluster_id: Option<String>,
-    /// Host names of the datanodes the namenodes decommission.
+    /// The datanodes the namenodes decommission, a line each: host name, then the pod's
+    /// IP once known ([`crate::controller::datanodes::ExcludedHost`]).
     pub excluded_datanodes: Vec<String>,
     /// The journalnodes the namenodes are known to write to: a new set is recorded
     /// only once every namenode runs on it ([`crate::journal`]).

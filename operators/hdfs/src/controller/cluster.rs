@@ -125,7 +125,8 @@ async fn prepare(
         journalnodes::namenodes_run_on_spec(&validated, &running),
     );
     let datanodes = datanodes::datanode_groups(&validated, &running);
-    let excluded = datanodes::recorded_exclusions(&context.caches, &validated);
+    let recorded = datanodes::recorded_exclusions(&context.caches, &validated);
+    let excluded: Vec<String> = recorded.iter().map(|line| line.host.clone()).collect();
     let shrinking = datanodes.iter().any(|group| {
         group
             .current_replicas
@@ -177,9 +178,15 @@ async fn prepare(
         active.as_deref(),
     )
     .await;
+    let pod_ips = datanodes::pod_ips(
+        &datanodes,
+        &running,
+        &namespace,
+        &context.extra.cluster_domain,
+    );
     let state = NameNodeState {
         cluster_id: format.cluster_id.clone(),
-        excluded_datanodes: decommission.excluded,
+        excluded_datanodes: datanodes::exclusion_lines(&decommission.excluded, &recorded, &pod_ips),
         journal_nodes,
         roll_edits: restart.roll_edits.clone(),
     };
