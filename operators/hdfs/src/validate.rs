@@ -48,6 +48,12 @@ pub struct ValidatedCluster {
     pub discovery: SiteFiles,
     /// The namenode pod that may format a new namespace: the first one.
     pub formatter_pod: String,
+    /// The cluster ID a new namespace gets (`-format -clusterid`): `CID-` and the
+    /// HdfsCluster's uid, so a name dir that an interrupted first format left behind is
+    /// recognisably this cluster's, and a cluster re-created under the same name gets
+    /// another one. Without a uid (`render` of a file), it is built from the
+    /// namespace and name.
+    pub new_cluster_id: String,
     /// The roles in roll order: journalnodes, namenodes, datanodes.
     pub roles: Vec<ValidatedRole>,
     /// What is allowed but unwise.
@@ -113,6 +119,10 @@ impl ValidatedCluster {
             .first()
             .map(|namenode| namenode.id.clone())
             .unwrap_or_default();
+        let new_cluster_id = match cluster.metadata.uid.as_deref() {
+            Some(uid) if !uid.is_empty() => format!("CID-{uid}"),
+            _ => format!("CID-{}-{}", identity.namespace, identity.name),
+        };
         let site_context = role_group::SiteContext {
             topology: &topology,
             dfs_replication,
@@ -135,6 +145,7 @@ impl ValidatedCluster {
             topology,
             discovery,
             formatter_pod,
+            new_cluster_id,
             roles,
             warnings,
         })

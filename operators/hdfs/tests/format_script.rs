@@ -25,11 +25,18 @@ const START_ZKFC: &str = include_str!("../src/scripts/start-zkfc.sh");
 /// `$FAKE_DIR/<queue>.default`. Like Hadoop with `-nonInteractive` and
 /// `dfs.reformat.disabled=true`, it refuses a name dir holding anything (bootstrapStandby 5,
 /// format 1) without consuming a code, and like Hadoop's BootstrapStandby it writes VERSION
-/// before it checks the edit logs, so exit 6 leaves a VERSION without an fsimage.
+/// before it checks the edit logs, so exit 6 leaves a VERSION without an fsimage. A format
+/// writes the `-clusterid` it is given; [`PARTIAL`] leaves its VERSION without an fsimage.
 const FAKE_HDFS: &str = include_str!("fixtures/fake-hdfs.sh");
 
 /// The code of a call a row does not expect: the scripts treat it as unexpected.
 const UNEXPECTED: i32 = 97;
+/// A `-format` that fails (exit 1) after writing `current/VERSION`, without an fsimage:
+/// what Hadoop leaves when a journalnode fails while it formats the journals, or when
+/// the pod is killed then.
+const PARTIAL: i32 = 101;
+/// The cluster ID a format gives: `CID-` and the HdfsCluster's uid.
+const NEW_CLUSTER_ID: &str = "CID-new";
 /// No run may take longer: a script stuck in a wait loop fails its row instead of hanging.
 const BOUND: Duration = Duration::from_secs(5);
 
@@ -208,9 +215,26 @@ impl From<&Expect> for Outcome {
     namenode(Formatter, Formatted("CID-new"), None),
     Expect { exit: 0, reason: None, calls: &[], formats: 0, cluster_id: Some("CID-new") },
 )]
-#[case::version_without_an_fsimage_is_a_partial_format(
-    namenode(Formatter, VersionOnly("CID-new"), None),
-    Expect { exit: 1, reason: Some("PartialFormat"), calls: &[], formats: 0, cluster_id: Some("CID-new") },
+#[case::version_of_another_cluster_without_an_fsimage_is_a_partial_format_left_alone(
+    namenode(Formatter, VersionOnly("CID-other"), None),
+    Expect { exit: 1, reason: Some("PartialFormat"), calls: &[], formats: 0, cluster_id: Some("CID-other") },
+)]
+// format-namenode.sh: an interrupted first format or bootstrap of this cluster is redone.
+#[case::an_interrupted_first_format_of_this_cluster_is_removed_and_redone(
+    namenode(Formatter, VersionOnly(NEW_CLUSTER_ID), None).bootstrap(codes(&[2])).format(codes(&[0])),
+    Expect { exit: 0, reason: None, calls: &[BOOTSTRAP, FORMAT], formats: 1, cluster_id: Some(NEW_CLUSTER_ID) },
+)]
+#[case::a_format_that_fails_after_writing_version_is_retried_on_a_clean_dir(
+    namenode(Formatter, Absent, None).bootstrap(always(2)).format(codes(&[PARTIAL, 0])),
+    Expect { exit: 0, reason: None, calls: &[BOOTSTRAP, FORMAT, BOOTSTRAP, FORMAT], formats: 2, cluster_id: Some(NEW_CLUSTER_ID) },
+)]
+#[case::partial_formats_on_every_attempt_stop_after_format_attempts_with_a_clean_dir(
+    namenode(Formatter, Absent, None).bootstrap(always(2)).format(always(PARTIAL)),
+    Expect { exit: 1, reason: Some("FormatFailed"), calls: &[BOOTSTRAP, FORMAT, BOOTSTRAP, FORMAT, BOOTSTRAP, FORMAT], formats: 3, cluster_id: None },
+)]
+#[case::an_interrupted_bootstrap_of_the_recorded_namespace_is_removed_and_redone(
+    namenode(Other, VersionOnly("CID-existing"), Some("CID-existing")).bootstrap(codes(&[0])),
+    Expect { exit: 0, reason: None, calls: &[BOOTSTRAP], formats: 0, cluster_id: Some("CID-existing") },
 )]
 #[case::formatted_name_dir_of_another_cluster_is_a_cluster_id_mismatch(
     namenode(Other, Formatted("CID-other"), Some("CID-existing")),
@@ -327,7 +351,7 @@ impl Call {
     fn name(&self) -> String {
         match self.argv.as_str() {
             "namenode -bootstrapStandby -nonInteractive" => BOOTSTRAP,
-            "namenode -format -nonInteractive" => FORMAT,
+            argv if argv.starts_with("namenode -format -nonInteractive -clusterid ") => FORMAT,
             "zkfc -formatZK -nonInteractive" => FORMAT_ZK,
             "zkfc" => ZKFC,
             other => other,
@@ -408,6 +432,8 @@ impl Run {
             .env("NAME_DIR", &name_dir)
             .env("POD_NAME", pod_name)
             .env("FORMATTER_POD", "simple-hdfs-namenode-default-0")
+            .env("NEW_CLUSTER_ID", NEW_CLUSTER_ID)
+            .env("JOURNAL_NODES", "jn-0.jn jn-1.jn jn-2.jn")
             .env("CLUSTER_ID_FILE", &cluster_id_file)
             .env("TERMINATION_LOG", &termination_log)
             .env("RETRY_SECONDS", "0")

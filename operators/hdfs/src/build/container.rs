@@ -196,6 +196,11 @@ pub fn format_container(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) 
     );
     env.insert("NAME_DIR".to_owned(), NAME_DIR.to_owned());
     env.insert("FORMATTER_POD".to_owned(), cluster.formatter_pod.clone());
+    env.insert("NEW_CLUSTER_ID".to_owned(), cluster.new_cluster_id.clone());
+    env.insert(
+        "JOURNAL_NODES".to_owned(),
+        cluster.topology.journalnodes.join(" "),
+    );
     env.insert(
         "CLUSTER_ID_FILE".to_owned(),
         format!("{STATE_DIR}/{CLUSTER_ID_KEY}"),

@@ -6,14 +6,20 @@
 #   POD_NAME          this pod's name
 #   FORMATTER_POD     the one pod allowed to format a new namespace
 #   CLUSTER_ID_FILE   holds the cluster ID recorded in the cluster's status; absent or empty if none
+#   NEW_CLUSTER_ID    the cluster ID a new namespace gets (-format -clusterid): CID-<HdfsCluster uid>
+#   JOURNAL_NODES     the journalnodes' host names, space-separated, for messages
 #   TERMINATION_LOG   default /dev/termination-log
 #   RETRY_SECONDS     default 10
 #   FORMAT_ATTEMPTS   default 30: failed formats before stopping with FormatFailed
 #   BOOTSTRAP_ATTEMPTS default 30: unexpected bootstrapStandby codes before BootstrapFailed
 #
 # "Formatted" means $NAME_DIR/current/VERSION exists. Decisions, in order:
-#   1. Formatted: PartialFormat without an fsimage, ClusterIdMismatch against a known ID,
-#      else done. No hdfs call.
+#   0. Formatted without an fsimage, with this cluster's ID (the recorded one, or
+#      NEW_CLUSTER_ID while none is recorded): an interrupted format or bootstrap of this
+#      cluster. Nothing in it was ever served (a namenode needs an fsimage to start), so
+#      its content is removed and the empty-dir steps below run.
+#   1. Formatted: PartialFormat without an fsimage (another cluster's ID), ClusterIdMismatch
+#      against a known ID, else done. No hdfs call.
 #   2. Not formatted but not empty: UnknownNameDirContent. Nothing is written over it.
 #   3. Empty, cluster ID known: never format; bootstrap from a namenode, compare the ID.
 #   4. Empty, no ID, not the formatter: bootstrap (waits for the formatter).
@@ -23,8 +29,11 @@
 # Exit codes of hdfs (Hadoop 3.4):
 #   namenode -bootstrapStandby -nonInteractive: 0 ok, 2 no namenode reachable,
 #     3 layout mismatch, 5 already formatted, 6 edit logs unavailable.
-#   namenode -format -nonInteractive: 0 formatted, 1 data exists OR any exception
-#     (a journalnode down): ambiguous. Never -force; dfs.reformat.disabled=true as well.
+#   namenode -format -nonInteractive -clusterid ID: 0 formatted, 1 data exists OR any
+#     exception (a journalnode down): ambiguous. Never -force; dfs.reformat.disabled=true
+#     as well. It writes current/VERSION, then formats every journal, then saves the
+#     fsimage (FSImage.format), so a failure in between leaves VERSION without an fsimage:
+#     step 0 removes it before the next attempt.
 #
 # Two decisions beyond a plain reading of those codes, both from BootstrapStandby's source:
 #   - bootstrapStandby writes current/VERSION *before* it checks the edit logs and downloads
@@ -76,7 +85,7 @@ require_count() {
     fi
 }
 
-for required in NAME_DIR POD_NAME FORMATTER_POD; do
+for required in NAME_DIR POD_NAME FORMATTER_POD NEW_CLUSTER_ID; do
     if [[ -z ${!required:-} ]]; then
         stop InvalidEnvironment "The environment variable $required is not set."
     fi
@@ -102,6 +111,11 @@ readonly KNOWN_CLUSTER_ID
 
 is_formatted() {
     [[ -f $VERSION_FILE ]]
+}
+
+# The ID a namespace of this cluster has: the recorded one, else the one a format gives.
+own_cluster_id() {
+    printf '%s' "${KNOWN_CLUSTER_ID:-$NEW_CLUSTER_ID}"
 }
 
 # An fsimage_<txid> file (not its .md5) in current/.
@@ -157,12 +171,24 @@ describe_entries() {
     fi
 }
 
+# Step 0: VERSION of this cluster without an fsimage, which an interrupted format or
+# bootstrap of this cluster left.
+is_own_interrupted_start() {
+    is_formatted && ! has_fsimage && [[ $(version_cluster_id) == "$(own_cluster_id)" ]]
+}
+
+# Removes what an interrupted format or bootstrap of this cluster wrote (step 0 only).
+clear_interrupted_start() {
+    log "the name dir $NAME_DIR has current/VERSION of this cluster (cluster ID $(own_cluster_id)) but no fsimage: an interrupted format or bootstrap, which no namenode ever served; removing it to start again"
+    find "$NAME_DIR" -mindepth 1 -delete
+}
+
 # Step 1: the name dir holds a VERSION. Exits.
 conclude_formatted() {
     local found
     found=$(version_cluster_id)
     if ! has_fsimage; then
-        stop PartialFormat "The name dir $NAME_DIR has current/VERSION (cluster ID ${found:-none}) but no fsimage, so a format or bootstrap was interrupted: inspect it, and if the namespace exists on another namenode, move the directory aside so this pod bootstraps from it."
+        stop PartialFormat "The name dir $NAME_DIR has current/VERSION of cluster ID ${found:-none}, not this cluster's $(own_cluster_id), and no fsimage: an interrupted format or bootstrap of another namespace (a former cluster of this name?), left untouched. Inspect it and move it aside; this pod then bootstraps from a namenode of this cluster, or the formatter formats a new namespace."
     fi
     if [[ -n $KNOWN_CLUSTER_ID && $found != "$KNOWN_CLUSTER_ID" ]]; then
         stop ClusterIdMismatch "The name dir $NAME_DIR holds cluster ID ${found:-none} but the cluster's status records $KNOWN_CLUSTER_ID, so this volume belongs to another namespace and was left untouched: restore the right volume, or move the directory aside so this pod bootstraps from a namenode of $KNOWN_CLUSTER_ID."
@@ -255,7 +281,7 @@ format_new_namespace() {
         esac
 
         code=0
-        hdfs namenode -format -nonInteractive || code=$?
+        hdfs namenode -format -nonInteractive -clusterid "$NEW_CLUSTER_ID" || code=$?
         if ((code == 0)); then
             if ! is_formatted || ! has_fsimage; then
                 stop FormatFailed "hdfs namenode -format exited 0 but $NAME_DIR has no current/VERSION with an fsimage: check that dfs.namenode.name.dir is $NAME_DIR."
@@ -263,13 +289,15 @@ format_new_namespace() {
             log "formatted a new namespace (cluster ID $(version_cluster_id)) in $NAME_DIR"
             exit 0
         fi
-        if is_formatted; then
+        if is_own_interrupted_start; then
+            clear_interrupted_start
+        elif is_formatted; then
             log "hdfs namenode -format exited $code and $NAME_DIR now has current/VERSION; checking it"
             conclude_formatted
         fi
         failures=$((failures + 1))
         if ((failures >= FORMAT_ATTEMPTS)); then
-            stop FormatFailed "hdfs namenode -format failed on all $failures attempts (last exit code $code) without writing $NAME_DIR: the journalnodes may be down (every one must be up) or may already hold a namespace (then bootstrap from the namenode that has it, or restore the cluster ID in the cluster's status)."
+            stop FormatFailed "hdfs namenode -format of cluster ID $NEW_CLUSTER_ID failed on all $failures attempts (last exit code $code). Every journalnode (${JOURNAL_NODES:-see dfs.namenode.shared.edits.dir}) must be up and hold no namespace. If no namenode of this cluster ever started, an interrupted format may have formatted some journals: remove the nameservice's directory under /data/journal on each journalnode (it holds no edits yet) and this pod formats again. If a namenode holds the namespace, restore its cluster ID in the cluster's status instead."
         fi
         log "hdfs namenode -format exited $code ($failures of $FORMAT_ATTEMPTS): ambiguous, a journalnode may be down or the journalnodes may hold a namespace; retrying in $RETRY_SECONDS s, after another bootstrapStandby attempt"
         sleep "$RETRY_SECONDS" &
@@ -277,6 +305,9 @@ format_new_namespace() {
     done
 }
 
+if is_own_interrupted_start; then
+    clear_interrupted_start
+fi
 if is_formatted; then
     conclude_formatted
 fi

@@ -137,7 +137,8 @@ pub async fn rows(runner: &mut PodRunner, objects: &[Value], killed: &str, clust
         "{format_log}"
     );
 
-    // A partial format: VERSION without an fsimage stops with PartialFormat, untouched.
+    // An interrupted format or bootstrap of this cluster: VERSION with its cluster ID and
+    // no fsimage. No namenode ever served it, so the pod clears it and bootstraps.
     runner
         .delete(NAMESPACE, killed)
         .await
@@ -145,22 +146,47 @@ pub async fn rows(runner: &mut PodRunner, objects: &[Value], killed: &str, clust
     let dir = name_dir(runner, killed);
     let aside = dir.with_file_name("name-aside");
     std::fs::rename(&dir, &aside).expect("the name dir moves aside");
-    std::fs::create_dir_all(dir.join("current")).expect("a partial name dir");
-    std::fs::copy(aside.join("current/VERSION"), dir.join("current/VERSION"))
-        .expect("VERSION alone");
+    let version = std::fs::read_to_string(aside.join("current/VERSION")).expect("VERSION");
+    let partial = |version: &str| {
+        std::fs::create_dir_all(dir.join("current")).expect("a partial name dir");
+        std::fs::write(dir.join("current/VERSION"), version).expect("VERSION alone");
+    };
+    partial(&version);
+    runner
+        .run(namenode_pod(objects, killed))
+        .unwrap_or_else(|error| panic!("{error}"));
+    wait_ready(runner, &[killed], Duration::from_secs(240)).await;
+    let format_log = log(runner, killed, "format-namenode");
+    assert!(
+        format_log.contains("no fsimage: an interrupted format or bootstrap")
+            && format_log.contains(&format!(
+                "bootstrapStandby copied the namespace (cluster ID {cluster_id})"
+            )),
+        "{format_log}"
+    );
+
+    // The same from another namespace (a former cluster of this name) stops with
+    // PartialFormat, untouched.
+    runner
+        .delete(NAMESPACE, killed)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    std::fs::remove_dir_all(&dir).expect("the bootstrapped dir goes");
+    let former = version.replace(cluster_id, "CID-former-cluster");
+    assert_ne!(former, version, "VERSION names {cluster_id}: {version}");
+    partial(&former);
     runner
         .run(namenode_pod(objects, killed))
         .unwrap_or_else(|error| panic!("{error}"));
     let message = format_stop_reason(runner, killed).await;
-    assert!(message.starts_with("PartialFormat\n"), "{message}");
     assert!(
-        dir.join("current/VERSION").is_file()
-            && !dir
-                .join("current")
-                .read_dir()
-                .expect("current/")
-                .any(|entry| entry
-                    .is_ok_and(|entry| entry.file_name().to_string_lossy().starts_with("fsimage")))
+        message.starts_with("PartialFormat\n") && message.contains("CID-former-cluster"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("current/VERSION")).ok(),
+        Some(former),
+        "the partial dir of another namespace is left untouched"
     );
 
     // Content without VERSION stops with UnknownNameDirContent, untouched.

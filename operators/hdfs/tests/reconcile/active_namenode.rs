@@ -10,7 +10,9 @@ use strata_testing::http::{Answer, serve};
 use strata_testing::wait::{wait_for_condition, wait_for_reason};
 use strata_testing::workloads::run_until_settled;
 
-use crate::{CLUSTER, FIRST_NAMENODE, QUORUM, create_cluster, publish_znode, spec, start_with_namenodes};
+use crate::{
+    CLUSTER, FIRST_NAMENODE, QUORUM, create_cluster, publish_znode, spec, start_with_namenodes,
+};
 use hdfs_operator::crd::HdfsCluster;
 use strata_status::{ConditionStatus, ConditionType};
 
@@ -45,7 +47,9 @@ async fn a_cluster_whose_namenodes_are_all_standby_is_not_available_until_one_is
     )
     .await;
     assert!(
-        available.message.contains("none of simple-hdfs-namenode-default-0")
+        available
+            .message
+            .contains("none of simple-hdfs-namenode-default-0")
             && available.message.contains(QUORUM),
         "{}",
         available.message
