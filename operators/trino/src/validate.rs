@@ -33,8 +33,10 @@ pub const MIN_MEMORY_LIMIT_MIB: u64 = 1280;
 /// Share of the heap Trino keeps free for allocations it does not track
 /// (`memory.heap-headroom-per-node`, 30% by default).
 pub const HEAP_HEADROOM_PERCENT: u128 = 30;
-/// Seconds added to a worker's drain time for the preStop request and the JVM's exit.
-pub const SHUTDOWN_MARGIN_SECONDS: i64 = 15;
+/// Seconds added to a worker's drain time for the preStop request (10 s at most), the
+/// hook's polling, and the JVM's exit: after the second grace period, Trino stops its
+/// lifecycle for up to 30 s before `System.exit` (`NodeStateManager` of 483).
+pub const SHUTDOWN_MARGIN_SECONDS: i64 = 45;
 /// Accepted `heapPercent` range.
 pub const HEAP_PERCENT_RANGE: std::ops::RangeInclusive<u8> = 50..=90;
 

@@ -232,7 +232,10 @@ fn started_with(value: &str) -> String {
 
 #[rstest::rstest]
 #[case::one_uri("thrift://a:9083", "thrift://a:9083")]
-#[case::one_a_line("thrift://a:9083\nthrift://b:9083\n", "thrift://a:9083,thrift://b:9083")]
+#[case::one_a_line(
+    "thrift://a:9083\nthrift://b:9083\n",
+    "thrift://a:9083,thrift://b:9083"
+)]
 #[case::commas_and_spaces(
     " thrift://a:9083, thrift://b:9083 ,\r\nthrift://c:9083",
     "thrift://a:9083,thrift://b:9083,thrift://c:9083"
@@ -249,7 +252,13 @@ fn start_execs_its_arguments_unchanged_without_lists() {
     let start = script_file(&dir, "start.sh", START);
     let output = Command::new("bash")
         .arg(&start)
-        .args(["bash", "-c", "printf '%s|%s' \"$0\" \"$1\"", "-Dnode.id=w-0", "a b"])
+        .args([
+            "bash",
+            "-c",
+            "printf '%s|%s' \"$0\" \"$1\"",
+            "-Dnode.id=w-0",
+            "a b",
+        ])
         .env_remove("STRATA_COMMA_LISTS")
         .output()
         .expect("run start.sh");

@@ -15,6 +15,8 @@ pub const GRACEFUL_SHUTDOWN_SCRIPT: &str = "graceful-shutdown.sh";
 pub const READY_SCRIPT: &str = "ready.sh";
 /// Key of the container's entry point.
 pub const START_SCRIPT: &str = "start.sh";
+/// Every script, each mounted under `/strata/scripts`.
+pub const SCRIPTS: [&str; 3] = [START_SCRIPT, READY_SCRIPT, GRACEFUL_SHUTDOWN_SCRIPT];
 
 /// `<trino>-<role>-<rg>`: the files under `/etc/trino` and the probe and hook scripts.
 pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {

@@ -133,8 +133,8 @@ fn bash(script: &str, args: &[&str]) -> Vec<String> {
 /// The Trino container of a role group's pods.
 ///
 /// - Readiness and startup: `GET /v1/info` says `"starting": false` (an `httpGet`
-///   probe cannot read the body; the script uses bash's `/dev/tcp`, since the image
-///   has no curl). Startup allows 5 minutes for plugin loading.
+///   probe cannot read the body; the script uses bash's `/dev/tcp`, so it needs no
+///   curl). Startup allows 5 minutes for plugin loading.
 /// - Liveness: the port accepts connections. A node busy with queries still does,
 ///   so liveness never kills a node for being loaded.
 /// - Workers: the preStop hook drains the worker and waits for the JVM to exit.

@@ -9,7 +9,7 @@ use strata_model::build::{
 };
 use strata_model::role_group::Workload;
 
-use super::config_map::{GRACEFUL_SHUTDOWN_SCRIPT, READY_SCRIPT, catalog_config_map_name};
+use super::config_map::{SCRIPTS, catalog_config_map_name};
 use super::container::{DATA_VOLUME, ETC_VOLUME, SCRIPTS_VOLUME, TMP_VOLUME, trino};
 use crate::validate::{TrinoRole, ValidatedCluster, ValidatedRole, ValidatedRoleGroup};
 
@@ -32,7 +32,7 @@ pub fn stateful_set(
     let mut scripts = config_map_volume(SCRIPTS_VOLUME, name);
     if let Some(source) = scripts.config_map.as_mut() {
         source.items = Some(
-            [GRACEFUL_SHUTDOWN_SCRIPT, READY_SCRIPT]
+            SCRIPTS
                 .map(|key| KeyToPath {
                     key: key.to_owned(),
                     path: key.to_owned(),

@@ -353,3 +353,44 @@ fn the_pods_run_as_the_trino_user_with_a_read_only_root() -> Result<(), Reconcil
     );
     Ok(())
 }
+
+/// Every script the container runs (its command, probes and hook) is mounted where
+/// they name it: the scripts volume projects chosen keys only.
+#[rstest]
+#[case::coordinator("simple-trino-coordinator-default")]
+#[case::worker("simple-trino-worker-default")]
+fn every_script_the_container_names_is_mounted(#[case] set: &str) -> Result<(), ReconcileError> {
+    let objects = objects(&model(json!({}), &[])?)?;
+    let pod = &named(&objects, "StatefulSet", set)["spec"]["template"]["spec"];
+    let mounted: BTreeSet<String> = pod["volumes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|volume| volume["name"] == "scripts")
+        .flat_map(|volume| {
+            volume["configMap"]["items"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|item| {
+            item["path"]
+                .as_str()
+                .map(|path| format!("/strata/scripts/{path}"))
+        })
+        .collect();
+    let container = pod["containers"][0].to_string();
+    let named_scripts: BTreeSet<String> = container
+        .split('"')
+        .flat_map(|part| part.split_whitespace())
+        .filter(|word| word.starts_with("/strata/scripts/"))
+        .map(str::to_owned)
+        .collect();
+    assert!(!named_scripts.is_empty(), "{container}");
+    let missing: Vec<&String> = named_scripts.difference(&mounted).collect();
+    assert!(
+        missing.is_empty(),
+        "{missing:?} are not mounted: {mounted:?}"
+    );
+    Ok(())
+}

@@ -5,8 +5,9 @@
 #
 # Usage: graceful-shutdown.sh PORT USER
 #
-# Only bash builtins and `sleep` are used, because the UBI micro image has no curl:
-# the request goes over bash's /dev/tcp. A refused request (anything but 200)
+# Only bash builtins and `sleep` are used, so the hook needs nothing else from an
+# image: the request goes over bash's /dev/tcp. (483's image does install curl, for
+# its own health check, but a custom image need not.) A refused request (anything but 200)
 # exits 1, which the kubelet reports as a FailedPreStopHook Event.
 set -u
 port="$1"

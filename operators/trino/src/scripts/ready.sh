@@ -1,6 +1,6 @@
 #!/bin/bash
 # Readiness of a Trino node: GET /v1/info answers and says "starting": false.
-# Bash builtins only: the UBI micro image has no curl.
+# Bash builtins only, so a custom image needs no curl (483's own image has one).
 #
 # Usage: ready.sh PORT
 set -u

@@ -277,10 +277,10 @@ fn query_memory_is_written_as_trino_sizes() -> Result<(), ReconcileError> {
 /// may kill the pod only after all of that, plus a margin for the request and the
 /// JVM's exit.
 #[rstest]
-#[case::defaults(30, 3600, 3675)]
-#[case::trinos_own_grace_period(120, 3600, 3855)]
-#[case::short_queries(10, 60, 95)]
-#[case::no_queries_to_wait_for(30, 1, 76)]
+#[case::defaults(30, 3600, 3705)]
+#[case::trinos_own_grace_period(120, 3600, 3885)]
+#[case::short_queries(10, 60, 125)]
+#[case::no_queries_to_wait_for(30, 1, 106)]
 fn worker_termination_grace_covers_twice_the_grace_period_and_the_drain(
     #[case] grace: i64,
     #[case] timeout: i64,
@@ -292,7 +292,7 @@ fn worker_termination_grace_covers_twice_the_grace_period_and_the_drain(
 }
 
 #[rstest]
-#[case::worker_defaults(TrinoRole::Worker, json!({}), 3675)]
+#[case::worker_defaults(TrinoRole::Worker, json!({}), 3705)]
 #[case::worker_configured(
     TrinoRole::Worker,
     json!({"shutdownGracePeriod": "1m", "gracefulShutdownTimeout": "10m"}),
