@@ -4,8 +4,8 @@ use serde_json::{Value, json};
 use strata_operator::error::ReconcileError;
 
 use super::*;
-use crate::validate::tests::{cluster, validated};
 use crate::validate::DEFAULT_CLUSTER_DOMAIN;
+use crate::validate::tests::{cluster, validated};
 use strata_testing::manifests::named;
 
 fn objects(config: Value) -> Result<Vec<Value>, ReconcileError> {
@@ -133,8 +133,8 @@ fn gunicorn_is_the_process_and_every_secret_is_a_reference() -> Result<(), Recon
 /// the same configuration), so a setting that reads an `envOverrides` variable needs
 /// the variable there as well as in the web server.
 #[test]
-fn env_overrides_reach_the_init_container_as_well_as_the_web_server()
--> Result<(), ReconcileError> {
+fn env_overrides_reach_the_init_container_as_well_as_the_web_server() -> Result<(), ReconcileError>
+{
     let nodes = json!({
         "envOverrides": {"CACHE_REDIS_HOST": "redis"},
         "roleGroups": {"default": {"envOverrides": {"FEATURE_LEVEL": "2"}}}
@@ -154,12 +154,17 @@ fn env_overrides_reach_the_init_container_as_well_as_the_web_server()
             .env
             .iter()
             .flatten()
-            .filter(|variable| ["CACHE_REDIS_HOST", "FEATURE_LEVEL"].contains(&variable.name.as_str()))
+            .filter(|variable| {
+                ["CACHE_REDIS_HOST", "FEATURE_LEVEL"].contains(&variable.name.as_str())
+            })
             .map(|variable| (variable.name.as_str(), variable.value.as_deref()))
             .collect();
         assert_eq!(
             overrides,
-            [("CACHE_REDIS_HOST", Some("redis")), ("FEATURE_LEVEL", Some("2"))],
+            [
+                ("CACHE_REDIS_HOST", Some("redis")),
+                ("FEATURE_LEVEL", Some("2"))
+            ],
             "container {}",
             container.name
         );

@@ -4,13 +4,22 @@ creates the admin user, before the web server starts.
 Steps, each a `superset` command exactly as an operator of Superset runs it:
   1. `superset db upgrade`            (reason DatabaseUpgradeFailed)
   2. `superset init`                  (reason SupersetInitFailed)
-  3. `superset fab create-admin ...`  (reason AdminCreationFailed), only when the
-     STRATA_ADMIN_* variables are set. It exits 0 and changes nothing when the user
-     exists, so a later password change in the Secret is not applied here.
+  3. the admin user (reason AdminCreationFailed), only when the STRATA_ADMIN_*
+     variables are set: what `superset fab create-admin` does, through Flask-AppBuilder's
+     security manager in this process, so the password is never on a command line
+     (which every process of the pod can read in /proc). It changes nothing when the
+     user exists, so a later password change in the Secret is not applied here.
 
 Pods of a StatefulSet with OrderedReady start one at a time, so two pods do not run
 these steps at once during a rollout. On PostgreSQL the steps also hold a session
-advisory lock, so two pods restarted together (a lost node) wait for each other.
+advisory lock, so two pods restarted together (a lost node) wait for each other. The
+lock's connection is in autocommit mode: inside a transaction it would stay "idle in
+transaction" for the whole migration, and a server's
+idle_in_transaction_session_timeout would end the session and silently free the lock.
+
+A database that cannot be reached is DatabaseUnreachable; a driver that is not in the
+image (a URI naming a dialect or DBAPI module that is not installed) is
+DatabaseDriverMissing, so the message does not blame the database.
 
 A failed step writes its reason and one sentence to the termination log (the operator
 reports them as Degraded) and exits 1; the output of the command is in the log.
@@ -52,7 +61,9 @@ def run(step, reason, args):
 
 
 def advisory_lock():
-    """A connection holding the lock while it lives, or None off PostgreSQL."""
+    """A connection holding the lock while it lives, or None off PostgreSQL. Any
+    database is reached once first, so a missing driver or an unreachable database is
+    named before a migration starts."""
     uri = os.environ.get("SUPERSET__SQLALCHEMY_DATABASE_URI")
     if uri is None:
         sys.path.insert(0, os.path.dirname(os.environ.get("SUPERSET_CONFIG_PATH", "")))
@@ -62,15 +73,31 @@ def advisory_lock():
             uri = getattr(superset_config, "SQLALCHEMY_DATABASE_URI", None)
         except Exception as error:  # noqa: BLE001
             stop("ConfigInvalid", f"superset_config.py cannot be loaded: {error}")
-    if not uri or not uri.startswith("postgresql"):
+    if not uri:
         return None
     try:
         from sqlalchemy import create_engine, text  # noqa: PLC0415
+        from sqlalchemy.exc import NoSuchModuleError  # noqa: PLC0415
 
-        connection = create_engine(uri).connect()
+        engine = create_engine(uri, isolation_level="AUTOCOMMIT")
+    except (ImportError, NoSuchModuleError) as error:
+        driver_missing(error)
+    except Exception as error:  # noqa: BLE001
+        stop(
+            "ConfigInvalid",
+            f"the metadata database URI is not usable ({type(error).__name__}); check "
+            "metadataDatabase",
+        )
+    try:
+        connection = engine.connect()
+        if not uri.startswith("postgresql"):
+            connection.close()
+            return None
         log("waiting for the database advisory lock")
         connection.execute(text(f"SELECT pg_advisory_lock({ADVISORY_LOCK_KEY})"))
         return connection
+    except ImportError as error:
+        driver_missing(error)
     except Exception as error:  # noqa: BLE001
         stop(
             "DatabaseUnreachable",
@@ -80,30 +107,59 @@ def advisory_lock():
     return None
 
 
+def driver_missing(error):
+    """Stops: the URI names a driver the image lacks. The module's name is no secret."""
+    stop(
+        "DatabaseDriverMissing",
+        f"the metadata database's driver is not installed in the image ({error}); keep "
+        "metadataDatabase.driver at its default (pg8000, which the operator ships), or "
+        "use an image that has the driver the URI names",
+    )
+
+
+def create_admin(username):
+    """Step 3: the admin user, as `superset fab create-admin` creates it."""
+    log("3/3: the admin user")
+    try:
+        from superset.app import create_app  # noqa: PLC0415
+
+        app = create_app()
+        with app.app_context():
+            security = app.appbuilder.sm
+            if security.find_user(username=username) is not None:
+                log("3/3: the admin user exists; nothing changed")
+                return
+            role = security.find_role(security.auth_role_admin)
+            user = security.add_user(
+                username,
+                os.environ.get("STRATA_ADMIN_FIRSTNAME", "Superset"),
+                os.environ.get("STRATA_ADMIN_LASTNAME", "Admin"),
+                os.environ.get("STRATA_ADMIN_EMAIL", "admin@example.com"),
+                role,
+                password=os.environ["STRATA_ADMIN_PASSWORD"],
+            )
+    except Exception as error:  # noqa: BLE001
+        stop(
+            "AdminCreationFailed",
+            f"creating the admin user failed ({type(error).__name__}); the log of the "
+            "init-database container has Superset's output",
+        )
+    if not user:
+        stop(
+            "AdminCreationFailed",
+            "Flask-AppBuilder did not add the admin user (its reason is in the log of the "
+            "init-database container); check the adminUser Secret's keys",
+        )
+    log("3/3: done")
+
+
 def main():
     lock = advisory_lock()
     run("1/3", "DatabaseUpgradeFailed", ["db", "upgrade"])
     run("2/3", "SupersetInitFailed", ["init"])
     admin = os.environ.get("STRATA_ADMIN_USERNAME")
     if admin:
-        run(
-            "3/3",
-            "AdminCreationFailed",
-            [
-                "fab",
-                "create-admin",
-                "--username",
-                admin,
-                "--firstname",
-                os.environ.get("STRATA_ADMIN_FIRSTNAME", "Superset"),
-                "--lastname",
-                os.environ.get("STRATA_ADMIN_LASTNAME", "Admin"),
-                "--email",
-                os.environ.get("STRATA_ADMIN_EMAIL", "admin@example.com"),
-                "--password",
-                os.environ["STRATA_ADMIN_PASSWORD"],
-            ],
-        )
+        create_admin(admin)
     else:
         log("3/3: no adminUser, no admin created")
     if lock is not None:
