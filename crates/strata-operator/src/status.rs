@@ -11,8 +11,8 @@ use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use strata_status::{
     ClusterCondition, ClusterInputs, ClusterStatus, ConditionStatus, ConditionType,
-    ConditionUpdate, OperationState, ProgressStep, Reason, ResourceStatus, ServiceOutage, SpecWarning,
-    WorkloadObservation, cluster_conditions, needs_write, next_deployed_version,
+    ConditionUpdate, OperationState, ProgressStep, Reason, ResourceStatus, ServiceOutage,
+    SpecWarning, WorkloadObservation, cluster_conditions, needs_write, next_deployed_version,
 };
 
 use crate::apply::ApplyReport;

@@ -67,8 +67,7 @@ mod workload;
 
 pub use assess::WorkloadAssessment;
 pub use cluster::{
-    ClusterInputs, ProgressStep, ServiceOutage, SpecWarning, cluster_conditions,
-    warning_condition,
+    ClusterInputs, ProgressStep, ServiceOutage, SpecWarning, cluster_conditions, warning_condition,
 };
 pub use combine::{ObservedConditions, combine, combine_conditions};
 pub use condition::{

@@ -1,6 +1,6 @@
 //! The refresh-nodes sidecar against a fake `hdfs`: it has the namenode re-read the
-//! exclude list at start, retries while the namenode is not up, and again when the list
-//! changes and, while it names a host, periodically; and it starts a new edit log segment once per request of the
+//! exclude list at start, retries while the namenode is not up, and again exactly when
+//! the list changes; and it starts a new edit log segment once per request of the
 //! operator, retrying while the namenode refuses (a standby).
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
@@ -60,16 +60,6 @@ fn wait_for_calls(dir: &Path, count: usize) -> Vec<String> {
 
 /// Starts the script in `dir` with a fake `hdfs` whose first exit codes are `codes`.
 fn start(dir: &Path, codes: &str, roll_edits: Option<&Path>) -> Running {
-    start_with(dir, codes, roll_edits, "600")
-}
-
-/// [`start`], re-reading a non-empty list every `refresh_seconds`.
-fn start_with(
-    dir: &Path,
-    codes: &str,
-    roll_edits: Option<&Path>,
-    refresh_seconds: &str,
-) -> Running {
     let bin = dir.join("bin");
     std::fs::create_dir(&bin).expect("bin");
     strata_testing::executable::write(&bin.join("hdfs"), FAKE_HDFS);
@@ -89,7 +79,6 @@ fn start_with(
         .env("FAKE_DIR", dir)
         .env("EXCLUDE_FILE", &exclude)
         .env("CHECK_SECONDS", "0.05")
-        .env("REFRESH_SECONDS", refresh_seconds)
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     if let Some(file) = roll_edits {
@@ -160,26 +149,4 @@ fn a_new_edit_log_segment_is_started_once_the_journalnodes_answer_and_again_whil
     let before = calls(dir.path()).len();
     std::fs::write(&request, format!("{address}\n")).expect("the same request again");
     assert_eq!(wait_for_calls(dir.path(), before + 1)[before], roll);
-}
-
-/// The namenode drops an exclude entry it cannot resolve when it re-reads the list (a
-/// leaving pod without an IP at that moment), so a list that names a host is re-read
-/// periodically, and an empty one is not.
-#[test]
-fn a_list_that_names_hosts_is_reread_periodically() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let exclude = dir.path().join("datanodes");
-    let _script = start_with(dir.path(), "", None, "1");
-    let refresh = "dfsadmin -fs hdfs://127.0.0.1:8020 -refreshNodes";
-    assert_eq!(wait_for_calls(dir.path(), 1), [refresh]);
-    std::thread::sleep(Duration::from_millis(2_500));
-    assert_eq!(calls(dir.path()).len(), 1, "an empty list is read once");
-
-    std::fs::write(&exclude, "dn-2.dn.default.svc.cluster.local\n").expect("a host excluded");
-    let after_change = wait_for_calls(dir.path(), 2).len();
-    assert_eq!(
-        wait_for_calls(dir.path(), after_change + 2)[after_change..],
-        [refresh, refresh],
-        "re-read every REFRESH_SECONDS while a host is listed"
-    );
 }

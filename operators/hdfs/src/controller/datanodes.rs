@@ -71,8 +71,8 @@ pub fn datanode_groups(
 /// pod that is gone has no DNS record, while the namenode still counts its datanode
 /// alive for about 10.5 minutes: a re-read then would take the host out of the list,
 /// return it to service, and let the extra-redundancy pass delete the only real copy
-/// of a block and keep the departed one's phantom (the real-daemon test lost a
-/// replication-1 block that way). So each line also carries the pod's IP, which Hadoop
+/// of a block and keep the departed one's phantom. Such a re-read happens whenever
+/// another host joins or leaves the list. So each line also carries the pod's IP, which Hadoop
 /// reads as a second entry (every whitespace-separated word of a line is one,
 /// `HostsFileReader`), and which keeps matching after the name stopped resolving. A
 /// new pod that gets a departed pod's IP in the meantime is decommissioned too, which

@@ -180,7 +180,9 @@ is_own_interrupted_start() {
 # Removes what an interrupted format or bootstrap of this cluster wrote (step 0 only).
 clear_interrupted_start() {
     log "the name dir $NAME_DIR has current/VERSION of this cluster (cluster ID $(own_cluster_id)) but no fsimage: an interrupted format or bootstrap, which no namenode ever served; removing it to start again"
-    find "$NAME_DIR" -mindepth 1 -delete
+    if ! find "$NAME_DIR" -mindepth 1 -delete; then
+        stop NameDirNotWritable "The name dir $NAME_DIR holds an interrupted format or bootstrap of this cluster (current/VERSION without an fsimage), which this pod cannot remove: make the volume writable by the pod's user (uid $(id -u)), or remove the directory's content."
+    fi
 }
 
 # Step 1: the name dir holds a VERSION. Exits.

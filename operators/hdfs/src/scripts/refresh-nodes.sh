@@ -8,12 +8,6 @@
 # this loop asks its own namenode to re-read it whenever the file's content changes, and
 # once at start (the namenode may have started before the last change arrived).
 #
-# While the list names a host, the loop also asks again every REFRESH_SECONDS. The
-# namenode resolves each name only when it re-reads the list, and drops a name it
-# cannot resolve: a leaving datanode whose pod had no IP at that moment (being
-# recreated, or Pending) would stay in service, and the decommission would wait for
-# ever. The next re-read finds it once its pod has an address again.
-#
 # The operator writes the journalnodes that take no edits (restarted ones, until the
 # next segment) into ROLL_EDITS_FILE, one host:port a line, and its roll waits for them.
 # Once every one of them answers on its port, this loop runs `dfsadmin -rollEdits`;
@@ -28,8 +22,7 @@
 #
 # Inputs (environment): EXCLUDE_FILE; ROLL_EDITS_FILE (optional); RPC_ADDRESS (default
 # 127.0.0.1:8020, the namenode in this pod, active or standby: both take the list);
-# CHECK_SECONDS (default 10); ROLL_EDITS_SECONDS (default 30); REFRESH_SECONDS
-# (default 60).
+# CHECK_SECONDS (default 10); ROLL_EDITS_SECONDS (default 30).
 
 set -uo pipefail
 
@@ -38,7 +31,6 @@ readonly SCRIPT=refresh-nodes
 RPC_ADDRESS=${RPC_ADDRESS:-127.0.0.1:8020}
 CHECK_SECONDS=${CHECK_SECONDS:-10}
 ROLL_EDITS_SECONDS=${ROLL_EDITS_SECONDS:-30}
-REFRESH_SECONDS=${REFRESH_SECONDS:-60}
 
 log() {
     printf '%s: %s\n' "$SCRIPT" "$*"
@@ -84,19 +76,16 @@ roll_edits_if_asked() {
 trap 'log "stopping on request"; exit 0' TERM INT
 
 applied=""
-applied_at=0
 rolled_for=""
 rolled_at=0
 while true; do
     roll_edits_if_asked
     current=$(fingerprint "$EXCLUDE_FILE")
-    hosts=$(grep -c . "$EXCLUDE_FILE" 2>/dev/null || true)
-    if [[ $current != "$applied" ]] ||
-        { ((${hosts:-0} > 0)) && ((SECONDS - applied_at >= REFRESH_SECONDS)); }; then
+    if [[ $current != "$applied" ]]; then
+        hosts=$(grep -c . "$EXCLUDE_FILE" 2>/dev/null || true)
         if hdfs dfsadmin -fs "hdfs://$RPC_ADDRESS" -refreshNodes; then
             log "the namenode re-read the exclude list (${hosts:-0} host(s))"
             applied=$current
-            applied_at=$SECONDS
         else
             log "refreshNodes failed (the namenode may still be starting); retrying in ${CHECK_SECONDS}s"
         fi

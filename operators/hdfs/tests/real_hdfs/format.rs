@@ -6,6 +6,7 @@
 //! The in-memory tests and `tests/format_script.rs` play Hadoop with a fake `hdfs`;
 //! this is where that fake's numbers are checked once against the real thing.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -147,9 +148,19 @@ pub async fn rows(runner: &mut PodRunner, objects: &[Value], killed: &str, clust
     let aside = dir.with_file_name("name-aside");
     std::fs::rename(&dir, &aside).expect("the name dir moves aside");
     let version = std::fs::read_to_string(aside.join("current/VERSION")).expect("VERSION");
+    // Owned by the pod's user, as a format of its own would have left it.
+    let owner = std::fs::metadata(aside.join("current/VERSION")).expect("VERSION's owner");
     let partial = |version: &str| {
         std::fs::create_dir_all(dir.join("current")).expect("a partial name dir");
         std::fs::write(dir.join("current/VERSION"), version).expect("VERSION alone");
+        for path in [
+            dir.clone(),
+            dir.join("current"),
+            dir.join("current/VERSION"),
+        ] {
+            std::os::unix::fs::chown(&path, Some(owner.uid()), Some(owner.gid()))
+                .expect("the pod's user owns the partial dir");
+        }
     };
     partial(&version);
     runner
