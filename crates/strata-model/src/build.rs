@@ -16,8 +16,8 @@ pub mod service;
 pub mod stateful_set;
 
 pub use self::container::{
-    ContainerPort, container_port, env_vars, exec_probe, http_probe, resource_requirements,
-    restricted_security_context, tcp_probe, volume_mount,
+    ContainerPort, PAUSE_BEFORE_STOP_SECONDS, container_port, env_vars, exec_probe, http_probe,
+    pause_before_stop, resource_requirements, restricted_security_context, tcp_probe, volume_mount,
 };
 pub use self::meta::{
     CONFIG_HASH_ANNOTATION, REFERENCES_HASH_ANNOTATION, config_hash, object_meta,

@@ -114,9 +114,9 @@ impl ValidatedCluster {
         if cluster.spec.image.custom.is_none() {
             check_stock_image_drivers(&catalogs)?;
         }
-        let coordinator_service = coordinator_service_name(identity.name.as_str());
         let discovery_uri = format!(
-            "http://{coordinator_service}.{}.svc.{cluster_domain}:{HTTP_PORT}",
+            "http://{}.{}.svc.{cluster_domain}:{HTTP_PORT}",
+            discovery_host(identity.name.as_str(), &cluster.spec.coordinators),
             identity.namespace
         );
         let environment = identity.name.as_str().replace('-', "_");
@@ -223,6 +223,30 @@ fn check_selector(
 /// `<cluster>-coordinator`.
 pub fn coordinator_service_name(cluster: &str) -> String {
     format!("{cluster}-{COORDINATOR_ROLE}")
+}
+
+/// The Service name `discovery.uri` goes through: the headless Service of the one
+/// coordinator role group with replicas, which resolves to the coordinator pod whether
+/// it is Ready or not. Through the readiness-gated client Service, a coordinator
+/// failing its probe for 30 s (a long GC pause) would let every worker's announcement
+/// expire (`AnnounceNodeInventory` of 483), and the coordinator would fail their
+/// queries. While the spec does not name exactly one such group (which validation
+/// refuses next), the client Service.
+fn discovery_host(
+    cluster: &str,
+    coordinators: &Role<TrinoConfig, GenericRoleConfig, TrinoConfigOverrides>,
+) -> String {
+    let service = coordinator_service_name(cluster);
+    let mut running = coordinators.role_groups.iter().filter(|(_, group)| {
+        group
+            .replicas
+            .unwrap_or(strata_model::role::DEFAULT_REPLICAS)
+            > 0
+    });
+    match (running.next(), running.next()) {
+        (Some((name, _)), None) => format!("{service}-{name}"),
+        _ => service,
+    }
 }
 
 /// Checks each catalog and that no two share a name or a variable prefix.

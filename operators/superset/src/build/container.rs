@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Container, EnvVar, EnvVarSource, SecretKeySelector};
 use strata_model::build::{
-    container_port, env_vars, http_probe, resource_requirements, restricted_security_context,
-    volume_mount,
+    PAUSE_BEFORE_STOP_SECONDS, container_port, env_vars, http_probe, pause_before_stop,
+    resource_requirements, restricted_security_context, volume_mount,
 };
 
 use super::config_map::{INIT_SCRIPT, SUPERSET_CONFIG};
@@ -124,9 +124,11 @@ pub fn web_server(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Con
     let (plain, secrets) = superset_env(cluster);
     let mut env = env_vars(plain, &group.env_overrides);
     env.extend(secrets);
+    // The preStop pause comes first, then gunicorn gets its graceful timeout, and 5 s
+    // remain for its exit.
     let graceful = group
         .termination_grace_period_seconds
-        .saturating_sub(5)
+        .saturating_sub(i64::from(PAUSE_BEFORE_STOP_SECONDS) + 5)
         .max(1);
     let command = [
         "gunicorn".to_owned(),
@@ -162,6 +164,7 @@ pub fn web_server(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Con
         startup_probe: Some(http_probe("/health", HTTP, 5, 60)),
         liveness_probe: Some(http_probe("/health", HTTP, 10, 6)),
         readiness_probe: Some(http_probe("/health", HTTP, 10, 3)),
+        lifecycle: Some(pause_before_stop()),
         security_context: Some(restricted_security_context()),
         volume_mounts: Some(mounts(cluster)),
         ..Container::default()

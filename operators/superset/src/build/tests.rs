@@ -97,6 +97,23 @@ fn gunicorn_is_the_process_and_every_secret_is_a_reference() -> Result<(), Recon
         Some("superset.app:create_app()")
     );
     assert!(!command.iter().any(|arg| arg.contains("statsd")));
+    let graceful = command
+        .iter()
+        .skip_while(|arg| *arg != "--graceful-timeout")
+        .nth(1)
+        .map(String::as_str);
+    assert_eq!(
+        (graceful, pod.termination_grace_period_seconds),
+        (Some("110"), Some(120)),
+        "the 5 s preStop pause, then gunicorn's graceful timeout, then 5 s for its exit"
+    );
+    let pre_stop = web
+        .lifecycle
+        .as_ref()
+        .and_then(|lifecycle| lifecycle.pre_stop.as_ref())
+        .and_then(|hook| hook.exec.as_ref())
+        .and_then(|exec| exec.command.clone());
+    assert_eq!(pre_stop, Some(vec!["sleep".to_owned(), "5".to_owned()]));
     let init = pod.init_containers.unwrap_or_default();
     assert_eq!(init[0].name, "init-database");
     for container in [web, &init[0]] {

@@ -7,8 +7,8 @@ use k8s_openapi::api::core::v1::{
     ObjectFieldSelector, SecretKeySelector, VolumeMount,
 };
 use strata_model::build::{
-    container_port, env_vars, exec_probe, resource_requirements, restricted_security_context,
-    tcp_probe, volume_mount,
+    container_port, env_vars, exec_probe, pause_before_stop, resource_requirements,
+    restricted_security_context, tcp_probe, volume_mount,
 };
 
 use super::config_map::{GRACEFUL_SHUTDOWN_SCRIPT, READY_SCRIPT, START_SCRIPT};
@@ -167,14 +167,20 @@ pub fn trino(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Containe
         startup_probe: Some(exec_probe(&ready, 5, 60)),
         readiness_probe: Some(exec_probe(&ready, 10, 3)),
         liveness_probe: Some(tcp_probe(HTTP, 10, 6)),
-        lifecycle: group.product.graceful_shutdown.then(|| Lifecycle {
-            pre_stop: Some(LifecycleHandler {
-                exec: Some(ExecAction {
-                    command: Some(bash(GRACEFUL_SHUTDOWN_SCRIPT, &[&port, SHUTDOWN_USER])),
+        // A worker drains (it stops taking tasks, then finishes them); the
+        // coordinator pauses while it leaves the client Service.
+        lifecycle: Some(if group.product.graceful_shutdown {
+            Lifecycle {
+                pre_stop: Some(LifecycleHandler {
+                    exec: Some(ExecAction {
+                        command: Some(bash(GRACEFUL_SHUTDOWN_SCRIPT, &[&port, SHUTDOWN_USER])),
+                    }),
+                    ..LifecycleHandler::default()
                 }),
-                ..LifecycleHandler::default()
-            }),
-            ..Lifecycle::default()
+                ..Lifecycle::default()
+            }
+        } else {
+            pause_before_stop()
         }),
         security_context: Some(restricted_security_context()),
         volume_mounts: Some(mounts()),

@@ -1,5 +1,6 @@
-//! Services: the coordinator Service on 8080 (clients and `discovery.uri`) and a
-//! headless Service per role group.
+//! Services: the coordinator Service on 8080 for clients, and a headless Service per
+//! role group (the coordinator's carries `discovery.uri`, since it publishes the pod
+//! while it is not Ready).
 
 use k8s_openapi::api::core::v1::Service;
 use strata_model::build::{ContainerPort, client_service as client, object_meta};

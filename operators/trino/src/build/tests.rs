@@ -259,7 +259,7 @@ fn coordinator_and_workers_mount_the_same_catalogs() -> Result<(), ReconcileErro
 }
 
 #[test]
-fn only_workers_drain_before_they_stop() -> Result<(), ReconcileError> {
+fn workers_drain_before_they_stop_and_the_coordinator_pauses() -> Result<(), ReconcileError> {
     let objects = objects(&model(json!({}), &[])?)?;
     let container = |name: &str| {
         named(&objects, "StatefulSet", name)["spec"]["template"]["spec"]["containers"][0].clone()
@@ -273,10 +273,10 @@ fn only_workers_drain_before_they_stop() -> Result<(), ReconcileError> {
             "graceful-shutdown"
         ])
     );
-    assert!(
-        container("simple-trino-coordinator-default")
-            .get("lifecycle")
-            .is_none()
+    assert_eq!(
+        container("simple-trino-coordinator-default")["lifecycle"]["preStop"]["exec"]["command"],
+        json!(["sleep", "5"]),
+        "the coordinator only pauses while it leaves the client Service"
     );
     Ok(())
 }

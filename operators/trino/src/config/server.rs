@@ -47,7 +47,10 @@ pub const RESERVED_CONFIG_PROPERTIES: [OwnedKey; 9] = [
         "http-server.http.port",
         "the Services, the probes and the preStop hook use port 8080",
     ),
-    OwnedKey::exact("discovery.uri", "it is the coordinator Service"),
+    OwnedKey::exact(
+        "discovery.uri",
+        "it is the coordinator role group's headless Service",
+    ),
     OwnedKey::exact(
         "internal-communication.shared-secret",
         "it comes from the cluster's internal Secret",
@@ -114,7 +117,7 @@ pub const RECOMMENDED_JVM_OPTIONS: [&str; 13] = [
 pub struct NodeSettings {
     /// Whether the nodes are coordinators.
     pub coordinator: bool,
-    /// `discovery.uri`: the coordinator Service.
+    /// `discovery.uri`: the coordinator role group's headless Service.
     pub discovery_uri: String,
     /// `node.environment`.
     pub environment: String,

@@ -227,7 +227,7 @@ fn coordinator_and_worker_files_differ_where_trino_needs_them_to() -> Result<(),
         group_file(&cluster, TrinoRole::Coordinator, CONFIG_PROPERTIES),
         "coordinator=true\n\
          http-server.http.port=8080\n\
-         discovery.uri=http://simple-trino-coordinator.default.svc.cluster.local:8080\n\
+         discovery.uri=http://simple-trino-coordinator-default.default.svc.cluster.local:8080\n\
          internal-communication.shared-secret=${ENV:TRINO_INTERNAL_SHARED_SECRET}\n\
          access-control.config-files=/etc/trino/access-control.properties\n\
          node-scheduler.include-coordinator=false\n"
@@ -236,7 +236,7 @@ fn coordinator_and_worker_files_differ_where_trino_needs_them_to() -> Result<(),
         group_file(&cluster, TrinoRole::Worker, CONFIG_PROPERTIES),
         "coordinator=false\n\
          http-server.http.port=8080\n\
-         discovery.uri=http://simple-trino-coordinator.default.svc.cluster.local:8080\n\
+         discovery.uri=http://simple-trino-coordinator-default.default.svc.cluster.local:8080\n\
          internal-communication.shared-secret=${ENV:TRINO_INTERNAL_SHARED_SECRET}\n\
          access-control.config-files=/etc/trino/access-control.properties\n\
          shutdown.grace-period=30s\n"
@@ -296,7 +296,7 @@ fn worker_termination_grace_covers_twice_the_grace_period_and_the_drain(
 #[case::worker_configured(
     TrinoRole::Worker,
     json!({"shutdownGracePeriod": "1m", "gracefulShutdownTimeout": "10m"}),
-    735
+    765
 )]
 #[case::coordinator_defaults(TrinoRole::Coordinator, json!({}), 30)]
 fn the_pods_grace_period_follows_the_role(
@@ -490,4 +490,24 @@ fn iceberg_jdbc_drivers_must_be_in_the_image(
         )),
         expected
     );
+}
+
+/// Workers find the coordinator through its role group's headless Service, which
+/// resolves while the coordinator is not Ready, so a slow probe never expires them.
+#[rstest]
+#[case::the_one_group(json!({"default": {"replicas": 1}}), "simple-trino-coordinator-default")]
+#[case::replicas_by_default(json!({"main": {}}), "simple-trino-coordinator-main")]
+#[case::one_group_among_empty_ones(
+    json!({"old": {"replicas": 0}, "new": {"replicas": 1}}),
+    "simple-trino-coordinator-new"
+)]
+fn discovery_goes_to_the_coordinator_groups_headless_service(
+    #[case] role_groups: Value,
+    #[case] host: &str,
+) -> Result<(), ReconcileError> {
+    let cluster = validated(json!({"coordinators": {"roleGroups": role_groups}}))?;
+    let config = group_file(&cluster, TrinoRole::Worker, CONFIG_PROPERTIES);
+    let expected = format!("discovery.uri=http://{host}.default.svc.cluster.local:8080\n");
+    assert!(config.contains(&expected), "{config}");
+    Ok(())
 }
