@@ -35,6 +35,9 @@ const UNEXPECTED: i32 = 97;
 /// what Hadoop leaves when a journalnode fails while it formats the journals, or when
 /// the pod is killed then.
 const PARTIAL: i32 = 101;
+/// A `-bootstrapStandby` that fails with a NullPointerException (exit 1): what Hadoop does
+/// when the other namenode's name does not resolve.
+const UNRESOLVED_PEER: i32 = 102;
 /// The cluster ID a format gives: `CID-` and the HdfsCluster's uid.
 const NEW_CLUSTER_ID: &str = "CID-new";
 /// No run may take longer: a script stuck in a wait loop fails its row instead of hanging.
@@ -272,6 +275,10 @@ impl From<&Expect> for Outcome {
 #[case::layout_mismatch_stops_a_waiting_namenode(
     namenode(Other, Absent, Some("CID-existing")).bootstrap(codes(&[2, 3])),
     Expect { exit: 1, reason: Some("LayoutMismatch"), calls: &[BOOTSTRAP, BOOTSTRAP], formats: 0, cluster_id: None },
+)]
+#[case::an_unresolvable_peer_is_waited_for_like_no_namenode_reachable(
+    namenode(Other, Absent, Some("CID-existing")).bootstrap(codes(&[UNRESOLVED_PEER, UNRESOLVED_PEER, UNRESOLVED_PEER, 0])),
+    Expect { exit: 0, reason: None, calls: &[BOOTSTRAP, BOOTSTRAP, BOOTSTRAP, BOOTSTRAP], formats: 0, cluster_id: Some("CID-existing") },
 )]
 #[case::unexpected_bootstrap_codes_stop_after_bootstrap_attempts(
     namenode(Other, Absent, None).bootstrap(always(1)),

@@ -35,7 +35,11 @@
 #     fsimage (FSImage.format), so a failure in between leaves VERSION without an fsimage:
 #     step 0 removes it before the next attempt.
 #
-# Two decisions beyond a plain reading of those codes, both from BootstrapStandby's source:
+# Three decisions beyond a plain reading of those codes, from BootstrapStandby's source:
+#   - bootstrapStandby dereferences the other namenode's address unchecked, so a peer name
+#     that does not resolve (a pod without an IP: Pending, or being recreated, has no DNS
+#     record) ends in a NullPointerException, exit 1. That is "no namenode reachable yet",
+#     so it is treated as exit 2, and so is an UnknownHostException.
 #   - bootstrapStandby writes current/VERSION *before* it checks the edit logs and downloads
 #     the fsimage, so exit 6 (and an exception during the download) leaves VERSION without an
 #     fsimage; the next attempt would answer 5 and look like an interrupted format. When the
@@ -233,7 +237,14 @@ stop_layout_mismatch() {
 # On failure, removes a VERSION it wrote without an fsimage (see the header).
 bootstrap_once() {
     BOOTSTRAP_CODE=0
-    hdfs namenode -bootstrapStandby -nonInteractive || BOOTSTRAP_CODE=$?
+    local output
+    output=$(mktemp)
+    hdfs namenode -bootstrapStandby -nonInteractive 2>&1 | tee "$output" || BOOTSTRAP_CODE=${PIPESTATUS[0]}
+    if ((BOOTSTRAP_CODE == 1)) && grep -qE 'java\.lang\.NullPointerException|java\.net\.UnknownHostException' "$output"; then
+        log "bootstrapStandby exited 1 on a name that does not resolve (a namenode or journalnode pod without an IP yet); taking it as no namenode reachable (exit 2)"
+        BOOTSTRAP_CODE=2
+    fi
+    rm -f "$output"
     if ((BOOTSTRAP_CODE != 0 && BOOTSTRAP_CODE != 5)) && ! is_empty && ! has_fsimage; then
         log "bootstrapStandby exited $BOOTSTRAP_CODE after writing to the empty name dir $NAME_DIR without an fsimage; removing what it wrote so the next attempt starts clean"
         find "$NAME_DIR" -mindepth 1 -delete
