@@ -5,12 +5,12 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::ResourceExt;
 use kube::runtime::controller::Action;
+use kube::{Resource, ResourceExt};
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
-use strata_operator::pipeline::{Failed, Prepared};
+use strata_operator::pipeline::{Applied, Failed, Prepared};
 use strata_operator::reference::Target;
 use strata_status::{ConditionStatus, ConditionType};
 
@@ -86,7 +86,9 @@ pub fn catalog_significance(catalog: &TrinoCatalog) -> u64 {
 ///    rendered.
 /// 3. Build: pure functions turn the model into desired objects.
 /// 4. Apply (nothing while paused, workloads at zero while stopped), prune.
-/// 5. Report: conditions from the StatefulSets and pods, and the catalogs in use.
+/// 5. Report: conditions from the StatefulSets and pods, and the catalogs the pods
+///    serve: `status.catalogs` moves to a new selection only once every pod runs the
+///    template that carries it (Trino reads catalog files only at start).
 pub async fn reconcile(
     cluster: Arc<TrinoCluster>,
     context: Arc<Context<ClusterContext>>,
@@ -125,7 +127,10 @@ pub async fn reconcile(
             .await
     }
     .await;
-    if applied.is_err() {
+    let served = applied
+        .as_ref()
+        .is_ok_and(|applied| templates_rolled_out(&cluster, &context, applied));
+    if !served {
         in_use = current_product_status(&cluster);
     }
     context
@@ -133,8 +138,33 @@ pub async fn reconcile(
         .await
 }
 
-/// The product status as stored: kept while a failure stops the apply, since the pods
-/// still serve those catalogs.
+/// Whether every pod runs the templates just applied: each StatefulSet, as the apply
+/// returned it or as cached, is rolled out (not Progressing, which also covers a
+/// template the StatefulSet controller has not seen yet). Not while paused, when
+/// nothing was applied.
+fn templates_rolled_out(
+    cluster: &TrinoCluster,
+    context: &Context<ClusterContext>,
+    applied: &Applied,
+) -> bool {
+    let (Some(report), Some(owner)) = (applied.report.as_ref(), cluster.controller_owner_ref(&()))
+    else {
+        return false;
+    };
+    let workloads = strata_operator::status::observe_workloads(
+        &context.caches,
+        &owner,
+        &cluster.namespace().unwrap_or_default(),
+        Some(report),
+    );
+    !workloads.is_empty()
+        && workloads
+            .iter()
+            .all(|workload| workload.assess().progressing.status == ConditionStatus::False)
+}
+
+/// The product status as stored: kept while a failure stops the apply, or while the
+/// pods still roll, since they serve those catalogs until then.
 fn current_product_status(cluster: &TrinoCluster) -> TrinoStatus {
     cluster
         .status

@@ -112,6 +112,8 @@ async fn catalogs_are_selected_by_label_and_every_change_rolls_the_pods() {
         .await
         .expect("the catalog is deleted");
     rolled_to(&harness, &[], &without_scratch).await;
+    // status.catalogs follows once the pods run the new template.
+    run_until_settled(&harness, || {}).await;
     eventually(
         "status.catalogs empty",
         || {
@@ -182,4 +184,63 @@ async fn a_rotated_catalog_secret_rolls_the_pods_that_serve_the_catalog() {
         config_hashes,
         "no file changed: only the references hash rolls the pods"
     );
+}
+
+/// `status.catalogs` names what the pods serve, and Trino reads catalog files only at
+/// start: a new selection shows there only once every pod runs the template that
+/// carries it, not when the ConfigMap has it.
+#[tokio::test]
+async fn status_catalogs_move_only_once_every_pod_serves_them() {
+    let harness = start();
+    let selected = json!({SELECTED.0: SELECTED.1});
+    create_catalog(
+        &harness,
+        "tpch",
+        selected.clone(),
+        json!({"connector": {"tpch": {}}}),
+    )
+    .await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+    let catalogs = || {
+        stored::<TrinoCluster>(&harness, CLUSTER)
+            .status
+            .map(|status| status.product.catalogs)
+            .unwrap_or_default()
+    };
+    eventually(
+        "status.catalogs [tpch]",
+        || (catalogs() == ["tpch"]).then_some(()),
+        catalogs,
+    )
+    .await;
+
+    create_catalog(
+        &harness,
+        "scratch",
+        selected,
+        json!({"connector": {"memory": {}}}),
+    )
+    .await;
+    // The operator writes the ConfigMap and the new templates; no pod has rolled yet.
+    eventually(
+        "scratch in the catalog ConfigMap",
+        || (catalog_files(&harness) == ["scratch.properties", "tpch.properties"]).then_some(()),
+        || catalog_files(&harness),
+    )
+    .await;
+    harness.settle().await;
+    assert_eq!(
+        catalogs(),
+        ["tpch"],
+        "the pods still serve the old selection"
+    );
+
+    run_until_settled(&harness, || {}).await;
+    eventually(
+        "status.catalogs [scratch, tpch] once the pods rolled",
+        || (catalogs() == ["scratch", "tpch"]).then_some(()),
+        catalogs,
+    )
+    .await;
 }
