@@ -150,7 +150,10 @@ impl ValidatedCluster {
                 ));
             }
         };
-        let (authentication, auth_secret) = authentication(config.authentication.as_ref())?;
+        let (authentication, auth_secret) = authentication(
+            config.authentication.as_ref(),
+            cluster.spec.image.custom.is_none(),
+        )?;
         let settings = SupersetSettings {
             database: database_setting,
             row_limit: config.row_limit.unwrap_or(DEFAULT_ROW_LIMIT),
@@ -267,9 +270,13 @@ impl ValidatedCluster {
     }
 }
 
-/// The login settings and the Secret they read.
+/// The login settings and the Secret they read. LDAP is refused on the stock image,
+/// which has no `python-ldap` since Superset 4.1 (apache/superset#30553): every LDAP
+/// login would fail, the admin's included, while the cluster looked healthy. It is a C
+/// extension, so the operator cannot ship it as a wheel the way it ships pg8000.
 fn authentication(
     authentication: Option<&crate::crd::Authentication>,
+    stock_image: bool,
 ) -> Result<(Option<AuthSetting>, Option<SecretUse>), ReconcileError> {
     let Some(authentication) = authentication else {
         return Ok((None, None));
@@ -282,6 +289,13 @@ fn authentication(
             .unwrap_or_else(|| "Public".to_owned()),
     };
     match (&authentication.ldap, &authentication.oidc) {
+        (Some(_), None) if stock_image => Err(ReconcileError::invalid_spec(
+            "LdapNeedsPythonLdap",
+            "clusterConfig.authentication.ldap needs python-ldap, which the stock Superset \
+             image has not shipped since 4.1, so every LDAP login would fail, the \
+             admin's included: build an image that adds it (see the derived image in the \
+             Superset docs) and set spec.image.custom to it",
+        )),
         (Some(ldap), None) => Ok((
             Some(AuthSetting::Ldap {
                 server_uri: ldap.server_uri.clone(),

@@ -38,11 +38,17 @@ fn cluster(postgres: &ThrowawayPostgres, extra: Value) -> ValidatedCluster {
     if let (Some(config), Value::Object(extra)) = (config.as_object_mut(), extra) {
         config.extend(extra);
     }
+    // LDAP needs python-ldap, which only a custom image can carry.
+    let image = if config.pointer("/authentication/ldap").is_some() {
+        json!({"custom": "registry.example.com/superset-ldap:6.1.0", "productVersion": "6.1.0"})
+    } else {
+        json!({})
+    };
     let cluster: SupersetCluster = serde_json::from_value(json!({
         "apiVersion": "superset.strata.dev/v1alpha1",
         "kind": "SupersetCluster",
         "metadata": {"name": "real", "namespace": "default", "uid": "uid-1"},
-        "spec": {"clusterConfig": config, "nodes": {"roleGroups": {"default": {}}}}
+        "spec": {"image": image, "clusterConfig": config, "nodes": {"roleGroups": {"default": {}}}}
     }))
     .expect("a valid SupersetCluster");
     ValidatedCluster::new(&cluster, DEFAULT_CLUSTER_DOMAIN).expect("the cluster validates")

@@ -76,6 +76,12 @@ fn the_secrets_the_pods_read_are_listed_with_their_keys() -> Result<(), Reconcil
     }}),
     "ConflictingAuthentication"
 )]
+#[case::ldap_on_the_stock_image(
+    json!({"authentication": {
+        "ldap": {"serverUri": "ldap://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"}
+    }}),
+    "LdapNeedsPythonLdap"
+)]
 fn invalid_cluster_configs_are_refused_with_a_reason(#[case] config: Value, #[case] reason: &str) {
     match validated(config) {
         Ok(_) => unreachable!("the spec must be refused with {reason}"),
@@ -133,5 +139,19 @@ fn the_pods_get_the_python_packages_the_image_lacks(
         .map(|wheel| wheel.file_name.split('-').next().unwrap_or_default())
         .collect();
     assert_eq!(names, packages);
+    Ok(())
+}
+
+/// A custom image may carry python-ldap, so LDAP is accepted there.
+#[test]
+fn ldap_is_accepted_on_a_custom_image() -> Result<(), ReconcileError> {
+    let mut with_ldap = cluster(
+        json!({"authentication": {
+            "ldap": {"serverUri": "ldap://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"}
+        }}),
+        Value::Null,
+    );
+    with_ldap.spec.image.custom = Some("registry.example.com/superset-ldap:6.1.0".to_owned());
+    ValidatedCluster::new(&with_ldap, DEFAULT_CLUSTER_DOMAIN)?;
     Ok(())
 }
