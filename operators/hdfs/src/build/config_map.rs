@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use strata_model::build::object_meta;
 
 use super::NameNodeState;
-use crate::config::scripts::{FORMAT_NAMENODE, REFRESH_NODES, START_ZKFC};
+use crate::config::scripts::{FORMAT_NAMENODE, HAND_OVER_ACTIVE, REFRESH_NODES, START_ZKFC};
 use crate::crd::HdfsRole;
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
@@ -23,6 +23,8 @@ pub const FORMAT_SCRIPT: &str = "format-namenode.sh";
 pub const ZKFC_SCRIPT: &str = "start-zkfc.sh";
 /// Key of the refresh-nodes sidecar's script.
 pub const REFRESH_NODES_SCRIPT: &str = "refresh-nodes.sh";
+/// Key of the namenode's preStop hook.
+pub const HAND_OVER_SCRIPT: &str = "hand-over-active.sh";
 /// Key of the state ConfigMap holding the cluster ID.
 pub const CLUSTER_ID_KEY: &str = "cluster-id";
 /// Key of the state ConfigMap holding the excluded datanodes (`dfs.hosts.exclude`).
@@ -49,6 +51,7 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
         data.insert(FORMAT_SCRIPT.to_owned(), FORMAT_NAMENODE.to_owned());
         data.insert(ZKFC_SCRIPT.to_owned(), START_ZKFC.to_owned());
         data.insert(REFRESH_NODES_SCRIPT.to_owned(), REFRESH_NODES.to_owned());
+        data.insert(HAND_OVER_SCRIPT.to_owned(), HAND_OVER_ACTIVE.to_owned());
     }
     ConfigMap {
         metadata: group.object_meta(&cluster.identity.namespace),

@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Container, EnvVar, EnvVarSource, ObjectFieldSelector};
+use k8s_openapi::api::core::v1::{
+    Container, EnvVar, EnvVarSource, ExecAction, Lifecycle, LifecycleHandler, ObjectFieldSelector,
+};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use strata_model::build::{
     container_port, env_vars, exec_probe, resource_requirements, restricted_security_context,
@@ -14,7 +16,8 @@ use strata_model::build::{
 use strata_model::resources::ValidatedResources;
 
 use super::config_map::{
-    CLUSTER_ID_KEY, FORMAT_SCRIPT, REFRESH_NODES_SCRIPT, ROLL_EDITS_KEY, ZKFC_SCRIPT,
+    CLUSTER_ID_KEY, FORMAT_SCRIPT, HAND_OVER_SCRIPT, REFRESH_NODES_SCRIPT, ROLL_EDITS_KEY,
+    ZKFC_SCRIPT,
 };
 use super::service::{DATANODE_HTTP, JOURNALNODE_HTTP, NAMENODE_RPC, ZKFC, ports};
 use crate::config::site::{DATA_MOUNT, EXCLUDE_FILE, NAME_DIR};
@@ -162,16 +165,40 @@ pub fn daemon(cluster: &ValidatedCluster, role: HdfsRole, group: &ValidatedRoleG
     };
     let mut mounts = common_mounts();
     mounts.push(volume_mount(DATA_VOLUME, DATA_MOUNT, false));
+    let mut variables = env_vars(env, &group.env_overrides);
+    let mut lifecycle = None;
     if role == HdfsRole::NameNode {
         // dfs.hosts.exclude lives here.
         mounts.push(volume_mount(STATE_VOLUME, STATE_DIR, true));
+        variables.push(pod_name_variable());
+        let mut command = vec![
+            "bash".to_owned(),
+            format!("{CONFIG_DIR}/{HAND_OVER_SCRIPT}"),
+        ];
+        command.extend(
+            cluster
+                .topology
+                .namenodes
+                .iter()
+                .map(|namenode| namenode.id.clone()),
+        );
+        lifecycle = Some(Lifecycle {
+            pre_stop: Some(LifecycleHandler {
+                exec: Some(ExecAction {
+                    command: Some(command),
+                }),
+                ..LifecycleHandler::default()
+            }),
+            ..Lifecycle::default()
+        });
     }
     Container {
         name: name.to_owned(),
         image: Some(cluster.identity.image.image.clone()),
         image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
         command: Some(vec![HDFS_BIN.to_owned(), role.daemon().to_owned()]),
-        env: Some(env_vars(env, &group.env_overrides)),
+        env: Some(variables),
+        lifecycle,
         ports: Some(ports(role).iter().copied().map(container_port).collect()),
         resources: Some(resource_requirements(&group.resources)),
         // Loading a large fsimage or replaying edits can take minutes: the liveness

@@ -81,6 +81,26 @@ fn namenodes_format_in_an_init_container_and_run_zkfc_and_refresh_nodes_beside_t
         container_names(&pod.containers),
         ["namenode", "zkfc", "refresh-nodes"]
     );
+    let hand_over = pod.containers[0]
+        .lifecycle
+        .as_ref()
+        .and_then(|lifecycle| lifecycle.pre_stop.as_ref())
+        .and_then(|hook| hook.exec.as_ref())
+        .and_then(|exec| exec.command.clone());
+    assert_eq!(
+        hand_over,
+        Some(
+            [
+                "bash",
+                "/strata/config/hand-over-active.sh",
+                "simple-hdfs-namenode-default-0",
+                "simple-hdfs-namenode-default-1"
+            ]
+            .map(str::to_owned)
+            .to_vec()
+        ),
+        "an active namenode hands over before it stops"
+    );
     let zkfc_ready = pod.containers[1]
         .readiness_probe
         .as_ref()

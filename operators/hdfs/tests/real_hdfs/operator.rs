@@ -297,6 +297,13 @@ async fn roll(operated: &Operated, sum_of_a: &str) {
     .await;
     reading.store(false, Ordering::SeqCst);
     let reads = reader.await.unwrap_or_default();
+    // The active handed over before it stopped (its preStop hook): the standby's ZKFC
+    // asked it to cede, a graceful failover, not a lost ZooKeeper session.
+    let zkfc = crate::support::log(&*operated.agent.runner().lock().await, standby, "zkfc");
+    assert!(
+        zkfc.contains("to cede its active state"),
+        "no graceful hand-over in {standby}'s ZKFC log:\n{zkfc}"
+    );
 
     let position = |name: &str| {
         rolled
