@@ -80,7 +80,8 @@ pub fn opts_variable(daemon: &str) -> String {
 /// volume, and short DNS caching.
 pub fn jvm_opts(heap_mib: u64) -> String {
     format!(
-        "-Xmx{heap_mib}m -XX:+ExitOnOutOfMemoryError -XX:HeapDumpPath={TMP_DIR} \
+        "-Xmx{heap_mib}m -XX:+ExitOnOutOfMemoryError -XX:+HeapDumpOnOutOfMemoryError \
+         -XX:HeapDumpPath={TMP_DIR} \
          -Djava.io.tmpdir={TMP_DIR} -Dsun.net.inetaddr.ttl={DNS_CACHE_SECONDS} \
          -Dsun.net.inetaddr.negative.ttl=1"
     )

@@ -256,3 +256,21 @@ fn the_pdb_can_be_disabled_per_role() -> TestResult {
     assert!(cluster.role(HdfsRole::DataNode).is_some());
     Ok(())
 }
+
+/// An OutOfMemoryError leaves a heap dump on the scratch volume sized for it, then
+/// ends the JVM, so the kubelet restarts a daemon that may be broken.
+#[test]
+fn an_out_of_memory_error_dumps_the_heap_then_exits() {
+    let opts = crate::build::container::jvm_opts(750);
+    for flag in [
+        "-Xmx750m",
+        "-XX:+ExitOnOutOfMemoryError",
+        "-XX:+HeapDumpOnOutOfMemoryError",
+        "-XX:HeapDumpPath=/tmp",
+    ] {
+        assert!(
+            opts.split_whitespace().any(|option| option == flag),
+            "{flag} in {opts}"
+        );
+    }
+}

@@ -16,6 +16,11 @@ use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 /// uid and gid of the image's `superset` user, which it creates without a number.
 pub const SUPERSET_UID: i64 = 1000;
 
+/// The `/tmp` volume's size limit. Werkzeug spools every request body over 500 KB to
+/// `/tmp` (CSV, Excel and ZIP imports), and a volume over its limit gets the whole pod
+/// evicted with its requests in flight, so it holds a large import, not just scratch.
+pub const TMP_SIZE_LIMIT: &str = "2Gi";
+
 /// `<superset>-node-<rg>`. Pods start one at a time (`OrderedReady`) and roll one at a
 /// time by the StatefulSet controller, so two init containers never migrate the
 /// database at once during a rollout. Web servers are stateless: no volume claims.
@@ -28,7 +33,7 @@ pub fn stateful_set(
     let mut volumes = vec![
         config_map_volume(CONFIG_VOLUME, name),
         scratch_volume(HOME_VOLUME, "256Mi"),
-        scratch_volume(TMP_VOLUME, "256Mi"),
+        scratch_volume(TMP_VOLUME, TMP_SIZE_LIMIT),
     ];
     if !cluster.wheels.is_empty() {
         volumes.push(config_map_volume(PACKAGES_VOLUME, &packages_name(cluster)));
