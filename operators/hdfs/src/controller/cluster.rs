@@ -216,16 +216,24 @@ async fn prepare(
     if format.cluster_id.is_none() {
         prepared.recheck_after = Some(context.extra.namenode_check);
     }
-    if active.is_none() {
-        // No watch event says when the ZKFCs elect one, so ask again.
+    let standby_only = active.is_none()
+        && context
+            .extra
+            .namenodes
+            .answering(&validated.topology.namenodes)
+            .await
+            > 0;
+    if standby_only {
+        // Namenodes answer, none as the active one. No watch event says when the
+        // ZKFCs elect one, so ask again. Namenodes that answer nothing prove nothing.
         prepared.outage = Some(no_active_namenode(&validated));
         prepared.recheck_after = Some(context.extra.namenode_check);
     }
     Ok(prepared)
 }
 
-/// The outage while no namenode answers `GET /isActive` with 200. The status shows it
-/// only while every pod is Ready: during a start or a restart, the pods speak.
+/// The outage while namenodes answer `GET /isActive`, none with 200. The status shows
+/// it only while every pod is Ready: during a start or a restart, the pods speak.
 fn no_active_namenode(validated: &ValidatedCluster) -> ServiceOutage {
     let namenodes: Vec<&str> = validated
         .topology

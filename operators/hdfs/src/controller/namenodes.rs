@@ -44,6 +44,20 @@ impl fmt::Debug for NameNodeHttp {
 }
 
 impl NameNodeHttp {
+    /// How many namenodes answer `/isActive` at all (200 or 405): a namenode that
+    /// does not answer proves nothing about which one is active.
+    pub async fn answering(&self, namenodes: &[NameNodeAddress]) -> usize {
+        let probes = namenodes.iter().map(|namenode| {
+            let address = (self.address)(namenode);
+            async move { get(&address, "/isActive", self.timeout).await.is_some() }
+        });
+        futures::future::join_all(probes)
+            .await
+            .into_iter()
+            .filter(|answered| *answered)
+            .count()
+    }
+
     /// The id of the namenode that answers `/isActive` with 200 (405 is a standby), if
     /// one does.
     pub async fn find_active(&self, namenodes: &[NameNodeAddress]) -> Option<String> {
