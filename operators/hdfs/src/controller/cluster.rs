@@ -165,11 +165,12 @@ async fn prepare(
     .map_err(ReconcileError::from)?;
     validated.hold_replicas(HdfsRole::DataNode, &decommission.replicas);
 
-    let active = context
+    let ha = context
         .extra
         .namenodes
-        .find_active(&validated.topology.namenodes)
+        .ha_states(&validated.topology.namenodes)
         .await;
+    let active = ha.active.clone();
     let restart = plan_restart(
         context,
         &validated,
@@ -216,13 +217,7 @@ async fn prepare(
     if format.cluster_id.is_none() {
         prepared.recheck_after = Some(context.extra.namenode_check);
     }
-    let standby_only = active.is_none()
-        && context
-            .extra
-            .namenodes
-            .answering(&validated.topology.namenodes)
-            .await
-            > 0;
+    let standby_only = active.is_none() && ha.answering > 0;
     if standby_only {
         // Namenodes answer, none as the active one. No watch event says when the
         // ZKFCs elect one, so ask again. Namenodes that answer nothing prove nothing.

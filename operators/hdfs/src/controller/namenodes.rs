@@ -43,36 +43,42 @@ impl fmt::Debug for NameNodeHttp {
     }
 }
 
+/// The namenodes' answers to `/isActive`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HaStates {
+    /// The active namenode's id.
+    pub active: Option<String>,
+    /// How many namenodes answered, active or standby.
+    pub answering: usize,
+}
+
 impl NameNodeHttp {
-    /// How many namenodes answer `/isActive` at all (200 or 405): a namenode that
-    /// does not answer proves nothing about which one is active.
-    pub async fn answering(&self, namenodes: &[NameNodeAddress]) -> usize {
+    /// What the namenodes answer to `/isActive`: the id of the one that answers 200
+    /// (405 is a standby), if one does, and how many answer at all. A namenode that
+    /// answers nothing proves nothing about which one is active.
+    pub async fn ha_states(&self, namenodes: &[NameNodeAddress]) -> HaStates {
         let probes = namenodes.iter().map(|namenode| {
             let address = (self.address)(namenode);
-            async move { get(&address, "/isActive", self.timeout).await.is_some() }
+            async move {
+                let (status, _) = get(&address, "/isActive", self.timeout).await?;
+                Some((status == 200).then(|| namenode.id.clone()))
+            }
         });
-        futures::future::join_all(probes)
+        let answers: Vec<Option<String>> = futures::future::join_all(probes)
             .await
             .into_iter()
-            .filter(|answered| *answered)
-            .count()
+            .flatten()
+            .collect();
+        HaStates {
+            answering: answers.len(),
+            active: answers.into_iter().flatten().next(),
+        }
     }
 
     /// The id of the namenode that answers `/isActive` with 200 (405 is a standby), if
     /// one does.
     pub async fn find_active(&self, namenodes: &[NameNodeAddress]) -> Option<String> {
-        let probes = namenodes.iter().map(|namenode| {
-            let address = (self.address)(namenode);
-            async move {
-                let (status, _) = get(&address, "/isActive", self.timeout).await?;
-                (status == 200).then(|| namenode.id.clone())
-            }
-        });
-        futures::future::join_all(probes)
-            .await
-            .into_iter()
-            .flatten()
-            .next()
+        self.ha_states(namenodes).await.active
     }
 
     /// The active namenode's block counts (JMX `FSNamesystem`), `None` when no
