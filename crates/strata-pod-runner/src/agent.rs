@@ -5,6 +5,13 @@
 //! messages), and ends a deleted pod's processes before it confirms the deletion. So the
 //! StatefulSet controller and the operators drive real daemons.
 //!
+//! With [`NodeOptions::api_server`], the pods reach the API server as in a cluster: at
+//! the `kubernetes` Service's address, which the runner serves inside the pod network
+//! and relays to the API server (kube-proxy's part), with the `KUBERNETES_SERVICE_*`
+//! variables the kubelet sets, and with a ServiceAccount token requested for each pod
+//! that projects one (the kubelet's part). So an operator deployed by its chart runs
+//! here with in-cluster configuration.
+//!
 //! Every container port of a running pod is forwarded to a loopback port of the host;
 //! [`NodeAgent::forwarded`] maps a pod's `host:port` to it, for an operator that runs in
 //! the test's process and must reach the pods as an in-cluster operator would.
@@ -17,7 +24,8 @@ use std::time::Duration;
 use futures::{StreamExt, stream};
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret, Service};
+use k8s_openapi::api::authentication::v1::{BoundObjectReference, TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret, Service, ServiceAccount, Taint};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
@@ -46,6 +54,19 @@ pub struct AgentError {
 /// `host:port` of a pod to the host's loopback end of its forward.
 pub type Forwards = Arc<RwLock<BTreeMap<String, SocketAddr>>>;
 
+/// How the node presents itself beyond its name, and whether its pods reach the API
+/// server.
+#[derive(Clone, Debug, Default)]
+pub struct NodeOptions {
+    /// Labels of the Node besides the well-known ones, for a node selector.
+    pub labels: BTreeMap<String, String>,
+    /// Taints of the Node, so that only pods that tolerate them land here.
+    pub taints: Vec<Taint>,
+    /// The API server's address as this process reaches it. With it, the pods reach
+    /// the API server through the `kubernetes` Service's address.
+    pub api_server: Option<SocketAddr>,
+}
+
 /// A runner serving a node of a control plane.
 #[derive(Debug)]
 pub struct NodeAgent {
@@ -55,9 +76,24 @@ pub struct NodeAgent {
 }
 
 impl NodeAgent {
-    /// Registers `node` and starts serving it with `runner`.
+    /// Registers `node` and starts serving it with `runner`; its pods do not reach the
+    /// API server.
     pub async fn start(client: Client, node: &str, runner: PodRunner) -> Result<Self, AgentError> {
-        register(&client, node).await?;
+        Self::start_with(client, node, runner, NodeOptions::default()).await
+    }
+
+    /// Registers `node` as `options` say and starts serving it with `runner`.
+    pub async fn start_with(
+        client: Client,
+        node: &str,
+        runner: PodRunner,
+        options: NodeOptions,
+    ) -> Result<Self, AgentError> {
+        register(&client, node, &options).await?;
+        let mut tasks = Vec::new();
+        if let Some(api_server) = options.api_server {
+            tasks.push(relay_api_server(&client, &runner, api_server).await?);
+        }
         let runner = Arc::new(Mutex::new(runner));
         let forwards = Forwards::default();
         let lease = tokio::spawn(renew_lease(client.clone(), node.to_owned()));
@@ -67,10 +103,11 @@ impl NodeAgent {
             runner.clone(),
             forwards.clone(),
         ));
+        tasks.extend([lease, serve]);
         Ok(Self {
             runner,
             forwards,
-            tasks: vec![lease, serve],
+            tasks,
         })
     }
 
@@ -109,12 +146,71 @@ impl Drop for NodeAgent {
     }
 }
 
-async fn register(client: &Client, node: &str) -> Result<(), AgentError> {
+/// Serves the `kubernetes` Service's address inside the pod network, each connection
+/// relayed to `api_server`. The TLS stays end to end: the API server's certificate
+/// names that address.
+async fn relay_api_server(
+    client: &Client,
+    runner: &PodRunner,
+    api_server: SocketAddr,
+) -> Result<JoinHandle<()>, AgentError> {
+    let service = Api::<Service>::namespaced(client.clone(), "default")
+        .get("kubernetes")
+        .await
+        .map_err(|source| AgentError {
+            doing: "read the Service default/kubernetes".to_owned(),
+            source,
+        })?;
+    let spec = service.spec.unwrap_or_default();
+    let relay_error = |reason: String| AgentError {
+        doing: "serve the Service default/kubernetes to the pods".to_owned(),
+        source: kube::Error::Service(reason.into()),
+    };
+    let address: std::net::Ipv4Addr = spec
+        .cluster_ip
+        .unwrap_or_default()
+        .parse()
+        .map_err(|error| relay_error(format!("its clusterIP: {error}")))?;
+    let port = spec
+        .ports
+        .unwrap_or_default()
+        .first()
+        .and_then(|port| u16::try_from(port.port).ok())
+        .ok_or_else(|| relay_error("it has no port".to_owned()))?;
+    let listener = runner
+        .listen_for_service(address, port)
+        .map_err(|error| relay_error(error.to_string()))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|error| relay_error(error.to_string()))?;
+    let listener = tokio::net::TcpListener::from_std(listener)
+        .map_err(|error| relay_error(error.to_string()))?;
+    Ok(tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(api_server).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    }))
+}
+
+async fn register(client: &Client, node: &str, options: &NodeOptions) -> Result<(), AgentError> {
     let nodes: Api<Node> = Api::all(client.clone());
+    let mut labels: BTreeMap<String, String> = [
+        ("kubernetes.io/hostname", node),
+        ("kubernetes.io/os", "linux"),
+        ("kubernetes.io/arch", "amd64"),
+        ("type", "strata-pod-runner"),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_owned(), value.to_owned()))
+    .collect();
+    labels.extend(options.labels.clone());
     let object: Node = serde_json::from_value(json!({
-        "metadata": {"name": node, "labels": {
-            "kubernetes.io/hostname": node, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "strata-pod-runner"
-        }}
+        "metadata": {"name": node, "labels": labels},
+        "spec": {"taints": options.taints}
     }))
     .unwrap_or_default();
     match nodes.create(&PostParams::default(), &object).await {
@@ -316,8 +412,11 @@ impl NodeState {
             .flat_map(|container| container.ports.iter().flatten())
             .filter_map(|port| u16::try_from(port.container_port).ok())
             .collect();
-        if let Err(error) = runner.run(pod.clone()) {
-            let message = error.to_string();
+        let started = match self.request_tokens(runner, &pod).await {
+            Ok(()) => runner.run(pod.clone()).map_err(|error| error.to_string()),
+            Err(message) => Err(message),
+        };
+        if let Err(message) = started {
             let status = json!({"status": {"phase": "Pending", "conditions": [
                 {"type": "PodScheduled", "status": "True"},
                 {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "message": message}
@@ -345,6 +444,56 @@ impl NodeState {
                 }
             }
         }
+    }
+
+    /// Requests a token for each projected `serviceAccountToken` of `pod`, bound to the
+    /// pod, with the source's audience and lifetime, as the kubelet does.
+    async fn request_tokens(&self, runner: &mut PodRunner, pod: &Pod) -> Result<(), String> {
+        let (namespace, name) = key(pod);
+        let spec = pod.spec.clone().unwrap_or_default();
+        let account = spec
+            .service_account_name
+            .clone()
+            .unwrap_or_else(|| "default".to_owned());
+        let accounts: Api<ServiceAccount> = Api::namespaced(self.client.clone(), &namespace);
+        let sources = spec
+            .volumes
+            .iter()
+            .flatten()
+            .filter_map(|volume| volume.projected.as_ref())
+            .flat_map(|projected| projected.sources.iter().flatten())
+            .filter_map(|source| source.service_account_token.as_ref());
+        for source in sources {
+            let audience = source.audience.clone().unwrap_or_default();
+            let request = TokenRequest {
+                spec: Some(TokenRequestSpec {
+                    audiences: (!audience.is_empty()).then(|| vec![audience.clone()]),
+                    expiration_seconds: source.expiration_seconds,
+                    bound_object_ref: Some(BoundObjectReference {
+                        api_version: Some("v1".to_owned()),
+                        kind: Some("Pod".to_owned()),
+                        name: Some(name.clone()),
+                        uid: pod.metadata.uid.clone(),
+                    }),
+                    ..TokenRequestSpec::default()
+                }),
+                ..TokenRequest::default()
+            };
+            let granted = accounts
+                .create_token_request(&account, &PostParams::default(), &request)
+                .await
+                .map_err(|error| {
+                    format!("requesting a token of ServiceAccount {namespace}/{account}: {error}")
+                })?;
+            let token = granted
+                .status
+                .and_then(|status| status.token)
+                .ok_or_else(|| {
+                    format!("the token request of ServiceAccount {namespace}/{account} gave none")
+                })?;
+            runner.set_service_account_token(&namespace, &name, &audience, token);
+        }
+        Ok(())
     }
 
     async fn stop(&mut self, runner: &mut PodRunner, namespace: &str, name: &str) {

@@ -8,7 +8,7 @@ use std::ffi::{CString, OsStr};
 use std::fs::{self, File};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
 use nix::sched::{CloneFlags, setns};
@@ -283,9 +283,59 @@ fn bind(source: &Path, target: &Path, read_only: bool) -> Result<(), StepError> 
     Ok(())
 }
 
-/// `path`, an absolute path inside the container, under the new root.
+/// How many symbolic links [`inside`] follows before it gives up, as the kernel's
+/// `MAXSYMLINKS`.
+const MAX_SYMLINKS: usize = 40;
+
+/// `path`, an absolute path inside the container, under the new root, with every
+/// symbolic link on the way resolved inside that root, as container runtimes resolve a
+/// mount's destination (runc's `SecureJoin`). A link such as Debian's `/var/run ->
+/// /run` then leads to the container's `/run`, never the host's, and `..` never climbs
+/// above the root.
 fn inside(root: &Path, path: &Path) -> PathBuf {
-    root.join(path.strip_prefix("/").unwrap_or(path))
+    let mut pending: Vec<std::ffi::OsString> = path
+        .components()
+        .rev()
+        .filter_map(|component| match component {
+            Component::Normal(name) => Some(name.to_owned()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    let mut resolved: Vec<std::ffi::OsString> = Vec::new();
+    let mut links = 0;
+    while let Some(name) = pending.pop() {
+        if name == ".." {
+            resolved.pop();
+            continue;
+        }
+        let candidate = resolved
+            .iter()
+            .fold(root.to_owned(), |path, part| path.join(part))
+            .join(&name);
+        match fs::read_link(&candidate) {
+            Ok(target) if links < MAX_SYMLINKS => {
+                links += 1;
+                if target.is_absolute() {
+                    resolved.clear();
+                }
+                pending.extend(
+                    target
+                        .components()
+                        .rev()
+                        .filter_map(|component| match component {
+                            Component::Normal(part) => Some(part.to_owned()),
+                            Component::ParentDir => Some("..".into()),
+                            _ => None,
+                        }),
+                );
+            }
+            _ => resolved.push(name),
+        }
+    }
+    resolved
+        .iter()
+        .fold(root.to_owned(), |path, part| path.join(part))
 }
 
 /// Supplementary groups, then the group, then the user (`setgroups` needs the
@@ -379,4 +429,34 @@ fn c_strings<B: AsRef<[u8]>>(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use rstest::rstest;
+
+    use super::inside;
+
+    #[rstest]
+    #[case::a_plain_path("/strata/config", "strata/config")]
+    #[case::an_absolute_link_stays_in_the_root(
+        "/var/run/secrets/kubernetes.io/serviceaccount",
+        "run/secrets/kubernetes.io/serviceaccount"
+    )]
+    #[case::a_relative_link("/var/lock/x", "run/lock/x")]
+    #[case::dot_dot_stops_at_the_root("/../../etc/hosts", "etc/hosts")]
+    #[case::a_link_that_climbs_stops_at_the_root("/escape/etc", "etc")]
+    fn a_mount_destination_resolves_inside_the_root(#[case] path: &str, #[case] expected: &str) {
+        let root = tempfile::tempdir().expect("a root");
+        std::fs::create_dir_all(root.path().join("var")).expect("var");
+        symlink("/run", root.path().join("var/run")).expect("/var/run");
+        symlink("../run/lock", root.path().join("var/lock")).expect("/var/lock");
+        symlink("../../..", root.path().join("escape")).expect("/escape");
+        assert_eq!(
+            inside(root.path(), std::path::Path::new(path)),
+            root.path().join(expected)
+        );
+    }
 }

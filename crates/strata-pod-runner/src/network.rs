@@ -30,6 +30,10 @@ const PREFIX: &str = "strata-";
 const SUBNET: [u8; 2] = [10, 244];
 /// The prefix length of every pod address.
 const PREFIX_LENGTH: u8 = 16;
+/// The Services' virtual addresses (the control plane's `--service-cluster-ip-range`):
+/// the pods route them to the bridge, where [`PodNetwork::listen_in_bridge`] serves the
+/// ones the runner proxies (the API server's) and the others are unreachable.
+const SERVICE_RANGE: &str = "10.96.0.0/16";
 
 /// Networks made by this process, so two in one test binary get distinct names.
 static NETWORKS: AtomicU32 = AtomicU32::new(0);
@@ -166,6 +170,11 @@ impl PodNetwork {
             "eth0",
         ])?;
         ip(&["-n", &netns, "link", "set", "eth0", "up"])?;
+        let bridge_address = gateway();
+        let (via, _) = bridge_address
+            .split_once('/')
+            .unwrap_or((&bridge_address, ""));
+        ip(&["-n", &netns, "route", "add", SERVICE_RANGE, "via", via])?;
         Ok(address)
     }
 
@@ -188,6 +197,36 @@ impl PodNetwork {
             .get(pod)
             .map(|interface| Path::new(NETNS_DIR).join(&interface.netns))
             .ok_or_else(|| NetworkError::UnknownPod(pod.to_owned()))
+    }
+
+    /// A listener on `address:port` inside the bridge's namespace, which every pod
+    /// reaches: how the runner plays a Service's virtual address (kube-proxy's part).
+    /// The address is added to the namespace's loopback first.
+    pub fn listen_in_bridge(
+        &self,
+        address: Ipv4Addr,
+        port: u16,
+    ) -> Result<std::net::TcpListener, NetworkError> {
+        let bridge = self.bridge_netns.as_str();
+        ip(&["-n", bridge, "addr", "add", &format!("{address}/32"), "dev", "lo"])?;
+        let path = Path::new(NETNS_DIR).join(bridge);
+        let file = File::open(&path).map_err(|error| NetworkError::Enter {
+            path: path.clone(),
+            reason: error.to_string(),
+        })?;
+        let bound = std::thread::spawn(move || {
+            setns(&file, CloneFlags::CLONE_NEWNET)
+                .map_err(|errno| errno.to_string())
+                .and_then(|()| {
+                    std::net::TcpListener::bind((address, port)).map_err(|error| error.to_string())
+                })
+        })
+        .join()
+        .map_err(|_| NetworkError::Enter {
+            path: path.clone(),
+            reason: "the bind panicked".to_owned(),
+        })?;
+        bound.map_err(|reason| NetworkError::Enter { path, reason })
     }
 
     /// Runs `work` on a thread of its own inside the pod's network namespace: the way

@@ -72,6 +72,9 @@ pub struct PodSetup {
     pub volumes: BTreeMap<String, PathBuf>,
     /// The restart back-off.
     pub backoff: Backoff,
+    /// The variables of the API server's Service that the kubelet gives every
+    /// container.
+    pub service_env: Vec<(String, String)>,
 }
 
 /// Which container of the pod.
@@ -262,7 +265,7 @@ impl RunningPod {
         environment(
             &setup.pod,
             rendered,
-            &base_environment(&setup.pod, image),
+            &base_environment(setup, image),
             &sources,
         )
         .ok()
@@ -479,12 +482,13 @@ async fn supervise(
     }
 }
 
-/// What the container runtime and the image set before the container's own `env`:
-/// `HOSTNAME`, then the image's `ENV`.
-fn base_environment(pod: &Pod, image: &crate::image::Image) -> Vec<(String, String)> {
-    [("HOSTNAME".to_owned(), crate::spec::hostname(pod))]
+/// What the container runtime, the image and the kubelet set before the container's
+/// own `env`: `HOSTNAME`, the image's `ENV`, then the API server's Service variables.
+fn base_environment(setup: &PodSetup, image: &crate::image::Image) -> Vec<(String, String)> {
+    [("HOSTNAME".to_owned(), crate::spec::hostname(&setup.pod))]
         .into_iter()
         .chain(image.manifest.env.clone())
+        .chain(setup.service_env.clone())
         .collect()
 }
 
@@ -501,7 +505,7 @@ fn start(
         .get(&reference)
         .map_err(|error| ("ErrImageNeverPull".to_owned(), error.to_string()))?;
     let config_error = |message: String| ("CreateContainerConfigError".to_owned(), message);
-    let base = base_environment(&setup.pod, image);
+    let base = base_environment(setup, image);
     let env = {
         let sources = setup
             .sources

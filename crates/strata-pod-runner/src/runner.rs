@@ -179,6 +179,32 @@ impl PodRunner {
         self.refresh_volumes(&namespace)
     }
 
+    /// A listener on a Service's virtual `address:port`, reached from every pod; see
+    /// [`PodNetwork::listen_in_bridge`](crate::network::PodNetwork::listen_in_bridge).
+    pub fn listen_for_service(
+        &self,
+        address: std::net::Ipv4Addr,
+        port: u16,
+    ) -> Result<std::net::TcpListener, RunnerError> {
+        Ok(self.network.listen_in_bridge(address, port)?)
+    }
+
+    /// Sets the ServiceAccount token that `pod`'s projected volumes with `audience`
+    /// (empty: the API server's) show; the node agent requests it before the pod runs.
+    pub fn set_service_account_token(
+        &mut self,
+        namespace: &str,
+        pod: &str,
+        audience: &str,
+        token: String,
+    ) {
+        if let Ok(mut sources) = self.sources(namespace).write() {
+            sources
+                .service_account_tokens
+                .insert((pod.to_owned(), audience.to_owned()), token);
+        }
+    }
+
     /// Adds or replaces a Service, whose names then resolve to the pods it selects.
     pub fn apply_service(&mut self, service: Service) -> Result<(), RunnerError> {
         let key = (
@@ -277,6 +303,7 @@ impl PodRunner {
             files: files.clone(),
             volumes,
             backoff: self.options.backoff,
+            service_env: self.master_service_env(),
         };
         // The hosts file must exist before the first container binds it.
         self.write_hosts_with(Some((&pod, &pod_name, &files)))?;
@@ -292,6 +319,52 @@ impl PodRunner {
             },
         );
         Ok(())
+    }
+
+    /// The variables the kubelet gives every container for the `kubernetes` Service of
+    /// the `default` namespace (the API server), once the runner knows that Service:
+    /// `KUBERNETES_SERVICE_HOST` and `_PORT`, which in-cluster clients read, and the
+    /// Docker-link style `KUBERNETES_PORT_*`.
+    fn master_service_env(&self) -> Vec<(String, String)> {
+        let Some(spec) = self
+            .services
+            .get(&("default".to_owned(), "kubernetes".to_owned()))
+            .and_then(|service| service.spec.as_ref())
+        else {
+            return Vec::new();
+        };
+        let (Some(host), Some(port)) = (
+            spec.cluster_ip.clone().filter(|ip| ip != "None"),
+            spec.ports.iter().flatten().next(),
+        ) else {
+            return Vec::new();
+        };
+        let number = port.port;
+        let protocol = port.protocol.clone().unwrap_or_else(|| "TCP".to_owned());
+        let lower = protocol.to_lowercase();
+        let url = format!("{lower}://{host}:{number}");
+        let link = format!("KUBERNETES_PORT_{number}_{protocol}");
+        let mut env = vec![
+            ("KUBERNETES_SERVICE_HOST".to_owned(), host.clone()),
+            ("KUBERNETES_SERVICE_PORT".to_owned(), number.to_string()),
+        ];
+        if let Some(name) = &port.name {
+            env.push((
+                format!(
+                    "KUBERNETES_SERVICE_PORT_{}",
+                    name.to_uppercase().replace('-', "_")
+                ),
+                number.to_string(),
+            ));
+        }
+        env.extend([
+            ("KUBERNETES_PORT".to_owned(), url.clone()),
+            (link.clone(), url),
+            (format!("{link}_PROTO"), lower),
+            (format!("{link}_PORT"), number.to_string()),
+            (format!("{link}_ADDR"), host),
+        ]);
+        env
     }
 
     /// What the runner cannot run as rendered, found before anything starts.
@@ -329,6 +402,11 @@ impl PodRunner {
             .remove(&(namespace.to_owned(), name.to_owned()))
             .ok_or_else(|| RunnerError::UnknownPod(name.to_owned()))?;
         entry.running.stop().await;
+        if let Ok(mut sources) = self.sources(namespace).write() {
+            sources
+                .service_account_tokens
+                .retain(|(pod, _), _| pod != name);
+        }
         self.network.remove_pod(&format!("{namespace}/{name}"))?;
         let _ = std::fs::remove_dir_all(&entry.roots.pod);
         self.write_hosts()

@@ -12,6 +12,11 @@
 //!   test plays a lost volume by deleting it. With an `fsGroup` it is given to that group
 //!   with the set-group-id bit, as the kubelet does for a volume that supports ownership.
 //!
+//! - A projected `serviceAccountToken` is the token the node agent requested for the
+//!   pod (bound to it, with the source's audience and lifetime) before it started it, as
+//!   the kubelet does; a runner without an agent has none, and says so. The token is not
+//!   rotated: it lasts as long as the API server grants, which outlives any sandbox.
+//!
 //! A volume of another kind (hostPath, CSI, ...) cannot run as rendered: it is refused
 //! by name.
 
@@ -39,6 +44,8 @@ pub struct Sources {
     pub config_maps: BTreeMap<String, ConfigMap>,
     /// Secrets by name.
     pub secrets: BTreeMap<String, Secret>,
+    /// ServiceAccount tokens by pod name and audience (empty: the API server's).
+    pub service_account_tokens: BTreeMap<(String, String), String>,
 }
 
 impl Sources {
@@ -99,6 +106,18 @@ pub enum VolumeError {
         name: String,
         /// The key.
         key: String,
+    },
+    /// A projected ServiceAccount token that nobody requested for the pod.
+    #[error(
+        "volume {volume}: no ServiceAccount token for pod {pod} (audience {audience:?}); only a node agent requests them"
+    )]
+    NoToken {
+        /// The volume.
+        volume: String,
+        /// The pod.
+        pod: String,
+        /// The token's audience.
+        audience: String,
     },
     /// A kind of volume the runner does not run.
     #[error(
@@ -310,6 +329,23 @@ fn project(
             mode,
             files,
         )
+    } else if let Some(token) = &source.service_account_token {
+        let pod_name = pod.metadata.name.clone().unwrap_or_default();
+        let audience = token.audience.clone().unwrap_or_default();
+        let key = (pod_name, audience);
+        let Some(value) = sources.service_account_tokens.get(&key) else {
+            let (pod, audience) = key;
+            return Err(VolumeError::NoToken {
+                volume: volume.to_owned(),
+                pod,
+                audience,
+            });
+        };
+        files.insert(
+            relative(volume, &token.path)?,
+            (value.clone().into_bytes(), permission(mode)),
+        );
+        Ok(())
     } else if let Some(downward) = &source.downward_api {
         downward_files(
             pod,

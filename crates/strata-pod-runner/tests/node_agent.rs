@@ -11,11 +11,11 @@ mod support;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::{Pod, Service, ServiceAccount, Taint};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use serde_json::json;
-use strata_pod_runner::agent::NodeAgent;
+use strata_pod_runner::agent::{NodeAgent, NodeOptions};
 use strata_pod_runner::runner::PodRunner;
 use strata_testing::control_plane::{ControlPlane, ControlPlaneOptions};
 use support::{IMAGE, host_tools_runner, short_backoff};
@@ -235,6 +235,114 @@ async fn the_statefulset_controller_drives_pods_the_runner_runs_for_real() {
             .forwarded("web-1.web.default.svc.cluster.local:8080")
             .is_none()
     );
+    agent.shutdown().await;
+    drop(control_plane);
+}
+
+/// A pod reads the API server as an in-cluster client does: at
+/// `$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`, trusting the projected
+/// `ca.crt`, with the projected token of its ServiceAccount, bound to the pod. A pod
+/// that does not tolerate the node's taint is not scheduled there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root and the control-plane binaries; run by cargo xtask test"]
+async fn a_pod_reaches_the_api_server_with_its_projected_service_account_token() {
+    let control_plane = ControlPlane::start(ControlPlaneOptions {
+        nodes: 0,
+        ..ControlPlaneOptions::default()
+    })
+    .await
+    .unwrap_or_else(|error| panic!("{error}"));
+    let client: Client = control_plane.client().await.unwrap();
+    let api_server = control_plane
+        .server()
+        .trim_start_matches("https://")
+        .parse()
+        .expect("the API server's address");
+    let taint: Taint = serde_json::from_value(
+        json!({"key": "strata.dev/pod-runner", "value": "true", "effect": "NoSchedule"}),
+    )
+    .unwrap();
+    let options = NodeOptions {
+        labels: [("strata.dev/pod-runner".to_owned(), "true".to_owned())].into(),
+        taints: vec![taint],
+        api_server: Some(api_server),
+    };
+    let image_dir = tempfile::tempdir().unwrap();
+    let agent = NodeAgent::start_with(client.clone(), NODE, runner(image_dir.path()), options)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
+    accounts
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "reader"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+
+    let secrets = "/var/run/secrets/kubernetes.io/serviceaccount";
+    let review = r#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#;
+    let script = format!(
+        "curl -sS --fail --cacert {secrets}/ca.crt -H \"Authorization: Bearer $(cat {secrets}/token)\" \
+         -H 'Content-Type: application/json' -d '{review}' \
+         \"https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT/apis/authentication.k8s.io/v1/selfsubjectreviews\" \
+         > /dev/termination-log 2>&1"
+    );
+    let pod = |name: &str, tolerates: bool| -> Pod {
+        let tolerations = if tolerates {
+            json!([{"key": "strata.dev/pod-runner", "operator": "Exists", "effect": "NoSchedule"}])
+        } else {
+            json!([])
+        };
+        serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {
+                "serviceAccountName": "reader",
+                "restartPolicy": "Never",
+                "nodeSelector": {"strata.dev/pod-runner": "true"},
+                "tolerations": tolerations,
+                "securityContext": {"runAsUser": 1000, "runAsGroup": 100},
+                "containers": [{"name": "client", "image": IMAGE, "command": ["sh", "-c", script]}]
+            }
+        }))
+        .unwrap()
+    };
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    pods.create(&PostParams::default(), &pod("in-cluster", true))
+        .await
+        .unwrap();
+    pods.create(&PostParams::default(), &pod("intolerant", false))
+        .await
+        .unwrap();
+    let message = eventually(
+        &client,
+        "the in-cluster pod to succeed",
+        Duration::from_secs(60),
+        async || {
+            let status = pods.get("in-cluster").await.ok()?.status?;
+            (status.phase.as_deref() == Some("Succeeded")).then_some(())?;
+            status
+                .container_statuses?
+                .first()?
+                .state
+                .as_ref()?
+                .terminated
+                .as_ref()?
+                .message
+                .clone()
+        },
+    )
+    .await;
+    let review: serde_json::Value = serde_json::from_str(&message).expect("the review's JSON");
+    let user = &review["status"]["userInfo"];
+    assert_eq!(user["username"], "system:serviceaccount:default:reader");
+    assert_eq!(
+        user["extra"]["authentication.kubernetes.io/pod-name"],
+        json!(["in-cluster"]),
+        "the token is bound to the pod: {review}"
+    );
+    let intolerant = pods.get("intolerant").await.unwrap();
+    assert_eq!(intolerant.spec.unwrap().node_name, None, "the taint keeps it off");
     agent.shutdown().await;
     drop(control_plane);
 }
