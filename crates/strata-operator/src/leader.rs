@@ -13,11 +13,23 @@
 //! Every term starts the controllers afresh, with new watch caches: nothing a
 //! former leader cached is trusted after a gap in which another instance may
 //! have written.
+//!
+//! The lease manager says a leader lost the Lease only once a renewal came back
+//! refused; a renewal that hangs (a slow API server, a stalled connection)
+//! leaves it leading after the Lease expired and a standby took over, and then
+//! two instances reconcile at once. So the leader also reads its Lease every
+//! [`CONFIRM_PERIOD`] ([`confirmed_until`]) and ends its term by its own clock
+//! once the last renewal it saw is about to expire ([`term_expired`]), as
+//! client-go's renew deadline does. The sandbox caught the split brain this
+//! prevents: a renewal that took 24 s while the ZooKeeper operator's standby
+//! took the Lease over, and both grew one ensemble.
 
 use std::future::Future;
 use std::pin::pin;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
 use kube_lease_manager::{LeaseCreateMode, LeaseManager, LeaseManagerBuilder};
 
 use crate::controller::OperatorRuntime;
@@ -40,6 +52,11 @@ pub const LEASE_VERBS: &[Verb] = &[Verb::Get, Verb::Create, Verb::Patch];
 /// How long to wait before retrying after the Lease could not be read or
 /// created (an unreachable API server, missing RBAC).
 const RETRY_DELAY: Duration = Duration::from_secs(5);
+
+/// How often the leader reads its Lease to confirm its renewals (client-go's
+/// retry period), and how long one read may take.
+pub const CONFIRM_PERIOD: Duration = Duration::from_secs(2);
+const CONFIRM_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Which Lease an instance competes for, and as whom.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -131,6 +148,15 @@ where
                 () = shutdown.cancelled() => break,
                 held = is_leader.wait_for(|leader| *leader) => if held.is_err() { break },
             }
+            let leases: Api<Lease> = Api::namespaced(runtime.client.clone(), &election.namespace);
+            let Some(until) = confirmed_until(&leases, election).await else {
+                // Held by the lease manager's account, not (yet) by the Lease: a
+                // renewal is still on its way, or another instance holds it.
+                tokio::select! {
+                    () = shutdown.cancelled() => break,
+                    () = tokio::time::sleep(CONFIRM_PERIOD) => continue,
+                }
+            };
             tracing::info!(
                 lease = %election.lease_name,
                 identity = %election.identity,
@@ -142,6 +168,7 @@ where
             let lost = tokio::select! {
                 () = &mut controllers => false,
                 _ = is_leader.wait_for(|leader| !*leader) => true,
+                () = term_expired(&leases, election, until) => true,
             };
             term.shutdown.cancel();
             if lost {
@@ -176,6 +203,80 @@ where
     }
 }
 
+/// Whose the Lease is, as read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Claim {
+    /// This instance's, until the time its term must end by its own clock: half a
+    /// grace period before the last renewal expires, so that it stops before a
+    /// standby may start.
+    Ours(SystemTime),
+    /// Another instance's, or nobody's.
+    NotOurs,
+}
+
+/// Reads `lease` for `election`'s instance.
+fn claim(lease: &Lease, election: &Election) -> Claim {
+    let Some(spec) = &lease.spec else {
+        return Claim::NotOurs;
+    };
+    if spec.holder_identity.as_deref() != Some(election.identity.as_str()) {
+        return Claim::NotOurs;
+    }
+    let renewed = spec
+        .renew_time
+        .as_ref()
+        .or(spec.acquire_time.as_ref())
+        .and_then(|time| u64::try_from(time.0.as_nanosecond()).ok())
+        .map(|nanos| SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos));
+    match renewed {
+        Some(renewed) => Claim::Ours(renewed + election.lease_duration - election.renew_grace / 2),
+        None => Claim::NotOurs,
+    }
+}
+
+/// The Lease's claim, or `None` when it cannot be read within [`CONFIRM_TIMEOUT`].
+async fn read_claim(leases: &Api<Lease>, election: &Election) -> Option<Claim> {
+    let lease = tokio::time::timeout(CONFIRM_TIMEOUT, leases.get(&election.lease_name))
+        .await
+        .ok()?
+        .ok()?;
+    Some(claim(&lease, election))
+}
+
+/// When this instance's term must end, if the Lease names it and that time is
+/// still ahead.
+async fn confirmed_until(leases: &Api<Lease>, election: &Election) -> Option<SystemTime> {
+    match read_claim(leases, election).await? {
+        Claim::Ours(until) if SystemTime::now() < until => Some(until),
+        Claim::Ours(_) | Claim::NotOurs => None,
+    }
+}
+
+/// Returns once the term must end: the Lease names another instance, or the last
+/// renewal this instance saw confirmed is about to expire (a renewal that hangs
+/// or fails confirms nothing).
+async fn term_expired(leases: &Api<Lease>, election: &Election, mut until: SystemTime) {
+    loop {
+        let left = until
+            .duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO);
+        if left.is_zero() {
+            tracing::warn!(
+                lease = %election.lease_name,
+                identity = %election.identity,
+                "no renewal of the leader-election Lease confirmed in time; ending the term"
+            );
+            return;
+        }
+        tokio::time::sleep(left.min(CONFIRM_PERIOD)).await;
+        match read_claim(leases, election).await {
+            Some(Claim::NotOurs) => return,
+            Some(Claim::Ours(later)) => until = until.max(later),
+            None => {}
+        }
+    }
+}
+
 async fn lease_manager(
     runtime: &OperatorRuntime,
     election: &Election,
@@ -193,6 +294,34 @@ async fn lease_manager(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+    use rstest::rstest;
+
+    fn lease(holder: Option<&str>, renewed_secs: Option<i64>) -> Lease {
+        let mut lease = Lease::default();
+        let spec = lease.spec.get_or_insert_default();
+        spec.holder_identity = holder.map(str::to_owned);
+        spec.renew_time =
+            renewed_secs.map(|secs| MicroTime(jiff::Timestamp::from_second(secs).expect("a time")));
+        lease
+    }
+
+    #[rstest]
+    #[case::ours_until_half_a_grace_before_expiry(Some("me_1"), Some(1_000), Claim::Ours(
+        SystemTime::UNIX_EPOCH + Duration::from_millis(1_012_500)
+    ))]
+    #[case::another_instance_holds_it(Some("other_2"), Some(1_000), Claim::NotOurs)]
+    #[case::released(None, Some(1_000), Claim::NotOurs)]
+    #[case::ours_without_a_renewal_time(Some("me_1"), None, Claim::NotOurs)]
+    fn a_term_lasts_until_half_a_grace_before_the_last_renewal_expires(
+        #[case] holder: Option<&str>,
+        #[case] renewed_secs: Option<i64>,
+        #[case] expected: Claim,
+    ) {
+        let election = Election::new("op", "ns", "me_1");
+        assert_eq!(claim(&lease(holder, renewed_secs), &election), expected);
+    }
 
     #[test]
     fn the_identity_names_the_pod_and_differs_per_process() {
