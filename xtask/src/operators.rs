@@ -38,10 +38,38 @@ pub struct Operator {
     /// root: what another operator would publish in a real cluster but cannot in the
     /// sandbox (the HDFS example's ZNode ConfigMap needs a real ZooKeeper).
     pub sandbox_prerequisite: Option<&'static str>,
-    /// When the operator talks to a ZooKeeper ensemble itself: the environment
-    /// variable through which the sandbox gives it the address of a real ZooKeeper it
-    /// starts on a loopback address, and the demo step that uses it.
-    pub sandbox_zookeeper: Option<SandboxZookeeper>,
+    /// When the sandbox runs the example's product for real, on the pod runner's node
+    /// (its image directory is provisioned); `None`: on KWOK's nodes, without processes.
+    pub sandbox_runner: Option<SandboxRunner>,
+}
+
+/// How the sandbox runs an example's product for real.
+#[derive(Debug, Clone, Copy)]
+pub struct SandboxRunner {
+    /// The product container of the example's first role; the demo breaks its JVM
+    /// (`JAVA_TOOL_OPTIONS`) through `podOverrides` to show Degraded.
+    pub container: &'static str,
+    /// Sizes the example's documents for the sandbox machine.
+    pub fit: fn(&mut Vec<serde_json::Value>),
+    /// Whether the demo takes the example through the fault, stop and restart steps
+    /// (each restart of the product costs real start-up time), or only shows it
+    /// Available, checks it and deletes it.
+    pub lifecycle: bool,
+    /// What the demo checks in the running product.
+    pub check: RealCheck,
+}
+
+/// What the demo checks in a product the runner runs.
+#[derive(Debug, Clone, Copy)]
+pub enum RealCheck {
+    /// A leader is elected; a ZNode's path is created and removed; an ensemble grows
+    /// 1 → 3 and keeps the data written before each step.
+    Zookeeper(SandboxZookeeper),
+    /// A `tpch` query through the coordinator answers with the known row count.
+    Trino {
+        /// The coordinator's role in the example (`<cluster>-<role>-default-0`).
+        coordinator_role: &'static str,
+    },
 }
 
 /// A demo step against a real ZooKeeper: a sub-resource applied once the example is
@@ -49,8 +77,6 @@ pub struct Operator {
 /// and name a path that exists in the ensemble until the sub-resource is deleted.
 #[derive(Debug, Clone, Copy)]
 pub struct SandboxZookeeper {
-    /// The variable of the operator that takes the ensemble's `host:port`.
-    pub address_env: &'static str,
     /// The sub-resource's manifest, relative to the workspace root.
     pub manifest: &'static str,
     /// The keys its discovery ConfigMap must hold.
@@ -71,16 +97,20 @@ pub const OPERATORS: &[Operator] = &[
         render: <ZookeeperOperator as strata_operator::cli::Operator>::render,
         example: "examples/zookeeper/simple-cluster.yaml",
         sandbox_prerequisite: None,
-        sandbox_zookeeper: Some(SandboxZookeeper {
-            address_env: zookeeper_operator::controller::ENSEMBLE_OVERRIDE_ENV,
-            manifest: "xtask/sandbox/znode.yaml",
-            published_keys: &[
-                "ZOOKEEPER",
-                "ZOOKEEPER_HOSTS",
-                "ZOOKEEPER_CHROOT",
-                "ZOOKEEPER_CLIENT_PORT",
-            ],
-            path_key: "ZOOKEEPER_CHROOT",
+        sandbox_runner: Some(SandboxRunner {
+            container: zookeeper_operator::build::container::ZOOKEEPER_CONTAINER,
+            fit: |_| {},
+            lifecycle: true,
+            check: RealCheck::Zookeeper(SandboxZookeeper {
+                manifest: "xtask/sandbox/znode.yaml",
+                published_keys: &[
+                    "ZOOKEEPER",
+                    "ZOOKEEPER_HOSTS",
+                    "ZOOKEEPER_CHROOT",
+                    "ZOOKEEPER_CLIENT_PORT",
+                ],
+                path_key: "ZOOKEEPER_CHROOT",
+            }),
         }),
     },
     Operator {
@@ -91,7 +121,7 @@ pub const OPERATORS: &[Operator] = &[
         render: <HdfsOperator as strata_operator::cli::Operator>::render,
         example: "examples/hdfs/simple-hdfs.yaml",
         sandbox_prerequisite: Some("xtask/sandbox/hdfs-znode.yaml"),
-        sandbox_zookeeper: None,
+        sandbox_runner: None,
     },
     Operator {
         name: "superset-operator",
@@ -101,7 +131,7 @@ pub const OPERATORS: &[Operator] = &[
         render: <SupersetOperator as strata_operator::cli::Operator>::render,
         example: "examples/superset/simple-superset.yaml",
         sandbox_prerequisite: Some("xtask/sandbox/superset-secrets.yaml"),
-        sandbox_zookeeper: None,
+        sandbox_runner: None,
     },
     Operator {
         name: "trino-operator",
@@ -111,9 +141,37 @@ pub const OPERATORS: &[Operator] = &[
         render: <TrinoOperator as strata_operator::cli::Operator>::render,
         example: "examples/trino/simple-trino.yaml",
         sandbox_prerequisite: Some("xtask/sandbox/trino-secrets.yaml"),
-        sandbox_zookeeper: None,
+        sandbox_runner: Some(SandboxRunner {
+            container: trino_operator::build::container::TRINO_CONTAINER,
+            fit: fit_trino,
+            lifecycle: false,
+            check: RealCheck::Trino {
+                coordinator_role: "coordinator",
+            },
+        }),
     },
 ];
+
+/// The Trino example on the sandbox machine: a coordinator and one worker of 1280Mi
+/// each (the least the operator allows), workers that drain in 5 s, and only the
+/// `tpch` catalog (the PostgreSQL connector of 483 is not on Maven Central, so the
+/// image directory has no plugin for the `postgres` catalog).
+fn fit_trino(documents: &mut Vec<serde_json::Value>) {
+    documents.retain(|document| {
+        document["kind"] != "TrinoCatalog" || document["spec"]["connector"].get("tpch").is_some()
+    });
+    for document in documents.iter_mut() {
+        if document["kind"] != "TrinoCluster" {
+            continue;
+        }
+        let spec = &mut document["spec"];
+        for role in ["coordinators", "workers"] {
+            spec[role]["config"]["resources"]["memory"]["limit"] = "1280Mi".into();
+        }
+        spec["workers"]["config"]["shutdownGracePeriod"] = "5s".into();
+        spec["workers"]["roleGroups"]["default"]["replicas"] = 1.into();
+    }
+}
 
 /// The registered operators; generators take a slice so tests can pass fixtures instead.
 pub fn registered() -> &'static [Operator] {
@@ -145,7 +203,10 @@ pub fn registry_problems(operators: &[Operator], workspace: &Path) -> Vec<String
                 operator.name, operator.example
             ));
         }
-        if let Some(zookeeper) = operator.sandbox_zookeeper
+        if let Some(SandboxRunner {
+            check: RealCheck::Zookeeper(zookeeper),
+            ..
+        }) = operator.sandbox_runner
             && !workspace.join(zookeeper.manifest).is_file()
         {
             problems.push(format!(

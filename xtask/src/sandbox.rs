@@ -1,45 +1,52 @@
 //! `cargo xtask sandbox`: the real operators on a real Kubernetes control plane on this
 //! machine, installed by the real `helm` and driven by the real `kubectl`, with KWOK
-//! playing the nodes.
+//! playing three nodes and the pod runner a fourth, real one.
 //!
 //! 1. The control plane of [`strata_testing::control_plane`] starts: etcd,
 //!    kube-apiserver (`Node,RBAC`), kube-controller-manager with every default
-//!    controller (StatefulSet, garbage collector, disruption, volume binder, ...),
-//!    kube-scheduler, and KWOK with three nodes whose pods run without a process.
-//!    The admin kubeconfig is copied to `target/sandbox/kubeconfig`.
-//! 2. A real ZooKeeper (the jars of the 3.9.5 image directory) on a loopback port, when an
-//!    operator reaches an ensemble itself (the ZooKeeper operator's ZNode controller):
-//!    its address goes to that operator through the variable its registry entry names
-//!    ([`operators::SandboxZookeeper`]), since KWOK's pods run no ZooKeeper.
-//! 3. `helm install` of every registered operator's chart, with `replicas=0` (KWOK
-//!    cannot run the operator's container); each operator's binary runs in its place
-//!    (`<operator> run`) as a child process, with a kubeconfig holding a token of the
-//!    chart's ServiceAccount from the TokenRequest API, and its log in
-//!    `target/sandbox/<operator>.log`. The real RBAC authorizer answers its requests
-//!    with what the chart grants; the sandbox fails at the end if the API server's
-//!    audit log shows any operator request refused with 403.
-//! 4. Without `--demo`, it prints how to use it and runs until Ctrl-C. With `--demo`, it
-//!    applies each operator's example and waits for Available; for the ZooKeeper
-//!    operator, applies a ZNode, waits for it, checks its discovery ConfigMap and that
-//!    its path exists in the real ZooKeeper, deletes it and checks that the finalizer
-//!    removed the path; makes its pods fail (through `podOverrides` and KWOK's
-//!    [`SIMULATED_FAILURE_ANNOTATION`](strata_testing::control_plane::SIMULATED_FAILURE_ANNOTATION)) and waits for Degraded, with the Warning Event
-//!    in `kubectl describe`; heals them; stops the cluster with the `operator-command`
-//!    annotation and waits for Stopped, with its volume claims kept; removes the
-//!    annotation and waits for Available; deletes it, and checks that the garbage
-//!    collector removed its children and that its volume claims stay. Each step shows
-//!    `kubectl get` (the CRD's printer columns) and the conditions.
-//! 5. The demo ends by proving the RBAC enforcement: `patch` on ConfigMaps is revoked
+//!    controller (StatefulSet, Deployment, garbage collector, disruption, volume
+//!    binder, ...), kube-scheduler, and KWOK with three nodes whose pods run without a
+//!    process. The admin kubeconfig is copied to `target/sandbox/kubeconfig`.
+//! 2. The pod runner registers node `strata-runner-0`, labelled and tainted
+//!    `strata.dev/pod-runner=true:NoSchedule` ([`node`]): its pods run as real
+//!    processes, reach the API server in-cluster, and get projected ServiceAccount
+//!    tokens.
+//! 3. `helm install` of every registered operator's chart with `replicas=2` and the
+//!    node's selector and toleration: the Deployment controller creates the pods, the
+//!    scheduler binds them to the runner's node, and the runner starts the binary built
+//!    from the workspace (the chart's image maps to it), with the chart's security
+//!    context, probes and downward-API variables. The real RBAC authorizer answers
+//!    their requests with what the chart grants; the sandbox fails at the end if the
+//!    API server's audit log shows any operator request refused with 403. Their logs
+//!    are copied to `target/sandbox/<pod>.log`.
+//! 4. Without `--demo`, it prints how to use it and runs until Ctrl-C. With `--demo`
+//!    ([`demo`]), it applies each operator's example: the ZooKeeper and Trino examples
+//!    on the runner's node, for real (the demo adds the node's selector and toleration
+//!    to each role's `podOverrides`), the others on KWOK's. It waits for Available and
+//!    checks the real products: a leader in the 3-server ensemble, a ZNode's path
+//!    created and removed by its finalizer, an ensemble grown 1 → 3 keeping a znode
+//!    written before each step, and a `tpch` query through the Trino coordinator. It
+//!    makes the pods fail (a JVM option the JVM refuses on the runner, KWOK's
+//!    [`SIMULATED_FAILURE_ANNOTATION`](strata_testing::control_plane::SIMULATED_FAILURE_ANNOTATION)
+//!    elsewhere) and waits for Degraded, with the Warning Event in `kubectl describe`;
+//!    heals them; stops the cluster with the `operator-command` annotation and waits for
+//!    Stopped, with its volume claims kept; removes the annotation and waits for
+//!    Available; deletes it, and checks that the garbage collector removed its children
+//!    and that its volume claims stay. Each step shows `kubectl get` (the CRD's printer
+//!    columns) and the conditions.
+//! 5. The leading ZooKeeper operator pod is killed ([`lease`]); the standby takes the
+//!    Lease over.
+//! 6. The demo ends by proving the RBAC enforcement: `patch` on ConfigMaps is revoked
 //!    from the first operator's ClusterRole, its example is applied, and the audit log
 //!    must show the refused request; the role is then restored.
 //!
-//! Every child is stopped by its PID when the sandbox ends, also on Ctrl-C and on error.
-//! A child or control-plane component that dies ends the sandbox with its last log
-//! lines.
+//! Every pod the runner started is stopped by its PID when the sandbox ends, also on
+//! Ctrl-C and on error. An operator container that restarts, or a control-plane
+//! component that dies, ends the sandbox with its last log lines.
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -48,14 +55,17 @@ use strata_testing::control_plane::{AuditEvent, ControlPlane, ControlPlaneOption
 use crate::operators::{self, Operator};
 use crate::tools::{self, Tools};
 
-use self::children::{Children, log_file};
 use self::kubectl::Kubectl;
-use self::zookeeper::start_zookeeper;
+use self::node::{RUNNER_LABEL, RUNNER_NODE, operator_image, placement, start_runner_node};
+use self::operator_pods::OperatorPods;
 
-mod children;
 mod demo;
 mod kubectl;
+mod lease;
+mod node;
+mod operator_pods;
 mod rbac_check;
+mod trino;
 mod zookeeper;
 
 /// The namespace the charts are installed into.
@@ -66,8 +76,15 @@ const NODES: u16 = 3;
 const POLL_PERIOD: Duration = Duration::from_millis(500);
 /// How long the demo waits for the garbage collector after deleting a cluster.
 const GARBAGE_COLLECTION_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long the demo waits for a condition.
+/// How long the demo waits for a condition of a cluster on KWOK's nodes.
 const DEMO_TIMEOUT: &str = "120s";
+/// How long the demo waits for a condition of a real product: a restart of a JVM
+/// product takes its start-up time.
+const REAL_DEMO_TIMEOUT: &str = "300s";
+/// The operator replicas the sandbox installs: one leads, one stands by.
+const OPERATOR_REPLICAS: u16 = 2;
+/// How long an operator Deployment may take to roll out.
+const OPERATOR_ROLLOUT_TIMEOUT: &str = "180s";
 
 /// What `cargo xtask sandbox` was asked for.
 #[derive(Clone, Debug)]
@@ -85,7 +102,13 @@ pub fn run(workspace: &Path, options: SandboxOptions) -> anyhow::Result<()> {
     build_operators(workspace, operators)?;
     let dir = workspace.join("target").join("sandbox");
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    // The demo blocks on kubectl and helm; the node agent's tasks (the pods' status,
+    // the API server relay, the forwards) need threads of their own meanwhile.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(8)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
     runtime.block_on(sandbox(workspace, &dir, &tools, operators, options))
 }
 
@@ -130,84 +153,50 @@ async fn sandbox(
         control_plane.started_in().as_secs_f64(),
         control_plane.nodes().join(", ")
     );
-
+    let agent = start_runner_node(
+        dir,
+        &target_dir(workspace),
+        tools,
+        &control_plane,
+        operators,
+    )
+    .await?;
+    eprintln!("==> the pod runner serves node {RUNNER_NODE} (label and taint {RUNNER_LABEL}=true)");
+    let pods = OperatorPods {
+        agent: &agent,
+        dir: dir.to_owned(),
+    };
     let kubectl = Kubectl {
         binary: tools.kubectl.clone(),
         helm: tools.helm.clone(),
         kubeconfig: kubeconfig.clone(),
         home: dir.to_owned(),
     };
-    let mut children = Children(Vec::new());
-    let zookeeper = if operators
-        .iter()
-        .any(|operator| operator.sandbox_zookeeper.is_some())
-    {
-        let (address, child) = start_zookeeper(dir, tools)?;
-        children.0.push(child);
-        Some(address)
-    } else {
-        None
-    };
-    for operator in operators {
-        eprintln!("==> helm install {} --set replicas=0", operator.name);
-        kubectl.helm(&[
-            "install",
-            operator.name,
-            &workspace.join("helm").join(operator.name).to_string_lossy(),
-            "--namespace",
-            OPERATOR_NAMESPACE,
-            "--create-namespace",
-            "--set",
-            "replicas=0",
-        ])?;
-        let env: Vec<(&str, String)> = operator
-            .sandbox_zookeeper
-            .zip(zookeeper.as_ref())
-            .map(|(wanted, address)| (wanted.address_env, address.to_string()))
-            .into_iter()
-            .collect();
-        children
-            .0
-            .push(start_operator(workspace, dir, &control_plane, operator, &env).await?);
-    }
-
-    let mut provoked: Vec<String> = Vec::new();
-    let outcome = if options.demo {
-        let shown = demo::demo(
-            workspace,
-            tools,
-            &kubectl,
-            operators,
-            &mut children,
-            &mut control_plane,
-            zookeeper,
-        )
-        .await;
-        match (shown, operators.first()) {
-            (Ok(()), Some(operator)) => rbac_check::revoked_verb_is_named(
-                workspace,
-                dir,
-                &kubectl,
-                &control_plane,
-                operator,
-                &mut children,
-            )
-            .await
-            .map(|ids| provoked = ids),
-            (shown, _) => shown,
-        }
-    } else {
-        print_usage(&kubeconfig, workspace, operators);
-        wait_for_ctrl_c(&mut children, &mut control_plane).await
-    };
-    drop(children);
+    let outcome = run_sandbox(
+        workspace,
+        dir,
+        tools,
+        operators,
+        options,
+        &kubectl,
+        &pods,
+        &mut control_plane,
+    )
+    .await;
+    pods.keep_logs();
+    agent.shutdown().await;
     let denied: Vec<String> = refused_operator_requests(&control_plane)?
         .iter()
-        .filter(|request| !provoked.contains(&request.audit_id))
+        .filter(|request| {
+            outcome
+                .as_ref()
+                .map_or(true, |provoked| !provoked.contains(&request.audit_id))
+        })
         .map(AuditEvent::describe)
         .collect();
     if !denied.is_empty() {
         let failure = outcome
+            .as_ref()
             .err()
             .map(|error| format!("{error:#}\n"))
             .unwrap_or_default();
@@ -217,7 +206,7 @@ async fn sandbox(
             denied.join("\n  ")
         );
     }
-    outcome?;
+    let provoked = outcome?;
     if provoked.is_empty() {
         eprintln!("==> the audit log shows no request of an operator refused by its chart's RBAC");
     } else {
@@ -230,7 +219,101 @@ async fn sandbox(
     Ok(())
 }
 
-/// The requests of the operators' ServiceAccounts that the API server refused with 403.
+/// Installs the charts and runs the demo, or waits for Ctrl-C; returns the audit ids
+/// of the refusals the RBAC check provoked on purpose.
+#[allow(clippy::too_many_arguments)]
+async fn run_sandbox(
+    workspace: &Path,
+    dir: &Path,
+    tools: &Tools,
+    operators: &[Operator],
+    options: SandboxOptions,
+    kubectl: &Kubectl,
+    pods: &OperatorPods<'_>,
+    control_plane: &mut ControlPlane,
+) -> anyhow::Result<Vec<String>> {
+    for operator in operators {
+        install_operator(workspace, kubectl, operator)?;
+    }
+    for operator in operators {
+        eprintln!("==> kubectl rollout status deployment/{}", operator.name);
+        let rolled_out = kubectl.in_namespace(
+            "rollout",
+            OPERATOR_NAMESPACE,
+            &[
+                "status",
+                &format!("deployment/{}", operator.name),
+                &format!("--timeout={OPERATOR_ROLLOUT_TIMEOUT}"),
+            ],
+        );
+        pods.check()?;
+        if let Err(error) = rolled_out {
+            let listed =
+                kubectl.in_namespace("get", OPERATOR_NAMESPACE, &["pods", "-o", "wide"])?;
+            bail!("{error:#}\n{listed}");
+        }
+    }
+    println!(
+        "{}",
+        kubectl.in_namespace("get", OPERATOR_NAMESPACE, &["pods", "-o", "wide"])?
+    );
+    if !options.demo {
+        print_usage(&dir.join("kubeconfig"), workspace, operators);
+        wait_for_ctrl_c(pods, control_plane).await?;
+        return Ok(Vec::new());
+    }
+    demo::demo(workspace, tools, kubectl, operators, pods, control_plane).await?;
+    if let Some(operator) = operators.first() {
+        lease::leader_hands_over(kubectl, pods, operator).await?;
+        return rbac_check::revoked_verb_is_named(
+            workspace,
+            dir,
+            kubectl,
+            control_plane,
+            operator,
+            pods,
+        )
+        .await;
+    }
+    Ok(Vec::new())
+}
+
+/// `helm install` of `operator`'s chart as a user would, onto the runner's node: two
+/// replicas (one leads through the Lease), the image the runner maps to the binary
+/// built from the workspace.
+fn install_operator(
+    workspace: &Path,
+    kubectl: &Kubectl,
+    operator: &Operator,
+) -> anyhow::Result<()> {
+    let (repository, tag) = operator_image(operator.name);
+    let placement = placement();
+    eprintln!(
+        "==> helm install {} --set replicas={OPERATOR_REPLICAS} (image {repository}:{tag}, on node {RUNNER_NODE})",
+        operator.name
+    );
+    kubectl.helm(&[
+        "install",
+        operator.name,
+        &workspace.join("helm").join(operator.name).to_string_lossy(),
+        "--namespace",
+        OPERATOR_NAMESPACE,
+        "--create-namespace",
+        "--set",
+        &format!("replicas={OPERATOR_REPLICAS}"),
+        "--set",
+        &format!("image.repository={repository}"),
+        "--set",
+        &format!("image.tag={tag}"),
+        "--set-json",
+        &format!("nodeSelector={}", placement["nodeSelector"]),
+        "--set-json",
+        &format!("tolerations={}", placement["tolerations"]),
+    ])?;
+    Ok(())
+}
+
+/// The refused requests of the operators' ServiceAccounts that the API server refused with 403.
 fn refused_operator_requests(control_plane: &ControlPlane) -> anyhow::Result<Vec<AuditEvent>> {
     let operators = format!("system:serviceaccount:{OPERATOR_NAMESPACE}:");
     Ok(control_plane
@@ -240,50 +323,11 @@ fn refused_operator_requests(control_plane: &ControlPlane) -> anyhow::Result<Vec
         .collect())
 }
 
-/// Starts `<operator> run` against the control plane as the chart's ServiceAccount,
-/// with a token from the TokenRequest API.
-async fn start_operator(
-    workspace: &Path,
-    dir: &Path,
-    control_plane: &ControlPlane,
-    operator: &Operator,
-    env: &[(&str, String)],
-) -> anyhow::Result<(String, Child, PathBuf)> {
-    let token = control_plane
-        .service_account_token(OPERATOR_NAMESPACE, operator.name)
-        .await?;
-    let kubeconfig = dir.join(format!("{}.kubeconfig", operator.name));
-    control_plane.write_kubeconfig(&kubeconfig, &token)?;
-    let log = dir.join(format!("{}.log", operator.name));
-    let binary = workspace.join("target").join("debug").join(operator.name);
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|target| target.join("debug").join(operator.name))
-        .filter(|path| path.is_file())
-        .unwrap_or(binary);
-    let output = log_file(&log)?;
-    let child = Command::new(&target)
-        .arg("run")
-        .env("KUBECONFIG", &kubeconfig)
-        .env("POD_NAMESPACE", OPERATOR_NAMESPACE)
-        .env("POD_NAME", format!("{}-sandbox", operator.name))
-        .env("HTTP_ADDRESS", "127.0.0.1:0")
-        .env("KUBERNETES_CLUSTER_DOMAIN", "cluster.local")
-        .env("LOG_FORMAT", "text")
-        .envs(env.iter().map(|(name, value)| (*name, value)))
-        .stdin(Stdio::null())
-        .stdout(output.try_clone()?)
-        .stderr(output)
-        .spawn()
-        .with_context(|| format!("starting {}", target.display()))?;
-    eprintln!(
-        "==> started {} (pid {}) as system:serviceaccount:{OPERATOR_NAMESPACE}:{}, log in {}",
-        operator.name,
-        child.id(),
-        operator.name,
-        log.display()
-    );
-    Ok((operator.name.to_owned(), child, log))
+/// Where `cargo build` put the operators' binaries.
+fn target_dir(workspace: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace.join("target"), PathBuf::from)
+        .join("debug")
 }
 
 fn print_usage(kubeconfig: &Path, workspace: &Path, operators: &[Operator]) {
@@ -313,14 +357,14 @@ fn print_usage(kubeconfig: &Path, workspace: &Path, operators: &[Operator]) {
 }
 
 async fn wait_for_ctrl_c(
-    children: &mut Children,
+    pods: &OperatorPods<'_>,
     control_plane: &mut ControlPlane,
 ) -> anyhow::Result<()> {
     loop {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => return Ok(()),
             () = tokio::time::sleep(Duration::from_secs(1)) => {
-                children.check()?;
+                pods.check()?;
                 control_plane.check_alive()?;
             }
         }

@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use futures::{StreamExt, stream};
 use jiff::Timestamp;
-use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::authentication::v1::{BoundObjectReference, TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret, Service, ServiceAccount, Taint};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::watcher::{self, Event};

@@ -208,7 +208,15 @@ impl PodNetwork {
         port: u16,
     ) -> Result<std::net::TcpListener, NetworkError> {
         let bridge = self.bridge_netns.as_str();
-        ip(&["-n", bridge, "addr", "add", &format!("{address}/32"), "dev", "lo"])?;
+        ip(&[
+            "-n",
+            bridge,
+            "addr",
+            "add",
+            &format!("{address}/32"),
+            "dev",
+            "lo",
+        ])?;
         let path = Path::new(NETNS_DIR).join(bridge);
         let file = File::open(&path).map_err(|error| NetworkError::Enter {
             path: path.clone(),

@@ -342,7 +342,11 @@ async fn a_pod_reaches_the_api_server_with_its_projected_service_account_token()
         "the token is bound to the pod: {review}"
     );
     let intolerant = pods.get("intolerant").await.unwrap();
-    assert_eq!(intolerant.spec.unwrap().node_name, None, "the taint keeps it off");
+    assert_eq!(
+        intolerant.spec.unwrap().node_name,
+        None,
+        "the taint keeps it off"
+    );
     agent.shutdown().await;
     drop(control_plane);
 }

@@ -1,38 +1,40 @@
-//! The scripted demo: each example Available, Degraded, healed, Stopped and deleted, with `kubectl get` and the conditions shown.
+//! The scripted demo: each example Available, Degraded, healed, Stopped and deleted, with
+//! `kubectl get` and the conditions shown; the ZooKeeper and Trino examples run for real
+//! on the pod runner's node.
 
 use std::fs;
-use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use strata_testing::control_plane::{ControlPlane, SIMULATED_FAILURE_ANNOTATION};
 
-use super::children::Children;
 use super::kubectl::Kubectl;
-use super::zookeeper::znode_step;
-use super::{DEMO_TIMEOUT, GARBAGE_COLLECTION_TIMEOUT, POLL_PERIOD};
-use crate::operators::Operator;
+use super::node::placement;
+use super::operator_pods::OperatorPods;
+use super::{DEMO_TIMEOUT, GARBAGE_COLLECTION_TIMEOUT, POLL_PERIOD, REAL_DEMO_TIMEOUT};
+use super::{trino, zookeeper};
+use crate::operators::{Operator, RealCheck, SandboxRunner};
 use crate::tools::Tools;
 
-/// Applies each operator's example and shows it Available; makes its pods fail
-/// (through `podOverrides` and KWOK's [`SIMULATED_FAILURE_ANNOTATION`]) and shows
-/// Degraded; heals it and shows Available again; stops it and shows Stopped; deletes it
-/// and waits for the garbage collector. A control-plane component that dies ends it.
+/// A JVM option no JVM knows: the JVM refuses to start with it.
+const BAD_JVM_OPTION: &str = "-XX:+StrataNoSuchOption";
+
+/// Runs each operator's example through the demo's steps. A control-plane component
+/// that dies, or an operator that restarts, ends it.
 pub(super) async fn demo(
     workspace: &Path,
     tools: &Tools,
     kubectl: &Kubectl,
     operators: &[Operator],
-    children: &mut Children,
+    pods: &OperatorPods<'_>,
     control_plane: &mut ControlPlane,
-    zookeeper: Option<SocketAddr>,
 ) -> anyhow::Result<()> {
     for operator in operators {
         control_plane.check_alive()?;
         let example = workspace.join(operator.example);
-        let target = first_resource(&example)?;
+        let mut target = first_resource(&example)?;
         let prerequisite = operator
             .sandbox_prerequisite
             .map(|path| workspace.join(path).to_string_lossy().into_owned());
@@ -42,114 +44,228 @@ pub(super) async fn demo(
             );
             kubectl.run(&["apply", "--server-side", "-f", prerequisite])?;
         }
-        eprintln!("==> kubectl apply --server-side -f {}", operator.example);
-        kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
-        show(kubectl, &target, "Available=True", children)?;
-        if let (Some(step), Some(address)) = (operator.sandbox_zookeeper, zookeeper) {
-            znode_step(workspace, tools, kubectl, children, step, address)?;
+        match operator.sandbox_runner {
+            Some(real) => {
+                target.timeout = REAL_DEMO_TIMEOUT;
+                let placed = on_runner(&example, &kubectl.home, real)?;
+                eprintln!(
+                    "==> kubectl apply --server-side -f {} (on the pod runner's node: its \
+                     selector and toleration in each role's podOverrides)",
+                    operator.example
+                );
+                kubectl.run(&["apply", "--server-side", "-f", &placed.to_string_lossy()])?;
+                show(kubectl, &target, "Available=True", pods)?;
+                // A catalog the operator found after the first pods started rolls them.
+                show(kubectl, &target, "Progressing=False", pods)?;
+                match real.check {
+                    RealCheck::Zookeeper(step) => {
+                        zookeeper::real_ensemble(workspace, tools, kubectl, pods, &target, step)
+                            .await?;
+                    }
+                    RealCheck::Trino { coordinator_role } => {
+                        trino::answers_tpch(pods, &target, coordinator_role).await?;
+                    }
+                }
+                if real.lifecycle {
+                    let failing = json!({"spec": {"containers": [{"name": real.container,
+                        "env": [{"name": "JAVA_TOOL_OPTIONS", "value": BAD_JVM_OPTION}]}]}});
+                    let healing = json!({"spec": {"containers": null}});
+                    lifecycle(
+                        kubectl,
+                        pods,
+                        &target,
+                        &failing,
+                        &healing,
+                        &format!(
+                            "JAVA_TOOL_OPTIONS={BAD_JVM_OPTION} in container {}",
+                            real.container
+                        ),
+                    )?;
+                }
+            }
+            None => {
+                eprintln!("==> kubectl apply --server-side -f {}", operator.example);
+                kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
+                show(kubectl, &target, "Available=True", pods)?;
+                let failing = json!({"metadata": {"annotations": {SIMULATED_FAILURE_ANNOTATION: "CrashLoopBackOff"}}});
+                lifecycle(
+                    kubectl,
+                    pods,
+                    &target,
+                    &failing,
+                    &Value::Null,
+                    "simulated CrashLoopBackOff",
+                )?;
+            }
         }
+        delete(kubectl, control_plane, &target, prerequisite.as_deref()).await?;
+    }
+    eprintln!("==> the demo finished");
+    Ok(())
+}
 
-        let failing = json!({"metadata": {"annotations": {SIMULATED_FAILURE_ANNOTATION: "CrashLoopBackOff"}}});
-        eprintln!(
-            "==> simulated CrashLoopBackOff through spec.{}.podOverrides",
-            target.role
-        );
-        target.patch_role(kubectl, &failing)?;
-        show(kubectl, &target, "Degraded=True", children)?;
-        describe_shows_degraded_event(kubectl, &target)?;
-        eprintln!("==> podOverrides removed");
-        target.patch_role(kubectl, &Value::Null)?;
-        show(kubectl, &target, "Available=True", children)?;
-        let claims = volume_claims(kubectl, &target)?;
+/// The example sized by `real.fit` and placed on the runner's node
+/// ([`on_runner_documents`]), written to `dir/<example file>`.
+fn on_runner(example: &Path, dir: &Path, real: SandboxRunner) -> anyhow::Result<PathBuf> {
+    let text = fs::read_to_string(example)?;
+    let mut documents = strata_testing::yaml::documents(&text)
+        .map_err(|error| anyhow::anyhow!("{}: {error}", example.display()))?;
+    (real.fit)(&mut documents);
+    let file_name = example
+        .file_name()
+        .context("the example has no file name")?
+        .to_string_lossy();
+    on_runner_documents(&documents, dir, &file_name)
+}
 
-        eprintln!(
-            "==> kubectl annotate {} operator-command=Stopped",
+/// `documents` with the runner's node selector and toleration in the `podOverrides` of
+/// every role of every cluster document, written to `dir/file_name`.
+pub(super) fn on_runner_documents(
+    documents: &[Value],
+    dir: &Path,
+    file_name: &str,
+) -> anyhow::Result<PathBuf> {
+    let mut documents = documents.to_vec();
+    let placement = placement();
+    for document in &mut documents {
+        let Some(spec) = document.get_mut("spec").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for role in spec.values_mut() {
+            if role.get("roleGroups").is_none() {
+                continue;
+            }
+            let overrides = &mut role["podOverrides"]["spec"];
+            overrides["nodeSelector"] = placement["nodeSelector"].clone();
+            overrides["tolerations"] = placement["tolerations"].clone();
+        }
+    }
+    let yaml = documents
+        .iter()
+        .map(serde_yaml_ng::to_string)
+        .collect::<Result<Vec<_>, _>>()?
+        .join("---\n");
+    let placed = dir.join(file_name);
+    fs::write(&placed, yaml).with_context(|| format!("writing {}", placed.display()))?;
+    Ok(placed)
+}
+
+/// Degraded through `failing` in the first role's `podOverrides`, healed by
+/// `healing`; Stopped through the `operator-command` annotation, with the volume claims
+/// kept; Available again.
+fn lifecycle(
+    kubectl: &Kubectl,
+    pods: &OperatorPods<'_>,
+    target: &DemoTarget,
+    failing: &Value,
+    healing: &Value,
+    fault: &str,
+) -> anyhow::Result<()> {
+    eprintln!("==> {fault} through spec.{}.podOverrides", target.role);
+    target.patch_role(kubectl, failing)?;
+    show(kubectl, target, "Degraded=True", pods)?;
+    describe_shows_degraded_event(kubectl, target)?;
+    eprintln!("==> the fault taken back out of podOverrides");
+    target.patch_role(kubectl, healing)?;
+    show(kubectl, target, "Available=True", pods)?;
+    let claims = volume_claims(kubectl, target)?;
+
+    eprintln!(
+        "==> kubectl annotate {} operator-command=Stopped",
+        target.resource
+    );
+    target.kubectl(kubectl, "annotate", &["operator-command=Stopped"])?;
+    show(kubectl, target, "Stopped=True", pods)?;
+    let cluster = target.name();
+    let replicas = kubectl.in_namespace(
+        "get",
+        &target.namespace,
+        &[
+            "statefulsets",
+            "--selector",
+            &format!("app.kubernetes.io/instance={cluster}"),
+            "-o",
+            "jsonpath={.items[*].spec.replicas}",
+        ],
+    )?;
+    if replicas.split_whitespace().any(|count| count != "0") {
+        bail!(
+            "{} is stopped, but its StatefulSets have replicas {replicas:?}",
             target.resource
         );
-        target.kubectl(kubectl, "annotate", &["operator-command=Stopped"])?;
-        show(kubectl, &target, "Stopped=True", children)?;
-        let cluster = target.name();
-        let replicas = kubectl.in_namespace(
+    }
+    let kept = volume_claims(kubectl, target)?;
+    if let Some(lost) = claims.iter().find(|claim| !kept.contains(claim)) {
+        bail!(
+            "{} is stopped, and its volume claim {lost} is gone",
+            target.resource
+        );
+    }
+    eprintln!(
+        "==> stopped: every StatefulSet at 0 replicas ({}), its {} volume claims stay; \
+         kubectl annotate {} operator-command-",
+        replicas.trim(),
+        kept.len(),
+        target.resource
+    );
+    target.kubectl(kubectl, "annotate", &["operator-command-"])?;
+    show(kubectl, target, "Available=True", pods)
+}
+
+/// Deletes the cluster (and the prerequisite), waits for the garbage collector to
+/// remove its children, and checks that its volume claims stay.
+async fn delete(
+    kubectl: &Kubectl,
+    control_plane: &mut ControlPlane,
+    target: &DemoTarget,
+    prerequisite: Option<&str>,
+) -> anyhow::Result<()> {
+    let kept = volume_claims(kubectl, target)?;
+    eprintln!("==> kubectl delete {}", target.resource);
+    target.kubectl(kubectl, "delete", &["--wait=true"])?;
+    if let Some(prerequisite) = prerequisite {
+        kubectl.run(&["delete", "-f", prerequisite, "--wait=true"])?;
+    }
+    // kube-controller-manager's garbage collector removes the children in the
+    // background, so the demo waits for it as a user would.
+    let cluster = target.name();
+    let mut waited = Duration::ZERO;
+    loop {
+        let left = kubectl.in_namespace(
             "get",
             &target.namespace,
             &[
-                "statefulsets",
+                "statefulsets,configmaps,services,poddisruptionbudgets,pods",
                 "--selector",
                 &format!("app.kubernetes.io/instance={cluster}"),
                 "-o",
-                "jsonpath={.items[*].spec.replicas}",
+                "name",
             ],
         )?;
-        if replicas.split_whitespace().any(|count| count != "0") {
+        if left.trim().is_empty() {
+            break;
+        }
+        if waited >= GARBAGE_COLLECTION_TIMEOUT {
             bail!(
-                "{} is stopped, but its StatefulSets have replicas {replicas:?}",
-                target.resource
+                "children of {} outlived it by {} s:\n{left}",
+                target.resource,
+                waited.as_secs()
             );
         }
-        let kept = volume_claims(kubectl, &target)?;
-        if let Some(lost) = claims.iter().find(|claim| !kept.contains(claim)) {
-            bail!(
-                "{} is stopped, and its volume claim {lost} is gone",
-                target.resource
-            );
-        }
-        eprintln!(
-            "==> stopped: every StatefulSet at 0 replicas ({}), its {} volume claims stay; \
-             kubectl annotate {} operator-command-",
-            replicas.trim(),
-            kept.len(),
-            target.resource
-        );
-        target.kubectl(kubectl, "annotate", &["operator-command-"])?;
-        show(kubectl, &target, "Available=True", children)?;
-
-        eprintln!("==> kubectl delete {}", target.resource);
-        target.kubectl(kubectl, "delete", &["--wait=true"])?;
-        if let Some(prerequisite) = &prerequisite {
-            kubectl.run(&["delete", "-f", prerequisite, "--wait=true"])?;
-        }
-        // kube-controller-manager's garbage collector removes the children in the
-        // background, so the demo waits for it as a user would.
-        let cluster = target.name();
-        let mut waited = Duration::ZERO;
-        loop {
-            let left = kubectl.in_namespace(
-                "get",
-                &target.namespace,
-                &[
-                    "statefulsets,configmaps,services,poddisruptionbudgets,pods",
-                    "--selector",
-                    &format!("app.kubernetes.io/instance={cluster}"),
-                    "-o",
-                    "name",
-                ],
-            )?;
-            if left.trim().is_empty() {
-                break;
-            }
-            if waited >= GARBAGE_COLLECTION_TIMEOUT {
-                bail!(
-                    "children of {} outlived it by {} s:\n{left}",
-                    target.resource,
-                    waited.as_secs()
-                );
-            }
-            control_plane.check_alive()?;
-            tokio::time::sleep(POLL_PERIOD).await;
-            waited += POLL_PERIOD;
-        }
-        let left = volume_claims(kubectl, &target)?;
-        if let Some(lost) = kept.iter().find(|claim| !left.contains(claim)) {
-            bail!("{lost} went away with {}", target.resource);
-        }
-        println!("{}", left.join("\n"));
-        eprintln!(
-            "==> the garbage collector removed its children after {:.1} s; its {} volume claims stay",
-            waited.as_secs_f64(),
-            left.len()
-        );
+        control_plane.check_alive()?;
+        tokio::time::sleep(POLL_PERIOD).await;
+        waited += POLL_PERIOD;
     }
-    eprintln!("==> the demo finished");
+    let left = volume_claims(kubectl, target)?;
+    if let Some(lost) = kept.iter().find(|claim| !left.contains(claim)) {
+        bail!("{lost} went away with {}", target.resource);
+    }
+    println!("{}", left.join("\n"));
+    eprintln!(
+        "==> the garbage collector removed its children after {:.1} s; its {} volume claims stay",
+        waited.as_secs_f64(),
+        left.len()
+    );
     Ok(())
 }
 
@@ -209,7 +325,7 @@ pub(super) fn show(
     kubectl: &Kubectl,
     target: &DemoTarget,
     condition: &str,
-    children: &mut Children,
+    pods: &OperatorPods<'_>,
 ) -> anyhow::Result<()> {
     eprintln!(
         "==> kubectl wait {} --for=condition={condition}",
@@ -220,10 +336,10 @@ pub(super) fn show(
         "wait",
         &[
             &format!("--for=condition={condition}"),
-            &format!("--timeout={DEMO_TIMEOUT}"),
+            &format!("--timeout={}", target.timeout),
         ],
     );
-    children.check()?;
+    pods.check()?;
     let conditions = || {
         target.kubectl(kubectl, "get", &["-o",
             "jsonpath={range .status.conditions[*]}{.type}={.status} ({.reason}): {.message}{\"\\n\"}{end}",])
@@ -240,10 +356,22 @@ pub(super) fn show(
                 "wide",
             ],
         );
+        let pod_states = kubectl.in_namespace(
+            "get",
+            &target.namespace,
+            &[
+                "pods",
+                "--selector",
+                &format!("app.kubernetes.io/instance={}", target.name()),
+                "-o",
+                "jsonpath={range .items[*]}{.metadata.name}: {.status.conditions[?(@.type==\"Ready\")].message} {.status.containerStatuses[*].state}{\"\\n\"}{end}",
+            ],
+        );
         bail!(
-            "{error:#}\nits conditions:\n{}\nits workloads:\n{}",
+            "{error:#}\nits conditions:\n{}\nits workloads:\n{}\nits pods:\n{}",
             conditions().unwrap_or_else(|error| error.to_string()),
-            workloads.unwrap_or_else(|error| error.to_string())
+            workloads.unwrap_or_else(|error| error.to_string()),
+            pod_states.unwrap_or_else(|error| error.to_string())
         );
     }
     println!("{}", target.kubectl(kubectl, "get", &[])?);
@@ -256,6 +384,8 @@ pub(super) struct DemoTarget {
     pub(super) resource: String,
     pub(super) namespace: String,
     pub(super) role: String,
+    /// How long `kubectl wait` waits for each condition.
+    pub(super) timeout: &'static str,
 }
 
 impl DemoTarget {
@@ -276,6 +406,21 @@ impl DemoTarget {
         let mut all = vec![self.resource.as_str()];
         all.extend_from_slice(args);
         kubectl.in_namespace(verb, &self.namespace, &all)
+    }
+
+    /// Sets the replicas of the first role's `default` role group with a merge patch.
+    pub(super) fn patch_role_group_replicas(
+        &self,
+        kubectl: &Kubectl,
+        replicas: usize,
+    ) -> anyhow::Result<()> {
+        let patch = json!({"spec": {self.role.as_str(): {"roleGroups": {"default": {"replicas": replicas}}}}});
+        self.kubectl(
+            kubectl,
+            "patch",
+            &["--type", "merge", "-p", &patch.to_string()],
+        )?;
+        Ok(())
     }
 
     /// Sets (or with `null`, removes) the role's `podOverrides` with a merge patch.
@@ -320,5 +465,6 @@ pub(super) fn first_resource(example: &Path) -> anyhow::Result<DemoTarget> {
             .unwrap_or("default")
             .to_owned(),
         role,
+        timeout: DEMO_TIMEOUT,
     })
 }

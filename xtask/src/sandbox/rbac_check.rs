@@ -8,9 +8,9 @@ use anyhow::bail;
 use serde_json::{Value, json};
 use strata_testing::control_plane::{AuditEvent, ControlPlane};
 
-use super::children::Children;
 use super::demo::first_resource;
 use super::kubectl::Kubectl;
+use super::operator_pods::OperatorPods;
 use super::{OPERATOR_NAMESPACE, POLL_PERIOD, refused_operator_requests};
 use crate::operators::Operator;
 
@@ -28,7 +28,7 @@ pub(super) async fn revoked_verb_is_named(
     kubectl: &Kubectl,
     control_plane: &ControlPlane,
     operator: &Operator,
-    children: &mut Children,
+    pods: &OperatorPods<'_>,
 ) -> anyhow::Result<Vec<String>> {
     let role_file = |name: &str, role: &Value| -> anyhow::Result<PathBuf> {
         let path = dir.join(name);
@@ -81,7 +81,7 @@ pub(super) async fn revoked_verb_is_named(
         kubectl.run(&["apply", "--server-side", "-f", &example.to_string_lossy()])?;
         let mut waited = Duration::ZERO;
         loop {
-            children.check()?;
+            pods.check()?;
             if let Some(request) = refused_operator_requests(control_plane)?
                 .iter()
                 .find(|request| provoked(request))

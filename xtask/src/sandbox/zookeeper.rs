@@ -1,90 +1,266 @@
-//! The real ZooKeeper the sandbox runs for operators that reach an ensemble themselves, and the demo step that checks a ZNode's path in it.
+//! The ZooKeeper example on the runner's node, for real: its leader, a ZNode's path in
+//! it, and an ensemble grown 1 → 3 that keeps what was written before each step.
 
 use std::fs;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::children::{Children, last_lines, log_file};
-use super::demo::{DemoTarget, show};
+use super::POLL_PERIOD;
+use super::demo::{DemoTarget, on_runner_documents, show};
 use super::kubectl::{Kubectl, output};
+use super::operator_pods::OperatorPods;
 use crate::operators;
 use crate::tools::Tools;
 use strata_testing::process::Stop;
 
-/// Starts a standalone ZooKeeper (the jars of the 3.9.5 image directory) on a free loopback port,
-/// with its data and log under `dir/zookeeper`, and waits until it answers `ruok`.
-pub(super) fn start_zookeeper(
-    dir: &Path,
+/// The client port the operator renders.
+const CLIENT_PORT: u16 = 2181;
+/// The ensemble the growth step creates, and its one role group's StatefulSet.
+const GROWING: &str = "growing-zk";
+/// How long one growth step may take: each adds a server and restarts the others.
+const GROWTH_STEP_TIMEOUT: Duration = Duration::from_secs(300);
+/// Where the growth step writes its znodes.
+const GROWTH_PATH: &str = "/strata-demo";
+
+/// The example's ensemble on the runner: one leader among its servers, then the ZNode
+/// step against it, then an ensemble grown 1 → 3.
+pub(super) async fn real_ensemble(
+    workspace: &Path,
     tools: &Tools,
-) -> anyhow::Result<(SocketAddr, (String, Child, PathBuf))> {
-    let home = dir.join("zookeeper");
-    let data = home.join("data");
-    if data.exists() {
-        fs::remove_dir_all(&data).with_context(|| format!("clearing {}", data.display()))?;
+    kubectl: &Kubectl,
+    pods: &OperatorPods<'_>,
+    target: &DemoTarget,
+    step: operators::SandboxZookeeper,
+) -> anyhow::Result<()> {
+    let servers = server_pods(kubectl, target)?;
+    let mut modes = Vec::new();
+    for pod in &servers {
+        let address = forwarded(pods, pod)?;
+        let answer = four_letter_word(address, "srvr")
+            .with_context(|| format!("srvr to {pod} through {address}"))?;
+        let mode = answer
+            .lines()
+            .find_map(|line| line.strip_prefix("Mode: "))
+            .unwrap_or("unknown")
+            .to_owned();
+        println!("{pod}: {mode}");
+        modes.push(mode);
     }
-    fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
-    let address = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .context("finding a free loopback port for ZooKeeper")?;
-    let config = home.join("zoo.cfg");
-    fs::write(
-        &config,
-        format!(
-            "tickTime=2000\ndataDir={}\nclientPort={}\nclientPortAddress=127.0.0.1\n\
-             admin.enableServer=false\n4lw.commands.whitelist=ruok,srvr\n",
-            data.display(),
-            address.port()
-        ),
-    )?;
-    let log = home.join("zookeeper.log");
-    let output = log_file(&log)?;
-    let child = Command::new(&tools.java)
-        .args([
-            "-Xmx128m",
-            "-XX:+UseSerialGC",
-            "-cp",
-            &tools.zookeeper_classpath,
-        ])
-        .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
-        .arg(&config)
-        .stdin(Stdio::null())
-        .stdout(output.try_clone()?)
-        .stderr(output)
-        .spawn()
-        .context("starting ZooKeeper")?;
-    let mut started = ("zookeeper".to_owned(), child, log);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        if four_letter_word(address, "ruok").is_ok_and(|answer| answer == "imok") {
-            break;
-        }
-        if let Some(status) = started.1.try_wait()? {
-            bail!(
-                "ZooKeeper exited ({status}); the last lines of {}:\n{}",
-                started.2.display(),
-                last_lines(&started.2, 20)
-            );
-        }
-        if std::time::Instant::now() > deadline {
-            bail!(
-                "ZooKeeper did not answer on {address} within 60 s; the last lines of {}:\n{}",
-                started.2.display(),
-                last_lines(&started.2, 20)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(200));
+    let leaders = modes.iter().filter(|mode| *mode == "leader").count();
+    if leaders != 1
+        || modes
+            .iter()
+            .any(|mode| mode != "leader" && mode != "follower")
+    {
+        bail!("the ensemble {servers:?} does not have one leader and followers: {modes:?}");
     }
     eprintln!(
-        "==> started ZooKeeper on {address} (pid {}), for the operators that reach an \
-         ensemble themselves",
-        started.1.id()
+        "==> the {} real ZooKeeper servers elected one leader",
+        servers.len()
     );
-    Ok((address, started))
+    let first = servers.first().context("the ensemble has no server")?;
+    znode_step(
+        workspace,
+        tools,
+        kubectl,
+        pods,
+        step,
+        forwarded(pods, first)?,
+    )?;
+    grow_one_to_three(tools, kubectl, pods, target).await
+}
+
+/// A second ensemble, created with one server and grown to three a server at a time:
+/// a znode written before each step is read after it, through the first server.
+async fn grow_one_to_three(
+    tools: &Tools,
+    kubectl: &Kubectl,
+    pods: &OperatorPods<'_>,
+    target: &DemoTarget,
+) -> anyhow::Result<()> {
+    let mut cluster: Value =
+        serde_json::from_str(&target.kubectl(kubectl, "get", &["-o", "json"])?)?;
+    let spec = cluster["spec"].take();
+    let mut document = json!({
+        "apiVersion": cluster["apiVersion"].take(),
+        "kind": cluster["kind"].take(),
+        "metadata": {"name": GROWING, "namespace": target.namespace},
+        "spec": spec,
+    });
+    document["spec"][target.role.as_str()]["roleGroups"]["default"]["replicas"] = 1.into();
+    let growing = DemoTarget {
+        resource: format!(
+            "{}/{GROWING}",
+            target.resource.split('/').next().unwrap_or_default()
+        ),
+        namespace: target.namespace.clone(),
+        role: target.role.clone(),
+        timeout: target.timeout,
+    };
+    let file = on_runner_documents(&[document], &kubectl.home, "growing-zk.yaml")?;
+    eprintln!(
+        "==> kubectl apply --server-side -f growing-zk.yaml (one server, on the runner's node)"
+    );
+    kubectl.run(&["apply", "--server-side", "-f", &file.to_string_lossy()])?;
+    show(kubectl, &growing, "Available=True", pods)?;
+    let first_pod = format!("{GROWING}-{}-default-0", role_name(&target.role));
+    let mut written = Vec::new();
+    for servers in 2..=3 {
+        let address = forwarded(pods, &first_pod)?;
+        let znode = format!("{GROWTH_PATH}/before-{servers}-servers");
+        if written.is_empty() {
+            let _ = zookeeper_cli(tools, address, &["create", GROWTH_PATH, "demo"]);
+        }
+        zookeeper_cli(
+            tools,
+            address,
+            &[
+                "create",
+                &znode,
+                &format!("written with {} server(s)", servers - 1),
+            ],
+        )?;
+        written.push(znode);
+        eprintln!(
+            "==> kubectl patch {} (replicas {servers}), after writing {}",
+            growing.resource,
+            written.last().map(String::as_str).unwrap_or_default()
+        );
+        growing.patch_role_group_replicas(kubectl, servers)?;
+        let started = Instant::now();
+        wait_settled(kubectl, &growing, servers).await?;
+        println!("{}", growing.kubectl(kubectl, "get", &[])?);
+        let address = forwarded(pods, &first_pod)?;
+        let children = zookeeper_children(tools, address, GROWTH_PATH)?;
+        let missing: Vec<&String> = written
+            .iter()
+            .filter(|znode| {
+                !children.contains(znode.trim_start_matches(&format!("{GROWTH_PATH}/")))
+            })
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "after growing to {servers} servers, {missing:?} are gone: {GROWTH_PATH} holds {children}"
+            );
+        }
+        eprintln!(
+            "==> {servers} servers in {:.0} s, every one Ready; {GROWTH_PATH} still holds {children}",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    eprintln!("==> kubectl delete {}", growing.resource);
+    growing.kubectl(kubectl, "delete", &["--wait=true"])?;
+    Ok(())
+}
+
+/// Waits until the cluster has seen its latest spec, is Available and not
+/// Progressing, and `servers` of its pods are Ready.
+async fn wait_settled(
+    kubectl: &Kubectl,
+    target: &DemoTarget,
+    servers: usize,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + GROWTH_STEP_TIMEOUT;
+    loop {
+        let cluster: Value =
+            serde_json::from_str(&target.kubectl(kubectl, "get", &["-o", "json"])?)?;
+        let generation = &cluster["metadata"]["generation"];
+        let conditions = cluster["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let status_of = |kind: &str| {
+            conditions
+                .iter()
+                .find(|condition| {
+                    condition["type"] == kind && condition["observedGeneration"] == *generation
+                })
+                .and_then(|condition| condition["status"].as_str().map(str::to_owned))
+        };
+        let ready = kubectl.in_namespace(
+            "get",
+            &target.namespace,
+            &[
+                "pods",
+                "--selector",
+                &format!("app.kubernetes.io/instance={}", target.name()),
+                "-o",
+                "jsonpath={range .items[*]}{.status.conditions[?(@.type==\"Ready\")].status}{\"\\n\"}{end}",
+            ],
+        )?;
+        let ready = ready.lines().filter(|status| *status == "True").count();
+        if status_of("Available").as_deref() == Some("True")
+            && status_of("Progressing").as_deref() == Some("False")
+            && ready == servers
+        {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "{} did not settle at {servers} servers within {} s: {ready} pods Ready, conditions {}",
+                target.resource,
+                GROWTH_STEP_TIMEOUT.as_secs(),
+                Value::Array(conditions)
+            );
+        }
+        tokio::time::sleep(POLL_PERIOD).await;
+    }
+}
+
+/// `servers` → `server`: the role's name in object names.
+fn role_name(role: &str) -> &str {
+    role.strip_suffix('s').unwrap_or(role)
+}
+
+/// The names of the cluster's pods, sorted.
+fn server_pods(kubectl: &Kubectl, target: &DemoTarget) -> anyhow::Result<Vec<String>> {
+    let names = kubectl.in_namespace(
+        "get",
+        &target.namespace,
+        &[
+            "pods",
+            "--selector",
+            &format!("app.kubernetes.io/instance={}", target.name()),
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
+        ],
+    )?;
+    let mut names: Vec<String> = names.split_whitespace().map(str::to_owned).collect();
+    names.sort();
+    Ok(names)
+}
+
+/// The host's end of the runner's forward to `pod`'s client port.
+fn forwarded(pods: &OperatorPods<'_>, pod: &str) -> anyhow::Result<SocketAddr> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(address) = pods.agent.forwarded(&format!("{pod}:{CLIENT_PORT}")) {
+            return Ok(address);
+        }
+        if Instant::now() > deadline {
+            bail!("the runner forwards no port {CLIENT_PORT} of {pod}");
+        }
+        std::thread::sleep(POLL_PERIOD);
+    }
+}
+
+/// Runs the ZooKeeper CLI (`ZooKeeperMain`, which `zkCli.sh` runs) with one command.
+fn zookeeper_cli(tools: &Tools, address: SocketAddr, command: &[&str]) -> anyhow::Result<String> {
+    output(
+        Command::new(&tools.java)
+            .args(["-Xmx64m", "-cp", &tools.zookeeper_classpath])
+            .arg("org.apache.zookeeper.ZooKeeperMain")
+            .args(["-server", &address.to_string()])
+            .args(command),
+        "the ZooKeeper CLI",
+        command,
+        Stop::Group,
+    )
 }
 
 /// Sends a ZooKeeper four-letter word and returns the answer.
@@ -107,15 +283,7 @@ pub(super) fn zookeeper_children(
     address: SocketAddr,
     path: &str,
 ) -> anyhow::Result<String> {
-    let printed = output(
-        Command::new(&tools.java)
-            .args(["-Xmx64m", "-cp", &tools.zookeeper_classpath])
-            .arg("org.apache.zookeeper.ZooKeeperMain")
-            .args(["-server", &address.to_string(), "ls", path]),
-        "the ZooKeeper CLI",
-        &["ls", path],
-        Stop::Group,
-    )?;
+    let printed = zookeeper_cli(tools, address, &["ls", path])?;
     printed
         .lines()
         .rev()
@@ -127,11 +295,11 @@ pub(super) fn zookeeper_children(
 /// Applies the sub-resource of `step`, waits for it to be Available, checks that its
 /// discovery ConfigMap holds the published keys and that its path exists in the real
 /// ensemble; then deletes it and checks that the finalizer removed the path.
-pub(super) fn znode_step(
+fn znode_step(
     workspace: &Path,
     tools: &Tools,
     kubectl: &Kubectl,
-    children: &mut Children,
+    pods: &OperatorPods<'_>,
     step: operators::SandboxZookeeper,
     address: SocketAddr,
 ) -> anyhow::Result<()> {
@@ -154,13 +322,14 @@ pub(super) fn znode_step(
         resource: resource.clone(),
         namespace: namespace.to_owned(),
         role: String::new(),
+        timeout: super::DEMO_TIMEOUT,
     };
     eprintln!(
-        "==> kubectl apply --server-side -f {} (the ensemble is a real ZooKeeper on {address})",
+        "==> kubectl apply --server-side -f {} (the operator reaches the real ensemble in-cluster; the demo reads it through {address})",
         step.manifest
     );
     kubectl.run(&["apply", "--server-side", "-f", &manifest.to_string_lossy()])?;
-    show(kubectl, &target, "Available=True", children)?;
+    show(kubectl, &target, "Available=True", pods)?;
     let published: Value = serde_json::from_str(&kubectl.run(&[
         "get",
         "--namespace",

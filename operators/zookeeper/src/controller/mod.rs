@@ -15,7 +15,7 @@ use strata_operator::rbac::OperatorRegistration;
 
 use self::cluster::ClusterContext;
 use self::leader::{PodDnsName, ServerAddress};
-use self::znode::{ClientServiceAddress, EnsembleAddress, FixedAddress, ZnodeContext};
+use self::znode::{ClientServiceAddress, EnsembleAddress, ZnodeContext};
 use crate::crd::{ZookeeperCluster, ZookeeperZnode};
 
 /// Kinds the cluster controller creates. The same list drives the watches,
@@ -70,13 +70,6 @@ pub fn registration() -> OperatorRegistration {
 /// written to Kubernetes unless the outcome changes.
 pub const ZNODE_CHECK_PERIOD: Duration = Duration::from_secs(60);
 
-/// The environment variable that points the ZNode controller at one ensemble
-/// (`host:port[,host:port]`) instead of each cluster's client Service: for a
-/// sandbox or a test where the operator cannot resolve cluster DNS
-/// (`cargo xtask sandbox` sets it to a real ZooKeeper on a loopback address).
-/// Never set it where clusters run their own ensembles.
-pub const ENSEMBLE_OVERRIDE_ENV: &str = "ZOOKEEPER_ENSEMBLE_OVERRIDE";
-
 /// Settings of a running operator that tests replace.
 #[derive(Clone)]
 pub struct RunOptions {
@@ -103,28 +96,13 @@ impl std::fmt::Debug for RunOptions {
 
 impl RunOptions {
     /// Options for a real cluster: the runtime's cluster domain, ensembles
-    /// through their client Services, unless [`ENSEMBLE_OVERRIDE_ENV`] names one
-    /// ensemble for every ZNode.
+    /// through their client Services.
     pub fn for_runtime(runtime: &OperatorRuntime) -> Self {
         let cluster_domain = runtime.cluster_domain.clone();
-        let override_hosts = std::env::var(ENSEMBLE_OVERRIDE_ENV)
-            .ok()
-            .filter(|hosts| !hosts.trim().is_empty());
-        let ensemble_address: Arc<dyn EnsembleAddress> = match override_hosts {
-            Some(hosts) => {
-                tracing::warn!(
-                    hosts,
-                    "{ENSEMBLE_OVERRIDE_ENV} is set: every ZNode is created in this one \
-                     ensemble, not in its cluster's"
-                );
-                Arc::new(FixedAddress(hosts))
-            }
-            None => Arc::new(ClientServiceAddress {
+        Self {
+            ensemble_address: Arc::new(ClientServiceAddress {
                 cluster_domain: cluster_domain.clone(),
             }),
-        };
-        Self {
-            ensemble_address,
             cluster_domain,
             zookeeper_timeout: Duration::from_secs(10),
             znode_check_period: ZNODE_CHECK_PERIOD,

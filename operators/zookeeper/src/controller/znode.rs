@@ -54,16 +54,6 @@ impl EnsembleAddress for ClientServiceAddress {
     }
 }
 
-/// One ensemble for every cluster ([`super::ENSEMBLE_OVERRIDE_ENV`]).
-#[derive(Clone, Debug)]
-pub struct FixedAddress(pub String);
-
-impl EnsembleAddress for FixedAddress {
-    fn hosts(&self, _cluster: &ZookeeperCluster) -> String {
-        self.0.clone()
-    }
-}
-
 /// What the ZNode controller needs beyond the shared context. Clusters are read
 /// from the controller's reference cache (`context.references`), never fetched.
 pub struct ZnodeContext {
