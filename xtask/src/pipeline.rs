@@ -24,8 +24,9 @@ pub enum Action {
     /// Run the shared operator checks (`strata_testing::checks`) on every
     /// registered operator.
     OperatorChecks,
-    /// `cargo xtask sandbox --demo`: every operator binary installed with the real
-    /// helm into the in-memory API and driven with the real kubectl.
+    /// `cargo xtask sandbox --demo`: every operator installed with the real helm onto
+    /// the real control plane, its pods on the pod runner's node, and driven with the
+    /// real kubectl.
     SandboxDemo,
 }
 
@@ -73,7 +74,7 @@ pub fn steps() -> Vec<Step> {
             action: Action::OperatorChecks,
         },
         Step {
-            name: "sandbox demo: helm install; Available, Degraded, healed, Stopped, deleted with its PVCs kept",
+            name: "sandbox demo: helm install as pods on the runner's node; real ZooKeeper and Trino; Available, Degraded, healed, Stopped, deleted with its PVCs kept; Lease handover",
             action: Action::SandboxDemo,
         },
         Step {
