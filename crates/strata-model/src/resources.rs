@@ -135,6 +135,10 @@ pub struct HeapRule {
     pub heap_percent: u64,
     /// Smallest memory limit accepted, in MiB.
     pub min_memory_mib: u64,
+    /// The least memory left outside the heap, in MiB: what the JVM's metaspace,
+    /// code cache, threads, garbage collector and direct buffers take, measured for
+    /// the product. Near the smallest limits it caps the heap below `heap_percent`.
+    pub non_heap_reserve_mib: u64,
 }
 
 /// CPU and memory of one server, checked, in the canonical form the API server
@@ -253,8 +257,12 @@ impl<S> Resources<S> {
             cpu_min: in_canonical_form("cpu.min", cpu_min)?,
             cpu_max: in_canonical_form("cpu.max", cpu_max)?,
             memory_limit: in_canonical_form("memory.limit", memory_limit)?,
-            heap_mib: u64::try_from(memory_bytes * u128::from(rule.heap_percent) / 100 / MIB)
-                .unwrap_or(u64::MAX),
+            heap_mib: u64::try_from(
+                (memory_bytes * u128::from(rule.heap_percent) / 100 / MIB).min(
+                    (memory_bytes / MIB).saturating_sub(u128::from(rule.non_heap_reserve_mib)),
+                ),
+            )
+            .unwrap_or(u64::MAX),
         })
     }
 }
@@ -286,7 +294,27 @@ mod tests {
     const RULE: HeapRule = HeapRule {
         heap_percent: 75,
         min_memory_mib: 128,
+        non_heap_reserve_mib: 0,
     };
+
+    #[rstest]
+    #[case::the_share_where_it_leaves_more_than_the_reserve("4Gi", 3276)]
+    #[case::the_limit_less_the_reserve_near_the_smallest_limits("1280Mi", 832)]
+    #[case::the_two_meet("2240Mi", 1792)]
+    fn the_heap_is_its_share_of_the_limit_but_leaves_the_non_heap_reserve(
+        #[case] memory: &str,
+        #[case] heap_mib: u64,
+    ) {
+        let rule = HeapRule {
+            heap_percent: 80,
+            min_memory_mib: 1280,
+            non_heap_reserve_mib: 448,
+        };
+        let validated = resources("1", "2", memory)
+            .validate(rule)
+            .expect("valid resources");
+        assert_eq!(validated.heap_mib, heap_mib);
+    }
 
     fn resources(cpu_min: &str, cpu_max: &str, memory: &str) -> Resources<()> {
         let quantity = |value: &str| Some(Quantity(value.to_owned()));

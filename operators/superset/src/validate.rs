@@ -178,6 +178,7 @@ impl ValidatedCluster {
                     HeapRule {
                         heap_percent: 0,
                         min_memory_mib: MIN_MEMORY_LIMIT_MIB,
+                        non_heap_reserve_mib: 0,
                     },
                 )?;
                 let superset_config =

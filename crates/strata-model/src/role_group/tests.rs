@@ -12,6 +12,7 @@ use crate::resources::{CpuResources, MemoryResources, NoStorage};
 const HEAP: HeapRule = HeapRule {
     heap_percent: 50,
     min_memory_mib: 256,
+    non_heap_reserve_mib: 0,
 };
 
 #[derive(Clone, Debug, Default)]

@@ -27,6 +27,7 @@ pub const MIN_MEMORY_LIMIT_MIB: u64 = 256;
 const HEAP_RULE: HeapRule = HeapRule {
     heap_percent: HEAP_PERCENT_OF_MEMORY,
     min_memory_mib: MIN_MEMORY_LIMIT_MIB,
+    non_heap_reserve_mib: 0,
 };
 
 /// A role group, checked: the settings every product shares and [`DaemonGroup`].

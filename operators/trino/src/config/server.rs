@@ -123,6 +123,8 @@ pub struct NodeSettings {
     pub environment: String,
     /// The JVM heap in MiB.
     pub heap_mib: u64,
+    /// `-XX:MaxDirectMemorySize` in MiB.
+    pub direct_memory_mib: u64,
     /// `query.max-memory` as a Trino size, coordinators only.
     pub query_max_memory: Option<String>,
     /// `query.max-memory-per-node` as a Trino size.
@@ -181,6 +183,10 @@ pub fn jvm_config(settings: &NodeSettings, overrides: &BTreeMap<String, String>)
         .map(|option| (*option).to_owned())
         .collect();
     lines.insert(1, format!("-Xmx{}m", settings.heap_mib));
+    lines.insert(
+        2,
+        format!("-XX:MaxDirectMemorySize={}m", settings.direct_memory_mib),
+    );
     for (option, value) in overrides {
         lines.push(if value.is_empty() {
             option.clone()

@@ -511,3 +511,15 @@ fn discovery_goes_to_the_coordinator_groups_headless_service(
     assert!(config.contains(&expected), "{config}");
     Ok(())
 }
+
+#[rstest]
+#[case::the_smallest_limit(1280, 832, 143)]
+#[case::four_gibibytes_at_the_default_share(4096, 3276, 368)]
+#[case::never_below_the_floor(1280, 1152, super::MIN_DIRECT_MEMORY_MIB)]
+fn direct_memory_is_what_the_limit_leaves_after_heap_gc_and_the_fixed_non_heap(
+    #[case] limit_mib: u64,
+    #[case] heap_mib: u64,
+    #[case] expected: u64,
+) {
+    assert_eq!(super::direct_memory_mib(limit_mib, heap_mib), expected);
+}

@@ -49,11 +49,14 @@ pub fn runner() -> PodRunner {
     PodRunner::new(options).unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"))
 }
 
+/// The memory limit each node of the example gets in these tests.
+pub const MEMORY_LIMIT_MIB: u64 = 1280;
+
 /// The example's documents, sized for the test machine, with the catalogs Central
 /// serves plugins for: the example's `tpch`, `memory` in place of `postgres`
 /// (`io.trino:trino-postgresql:483` is not served), and `limited`, a generic `memory`
 /// catalog whose data limit comes from a Secret. Each node gets 1280Mi, the least
-/// the operator allows, so a 1024 MiB heap; the workers drain with a 5 s grace period
+/// the operator allows, so an 832 MiB heap; the workers drain with a 5 s grace period
 /// and wait at most two minutes for their queries. `worker_groups` adds worker role groups
 /// (name to role group), such as one with a `configOverrides`.
 pub fn example_documents(worker_groups: Value) -> Vec<Value> {
@@ -85,7 +88,7 @@ pub fn example_documents(worker_groups: Value) -> Vec<Value> {
         .iter_mut()
         .find(|document| document["kind"] == "TrinoCluster")
         .expect("the example's TrinoCluster");
-    let small = json!({"resources": {"memory": {"limit": "1280Mi"}}});
+    let small = json!({"resources": {"memory": {"limit": format!("{MEMORY_LIMIT_MIB}Mi")}}});
     cluster["spec"]["coordinators"]["config"] = small.clone();
     let mut worker_config = small;
     worker_config["shutdownGracePeriod"] = json!(format!("{}s", SHUTDOWN_GRACE.as_secs()));
@@ -227,6 +230,17 @@ pub fn log(runner: &PodRunner, pod: &str, container: &str, run: i32) -> String {
 /// (`-Dnode.id=<pod>`), read from `/proc`: what the container's memory limit would
 /// have to hold.
 pub fn resident_mib(node_id: &str) -> Option<u64> {
+    jvm_status_mib(node_id, "VmRSS:")
+}
+
+/// The peak resident memory (`VmHWM`), in MiB, of the Trino JVM of `node_id` since it
+/// started: the figure a container's memory limit must stay above.
+pub fn peak_resident_mib(node_id: &str) -> Option<u64> {
+    jvm_status_mib(node_id, "VmHWM:")
+}
+
+/// A memory figure of `/proc/<pid>/status` of the JVM of `node_id`, in MiB.
+fn jvm_status_mib(node_id: &str, field: &str) -> Option<u64> {
     let wanted = format!("-Dnode.id={node_id}");
     std::fs::read_dir("/proc")
         .ok()?
@@ -243,7 +257,7 @@ pub fn resident_mib(node_id: &str) -> Option<u64> {
             let status = std::fs::read_to_string(dir.join("status")).ok()?;
             let kib: u64 = status
                 .lines()
-                .find_map(|line| line.strip_prefix("VmRSS:"))?
+                .find_map(|line| line.strip_prefix(field))?
                 .trim()
                 .trim_end_matches("kB")
                 .trim()
