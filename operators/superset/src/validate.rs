@@ -86,6 +86,8 @@ pub struct ValidatedCluster {
     pub mapbox_secret: Option<String>,
     /// Where `SECRET_KEY` comes from.
     pub secret_key: SecretKeySource,
+    /// The Secret of the key being rotated away from, while a rotation runs.
+    pub previous_secret_key: Option<String>,
     /// gunicorn's `--timeout`.
     pub webserver_timeout: u32,
     /// The one role, `node`: `<cluster>-node` names its PodDisruptionBudget.
@@ -220,6 +222,7 @@ impl ValidatedCluster {
             auth_secret,
             mapbox_secret: config.mapbox_api_key_secret.clone(),
             secret_key,
+            previous_secret_key: config.previous_secret_key_secret.clone(),
             webserver_timeout: settings.webserver_timeout,
             nodes: ValidatedRole::new(
                 (),
@@ -258,6 +261,13 @@ impl ValidatedCluster {
                 name: name.clone(),
                 keys: vec![SECRET_KEY_KEY],
                 field: "clusterConfig.secretKeySecret",
+            });
+        }
+        if let Some(previous) = &self.previous_secret_key {
+            secrets.push(SecretUse {
+                name: previous.clone(),
+                keys: vec![SECRET_KEY_KEY],
+                field: "clusterConfig.previousSecretKeySecret",
             });
         }
         if let Some(mapbox) = &self.mapbox_secret {

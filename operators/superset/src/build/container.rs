@@ -23,6 +23,9 @@ use crate::validate::{ValidatedCluster, ValidatedDatabase, ValidatedRoleGroup};
 pub const SUPERSET_CONTAINER: &str = "superset";
 /// The init container.
 pub const INIT_CONTAINER: &str = "init-database";
+/// The init container's variable with the key a rotation re-encrypts from; the web
+/// server never gets it.
+pub const PREVIOUS_SECRET_KEY_ENV: &str = "STRATA_PREVIOUS_SECRET_KEY";
 /// Where the role group ConfigMap is mounted.
 pub const CONFIG_DIR: &str = "/strata/config";
 /// `SUPERSET_HOME` (and `HOME`): writable, as the image expects.
@@ -186,6 +189,13 @@ pub fn init_database(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> 
         ] {
             secrets.push(secret_variable(variable, admin, key));
         }
+    }
+    if let Some(previous) = &cluster.previous_secret_key {
+        secrets.push(secret_variable(
+            PREVIOUS_SECRET_KEY_ENV,
+            previous,
+            SECRET_KEY_KEY,
+        ));
     }
     // superset_config.py runs here too, so a setting that reads an override needs it.
     let mut env = env_vars(plain, &group.env_overrides);

@@ -12,9 +12,9 @@
 //! from a backup, or left by the cluster's predecessor) is adopted as it is. Only the
 //! user deletes it, once the metadata database is gone too.
 //!
-//! Rotation (by hand): set the old key as `PREVIOUS_SECRET_KEY` (an `envOverrides`
-//! entry or a `configOverrides` expression reading it), write the new one into the
-//! Secret, run `superset re-encrypt-secrets` in a pod, then restart the pods.
+//! Rotation: `clusterConfig.previousSecretKeySecret` names the old key while the new
+//! one is in place; the init container re-encrypts from it
+//! ([`crate::build::container::PREVIOUS_SECRET_KEY_ENV`]).
 
 use std::collections::BTreeMap;
 

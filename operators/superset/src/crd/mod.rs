@@ -97,6 +97,15 @@ pub struct SupersetClusterConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_key_secret: Option<String>,
 
+    /// Rotation of `SECRET_KEY`: a Secret whose key `SECRET_KEY` is the key the
+    /// metadata database was encrypted with before the current one. While it is set,
+    /// each pod's init container re-encrypts every encrypted value from this key to
+    /// the current one (under the migration lock; values the current key reads are
+    /// left alone), before the web server starts. Remove it once the cluster is
+    /// Available again. See docs/superset.md, Rotation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_secret_key_secret: Option<String>,
+
     /// A Secret whose key `apiKey` is the Mapbox API key (`MAPBOX_API_KEY`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mapbox_api_key_secret: Option<String>,

@@ -3,8 +3,14 @@ creates the admin user, before the web server starts.
 
 Steps, each a `superset` command exactly as an operator of Superset runs it:
   1. `superset db upgrade`            (reason DatabaseUpgradeFailed)
-  2. `superset init`                  (reason SupersetInitFailed)
-  3. the admin user (reason AdminCreationFailed), only when the STRATA_ADMIN_*
+  2. during a SECRET_KEY rotation (STRATA_PREVIOUS_SECRET_KEY set): what
+     `superset re-encrypt-secrets` does, through Superset's SecretsMigrator in this
+     process, so neither key is on a command line (reason SecretKeyRotationFailed).
+     Values the current key already reads are left alone, so every pod may run it.
+     (`superset re-encrypt-secrets` itself reads PREVIOUS_SECRET_KEY from the config
+     or its option only, never from the environment.)
+  3. `superset init`                  (reason SupersetInitFailed)
+  4. the admin user (reason AdminCreationFailed), only when the STRATA_ADMIN_*
      variables are set: what `superset fab create-admin` does, through Flask-AppBuilder's
      security manager in this process, so the password is never on a command line
      (which every process of the pod can read in /proc). It changes nothing when the
@@ -117,9 +123,62 @@ def driver_missing(error):
     )
 
 
+def encrypted_columns(metadatas, encrypted_type):
+    """table -> {column: type} of every encrypted column in `metadatas`."""
+    found = {}
+    for metadata in metadatas:
+        for table_name, table in metadata.tables.items():
+            for column_name, column in table.columns.items():
+                if isinstance(column.type, encrypted_type):
+                    found.setdefault(table_name, {})[column_name] = column.type
+    return found
+
+
+def re_encrypt(previous_key):
+    """Step 2: every encrypted value, re-encrypted from `previous_key` to SECRET_KEY.
+
+    Superset 6.1.0's SecretsMigrator looks for encrypted columns in Flask-SQLAlchemy's
+    metadata only, where none of Superset's models are (they are Flask-AppBuilder
+    models, with a metadata of their own): `superset re-encrypt-secrets` finds no
+    column, changes nothing and reports success (seen on the real 6.1.0). This step
+    gives it the columns of both, and stops if it still finds none."""
+    log("2/4: re-encrypting stored secrets from the previous SECRET_KEY")
+    try:
+        from superset.app import create_app  # noqa: PLC0415
+
+        app = create_app()
+        with app.app_context():
+            from flask_appbuilder import Model  # noqa: PLC0415
+            from sqlalchemy_utils import EncryptedType  # noqa: PLC0415
+            from superset import db  # noqa: PLC0415
+            from superset.utils.encrypt import SecretsMigrator  # noqa: PLC0415
+
+            columns = encrypted_columns([db.metadata, Model.metadata], EncryptedType)
+            if not columns:
+                stop(
+                    "SecretKeyRotationFailed",
+                    "no encrypted column found in Superset's models; this image's "
+                    "Superset is not the one the operator knows",
+                )
+            migrator = SecretsMigrator(previous_secret_key=previous_key)
+            migrator.discover_encrypted_fields = lambda: columns
+            migrator.run()
+            log(f"2/4: re-encrypted the columns of {', '.join(sorted(columns))}")
+    except SystemExit:
+        raise
+    except Exception as error:  # noqa: BLE001
+        stop(
+            "SecretKeyRotationFailed",
+            f"re-encrypting the stored secrets failed ({type(error).__name__}): a value "
+            "is readable with neither previousSecretKeySecret's key nor secretKeySecret's; "
+            "the log of the init-database container has Superset's output",
+        )
+    log("2/4: done")
+
+
 def create_admin(username):
-    """Step 3: the admin user, as `superset fab create-admin` creates it."""
-    log("3/3: the admin user")
+    """Step 4: the admin user, as `superset fab create-admin` creates it."""
+    log("4/4: the admin user")
     try:
         from superset.app import create_app  # noqa: PLC0415
 
@@ -127,7 +186,7 @@ def create_admin(username):
         with app.app_context():
             security = app.appbuilder.sm
             if security.find_user(username=username) is not None:
-                log("3/3: the admin user exists; nothing changed")
+                log("4/4: the admin user exists; nothing changed")
                 return
             role = security.find_role(security.auth_role_admin)
             user = security.add_user(
@@ -150,18 +209,23 @@ def create_admin(username):
             "Flask-AppBuilder did not add the admin user (its reason is in the log of the "
             "init-database container); check the adminUser Secret's keys",
         )
-    log("3/3: done")
+    log("4/4: done")
 
 
 def main():
     lock = advisory_lock()
-    run("1/3", "DatabaseUpgradeFailed", ["db", "upgrade"])
-    run("2/3", "SupersetInitFailed", ["init"])
+    run("1/4", "DatabaseUpgradeFailed", ["db", "upgrade"])
+    previous_key = os.environ.get("STRATA_PREVIOUS_SECRET_KEY")
+    if previous_key:
+        re_encrypt(previous_key)
+    else:
+        log("2/4: no previousSecretKeySecret, nothing to re-encrypt")
+    run("3/4", "SupersetInitFailed", ["init"])
     admin = os.environ.get("STRATA_ADMIN_USERNAME")
     if admin:
         create_admin(admin)
     else:
-        log("3/3: no adminUser, no admin created")
+        log("4/4: no adminUser, no admin created")
     if lock is not None:
         lock.close()
 
