@@ -8,7 +8,7 @@
 //!    binder, ...), kube-scheduler, and KWOK with three nodes whose pods run without a
 //!    process. The admin kubeconfig is copied to `target/sandbox/kubeconfig`.
 //! 2. The pod runner registers node `strata-runner-0`, labelled and tainted
-//!    `strata.dev/pod-runner=true:NoSchedule` ([`node`]): its pods run as real
+//!    `strata.dev/pod-runner=true:NoSchedule` (module `node`): its pods run as real
 //!    processes, reach the API server in-cluster, and get projected ServiceAccount
 //!    tokens.
 //! 3. `helm install` of every registered operator's chart with `replicas=2` and the
@@ -20,7 +20,7 @@
 //!    API server's audit log shows any operator request refused with 403. Their logs
 //!    are copied to `target/sandbox/<pod>.log`.
 //! 4. Without `--demo`, it prints how to use it and runs until Ctrl-C. With `--demo`
-//!    ([`demo`]), it applies each operator's example: the ZooKeeper and Trino examples
+//!    (module `demo`), it applies each operator's example: the ZooKeeper and Trino examples
 //!    on the runner's node, for real (the demo adds the node's selector and toleration
 //!    to each role's `podOverrides`), the others on KWOK's. It waits for Available and
 //!    checks the real products: a leader in the 3-server ensemble, a ZNode's path
@@ -34,7 +34,7 @@
 //!    Available; deletes it, and checks that the garbage collector removed its children
 //!    and that its volume claims stay. Each step shows `kubectl get` (the CRD's printer
 //!    columns) and the conditions.
-//! 5. The leading ZooKeeper operator pod is killed ([`lease`]); the standby takes the
+//! 5. The leading ZooKeeper operator pod is killed (module `lease`); the standby takes the
 //!    Lease over.
 //! 6. The demo ends by proving the RBAC enforcement: `patch` on ConfigMaps is revoked
 //!    from the first operator's ClusterRole, its example is applied, and the audit log

@@ -18,8 +18,8 @@
 //! refused; a renewal that hangs (a slow API server, a stalled connection)
 //! leaves it leading after the Lease expired and a standby took over, and then
 //! two instances reconcile at once. So the leader also reads its Lease every
-//! [`CONFIRM_PERIOD`] ([`confirmed_until`]) and ends its term by its own clock
-//! once the last renewal it saw is about to expire ([`term_expired`]), as
+//! [`CONFIRM_PERIOD`] and ends its term by its own clock
+//! once the last renewal it saw is about to expire, as
 //! client-go's renew deadline does. The sandbox caught the split brain this
 //! prevents: a renewal that took 24 s while the ZooKeeper operator's standby
 //! took the Lease over, and both grew one ensemble.
