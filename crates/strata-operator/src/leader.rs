@@ -40,9 +40,10 @@ use crate::rbac::Verb;
 /// value client-go's leader election uses by default.
 pub const LEASE_DURATION: Duration = Duration::from_secs(15);
 
-/// How long before expiry the leader renews its Lease. It also bounds the
-/// clock skew between nodes that leader election tolerates.
-pub const RENEW_GRACE: Duration = Duration::from_secs(5);
+/// How long before expiry the leader renews its Lease: it renews 5 s after the
+/// last renewal, so a renewal has 5 s to land before the term's own deadline
+/// (client-go's renew deadline is 10 s of a 15 s Lease too).
+pub const RENEW_GRACE: Duration = Duration::from_secs(10);
 
 /// The requests the lease manager makes on its Lease: `get` to read it,
 /// `create` the first time, `patch` to claim, renew and release it. The chart's
@@ -57,6 +58,11 @@ const RETRY_DELAY: Duration = Duration::from_secs(5);
 /// retry period), and how long one read may take.
 pub const CONFIRM_PERIOD: Duration = Duration::from_secs(2);
 const CONFIRM_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The share of the Lease's duration by which a term ends before the last
+/// renewal expires: the time its controllers have to stop, plus the clock skew
+/// tolerated, before a standby may start (5 s of 15 s).
+const STOP_MARGIN_DIVISOR: u32 = 3;
 
 /// Which Lease an instance competes for, and as whom.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -206,9 +212,9 @@ where
 /// Whose the Lease is, as read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Claim {
-    /// This instance's, until the time its term must end by its own clock: half a
-    /// grace period before the last renewal expires, so that it stops before a
-    /// standby may start.
+    /// This instance's, until the time its term must end by its own clock: a third
+    /// of the Lease's duration before the last renewal expires, so that its
+    /// controllers have stopped before a standby may start.
     Ours(SystemTime),
     /// Another instance's, or nobody's.
     NotOurs,
@@ -229,7 +235,9 @@ fn claim(lease: &Lease, election: &Election) -> Claim {
         .and_then(|time| u64::try_from(time.0.as_nanosecond()).ok())
         .map(|nanos| SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos));
     match renewed {
-        Some(renewed) => Claim::Ours(renewed + election.lease_duration - election.renew_grace / 2),
+        Some(renewed) => Claim::Ours(
+            renewed + election.lease_duration - election.lease_duration / STOP_MARGIN_DIVISOR,
+        ),
         None => Claim::NotOurs,
     }
 }
@@ -254,25 +262,30 @@ async fn confirmed_until(leases: &Api<Lease>, election: &Election) -> Option<Sys
 
 /// Returns once the term must end: the Lease names another instance, or the last
 /// renewal this instance saw confirmed is about to expire (a renewal that hangs
-/// or fails confirms nothing).
+/// or fails confirms nothing). A read never delays the deadline: it races it.
 async fn term_expired(leases: &Api<Lease>, election: &Election, mut until: SystemTime) {
     loop {
         let left = until
             .duration_since(SystemTime::now())
             .unwrap_or(Duration::ZERO);
-        if left.is_zero() {
-            tracing::warn!(
-                lease = %election.lease_name,
-                identity = %election.identity,
-                "no renewal of the leader-election Lease confirmed in time; ending the term"
-            );
-            return;
-        }
-        tokio::time::sleep(left.min(CONFIRM_PERIOD)).await;
-        match read_claim(leases, election).await {
-            Some(Claim::NotOurs) => return,
-            Some(Claim::Ours(later)) => until = until.max(later),
-            None => {}
+        let confirmed = async {
+            tokio::time::sleep(CONFIRM_PERIOD).await;
+            read_claim(leases, election).await
+        };
+        tokio::select! {
+            () = tokio::time::sleep(left) => {
+                tracing::warn!(
+                    lease = %election.lease_name,
+                    identity = %election.identity,
+                    "no renewal of the leader-election Lease confirmed in time; ending the term"
+                );
+                return;
+            }
+            claim = confirmed => match claim {
+                Some(Claim::NotOurs) => return,
+                Some(Claim::Ours(later)) => until = until.max(later),
+                None => {}
+            },
         }
     }
 }
@@ -308,13 +321,13 @@ mod tests {
     }
 
     #[rstest]
-    #[case::ours_until_half_a_grace_before_expiry(Some("me_1"), Some(1_000), Claim::Ours(
-        SystemTime::UNIX_EPOCH + Duration::from_millis(1_012_500)
+    #[case::ours_until_a_third_of_the_duration_before_expiry(Some("me_1"), Some(1_000), Claim::Ours(
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_010)
     ))]
     #[case::another_instance_holds_it(Some("other_2"), Some(1_000), Claim::NotOurs)]
     #[case::released(None, Some(1_000), Claim::NotOurs)]
     #[case::ours_without_a_renewal_time(Some("me_1"), None, Claim::NotOurs)]
-    fn a_term_lasts_until_half_a_grace_before_the_last_renewal_expires(
+    fn a_term_lasts_until_a_third_of_the_duration_before_the_last_renewal_expires(
         #[case] holder: Option<&str>,
         #[case] renewed_secs: Option<i64>,
         #[case] expected: Claim,

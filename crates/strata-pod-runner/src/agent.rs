@@ -40,6 +40,8 @@ const HOST_IP: &str = "10.244.0.1";
 /// How long the node's Lease is valid, and how often it is renewed (a kubelet's).
 const LEASE_SECONDS: i32 = 40;
 const RENEW_EVERY: Duration = Duration::from_secs(10);
+/// How long one TokenRequest may take.
+const TOKEN_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often pod status is compared with what was last reported.
 const REPORT_EVERY: Duration = Duration::from_millis(500);
 
@@ -73,6 +75,9 @@ pub struct NodeAgent {
     runner: Arc<Mutex<PodRunner>>,
     forwards: Forwards,
     tasks: Vec<JoinHandle<()>>,
+    /// The API server relay: stopped after the pods, so that an operator stopping
+    /// can still release its Lease.
+    relay: Option<JoinHandle<()>>,
 }
 
 impl NodeAgent {
@@ -90,10 +95,11 @@ impl NodeAgent {
         options: NodeOptions,
     ) -> Result<Self, AgentError> {
         register(&client, node, &options).await?;
-        let mut tasks = Vec::new();
-        if let Some(api_server) = options.api_server {
-            tasks.push(relay_api_server(&client, &runner, api_server).await?);
-        }
+        let mut runner = runner;
+        let relay = match options.api_server {
+            Some(api_server) => Some(relay_api_server(&client, &mut runner, api_server).await?),
+            None => None,
+        };
         let runner = Arc::new(Mutex::new(runner));
         let forwards = Forwards::default();
         let lease = tokio::spawn(renew_lease(client.clone(), node.to_owned()));
@@ -103,11 +109,11 @@ impl NodeAgent {
             runner.clone(),
             forwards.clone(),
         ));
-        tasks.extend([lease, serve]);
         Ok(Self {
             runner,
             forwards,
-            tasks,
+            tasks: vec![lease, serve],
+            relay,
         })
     }
 
@@ -135,23 +141,28 @@ impl NodeAgent {
             let _ = task.await;
         }
         self.runner.lock().await.stop_all().await;
+        if let Some(relay) = self.relay.take() {
+            relay.abort();
+            let _ = relay.await;
+        }
     }
 }
 
 impl Drop for NodeAgent {
     fn drop(&mut self) {
-        for task in &self.tasks {
+        for task in self.tasks.iter().chain(&self.relay) {
             task.abort();
         }
     }
 }
 
 /// Serves the `kubernetes` Service's address inside the pod network, each connection
-/// relayed to `api_server`. The TLS stays end to end: the API server's certificate
+/// relayed to `api_server`; the runner learns the Service at once, so that the first
+/// pods get its variables. The TLS stays end to end: the API server's certificate
 /// names that address.
 async fn relay_api_server(
     client: &Client,
-    runner: &PodRunner,
+    runner: &mut PodRunner,
     api_server: SocketAddr,
 ) -> Result<JoinHandle<()>, AgentError> {
     let service = Api::<Service>::namespaced(client.clone(), "default")
@@ -161,11 +172,14 @@ async fn relay_api_server(
             doing: "read the Service default/kubernetes".to_owned(),
             source,
         })?;
-    let spec = service.spec.unwrap_or_default();
     let relay_error = |reason: String| AgentError {
         doing: "serve the Service default/kubernetes to the pods".to_owned(),
         source: kube::Error::Service(reason.into()),
     };
+    runner
+        .apply_service(service.clone())
+        .map_err(|error| relay_error(error.to_string()))?;
+    let spec = service.spec.unwrap_or_default();
     let address: std::net::Ipv4Addr = spec
         .cluster_ip
         .unwrap_or_default()
@@ -186,12 +200,21 @@ async fn relay_api_server(
     let listener = tokio::net::TcpListener::from_std(listener)
         .map_err(|error| relay_error(error.to_string()))?;
     Ok(tokio::spawn(async move {
-        while let Ok((mut inbound, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                if let Ok(mut outbound) = tokio::net::TcpStream::connect(api_server).await {
-                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+        loop {
+            match listener.accept().await {
+                Ok((mut inbound, _)) => {
+                    tokio::spawn(async move {
+                        if let Ok(mut outbound) = tokio::net::TcpStream::connect(api_server).await {
+                            let _ =
+                                tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                        }
+                    });
                 }
-            });
+                Err(error) => {
+                    eprintln!("strata-pod-runner: the API server relay cannot accept: {error}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
         }
     }))
 }
@@ -215,7 +238,18 @@ async fn register(client: &Client, node: &str, options: &NodeOptions) -> Result<
     .unwrap_or_default();
     match nodes.create(&PostParams::default(), &object).await {
         Ok(_) => {}
-        Err(kube::Error::Api(response)) if response.code == 409 => {}
+        Err(kube::Error::Api(response)) if response.code == 409 => {
+            // A Node left by an earlier agent: this one's labels and taints win.
+            let wanted =
+                json!({"metadata": {"labels": labels}, "spec": {"taints": options.taints}});
+            nodes
+                .patch(node, &PatchParams::default(), &Patch::Merge(&wanted))
+                .await
+                .map_err(|source| AgentError {
+                    doing: format!("update the Node {node}"),
+                    source,
+                })?;
+        }
         Err(source) => {
             return Err(AgentError {
                 doing: format!("create the Node {node}"),
@@ -317,6 +351,7 @@ async fn serve(client: Client, node: String, runner: Arc<Mutex<PodRunner>>, forw
         client,
         waiting: BTreeMap::new(),
         reported: BTreeMap::new(),
+        tokens_for: BTreeMap::new(),
         forwards,
     };
     while let Some(change) = changes.next().await {
@@ -368,6 +403,9 @@ struct NodeState {
     waiting: BTreeMap<Key, (Pod, String)>,
     /// The status last reported for each pod.
     reported: BTreeMap<Key, Value>,
+    /// The uid of the pod each pod's tokens were requested for: a pod waiting to
+    /// start is not given new ones at every retry.
+    tokens_for: BTreeMap<Key, String>,
     forwards: Forwards,
 }
 
@@ -380,6 +418,7 @@ impl NodeState {
                 self.stop(runner, &namespace, &name).await;
             }
             self.waiting.remove(&(namespace.clone(), name.clone()));
+            self.forget_tokens(runner, &namespace, &name);
             let pods: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
             let confirm = DeleteParams {
                 grace_period_seconds: Some(0),
@@ -412,7 +451,18 @@ impl NodeState {
             .flat_map(|container| container.ports.iter().flatten())
             .filter_map(|port| u16::try_from(port.container_port).ok())
             .collect();
-        let started = match self.request_tokens(runner, &pod).await {
+        let key = (namespace.clone(), name.clone());
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let tokens = if self.tokens_for.get(&key) == Some(&uid) {
+            Ok(())
+        } else {
+            let requested = self.request_tokens(runner, &pod).await;
+            if requested.is_ok() {
+                self.tokens_for.insert(key, uid);
+            }
+            requested
+        };
+        let started = match tokens {
             Ok(()) => runner.run(pod.clone()).map_err(|error| error.to_string()),
             Err(message) => Err(message),
         };
@@ -446,8 +496,16 @@ impl NodeState {
         }
     }
 
+    /// Drops a pod's tokens, and the record of them.
+    fn forget_tokens(&mut self, runner: &mut PodRunner, namespace: &str, name: &str) {
+        self.tokens_for
+            .remove(&(namespace.to_owned(), name.to_owned()));
+        runner.forget_service_account_tokens(namespace, name);
+    }
+
     /// Requests a token for each projected `serviceAccountToken` of `pod`, bound to the
-    /// pod, with the source's audience and lifetime, as the kubelet does.
+    /// pod, with the source's audience and lifetime, as the kubelet does; each request
+    /// within [`TOKEN_REQUEST_TIMEOUT`].
     async fn request_tokens(&self, runner: &mut PodRunner, pod: &Pod) -> Result<(), String> {
         let (namespace, name) = key(pod);
         let spec = pod.spec.clone().unwrap_or_default();
@@ -479,12 +537,20 @@ impl NodeState {
                 }),
                 ..TokenRequest::default()
             };
-            let granted = accounts
-                .create_token_request(&account, &PostParams::default(), &request)
-                .await
-                .map_err(|error| {
-                    format!("requesting a token of ServiceAccount {namespace}/{account}: {error}")
-                })?;
+            let granted = tokio::time::timeout(
+                TOKEN_REQUEST_TIMEOUT,
+                accounts.create_token_request(&account, &PostParams::default(), &request),
+            )
+            .await
+            .map_err(|_| {
+                format!(
+                    "requesting a token of ServiceAccount {namespace}/{account}: no answer within {} s",
+                    TOKEN_REQUEST_TIMEOUT.as_secs()
+                )
+            })?
+            .map_err(|error| {
+                format!("requesting a token of ServiceAccount {namespace}/{account}: {error}")
+            })?;
             let token = granted
                 .status
                 .and_then(|status| status.token)
@@ -513,6 +579,7 @@ impl NodeState {
     async fn gone(&mut self, runner: &mut PodRunner, pod: &Pod) {
         let (namespace, name) = key(pod);
         self.waiting.remove(&(namespace.clone(), name.clone()));
+        self.forget_tokens(runner, &namespace, &name);
         if runner.uid(&namespace, &name).is_some()
             && runner.uid(&namespace, &name) == pod.metadata.uid
         {

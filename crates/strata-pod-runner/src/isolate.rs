@@ -78,11 +78,10 @@ pub fn launch_init(spec: &Launch) -> Result<Infallible, StepError> {
     bind(Path::new("/sys"), &root.join("sys"), false)?;
     device_directory(&root, &spec.termination_log)?;
     for mount in &spec.binds {
-        bind(
-            &mount.source,
-            &inside(&root, &mount.target),
-            mount.read_only,
-        )?;
+        let target = step(inside(&root, &mount.target), || {
+            format!("resolve {} inside the container", mount.target.display())
+        })?;
+        bind(&mount.source, &target, mount.read_only)?;
     }
     step(chdir(&root), || format!("chdir({})", root.display()))?;
     step(pivot_root(".", "."), || "pivot_root(., .)".to_owned())?;
@@ -291,8 +290,9 @@ const MAX_SYMLINKS: usize = 40;
 /// symbolic link on the way resolved inside that root, as container runtimes resolve a
 /// mount's destination (runc's `SecureJoin`). A link such as Debian's `/var/run ->
 /// /run` then leads to the container's `/run`, never the host's, and `..` never climbs
-/// above the root.
-fn inside(root: &Path, path: &Path) -> PathBuf {
+/// above the root. More than [`MAX_SYMLINKS`] links is `ELOOP`, never a path that
+/// still holds a link the kernel would follow on the host.
+fn inside(root: &Path, path: &Path) -> Result<PathBuf, nix::errno::Errno> {
     let mut pending: Vec<std::ffi::OsString> = path
         .components()
         .rev()
@@ -314,7 +314,8 @@ fn inside(root: &Path, path: &Path) -> PathBuf {
             .fold(root.to_owned(), |path, part| path.join(part))
             .join(&name);
         match fs::read_link(&candidate) {
-            Ok(target) if links < MAX_SYMLINKS => {
+            Ok(_) if links >= MAX_SYMLINKS => return Err(nix::errno::Errno::ELOOP),
+            Ok(target) => {
                 links += 1;
                 if target.is_absolute() {
                     resolved.clear();
@@ -333,9 +334,9 @@ fn inside(root: &Path, path: &Path) -> PathBuf {
             _ => resolved.push(name),
         }
     }
-    resolved
+    Ok(resolved
         .iter()
-        .fold(root.to_owned(), |path, part| path.join(part))
+        .fold(root.to_owned(), |path, part| path.join(part)))
 }
 
 /// Supplementary groups, then the group, then the user (`setgroups` needs the
@@ -456,7 +457,18 @@ mod tests {
         symlink("../../..", root.path().join("escape")).expect("/escape");
         assert_eq!(
             inside(root.path(), std::path::Path::new(path)),
-            root.path().join(expected)
+            Ok(root.path().join(expected))
+        );
+    }
+
+    #[test]
+    fn a_loop_of_links_is_refused_not_followed_on_the_host() {
+        let root = tempfile::tempdir().expect("a root");
+        symlink("/b", root.path().join("a")).expect("/a");
+        symlink("/a", root.path().join("b")).expect("/b");
+        assert_eq!(
+            inside(root.path(), std::path::Path::new("/a/etc")),
+            Err(nix::errno::Errno::ELOOP)
         );
     }
 }

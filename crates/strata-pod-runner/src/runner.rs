@@ -24,7 +24,7 @@ use crate::network::{NetworkError, PodNetwork};
 use crate::pod::{Backoff, PodSetup, RunningPod};
 use crate::spec::{PodFiles, credentials, hostname};
 use crate::status::PodStatus;
-use crate::volume::{Sources, VolumeError, VolumeRoots, prepare, refresh};
+use crate::volume::{Sources, Token, VolumeError, VolumeRoots, prepare, refresh};
 
 /// Why the runner could not start or run a pod.
 #[derive(Debug, thiserror::Error)]
@@ -201,7 +201,16 @@ impl PodRunner {
         if let Ok(mut sources) = self.sources(namespace).write() {
             sources
                 .service_account_tokens
-                .insert((pod.to_owned(), audience.to_owned()), token);
+                .insert((pod.to_owned(), audience.to_owned()), Token(token));
+        }
+    }
+
+    /// Drops the ServiceAccount tokens of `pod`, which is gone.
+    pub fn forget_service_account_tokens(&mut self, namespace: &str, pod: &str) {
+        if let Ok(mut sources) = self.sources(namespace).write() {
+            sources
+                .service_account_tokens
+                .retain(|(owner, _), _| owner != pod);
         }
     }
 
@@ -402,11 +411,7 @@ impl PodRunner {
             .remove(&(namespace.to_owned(), name.to_owned()))
             .ok_or_else(|| RunnerError::UnknownPod(name.to_owned()))?;
         entry.running.stop().await;
-        if let Ok(mut sources) = self.sources(namespace).write() {
-            sources
-                .service_account_tokens
-                .retain(|(pod, _), _| pod != name);
-        }
+        self.forget_service_account_tokens(namespace, name);
         self.network.remove_pod(&format!("{namespace}/{name}"))?;
         let _ = std::fs::remove_dir_all(&entry.roots.pod);
         self.write_hosts()

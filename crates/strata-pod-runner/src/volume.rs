@@ -45,7 +45,17 @@ pub struct Sources {
     /// Secrets by name.
     pub secrets: BTreeMap<String, Secret>,
     /// ServiceAccount tokens by pod name and audience (empty: the API server's).
-    pub service_account_tokens: BTreeMap<(String, String), String>,
+    pub service_account_tokens: BTreeMap<(String, String), Token>,
+}
+
+/// A ServiceAccount token: a bearer credential, never shown by `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(pub String);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(<redacted>)")
+    }
 }
 
 impl Sources {
@@ -343,7 +353,7 @@ fn project(
         };
         files.insert(
             relative(volume, &token.path)?,
-            (value.clone().into_bytes(), permission(mode)),
+            (value.0.clone().into_bytes(), permission(mode)),
         );
         Ok(())
     } else if let Some(downward) = &source.downward_api {

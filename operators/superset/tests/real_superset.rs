@@ -355,7 +355,7 @@ fn a_secret_key_rotation_re_encrypts_a_stored_database_password() {
     );
 
     let init_env = environment(&init, &files, &secrets, &termination_log);
-    for pod in ["first", "second"] {
+    for (pod, rows) in [("first", 1), ("second", 0)] {
         let rotated = run_init(&init, &files, &init_env);
         assert!(
             rotated.status.success(),
@@ -363,7 +363,10 @@ fn a_secret_key_rotation_re_encrypts_a_stored_database_password() {
             describe(&rotated)
         );
         let output = String::from_utf8_lossy(&rotated.stdout);
-        assert!(output.contains("2/4: done"), "{pod} pod: {output}");
+        assert!(
+            output.contains(&format!("2/4: re-encrypted {rows} row(s) of ")),
+            "{pod} pod: {output}"
+        );
     }
     let read = read_password(&web_env);
     assert!(read.status.success(), "{}", describe(&read));

@@ -46,6 +46,17 @@ pub const GC_PERCENT_OF_HEAP: u64 = 6;
 /// The least `-XX:MaxDirectMemorySize`, whatever is left.
 pub const MIN_DIRECT_MEMORY_MIB: u64 = 64;
 
+/// The largest heap whose garbage collector's share, the fixed non-heap memory and
+/// the least direct memory still fit in `limit_mib`: above it (a `heapPercent` of 90
+/// on 4Gi) the heap gives way, so that the parts never add up past the limit.
+pub fn max_heap_mib(limit_mib: u64) -> u64 {
+    limit_mib
+        .saturating_sub(FIXED_NON_HEAP_MIB)
+        .saturating_sub(MIN_DIRECT_MEMORY_MIB)
+        * 100
+        / (100 + GC_PERCENT_OF_HEAP)
+}
+
 /// `-XX:MaxDirectMemorySize` for a node: what the limit leaves after the heap, its
 /// garbage collector's share and the fixed non-heap memory, at least
 /// [`MIN_DIRECT_MEMORY_MIB`]. Without it the JVM allows as much direct memory as the

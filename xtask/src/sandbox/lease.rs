@@ -20,7 +20,8 @@ pub(super) async fn leader_hands_over(
     pods: &OperatorPods<'_>,
     operator: &Operator,
 ) -> anyhow::Result<()> {
-    let leader = holder_pod(kubectl, operator)?;
+    let leader = holder_pod(kubectl, operator)?
+        .with_context(|| format!("lease/{} has no holder", operator.name))?;
     eprintln!(
         "==> lease/{} is held by pod {leader}; its processes are killed as a failing node \
          kills them",
@@ -34,8 +35,11 @@ pub(super) async fn leader_hands_over(
         .with_context(|| format!("killing pod {leader}"))?;
     let killed = Instant::now();
     let standby = loop {
-        let holder = holder_pod(kubectl, operator)?;
-        if holder != leader {
+        // Between the standby's force-release of the expired Lease and its claim,
+        // the Lease names nobody.
+        if let Some(holder) = holder_pod(kubectl, operator)?
+            && holder != leader
+        {
             break holder;
         }
         if killed.elapsed() > HANDOVER_TIMEOUT {
@@ -53,6 +57,8 @@ pub(super) async fn leader_hands_over(
         operator.name,
         killed.elapsed().as_secs_f64()
     );
+    // The killed pod's log goes with the pod.
+    pods.keep_logs();
     kubectl.in_namespace(
         "delete",
         OPERATOR_NAMESPACE,
@@ -83,8 +89,9 @@ pub(super) async fn leader_hands_over(
     Ok(())
 }
 
-/// The pod named in the Lease's holder identity (`<pod>_<suffix>`).
-fn holder_pod(kubectl: &Kubectl, operator: &Operator) -> anyhow::Result<String> {
+/// The pod named in the Lease's holder identity (`<pod>_<suffix>`); `None` while it
+/// names nobody.
+fn holder_pod(kubectl: &Kubectl, operator: &Operator) -> anyhow::Result<Option<String>> {
     let holder = kubectl.in_namespace(
         "get",
         OPERATOR_NAMESPACE,
@@ -99,8 +106,5 @@ fn holder_pod(kubectl: &Kubectl, operator: &Operator) -> anyhow::Result<String> 
         .trim()
         .rsplit_once('_')
         .map_or(holder.trim(), |(pod, _)| pod);
-    if pod.is_empty() {
-        bail!("lease/{} has no holder", operator.name);
-    }
-    Ok(pod.to_owned())
+    Ok((!pod.is_empty()).then(|| pod.to_owned()))
 }

@@ -134,14 +134,53 @@ def encrypted_columns(metadatas, encrypted_type):
     return found
 
 
-def re_encrypt(previous_key):
-    """Step 2: every encrypted value, re-encrypted from `previous_key` to SECRET_KEY.
+class UnreadableValue(Exception):
+    """A stored value that neither key decrypts."""
 
-    Superset 6.1.0's SecretsMigrator looks for encrypted columns in Flask-SQLAlchemy's
-    metadata only, where none of Superset's models are (they are Flask-AppBuilder
-    models, with a metadata of their own): `superset re-encrypt-secrets` finds no
-    column, changes nothing and reports success (seen on the real 6.1.0). This step
-    gives it the columns of both, and stops if it still finds none."""
+
+def rotate_row(conn, text, table, types, row, previous_key, dialect):
+    """Re-encrypts the values of `row` that the current key cannot read but the
+    previous one can; returns whether anything changed."""
+    from sqlalchemy_utils import EncryptedType  # noqa: PLC0415
+    from superset.utils.encrypt import SecretsMigrator  # noqa: PLC0415
+
+    updates = {}
+    for name, current in types.items():
+        raw = SecretsMigrator._read_bytes(name, row._mapping[name])  # noqa: SLF001
+        if raw is None:
+            continue
+        try:
+            current.process_result_value(raw, dialect)
+            continue
+        except ValueError:
+            pass
+        previous = EncryptedType(type_in=current.underlying_type, key=previous_key)
+        try:
+            plain = previous.process_result_value(raw, dialect)
+        except ValueError as error:
+            raise UnreadableValue(f"{table}.{name} of row {row._mapping['id']}") from error
+        updates[name] = current.process_bind_param(plain, dialect)
+    if updates:
+        assignments = ", ".join(f"{name} = :{name}" for name in updates)
+        conn.execute(
+            text(f"UPDATE {table} SET {assignments} WHERE id = :id"),  # noqa: S608
+            {"id": row._mapping["id"], **updates},
+        )
+    return bool(updates)
+
+
+def re_encrypt(previous_key):
+    """Step 2: every encrypted value that the current SECRET_KEY cannot read,
+    re-encrypted from `previous_key`, in one transaction.
+
+    Superset 6.1.0's own `superset re-encrypt-secrets` (SecretsMigrator) looks for
+    encrypted columns in Flask-SQLAlchemy's metadata only, where none of Superset's
+    models are (they are Flask-AppBuilder models, with a metadata of their own): it
+    finds no column, changes nothing and reports success (seen on the real 6.1.0).
+    It also tries the previous key first, and skips a whole row once one of its
+    values reads with the current key. This step looks in both metadatas, tries the
+    current key first (so a second pod's run changes nothing), and handles each
+    value on its own."""
     log("2/4: re-encrypting stored secrets from the previous SECRET_KEY")
     try:
         from superset.app import create_app  # noqa: PLC0415
@@ -149,9 +188,9 @@ def re_encrypt(previous_key):
         app = create_app()
         with app.app_context():
             from flask_appbuilder import Model  # noqa: PLC0415
+            from sqlalchemy import text  # noqa: PLC0415
             from sqlalchemy_utils import EncryptedType  # noqa: PLC0415
             from superset import db  # noqa: PLC0415
-            from superset.utils.encrypt import SecretsMigrator  # noqa: PLC0415
 
             columns = encrypted_columns([db.metadata, Model.metadata], EncryptedType)
             if not columns:
@@ -160,18 +199,31 @@ def re_encrypt(previous_key):
                     "no encrypted column found in Superset's models; this image's "
                     "Superset is not the one the operator knows",
                 )
-            migrator = SecretsMigrator(previous_secret_key=previous_key)
-            migrator.discover_encrypted_fields = lambda: columns
-            migrator.run()
-            log(f"2/4: re-encrypted the columns of {', '.join(sorted(columns))}")
+            dialect = db.engine.dialect
+            changed = 0
+            with db.engine.begin() as conn:
+                for table, types in sorted(columns.items()):
+                    names = ", ".join(types)
+                    rows = conn.execute(
+                        text(f"SELECT id, {names} FROM {table}")  # noqa: S608
+                    ).fetchall()
+                    for row in rows:
+                        if rotate_row(conn, text, table, types, row, previous_key, dialect):
+                            changed += 1
+            log(f"2/4: re-encrypted {changed} row(s) of {', '.join(sorted(columns))}")
     except SystemExit:
         raise
+    except UnreadableValue as error:
+        stop(
+            "SecretKeyRotationFailed",
+            f"{error} is readable with neither previousSecretKeySecret's key nor "
+            "secretKeySecret's; nothing was re-encrypted",
+        )
     except Exception as error:  # noqa: BLE001
         stop(
             "SecretKeyRotationFailed",
-            f"re-encrypting the stored secrets failed ({type(error).__name__}): a value "
-            "is readable with neither previousSecretKeySecret's key nor secretKeySecret's; "
-            "the log of the init-database container has Superset's output",
+            f"re-encrypting the stored secrets failed ({type(error).__name__}); the log "
+            "of the init-database container has Superset's output",
         )
     log("2/4: done")
 

@@ -55,7 +55,8 @@ pub fn check_node_memory(
                 "the query memory per node ({} MiB) and the heap headroom ({} MiB, \
                  {HEAP_HEADROOM_KEY}) together exceed the heap ({} MiB), which Trino \
                  refuses at start; lower queryMaxMemoryPerNode or the headroom, or raise \
-                 resources.memory.limit or heapPercent",
+                 resources.memory.limit (heapPercent helps only where the heap is not \
+                 capped by the 448 MiB left outside it)",
                 per_node >> 20,
                 headroom >> 20,
                 memory.heap >> 20

@@ -15,7 +15,7 @@ use strata_status::{Reason, SpecWarning};
 use super::memory::{NodeMemory, check_node_memory};
 use super::{
     HEAP_PERCENT_RANGE, MIN_MEMORY_LIMIT_MIB, NON_HEAP_RESERVE_MIB, NodeGroup,
-    SHUTDOWN_MARGIN_SECONDS, TrinoRole, ValidatedRoleGroup, direct_memory_mib,
+    SHUTDOWN_MARGIN_SECONDS, TrinoRole, ValidatedRoleGroup, direct_memory_mib, max_heap_mib,
 };
 use crate::build::container::POD_NAME_ENV;
 use crate::config::catalog::CATALOG_VARIABLE_PREFIX;
@@ -65,6 +65,11 @@ pub(super) fn validate_role_group(
             non_heap_reserve_mib: NON_HEAP_RESERVE_MIB,
         },
     )?;
+    let limit_mib = u64::try_from(bytes(&group.resources.memory_limit).unwrap_or_default() >> 20)
+        .unwrap_or(u64::MAX);
+    // A large heapPercent near the reserve leaves the GC's share and the direct
+    // memory floor too little: the heap then gives way.
+    group.resources.heap_mib = group.resources.heap_mib.min(max_heap_mib(limit_mib));
     let heap_mib = group.resources.heap_mib;
     let memory_size =
         |field: &str, size: &k8s_openapi::apimachinery::pkg::api::resource::Quantity| {
@@ -149,11 +154,7 @@ pub(super) fn validate_role_group(
         discovery_uri: discovery_uri.to_owned(),
         environment: environment.to_owned(),
         heap_mib,
-        direct_memory_mib: direct_memory_mib(
-            u64::try_from(bytes(&group.resources.memory_limit).unwrap_or_default() >> 20)
-                .unwrap_or(u64::MAX),
-            heap_mib,
-        ),
+        direct_memory_mib: direct_memory_mib(limit_mib, heap_mib),
         query_max_memory: query_max.map(|(_, text)| text),
         query_max_memory_per_node: per_node.map(|(_, text)| text),
         shutdown_grace_period_seconds: grace,

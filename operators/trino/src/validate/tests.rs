@@ -523,3 +523,20 @@ fn direct_memory_is_what_the_limit_leaves_after_heap_gc_and_the_fixed_non_heap(
 ) {
     assert_eq!(super::direct_memory_mib(limit_mib, heap_mib), expected);
 }
+
+#[rstest]
+#[case::the_smallest_limit_keeps_its_reserve_cap(1280, 905)]
+#[case::four_gibibytes(4096, 3562)]
+fn the_heap_never_leaves_less_than_gc_fixed_and_the_direct_floor(
+    #[case] limit_mib: u64,
+    #[case] expected: u64,
+) {
+    let heap = super::max_heap_mib(limit_mib);
+    assert_eq!(heap, expected);
+    assert!(
+        heap + heap * super::GC_PERCENT_OF_HEAP / 100
+            + super::FIXED_NON_HEAP_MIB
+            + super::direct_memory_mib(limit_mib, heap)
+            <= limit_mib
+    );
+}

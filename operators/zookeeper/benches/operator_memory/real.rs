@@ -136,7 +136,7 @@ fn operator_requests(events: Vec<AuditEvent>) -> Vec<AuditEvent> {
 }
 
 /// The leader renewing its Lease: the one write a steady leader makes, every
-/// `LEASE_DURATION - RENEW_GRACE`.
+/// `LEASE_DURATION - RENEW_GRACE` (5 s).
 fn is_lease_renewal(event: &AuditEvent) -> bool {
     event.verb == "patch" && event.resource == "leases" && event.name == OPERATOR_NAME
 }
