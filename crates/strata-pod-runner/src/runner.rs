@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 
@@ -19,12 +18,17 @@ use crate::container::{ContainerError, Helper};
 use crate::forward::{Forward, forward};
 use crate::hosts::{PodName, hosts_file};
 use crate::image::Images;
-use crate::launch::Command;
 use crate::network::{NetworkError, PodNetwork};
 use crate::pod::{Backoff, PodSetup, RunningPod};
-use crate::spec::{PodFiles, credentials, hostname};
+use crate::spec::{PodFiles, hostname};
 use crate::status::PodStatus;
 use crate::volume::{Sources, Token, VolumeError, VolumeRoots, prepare, refresh};
+
+pub use self::exec::ExecPlan;
+use self::service_env::master_service_env;
+
+mod exec;
+mod service_env;
 
 /// Why the runner could not start or run a pod.
 #[derive(Debug, thiserror::Error)]
@@ -312,7 +316,7 @@ impl PodRunner {
             files: files.clone(),
             volumes,
             backoff: self.options.backoff,
-            service_env: self.master_service_env(),
+            service_env: master_service_env(&self.services),
         };
         // The hosts file must exist before the first container binds it.
         self.write_hosts_with(Some((&pod, &pod_name, &files)))?;
@@ -328,52 +332,6 @@ impl PodRunner {
             },
         );
         Ok(())
-    }
-
-    /// The variables the kubelet gives every container for the `kubernetes` Service of
-    /// the `default` namespace (the API server), once the runner knows that Service:
-    /// `KUBERNETES_SERVICE_HOST` and `_PORT`, which in-cluster clients read, and the
-    /// Docker-link style `KUBERNETES_PORT_*`.
-    fn master_service_env(&self) -> Vec<(String, String)> {
-        let Some(spec) = self
-            .services
-            .get(&("default".to_owned(), "kubernetes".to_owned()))
-            .and_then(|service| service.spec.as_ref())
-        else {
-            return Vec::new();
-        };
-        let (Some(host), Some(port)) = (
-            spec.cluster_ip.clone().filter(|ip| ip != "None"),
-            spec.ports.iter().flatten().next(),
-        ) else {
-            return Vec::new();
-        };
-        let number = port.port;
-        let protocol = port.protocol.clone().unwrap_or_else(|| "TCP".to_owned());
-        let lower = protocol.to_lowercase();
-        let url = format!("{lower}://{host}:{number}");
-        let link = format!("KUBERNETES_PORT_{number}_{protocol}");
-        let mut env = vec![
-            ("KUBERNETES_SERVICE_HOST".to_owned(), host.clone()),
-            ("KUBERNETES_SERVICE_PORT".to_owned(), number.to_string()),
-        ];
-        if let Some(name) = &port.name {
-            env.push((
-                format!(
-                    "KUBERNETES_SERVICE_PORT_{}",
-                    name.to_uppercase().replace('-', "_")
-                ),
-                number.to_string(),
-            ));
-        }
-        env.extend([
-            ("KUBERNETES_PORT".to_owned(), url.clone()),
-            (link.clone(), url),
-            (format!("{link}_PROTO"), lower),
-            (format!("{link}_PORT"), number.to_string()),
-            (format!("{link}_ADDR"), host),
-        ]);
-        env
     }
 
     /// What the runner cannot run as rendered, found before anything starts.
@@ -513,77 +471,6 @@ impl PodRunner {
         Ok(self.network.in_pod(&format!("{namespace}/{name}"), work)?)
     }
 
-    /// Runs `argv` inside a running container, as `kubectl exec` does, with the
-    /// container's environment; its exit code and output, `None` on timeout.
-    pub async fn exec(
-        &self,
-        namespace: &str,
-        name: &str,
-        container: &str,
-        argv: &[&str],
-        timeout: Duration,
-    ) -> Result<Option<(i32, String)>, RunnerError> {
-        self.exec_plan(namespace, name, container, argv)?
-            .run(timeout)
-            .await
-    }
-
-    /// What [`Self::exec`] runs, prepared without running it, so that a caller sharing
-    /// the runner behind a lock can release the lock while the command runs.
-    pub fn exec_plan(
-        &self,
-        namespace: &str,
-        name: &str,
-        container: &str,
-        argv: &[&str],
-    ) -> Result<ExecPlan, RunnerError> {
-        let entry = self
-            .pods
-            .get(&(namespace.to_owned(), name.to_owned()))
-            .ok_or_else(|| RunnerError::UnknownPod(name.to_owned()))?;
-        let status = entry.running.status();
-        let running = status
-            .containers
-            .iter()
-            .chain(&status.init_containers)
-            .find(|status| status.name == container);
-        let unrunnable = |reason: &str| RunnerError::Unrunnable {
-            pod: name.to_owned(),
-            reason: format!("container {container}: {reason}"),
-        };
-        let pid = running
-            .and_then(|status| status.pid)
-            .ok_or_else(|| unrunnable("not running"))?;
-        let spec = entry.pod.spec.clone().unwrap_or_default();
-        let rendered = spec
-            .containers
-            .iter()
-            .chain(spec.init_containers.iter().flatten())
-            .find(|candidate| candidate.name == container)
-            .ok_or_else(|| unrunnable("not in the pod"))?;
-        let image = self
-            .options
-            .images
-            .get(rendered.image.as_deref().unwrap_or_default())
-            .map_err(|error| unrunnable(&error.to_string()))?;
-        let user = credentials(&entry.pod, rendered, image);
-        let env = entry
-            .running
-            .environment(container)
-            .ok_or_else(|| unrunnable("its environment cannot be built"))?;
-        let command = Command {
-            argv: argv.iter().map(|word| (*word).to_owned()).collect(),
-            env,
-            working_dir: "/".into(),
-        };
-        Ok(ExecPlan {
-            helper: self.helper.clone(),
-            pid,
-            user,
-            command,
-        })
-    }
-
     fn write_hosts(&self) -> Result<(), RunnerError> {
         self.write_hosts_with(None)
     }
@@ -651,24 +538,5 @@ impl PodRunner {
     /// Stops every pod, as [`Self::delete`] does, and removes the network.
     pub async fn shutdown(mut self) {
         self.stop_all().await;
-    }
-}
-
-/// A command to run inside a running container (see [`PodRunner::exec_plan`]).
-#[derive(Clone, Debug)]
-pub struct ExecPlan {
-    helper: Helper,
-    pid: u32,
-    user: crate::launch::Credentials,
-    command: Command,
-}
-
-impl ExecPlan {
-    /// Runs it; its exit code and output, `None` on timeout.
-    pub async fn run(self, timeout: Duration) -> Result<Option<(i32, String)>, RunnerError> {
-        Ok(self
-            .helper
-            .exec_in(self.pid, &self.user, true, self.command, timeout)
-            .await?)
     }
 }

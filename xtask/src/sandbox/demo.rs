@@ -176,17 +176,10 @@ fn lifecycle(
     );
     target.kubectl(kubectl, "annotate", &["operator-command=Stopped"])?;
     show(kubectl, target, "Stopped=True", pods)?;
-    let cluster = target.name();
-    let replicas = kubectl.in_namespace(
-        "get",
-        &target.namespace,
-        &[
-            "statefulsets",
-            "--selector",
-            &format!("app.kubernetes.io/instance={cluster}"),
-            "-o",
-            "jsonpath={.items[*].spec.replicas}",
-        ],
+    let replicas = target.children(
+        kubectl,
+        "statefulsets",
+        "jsonpath={.items[*].spec.replicas}",
     )?;
     if replicas.split_whitespace().any(|count| count != "0") {
         bail!(
@@ -228,19 +221,12 @@ async fn delete(
     }
     // kube-controller-manager's garbage collector removes the children in the
     // background, so the demo waits for it as a user would.
-    let cluster = target.name();
     let mut waited = Duration::ZERO;
     loop {
-        let left = kubectl.in_namespace(
-            "get",
-            &target.namespace,
-            &[
-                "statefulsets,configmaps,services,poddisruptionbudgets,pods",
-                "--selector",
-                &format!("app.kubernetes.io/instance={cluster}"),
-                "-o",
-                "name",
-            ],
+        let left = target.children(
+            kubectl,
+            "statefulsets,configmaps,services,poddisruptionbudgets,pods",
+            "name",
         )?;
         if left.trim().is_empty() {
             break;
@@ -345,27 +331,11 @@ pub(super) fn show(
             "jsonpath={range .status.conditions[*]}{.type}={.status} ({.reason}): {.message}{\"\\n\"}{end}",])
     };
     if let Err(error) = waited {
-        let workloads = kubectl.in_namespace(
-            "get",
-            &target.namespace,
-            &[
-                "statefulsets,pods",
-                "--selector",
-                &format!("app.kubernetes.io/instance={}", target.name()),
-                "-o",
-                "wide",
-            ],
-        );
-        let pod_states = kubectl.in_namespace(
-            "get",
-            &target.namespace,
-            &[
-                "pods",
-                "--selector",
-                &format!("app.kubernetes.io/instance={}", target.name()),
-                "-o",
-                "jsonpath={range .items[*]}{.metadata.name}: {.status.conditions[?(@.type==\"Ready\")].message} {.status.containerStatuses[*].state}{\"\\n\"}{end}",
-            ],
+        let workloads = target.children(kubectl, "statefulsets,pods", "wide");
+        let pod_states = target.children(
+            kubectl,
+            "pods",
+            "jsonpath={range .items[*]}{.metadata.name}: {.status.conditions[?(@.type==\"Ready\")].message} {.status.containerStatuses[*].state}{\"\\n\"}{end}",
         );
         bail!(
             "{error:#}\nits conditions:\n{}\nits workloads:\n{}\nits pods:\n{}",
@@ -406,6 +376,27 @@ impl DemoTarget {
         let mut all = vec![self.resource.as_str()];
         all.extend_from_slice(args);
         kubectl.in_namespace(verb, &self.namespace, &all)
+    }
+
+    /// `kubectl get <kinds> -o <output>` of the objects of the cluster (its instance
+    /// label).
+    pub(super) fn children(
+        &self,
+        kubectl: &Kubectl,
+        kinds: &str,
+        output: &str,
+    ) -> anyhow::Result<String> {
+        kubectl.in_namespace(
+            "get",
+            &self.namespace,
+            &[
+                kinds,
+                "--selector",
+                &format!("app.kubernetes.io/instance={}", self.name()),
+                "-o",
+                output,
+            ],
+        )
     }
 
     /// Sets the replicas of the first role's `default` role group with a merge patch.

@@ -27,18 +27,9 @@ impl OperatorPods<'_> {
         let Some(runner) = locked(&runner) else {
             return Ok(());
         };
-        for ((namespace, pod), status) in runner.statuses() {
-            if namespace != OPERATOR_NAMESPACE {
-                continue;
-            }
-            let restarts = status
-                .containers
-                .iter()
-                .map(|container| container.restart_count)
-                .max()
-                .unwrap_or_default();
+        for (pod, restarts) in restarts(&runner) {
             if restarts > 0 {
-                let log = runner.log(&namespace, &pod, OPERATOR_CONTAINER, restarts - 1);
+                let log = runner.log(OPERATOR_NAMESPACE, &pod, OPERATOR_CONTAINER, restarts - 1);
                 bail!(
                     "the operator pod {pod} restarted {restarts} time(s); the last lines of its \
                      previous run:\n{}",
@@ -57,23 +48,34 @@ impl OperatorPods<'_> {
         let Some(runner) = locked(&runner) else {
             return;
         };
-        for ((namespace, pod), status) in runner.statuses() {
-            if namespace != OPERATOR_NAMESPACE {
-                continue;
-            }
-            let runs = status
-                .containers
-                .iter()
-                .map(|container| container.restart_count)
-                .max()
-                .unwrap_or_default();
-            let text: String = (0..=runs)
-                .filter_map(|attempt| runner.log(&namespace, &pod, OPERATOR_CONTAINER, attempt))
+        for (pod, restarts) in restarts(&runner) {
+            let text: String = (0..=restarts)
+                .filter_map(|attempt| {
+                    runner.log(OPERATOR_NAMESPACE, &pod, OPERATOR_CONTAINER, attempt)
+                })
                 .map(|log| fs::read_to_string(log).unwrap_or_default())
                 .collect();
             let _ = fs::write(self.dir.join(format!("{pod}.log")), text);
         }
     }
+}
+
+/// Each operator pod's name and its container's restarts.
+fn restarts(runner: &strata_pod_runner::runner::PodRunner) -> Vec<(String, i32)> {
+    runner
+        .statuses()
+        .into_iter()
+        .filter(|((namespace, _), _)| namespace == OPERATOR_NAMESPACE)
+        .map(|((_, pod), status)| {
+            let restarts = status
+                .containers
+                .iter()
+                .map(|container| container.restart_count)
+                .max()
+                .unwrap_or_default();
+            (pod, restarts)
+        })
+        .collect()
 }
 
 /// The runner, once the agent lets go of it (it holds it only briefly).

@@ -182,16 +182,10 @@ async fn wait_settled(
                 })
                 .and_then(|condition| condition["status"].as_str().map(str::to_owned))
         };
-        let ready = kubectl.in_namespace(
-            "get",
-            &target.namespace,
-            &[
-                "pods",
-                "--selector",
-                &format!("app.kubernetes.io/instance={}", target.name()),
-                "-o",
-                "jsonpath={range .items[*]}{.status.conditions[?(@.type==\"Ready\")].status}{\"\\n\"}{end}",
-            ],
+        let ready = target.children(
+            kubectl,
+            "pods",
+            "jsonpath={range .items[*]}{.status.conditions[?(@.type==\"Ready\")].status}{\"\\n\"}{end}",
         )?;
         let ready = ready.lines().filter(|status| *status == "True").count();
         if status_of("Available").as_deref() == Some("True")
@@ -219,17 +213,7 @@ fn role_name(role: &str) -> &str {
 
 /// The names of the cluster's pods, sorted.
 fn server_pods(kubectl: &Kubectl, target: &DemoTarget) -> anyhow::Result<Vec<String>> {
-    let names = kubectl.in_namespace(
-        "get",
-        &target.namespace,
-        &[
-            "pods",
-            "--selector",
-            &format!("app.kubernetes.io/instance={}", target.name()),
-            "-o",
-            "jsonpath={.items[*].metadata.name}",
-        ],
-    )?;
+    let names = target.children(kubectl, "pods", "jsonpath={.items[*].metadata.name}")?;
     let mut names: Vec<String> = names.split_whitespace().map(str::to_owned).collect();
     names.sort();
     Ok(names)
