@@ -14,6 +14,7 @@ pub mod journal;
 pub mod journal_sync;
 pub mod render;
 pub mod roll;
+pub mod takeover;
 pub mod validate;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

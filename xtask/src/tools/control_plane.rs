@@ -8,9 +8,10 @@
 //! replaces its `k8s.io/*` staging modules with local paths, which Go ignores in a
 //! dependency, so our `go.mod` pins every one of them to the matching `v0.x` release.
 //!
-//! The binaries go to `<cache>/strata/control-plane/<key>/`, outside `target/`, next
-//! to Go's own build and module caches (`go env GOCACHE GOMODCACHE`): a fresh clone
-//! on the same machine finds them and builds nothing again. The key is a hash of what
+//! The binaries go to `<cache>/strata/control-plane/<key>/`, outside `target/`: a
+//! fresh clone on the same machine finds them and builds nothing again. The modules
+//! come through Go's module cache (`go env GOMODCACHE`); the build cache is one of
+//! our own, removed once every binary is built. The key is a hash of what
 //! the binaries are built from (the module files, the flags, and the Go version,
 //! `GOFLAGS` and architecture), and a stamp next to each binary records it.
 
@@ -136,6 +137,7 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> 
         .join("control-plane")
         .join(format!("{KUBERNETES_VERSION}-{key}"));
     fs::create_dir_all(&bin).with_context(|| format!("cannot create {}", bin.display()))?;
+    let go_cache = bin.with_file_name("go-build");
     let mut outcome = Outcome::AlreadyPresent;
     for binary in BINARIES {
         let target = bin.join(binary.name);
@@ -149,7 +151,7 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> 
         // Built beside the target and renamed into place, so that a concurrent run, or
         // a process running the old binary, never sees a half-written file.
         let partial = bin.join(format!("{}.partial-{}", binary.name, std::process::id()));
-        build(&go, go_dir, binary, &partial)?;
+        build(&go, go_dir, binary, &partial, &go_cache)?;
         fs::rename(&partial, &target).with_context(|| {
             format!("cannot move {} to {}", partial.display(), target.display())
         })?;
@@ -161,20 +163,35 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> 
         );
         outcome = Outcome::Installed;
     }
+    // Every binary is current: the build cache would only be used by the next pin
+    // change, and it is the largest thing provisioning leaves behind (about 3 GB of
+    // compiled Kubernetes packages), which a CI machine's disk may not spare.
+    if go_cache.exists() {
+        fs::remove_dir_all(&go_cache)
+            .with_context(|| format!("cannot remove {}", go_cache.display()))?;
+    }
     Ok((ControlPlaneBinaries { bin }, outcome))
 }
 
 /// `go build` of one binary, static (`CGO_ENABLED=0`), from the committed `go.sum`
-/// only (`-mod=readonly`). A module the proxy does not serve is named, with the
-/// command that shows the download.
-fn build(go: &Path, go_dir: &Path, binary: GoBinary, target: &Path) -> anyhow::Result<()> {
+/// only (`-mod=readonly`), with a build cache of its own (`go_cache`), which the five
+/// builds share and [`ensure`] removes once they are done. A module the proxy does not
+/// serve is named, with the command that shows the download.
+fn build(
+    go: &Path,
+    go_dir: &Path,
+    binary: GoBinary,
+    target: &Path,
+    go_cache: &Path,
+) -> anyhow::Result<()> {
     let module_dir = go_dir.join(binary.module);
     let mut command = Command::new(go);
     command
         .args(["build", "-mod=readonly", "-trimpath", "-o"])
         .arg(target)
         .current_dir(&module_dir)
-        .env("CGO_ENABLED", "0");
+        .env("CGO_ENABLED", "0")
+        .env("GOCACHE", go_cache);
     if binary.module == "kubernetes" {
         command.arg(format!("-ldflags={}", kubernetes_ldflags()));
     }

@@ -49,7 +49,7 @@ const NAMESERVICE: &str = "it defines the nameservice and its namenodes";
 const ON_THE_VOLUME: &str = "it is a directory on the role's persistent volume";
 /// Keys (and the keys below them) of `hdfs-site.xml` the operator owns: the
 /// nameservice, the directories on the volumes, and format safety.
-const HDFS_SITE_OWNED: [OwnedKey; 11] = [
+const HDFS_SITE_OWNED: [OwnedKey; 12] = [
     OwnedKey::with_subkeys("dfs.nameservices", NAMESERVICE),
     OwnedKey::with_subkeys("dfs.ha.namenodes", NAMESERVICE),
     OwnedKey::with_subkeys("dfs.namenode.rpc-address", NAMESERVICE),
@@ -69,6 +69,11 @@ const HDFS_SITE_OWNED: [OwnedKey; 11] = [
     OwnedKey::with_subkeys(
         "dfs.ha.automatic-failover.enabled",
         "the ZKFC containers fail over the namenodes",
+    ),
+    OwnedKey::exact(
+        "dfs.replication",
+        "it is spec.clusterConfig.dfsReplication, which the datanode scale-down guard and \
+         the discovery ConfigMap's clients go by",
     ),
 ];
 

@@ -23,6 +23,7 @@ use crate::decommission::{self, DecommissionInput};
 use crate::journal;
 use crate::journal_sync::{self, JournalGate};
 use crate::roll::{GroupPods, RollStep, next_step, rolling_reason};
+use crate::takeover::{self, TakeoverGate};
 use crate::validate::{ValidatedCluster, Warning, roll_order};
 
 /// The Available and Degraded reason while every namenode is standby.
@@ -264,7 +265,8 @@ struct RestartPlan {
 
 /// Step 3, the roll: the next pod to restart in roll order, the active namenode
 /// (`active`) last, held back while the active namenode does not write to every
-/// journalnode ([`crate::journal_sync`]). Only a roll that is about to restart a
+/// journalnode ([`crate::journal_sync`]), and the active itself while no standby is out
+/// of safe mode ([`crate::takeover`]). Only a roll that is about to restart a
 /// journalnode or a namenode asks the namenodes for their journals, and not again if
 /// `known` already holds their answer.
 async fn plan_restart(
@@ -304,9 +306,24 @@ async fn plan_restart(
             .and_then(|info| info.out_of_sync_journals),
     };
     let roll_edits = journal_sync::roll_edits_request(&unready, out_of_sync.as_ref());
-    match journal_sync::gate(&pod, out_of_sync.as_ref()) {
-        JournalGate::Open => RestartPlan { step, roll_edits },
-        JournalGate::Wait { message } => RestartPlan {
+    let wait = match journal_sync::gate(&pod, out_of_sync.as_ref()) {
+        JournalGate::Wait { message } => Some(message),
+        JournalGate::Open if active == Some(pod.as_str()) => {
+            let standbys = context
+                .extra
+                .namenodes
+                .safe_modes(namenodes.iter().filter(|namenode| namenode.id != pod))
+                .await;
+            match takeover::gate(&pod, &standbys) {
+                TakeoverGate::Open => None,
+                TakeoverGate::Wait { message } => Some(message),
+            }
+        }
+        JournalGate::Open => None,
+    };
+    match wait {
+        None => RestartPlan { step, roll_edits },
+        Some(message) => RestartPlan {
             step: Some(RollStep {
                 restart: None,
                 reason: rolling_reason(role),

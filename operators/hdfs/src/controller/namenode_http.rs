@@ -1,5 +1,5 @@
-//! Asking a namenode over its HTTP port: a bare GET, and the JMX bean that lists every
-//! datanode with its admin state.
+//! Asking a namenode over its HTTP port: a bare GET, and the JMX beans that list every
+//! datanode with its admin state, and give the namenode's safe mode and block counts.
 //!
 //! HTTP/1.0 keeps the client to a few lines: the server sends no chunked encoding and
 //! closes the connection after the body, so the response is everything read until the
@@ -15,6 +15,7 @@ use tokio::net::TcpStream;
 
 use crate::decommission::{AdminState, BlockHealth, DataNodeReport};
 use crate::journal_sync::out_of_sync_loggers;
+use crate::takeover::SafeMode;
 
 /// The JMX query of the bean with the node lists and the cluster ID.
 pub const NAMENODE_INFO_PATH: &str = "/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo";
@@ -154,6 +155,33 @@ pub fn parse_namenode_info(body: &str) -> Option<NameNodeInfo> {
         nodes,
         out_of_sync_journals,
     })
+}
+
+/// The safe mode of the namenode whose HTTP server is at `address` (the `Safemode`
+/// attribute of its `NameNodeInfo` bean), or `None` if it does not answer with it in
+/// `timeout`.
+pub async fn safe_mode(address: &str, timeout: Duration) -> Option<SafeMode> {
+    let (status, body) = get(address, NAMENODE_INFO_PATH, timeout).await?;
+    if status != 200 {
+        return None;
+    }
+    parse_safe_mode(&body)
+}
+
+/// Parses the `Safemode` attribute out of the body of [`NAMENODE_INFO_PATH`].
+pub fn parse_safe_mode(body: &str) -> Option<SafeMode> {
+    #[derive(Deserialize)]
+    struct Bean {
+        #[serde(rename = "Safemode")]
+        safe_mode: String,
+    }
+    #[derive(Deserialize)]
+    struct Beans {
+        beans: Vec<Bean>,
+    }
+    let beans: Beans = serde_json::from_str(body).ok()?;
+    let bean = beans.beans.into_iter().next()?;
+    Some(SafeMode::parse(&bean.safe_mode))
 }
 
 /// The `FSNamesystem` bean's attributes the decommission reads. A standby namenode

@@ -1,5 +1,6 @@
 //! What the operator asks the namenodes over HTTP: which one is active (`/isActive`),
-//! and the namespace's cluster ID and datanode admin states (JMX `NameNodeInfo`).
+//! the namespace's cluster ID, the datanode admin states and each namenode's safe mode
+//! (JMX `NameNodeInfo`).
 //!
 //! Only the namenodes know these, so the operator asks each, concurrently and with a
 //! short timeout, and only when it needs the answer: before a namenode restarts (the
@@ -10,9 +11,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::namenode_http::{NameNodeInfo, active_block_health, get, namenode_info};
+use std::collections::BTreeMap;
+
+use super::namenode_http::{NameNodeInfo, active_block_health, get, namenode_info, safe_mode};
 use crate::config::NameNodeAddress;
 use crate::decommission::BlockHealth;
+use crate::takeover::SafeMode;
 
 /// Where to reach a namenode's HTTP port; tests point it at loopback servers.
 pub type HttpAddress = Arc<dyn Fn(&NameNodeAddress) -> String + Send + Sync>;
@@ -93,6 +97,24 @@ impl NameNodeHttp {
             .into_iter()
             .flatten()
             .next()
+    }
+
+    /// Each namenode's safe mode by id, `None` for one that does not answer.
+    pub async fn safe_modes<'a>(
+        &self,
+        namenodes: impl IntoIterator<Item = &'a NameNodeAddress>,
+    ) -> BTreeMap<String, Option<SafeMode>> {
+        let requests = namenodes.into_iter().map(|namenode| {
+            let address = (self.address)(namenode);
+            async move {
+                let state = safe_mode(&address, self.timeout).await;
+                (namenode.id.clone(), state)
+            }
+        });
+        futures::future::join_all(requests)
+            .await
+            .into_iter()
+            .collect()
     }
 
     /// What the namenodes that answer report, merged (a datanode's state is the least

@@ -161,6 +161,10 @@ fn unwise_layouts_are_warnings(
     json!({"nameNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.reformat.disabled": "false"}}}}),
     "ReservedConfigOverride"
 )]
+#[case::replication_override_past_the_scale_down_guard(
+    json!({"nameNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.replication": "1"}}}}),
+    "ReservedConfigOverride"
+)]
 #[case::empty_override_value(
     json!({"nameNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.blocksize": ""}}}}),
     "InvalidConfigOverride"

@@ -19,6 +19,7 @@ use std::time::Duration;
 use hdfs_operator::OPERATOR_NAME;
 use hdfs_operator::config::NameNodeAddress;
 use hdfs_operator::controller::cluster::ClusterContext;
+use hdfs_operator::controller::namenode_http::NAMENODE_INFO_PATH;
 use hdfs_operator::controller::namenodes::NameNodeHttp;
 use hdfs_operator::controller::run_with;
 use hdfs_operator::crd::HdfsCluster;
@@ -61,7 +62,8 @@ pub fn start_with_namenodes(active: Vec<(String, String)>) -> Harness {
 }
 
 /// Starts the operator with the first namenode active: it answers `/isActive` with
-/// 200 and nothing else (no JMX), the other one does not answer.
+/// 200 and nothing else (no JMX). The second is a standby out of safe mode: 405, and a
+/// `NameNodeInfo` bean with only an empty `Safemode`.
 pub fn start() -> Harness {
     let active = strata_testing::http::serve(|request| {
         if request.starts_with("GET /isActive") {
@@ -70,11 +72,28 @@ pub fn start() -> Harness {
             strata_testing::http::Answer::new("404 Not Found", "")
         }
     });
-    start_with_namenodes(vec![(FIRST_NAMENODE.to_owned(), active)])
+    let standby = strata_testing::http::serve(|request| standby_answer(request, ""));
+    start_with_namenodes(vec![
+        (FIRST_NAMENODE.to_owned(), active),
+        (SECOND_NAMENODE.to_owned(), standby),
+    ])
+}
+
+/// A standby namenode's answer to `request`: 405 to `/isActive`, and its safe mode
+/// (`Safemode`, empty when off) in the `NameNodeInfo` bean.
+pub fn standby_answer(request: &str, safe_mode: &str) -> strata_testing::http::Answer {
+    if request.starts_with(&format!("GET {NAMENODE_INFO_PATH} ")) {
+        let bean = json!({"beans": [{"Safemode": safe_mode}]});
+        strata_testing::http::Answer::new("200 OK", bean.to_string())
+    } else {
+        strata_testing::http::Answer::new("405 Method Not Allowed", "I am Standby")
+    }
 }
 
 /// The first namenode's id: its pod's name.
 pub const FIRST_NAMENODE: &str = "simple-hdfs-namenode-default-0";
+/// The second namenode's id.
+pub const SECOND_NAMENODE: &str = "simple-hdfs-namenode-default-1";
 
 /// The example layout: 2 namenodes, 3 journalnodes, 3 datanodes, with `patch` merged
 /// over the spec (one level deep).

@@ -2,6 +2,7 @@
 //! then namenodes with the active one last, then datanodes.
 
 use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -13,7 +14,10 @@ use strata_testing::http::{Answer, serve};
 use strata_testing::wait::{condition, wait_for_condition};
 use strata_testing::workloads::{run_until_settled, template_revision};
 
-use crate::{CLUSTER, QUORUM, create_cluster, publish_znode, spec, start_with_namenodes};
+use crate::{
+    CLUSTER, FIRST_NAMENODE, QUORUM, SECOND_NAMENODE, create_cluster, publish_znode, spec,
+    standby_answer, start_with_namenodes,
+};
 use hdfs_operator::crd::HdfsCluster;
 use strata_status::{ConditionStatus, ConditionType};
 
@@ -41,18 +45,22 @@ fn current_pods(harness: &Harness) -> BTreeSet<String> {
         .collect()
 }
 
-/// A namenode HTTP server on loopback answering `/isActive` with `status`.
-fn fake_namenode(status: &'static str) -> String {
-    serve(move |_| Answer::new(status, ""))
+/// A standby namenode on loopback whose safe mode (`Safemode`) is what `safe_mode`
+/// holds at each request.
+fn fake_standby(safe_mode: Arc<Mutex<String>>) -> String {
+    serve(move |request| {
+        let safe_mode = safe_mode.lock().expect("the safe mode").clone();
+        standby_answer(request, &safe_mode)
+    })
 }
 
 #[tokio::test]
 async fn journalnodes_then_namenodes_standby_first_then_datanodes() {
-    let active = fake_namenode("200 OK");
-    let standby = fake_namenode("405 Method Not Allowed");
+    let active = serve(|_| Answer::new("200 OK", ""));
+    let standby = fake_standby(Arc::default());
     let harness = start_with_namenodes(vec![
-        ("simple-hdfs-namenode-default-0".to_owned(), active),
-        ("simple-hdfs-namenode-default-1".to_owned(), standby),
+        (FIRST_NAMENODE.to_owned(), active),
+        (SECOND_NAMENODE.to_owned(), standby),
     ]);
     publish_znode(&harness, QUORUM).await;
     create_cluster(&harness, spec(json!({}))).await;
@@ -108,4 +116,73 @@ async fn journalnodes_then_namenodes_standby_first_then_datanodes() {
         ConditionStatus::False,
     )
     .await;
+}
+
+/// A standby in safe mode would take over unable to accept writes (issue 21, item 8):
+/// the roll restarts it, then holds the active back until it leaves safe mode.
+#[tokio::test]
+async fn the_active_namenode_restarts_only_once_the_standby_is_out_of_safe_mode() {
+    const TIP: &str = "Safe mode is ON. The reported blocks 0 needs additional 5 blocks to \
+        reach the threshold 0.9990 of total blocks 5.";
+    let active = serve(|_| Answer::new("200 OK", ""));
+    let safe_mode = Arc::new(Mutex::new(String::new()));
+    let standby = fake_standby(safe_mode.clone());
+    let harness = start_with_namenodes(vec![
+        (FIRST_NAMENODE.to_owned(), active),
+        (SECOND_NAMENODE.to_owned(), standby),
+    ]);
+    publish_znode(&harness, QUORUM).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+
+    // The restarted standby comes back in safe mode, as a real one does.
+    *safe_mode.lock().expect("the safe mode") = TIP.to_owned();
+    publish_znode(&harness, "zk-moved:2181/znode-1").await;
+    harness.settle().await;
+    let mut before = current_pods(&harness);
+    let mut restarted = Vec::new();
+    run_until_settled(&harness, || {
+        let now = current_pods(&harness);
+        restarted.extend(now.difference(&before).cloned());
+        before = now;
+    })
+    .await;
+    assert_eq!(
+        restarted.last().map(String::as_str),
+        Some(SECOND_NAMENODE),
+        "the roll stops after the standby: {restarted:?}"
+    );
+    let waiting = wait_for_condition::<HdfsCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Progressing,
+        ConditionStatus::True,
+    )
+    .await;
+    assert_eq!(waiting.reason, "RollingNameNodes");
+    assert!(
+        waiting.message.contains(&format!(
+            "before the active namenode {FIRST_NAMENODE} restarts"
+        )) && waiting.message.contains(TIP),
+        "{}",
+        waiting.message
+    );
+
+    safe_mode.lock().expect("the safe mode").clear();
+    run_until_settled(&harness, || {
+        let now = current_pods(&harness);
+        restarted.extend(now.difference(&before).cloned());
+        before = now;
+    })
+    .await;
+    assert_eq!(
+        restarted[restarted.len() - 4..],
+        [
+            FIRST_NAMENODE,
+            "simple-hdfs-datanode-default-0",
+            "simple-hdfs-datanode-default-1",
+            "simple-hdfs-datanode-default-2",
+        ],
+        "{restarted:?}"
+    );
 }

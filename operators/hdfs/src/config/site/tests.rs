@@ -170,14 +170,17 @@ fn overrides_of_operator_keys_are_refused(
 
 #[test]
 fn overrides_win_over_the_operators_other_keys() -> Result<(), SiteError> {
-    let overrides = BTreeMap::from([("dfs.replication".to_owned(), "2".to_owned())]);
+    let overrides = BTreeMap::from([(
+        "dfs.ha.fencing.methods".to_owned(),
+        "shell(/usr/local/bin/fence)".to_owned(),
+    )]);
     let mut site = site(HdfsRole::DataNode);
     site.hdfs_overrides = &overrides;
     let files = server_site(&site)?;
     assert!(
-        files
-            .hdfs_site
-            .contains("<name>dfs.replication</name>\n    <value>2</value>"),
+        files.hdfs_site.contains(
+            "<name>dfs.ha.fencing.methods</name>\n    <value>shell(/usr/local/bin/fence)</value>"
+        ),
         "{}",
         files.hdfs_site
     );
