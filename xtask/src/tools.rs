@@ -10,6 +10,7 @@ pub mod hadoop_client;
 pub mod hadoop_image;
 pub mod image_dir;
 pub mod layer;
+pub mod ldap;
 pub mod process;
 pub mod superset;
 pub mod superset_image;
@@ -74,6 +75,10 @@ pub struct Tools {
     pub trino_image: PathBuf,
     /// The local stand-in for the `apache/superset:6.1.0` image (holds `app/.venv`).
     pub superset_image: PathBuf,
+    /// Debian's slapd.
+    pub slapd: PathBuf,
+    /// python-ldap built for the Superset venv (a directory for `PYTHONPATH`).
+    pub python_ldap: PathBuf,
     /// Tool name to the version line it printed, for the report.
     pub versions: BTreeMap<&'static str, String>,
 }
@@ -131,6 +136,8 @@ impl Tools {
                 env::SUPERSET_IMAGE,
                 self.superset_image.clone().into_os_string(),
             ),
+            (env::SLAPD, self.slapd.clone().into_os_string()),
+            (env::PYTHON_LDAP, self.python_ldap.clone().into_os_string()),
         ])
     }
 }
@@ -169,6 +176,11 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
     let (superset_image, _) = step("superset 6.1.0 image directory (the venv)", || {
         superset_image::ensure(&tools_dir, &superset.venv)
     })?;
+
+    let (ldap, _) = step(
+        "slapd (Debian package) + python-ldap for the Superset venv (PyPI sdist)",
+        || ldap::ensure(&tools_dir, &superset.venv),
+    )?;
 
     let (control_plane, _) = step(
         "kubernetes control plane v1.37.2 + etcd + kwok (Go module proxy)",
@@ -259,6 +271,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
             "postgresql",
             version(Command::new(superset.postgresql_bin.join("postgres")).arg("--version"))?,
         ),
+        ("slapd", version(Command::new(&ldap.slapd).arg("-VV"))?),
         (
             "kube-apiserver",
             version(Command::new(control_plane.bin.join("kube-apiserver")).arg("--version"))?,
@@ -289,6 +302,8 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         zookeeper_image,
         trino_image,
         superset_image,
+        slapd: ldap.slapd,
+        python_ldap: ldap.python_ldap,
         versions,
     })
 }

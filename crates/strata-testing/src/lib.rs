@@ -34,6 +34,7 @@ pub mod http;
 pub mod manifests;
 pub mod postgres;
 pub mod process;
+pub mod slapd;
 pub mod superset;
 pub mod tools;
 pub mod validate;

@@ -58,8 +58,15 @@ pub const TRINO_IMAGE: &str = "STRATA_TRINO_IMAGE";
 /// `app/.venv` (a link to the Superset venv) and `app/pythonpath`, for the pod runner.
 pub const SUPERSET_IMAGE: &str = "STRATA_SUPERSET_IMAGE";
 
+/// Path of Debian's OpenLDAP server, for [`crate::slapd`].
+pub const SLAPD: &str = "STRATA_SLAPD";
+
+/// Directory holding python-ldap built for the Superset venv, which a test puts on
+/// `PYTHONPATH` as a derived Superset image has it in its venv.
+pub const PYTHON_LDAP: &str = "STRATA_PYTHON_LDAP";
+
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 16] = [
+pub const ALL: [&str; 18] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -76,6 +83,8 @@ pub const ALL: [&str; 16] = [
     ZOOKEEPER_IMAGE,
     TRINO_IMAGE,
     SUPERSET_IMAGE,
+    SLAPD,
+    PYTHON_LDAP,
 ];
 
 /// A tool variable a test needs is not set.
