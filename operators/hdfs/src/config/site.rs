@@ -165,13 +165,18 @@ pub fn client_hdfs_properties(
     properties
 }
 
-/// The daemons' `core-site.xml` properties before overrides.
+/// The daemons' `core-site.xml` properties before overrides. Only the namenodes' ZKFCs
+/// talk to ZooKeeper, so only their file names it: a ZooKeeper move then restarts the
+/// namenodes alone, not every journalnode and datanode (and a journalnode restart is
+/// the riskiest step of a roll, see `crate::journal_sync`).
 pub fn server_core_properties(site: &ServerSite<'_>) -> BTreeMap<String, String> {
     let mut properties = client_core_properties(site.topology);
-    properties.insert(
-        "ha.zookeeper.quorum".to_owned(),
-        site.zookeeper_quorum.to_owned(),
-    );
+    if site.role == HdfsRole::NameNode {
+        properties.insert(
+            "ha.zookeeper.quorum".to_owned(),
+            site.zookeeper_quorum.to_owned(),
+        );
+    }
     properties.insert(
         "hadoop.prometheus.endpoint.enabled".to_owned(),
         "true".to_owned(),

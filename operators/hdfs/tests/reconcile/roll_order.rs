@@ -1,5 +1,6 @@
 //! A change that reaches every role restarts the pods one at a time: journalnodes,
-//! then namenodes with the active one last, then datanodes.
+//! then namenodes with the active one last (once the standby is out of safe mode),
+//! then datanodes. A ZooKeeper move restarts only the namenodes.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -15,8 +16,8 @@ use strata_testing::wait::{condition, wait_for_condition};
 use strata_testing::workloads::{run_until_settled, template_revision};
 
 use crate::{
-    CLUSTER, FIRST_NAMENODE, QUORUM, SECOND_NAMENODE, create_cluster, publish_znode, spec,
-    standby_answer, start_with_namenodes,
+    CLUSTER, FIRST_NAMENODE, QUORUM, SECOND_NAMENODE, ZNODE_CONFIG_MAP, create_cluster, patch_spec,
+    publish_znode, spec, standby_answer, start_with_namenodes,
 };
 use hdfs_operator::crd::HdfsCluster;
 use strata_status::{ConditionStatus, ConditionType};
@@ -54,6 +55,44 @@ fn fake_standby(safe_mode: Arc<Mutex<String>>) -> String {
     })
 }
 
+/// A change that reaches every role's files: `dfs.replication` is in every
+/// `hdfs-site.xml`.
+async fn replicate_twice(harness: &Harness) {
+    patch_spec(
+        harness,
+        json!({"clusterConfig": {"zookeeperConfigMapName": ZNODE_CONFIG_MAP, "dfsReplication": 2}}),
+    )
+    .await;
+    harness.settle().await;
+}
+
+/// Only the ZKFCs use ZooKeeper (issue 21, item 15): a ZooKeeper move restarts the
+/// namenodes, standby first, and no journalnode or datanode.
+#[tokio::test]
+async fn a_zookeeper_move_restarts_only_the_namenodes() {
+    let active = serve(|_| Answer::new("200 OK", ""));
+    let standby = fake_standby(Arc::default());
+    let harness = start_with_namenodes(vec![
+        (FIRST_NAMENODE.to_owned(), active),
+        (SECOND_NAMENODE.to_owned(), standby),
+    ]);
+    publish_znode(&harness, QUORUM).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+
+    publish_znode(&harness, "zk-moved:2181/znode-1").await;
+    harness.settle().await;
+    let mut before = current_pods(&harness);
+    let mut restarted = Vec::new();
+    run_until_settled(&harness, || {
+        let now = current_pods(&harness);
+        restarted.extend(now.difference(&before).cloned());
+        before = now;
+    })
+    .await;
+    assert_eq!(restarted, [SECOND_NAMENODE, FIRST_NAMENODE]);
+}
+
 #[tokio::test]
 async fn journalnodes_then_namenodes_standby_first_then_datanodes() {
     let active = serve(|_| Answer::new("200 OK", ""));
@@ -66,9 +105,8 @@ async fn journalnodes_then_namenodes_standby_first_then_datanodes() {
     create_cluster(&harness, spec(json!({}))).await;
     run_until_settled(&harness, || {}).await;
 
-    // Every role's core-site.xml names the quorum, so every pod must restart.
-    publish_znode(&harness, "zk-moved:2181/znode-1").await;
-    harness.settle().await;
+    // Every role's hdfs-site.xml names the replication, so every pod must restart.
+    replicate_twice(&harness).await;
     let mut before = current_pods(&harness);
     let mut restarted = Vec::new();
     let mut reasons: Vec<String> = Vec::new();
@@ -137,8 +175,7 @@ async fn the_active_namenode_restarts_only_once_the_standby_is_out_of_safe_mode(
 
     // The restarted standby comes back in safe mode, as a real one does.
     *safe_mode.lock().expect("the safe mode") = TIP.to_owned();
-    publish_znode(&harness, "zk-moved:2181/znode-1").await;
-    harness.settle().await;
+    replicate_twice(&harness).await;
     let mut before = current_pods(&harness);
     let mut restarted = Vec::new();
     run_until_settled(&harness, || {

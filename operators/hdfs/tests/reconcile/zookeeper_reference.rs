@@ -50,8 +50,10 @@ async fn a_config_map_without_the_zookeeper_key_is_named() {
     assert!(degraded.message.contains("ZOOKEEPER"), "{degraded:?}");
 }
 
+/// Only the namenodes' ZKFCs use ZooKeeper, so only their files name it (issue 21,
+/// item 15): a ZooKeeper move changes nothing a journalnode or datanode reads.
 #[tokio::test]
-async fn a_changed_zookeeper_connection_reaches_every_role_group() {
+async fn a_changed_zookeeper_connection_reaches_the_namenodes_only() {
     let harness = start();
     publish_znode(&harness, QUORUM).await;
     create_cluster(&harness, spec(json!({}))).await;
@@ -59,19 +61,20 @@ async fn a_changed_zookeeper_connection_reaches_every_role_group() {
 
     let moved = "zk-new:2181/znode-2";
     publish_znode(&harness, moved).await;
-    for group in [
-        "simple-hdfs-journalnode-default",
-        "simple-hdfs-namenode-default",
-        "simple-hdfs-datanode-default",
-    ] {
-        eventually(
-            &format!("the new quorum in {group}"),
-            || {
-                config_map_entry(&harness, group, "core-site.xml")
-                    .filter(|file| file.contains(moved))
-            },
-            || config_map_entry(&harness, group, "core-site.xml"),
-        )
-        .await;
+    eventually(
+        "the new quorum in the namenodes' core-site.xml",
+        || {
+            config_map_entry(&harness, "simple-hdfs-namenode-default", "core-site.xml")
+                .filter(|file| file.contains(moved))
+        },
+        || config_map_entry(&harness, "simple-hdfs-namenode-default", "core-site.xml"),
+    )
+    .await;
+    for group in ["simple-hdfs-journalnode-default", "simple-hdfs-datanode-default"] {
+        let file = config_map_entry(&harness, group, "core-site.xml").unwrap_or_default();
+        assert!(
+            file.contains("fs.defaultFS") && !file.contains("ha.zookeeper.quorum"),
+            "{group}: {file}"
+        );
     }
 }

@@ -65,6 +65,20 @@ fn generic(key: &str) -> String {
         .replace("provider.hdfs", "provider.<ns>")
 }
 
+/// Issue 21, item 15: only the ZKFCs use ZooKeeper, so a ZooKeeper move must not
+/// restart journalnodes and datanodes.
+#[rstest]
+#[case::namenode(HdfsRole::NameNode, true)]
+#[case::journalnode(HdfsRole::JournalNode, false)]
+#[case::datanode(HdfsRole::DataNode, false)]
+fn only_the_namenodes_name_the_zookeeper_quorum(#[case] role: HdfsRole, #[case] named: bool) {
+    let properties = server_core_properties(&site(role));
+    assert_eq!(
+        properties.get("ha.zookeeper.quorum").map(String::as_str),
+        named.then_some("zk:2181/chroot")
+    );
+}
+
 #[rstest]
 #[case::namenode(HdfsRole::NameNode)]
 #[case::journalnode(HdfsRole::JournalNode)]
