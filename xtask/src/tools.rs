@@ -11,6 +11,7 @@ pub mod hadoop_image;
 pub mod image_dir;
 pub mod layer;
 pub mod ldap;
+pub mod oidc;
 pub mod process;
 pub mod superset;
 pub mod superset_image;
@@ -79,6 +80,8 @@ pub struct Tools {
     pub slapd: PathBuf,
     /// python-ldap built for the Superset venv (a directory for `PYTHONPATH`).
     pub python_ldap: PathBuf,
+    /// The class path directory of mock-oauth2-server.
+    pub oidc_provider_lib: PathBuf,
     /// Tool name to the version line it printed, for the report.
     pub versions: BTreeMap<&'static str, String>,
 }
@@ -138,6 +141,10 @@ impl Tools {
             ),
             (env::SLAPD, self.slapd.clone().into_os_string()),
             (env::PYTHON_LDAP, self.python_ldap.clone().into_os_string()),
+            (
+                env::OIDC_PROVIDER_LIB,
+                self.oidc_provider_lib.clone().into_os_string(),
+            ),
         ])
     }
 }
@@ -181,6 +188,10 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         "slapd (Debian package) + python-ldap for the Superset venv (PyPI sdist)",
         || ldap::ensure(&tools_dir, &superset.venv),
     )?;
+
+    let (oidc_provider_lib, _) = step("mock-oauth2-server 6.0.2 (Maven Central)", || {
+        oidc::ensure(workspace, &tools_dir)
+    })?;
 
     let (control_plane, _) = step(
         "kubernetes control plane v1.37.2 + etcd + kwok (Go module proxy)",
@@ -304,6 +315,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         superset_image,
         slapd: ldap.slapd,
         python_ldap: ldap.python_ldap,
+        oidc_provider_lib,
         versions,
     })
 }

@@ -32,6 +32,7 @@ pub mod hadoop;
 pub mod harness;
 pub mod http;
 pub mod manifests;
+pub mod oidc;
 pub mod postgres;
 pub mod process;
 pub mod slapd;

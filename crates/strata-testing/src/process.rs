@@ -143,6 +143,30 @@ fn read_all(mut file: File) -> std::io::Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Starts `command` as a long-running server: stdin closed, stdout and stderr both into
+/// `log` (created or truncated), so a test can quote what it printed when it fails. The
+/// caller owns the child and stops it by its PID.
+///
+/// # Errors
+///
+/// When the log cannot be created or the program cannot be started; the message names
+/// the file or the program.
+pub fn spawn_logged(
+    command: &mut Command,
+    log: &std::path::Path,
+) -> Result<std::process::Child, String> {
+    let stdout = File::create(log).map_err(|error| format!("{}: {error}", log.display()))?;
+    let stderr = stdout
+        .try_clone()
+        .map_err(|error| format!("{}: {error}", log.display()))?;
+    command
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .map_err(|error| format!("{:?}: {error}", command.get_program()))
+}
+
 #[cfg(test)]
 mod tests {
     use rstest::rstest;

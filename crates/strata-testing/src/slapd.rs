@@ -25,13 +25,14 @@
 use std::{
     fmt::Write as _,
     fs,
-    net::{TcpListener, TcpStream},
+    net::TcpStream,
     path::Path,
-    process::{Child, Command, Stdio},
+    process::{Child, Command},
     thread,
     time::{Duration, Instant},
 };
 
+use crate::process::spawn_logged;
 use crate::tools::{self, SLAPD};
 
 /// The directory's suffix.
@@ -124,26 +125,16 @@ impl ThrowawaySlapd {
                 String::from_utf8_lossy(&loaded.stderr)
             ));
         }
-        let port = TcpListener::bind((address, 0))
-            .and_then(|listener| listener.local_addr())
-            .map_err(|error| format!("a free port on {address}: {error}"))?
-            .port();
+        let port = crate::postgres::free_port(address)?;
         let log = dir.path().join("slapd.log");
-        let log_file =
-            fs::File::create(&log).map_err(|error| format!("{}: {error}", log.display()))?;
-        let stderr = log_file
-            .try_clone()
-            .map_err(|error| format!("{}: {error}", log.display()))?;
-        let child = Command::new(&slapd)
-            .args(["-d", "0", "-f"])
-            .arg(&config)
-            .arg("-h")
-            .arg(format!("ldap://{address}:{port}/"))
-            .stdin(Stdio::null())
-            .stdout(log_file)
-            .stderr(stderr)
-            .spawn()
-            .map_err(|error| format!("{}: {error}", slapd.display()))?;
+        let child = spawn_logged(
+            Command::new(&slapd)
+                .args(["-d", "0", "-f"])
+                .arg(&config)
+                .arg("-h")
+                .arg(format!("ldap://{address}:{port}/")),
+            &log,
+        )?;
         let mut server = Self {
             child,
             address: address.to_owned(),

@@ -65,8 +65,12 @@ pub const SLAPD: &str = "STRATA_SLAPD";
 /// `PYTHONPATH` as a derived Superset image has it in its venv.
 pub const PYTHON_LDAP: &str = "STRATA_PYTHON_LDAP";
 
+/// Directory of mock-oauth2-server's class path (`java -cp '<dir>/*'`), for
+/// [`crate::oidc`].
+pub const OIDC_PROVIDER_LIB: &str = "STRATA_OIDC_PROVIDER_LIB";
+
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 18] = [
+pub const ALL: [&str; 19] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -85,6 +89,7 @@ pub const ALL: [&str; 18] = [
     SUPERSET_IMAGE,
     SLAPD,
     PYTHON_LDAP,
+    OIDC_PROVIDER_LIB,
 ];
 
 /// A tool variable a test needs is not set.

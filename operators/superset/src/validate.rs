@@ -78,6 +78,9 @@ pub struct ValidatedCluster {
     pub database: ValidatedDatabase,
     /// The Python packages the operator ships to the pods (driver, OIDC).
     pub wheels: Vec<Wheel>,
+    /// Whether users log in through OpenID Connect, which needs the operator's security
+    /// manager next to `superset_config.py`.
+    pub oidc_login: bool,
     /// The admin user's Secret, if an admin is created.
     pub admin_secret: Option<String>,
     /// The LDAP bind password Secret or the OIDC client secret Secret, if any.
@@ -156,6 +159,7 @@ impl ValidatedCluster {
             config.authentication.as_ref(),
             cluster.spec.image.custom.is_none(),
         )?;
+        let oidc_login = matches!(authentication, Some(AuthSetting::Oidc { .. }));
         let settings = SupersetSettings {
             database: database_setting,
             row_limit: config.row_limit.unwrap_or(DEFAULT_ROW_LIMIT),
@@ -208,13 +212,8 @@ impl ValidatedCluster {
         Ok(Self {
             identity,
             database: validated_database,
-            wheels: wheels(
-                database.driver,
-                config
-                    .authentication
-                    .as_ref()
-                    .is_some_and(|auth| auth.oidc.is_some()),
-            ),
+            wheels: wheels(database.driver, oidc_login),
+            oidc_login,
             admin_secret: config
                 .admin_user
                 .as_ref()

@@ -70,7 +70,10 @@ async fn a_changed_zookeeper_connection_reaches_the_namenodes_only() {
         || config_map_entry(&harness, "simple-hdfs-namenode-default", "core-site.xml"),
     )
     .await;
-    for group in ["simple-hdfs-journalnode-default", "simple-hdfs-datanode-default"] {
+    for group in [
+        "simple-hdfs-journalnode-default",
+        "simple-hdfs-datanode-default",
+    ] {
         let file = config_map_entry(&harness, group, "core-site.xml").unwrap_or_default();
         assert!(
             file.contains("fs.defaultFS") && !file.contains("ha.zookeeper.quorum"),

@@ -6,7 +6,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::ConfigMap;
 use strata_model::build::object_meta;
 
-use crate::config::scripts::INIT_DATABASE;
+use crate::config::scripts::{INIT_DATABASE, OIDC_SECURITY_MANAGER, OIDC_SECURITY_MANAGER_FILE};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
 /// Key of the configuration file.
@@ -14,18 +14,25 @@ pub const SUPERSET_CONFIG: &str = "superset_config.py";
 /// Key of the init script.
 pub const INIT_SCRIPT: &str = "init_database.py";
 
-/// `<superset>-node-<rg>`: `superset_config.py` and the init script, hashed into the
-/// pod template.
+/// `<superset>-node-<rg>`: `superset_config.py`, the init script and, with OIDC, the
+/// security manager, hashed into the pod template.
 pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {
+    let mut data = BTreeMap::from([
+        (
+            SUPERSET_CONFIG.to_owned(),
+            group.product.superset_config.clone(),
+        ),
+        (INIT_SCRIPT.to_owned(), INIT_DATABASE.to_owned()),
+    ]);
+    if cluster.oidc_login {
+        data.insert(
+            OIDC_SECURITY_MANAGER_FILE.to_owned(),
+            OIDC_SECURITY_MANAGER.to_owned(),
+        );
+    }
     ConfigMap {
         metadata: group.object_meta(&cluster.identity.namespace),
-        data: Some(BTreeMap::from([
-            (
-                SUPERSET_CONFIG.to_owned(),
-                group.product.superset_config.clone(),
-            ),
-            (INIT_SCRIPT.to_owned(), INIT_DATABASE.to_owned()),
-        ])),
+        data: Some(data),
         ..ConfigMap::default()
     }
 }

@@ -4,3 +4,11 @@
 /// The init container: database upgrade, init and the admin user, each step with the
 /// Degraded reason it reports on failure.
 pub const INIT_DATABASE: &str = include_str!("../scripts/init_database.py");
+
+/// The security manager of OIDC login: the user's details from the ID token's claims,
+/// which Flask-AppBuilder 5 reads for its named providers only.
+pub const OIDC_SECURITY_MANAGER: &str = include_str!("../scripts/strata_oidc.py");
+
+/// The file of [`OIDC_SECURITY_MANAGER`] in the config directory, which is on
+/// `PYTHONPATH`, so that `superset_config.py` imports it as `strata_oidc`.
+pub const OIDC_SECURITY_MANAGER_FILE: &str = "strata_oidc.py";

@@ -231,6 +231,10 @@ pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
                 "OAUTH_PROVIDERS".to_owned(),
                 PyValue::List(vec![PyValue::Dict(provider)]),
             ));
+            out.push((
+                "CUSTOM_SECURITY_MANAGER".to_owned(),
+                PyValue::Expression("OidcSecurityManager".to_owned()),
+            ));
             out.extend(registration_assignments(registration));
         }
     }
@@ -252,13 +256,22 @@ pub fn render(
     python::write(
         "Rendered by the Strata Superset operator; edit the SupersetCluster instead.\n\
          Secrets come from the environment; none is written here.",
-        &[
-            "import os",
-            "from urllib.parse import quote",
-            "from flask_appbuilder.security.manager import AUTH_LDAP, AUTH_OAUTH",
-        ],
+        &imports(settings),
         all.iter().map(|(name, value)| (name.as_str(), value)),
     )
+}
+
+/// The file's imports; with OIDC, the security manager shipped next to it.
+fn imports(settings: &SupersetSettings) -> Vec<&'static str> {
+    let mut imports = vec![
+        "import os",
+        "from urllib.parse import quote",
+        "from flask_appbuilder.security.manager import AUTH_LDAP, AUTH_OAUTH",
+    ];
+    if matches!(settings.authentication, Some(AuthSetting::Oidc { .. })) {
+        imports.push("from strata_oidc import OidcSecurityManager");
+    }
+    imports
 }
 
 #[cfg(test)]

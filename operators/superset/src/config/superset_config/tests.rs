@@ -153,3 +153,23 @@ fn oidc_reads_the_issuers_discovery_document() {
     );
     assert!(file.contains("AUTH_TYPE = AUTH_OAUTH"), "{file}");
 }
+
+/// Flask-AppBuilder 5 knows no provider named `oidc`: the operator's security manager
+/// reads its users, and only OIDC imports it.
+#[rstest]
+#[case::oidc(Some(oidc()), true)]
+#[case::no_authentication(None, false)]
+fn oidc_logins_go_through_the_operators_security_manager(
+    #[case] authentication: Option<AuthSetting>,
+    #[case] imported: bool,
+) {
+    let file = render(&settings(authentication), &BTreeMap::new()).expect("renders");
+    assert_eq!(
+        (
+            file.contains("from strata_oidc import OidcSecurityManager\n"),
+            file.contains("CUSTOM_SECURITY_MANAGER = OidcSecurityManager\n"),
+        ),
+        (imported, imported),
+        "{file}"
+    );
+}
