@@ -95,9 +95,11 @@ pub fn next_step(
         if let Some(pod) = busy {
             return Some(waiting(role, &pod));
         }
+        // A pod that is down first (the active last even then: restarting it first
+        // would wait for a standby that is down too), then the others, the active last.
         let next = outdated
             .iter()
-            .find(|pod| !pod.ready)
+            .find(|pod| !pod.ready && Some(pod.name.as_str()) != active_namenode)
             .or_else(|| {
                 outdated
                     .iter()

@@ -15,9 +15,10 @@
 //!   RPC port, so a Ready namenode pod has a running ZKFC, and the roll restarts a
 //!   namenode only while the others are Ready.
 //!
-//! So before it restarts the active, the roll asks the other namenodes' `NameNodeInfo`
-//! bean for `Safemode` (empty when off), and waits until one of them is out of safe
-//! mode. A namenode that does not answer cannot take over either. [`gate`] is pure.
+//! So before it restarts the active (or any namenode while none is known to be active),
+//! the roll asks every namenode's `NameNodeInfo` bean for `Safemode` (empty when off),
+//! and waits until every other one is out of safe mode. A namenode that does not
+//! answer cannot take over either. [`gate`] is pure.
 
 use std::collections::BTreeMap;
 
@@ -43,45 +44,60 @@ impl SafeMode {
     }
 }
 
-/// Whether the active namenode may restart now.
+/// Whether the namenode may restart now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TakeoverGate {
-    /// A standby out of safe mode can take over.
+    /// Every other namenode is out of safe mode, or waiting could not help.
     Open,
-    /// The restart waits; the message says for what.
+    /// The restart waits; the message says for what. It names no block counts or
+    /// countdowns, which change at every look and would rewrite the status each time.
     Wait {
         /// For the Progressing condition.
         message: String,
     },
 }
 
-/// Whether the active namenode `active` may restart, given what every other namenode
-/// answered (`None`: no answer).
-pub fn gate(active: &str, standbys: &BTreeMap<String, Option<SafeMode>>) -> TakeoverGate {
-    if standbys
-        .values()
-        .any(|safe_mode| *safe_mode == Some(SafeMode::Off))
-    {
+/// Whether `restarting` (the active namenode, or any namenode while none is known to
+/// be active) may restart, given every namenode's safe mode (`None`: no answer) and
+/// whether any datanode is Ready.
+///
+/// - **Every other namenode must be out of safe mode**: the preStop hook fails over to
+///   the first standby that answers and a ZKFC election picks any, so one good standby
+///   among several is not enough.
+/// - **Waiting cannot help, so the gate opens**, when `restarting` is in safe mode itself
+///   (the cluster takes no writes already), or when no datanode is Ready (a standby
+///   leaves safe mode only on their block reports, and the datanodes roll after the
+///   namenodes).
+pub fn gate(
+    restarting: &str,
+    namenodes: &BTreeMap<String, Option<SafeMode>>,
+    datanodes_ready: bool,
+) -> TakeoverGate {
+    let restarting_in_safe_mode = matches!(namenodes.get(restarting), Some(Some(SafeMode::On(_))));
+    let others: Vec<(&String, &Option<SafeMode>)> = namenodes
+        .iter()
+        .filter(|(namenode, _)| namenode.as_str() != restarting)
+        .collect();
+    let ready = |safe_mode: &Option<SafeMode>| *safe_mode == Some(SafeMode::Off);
+    if restarting_in_safe_mode || !datanodes_ready || others.iter().all(|(_, mode)| ready(mode)) {
         return TakeoverGate::Open;
     }
-    let states: Vec<String> = standbys
+    let states: Vec<String> = others
         .iter()
-        .map(|(namenode, safe_mode)| match safe_mode {
-            Some(SafeMode::On(tip)) => format!("{namenode} is in safe mode ({tip})"),
-            Some(SafeMode::Off) => format!("{namenode} is out of safe mode"),
+        .filter(|(_, mode)| !ready(mode))
+        .map(|(namenode, mode)| match mode {
+            Some(_) => format!("{namenode} is in safe mode"),
             None => format!("{namenode} did not answer"),
         })
         .collect();
-    let others = if states.is_empty() {
-        "no other namenode exists".to_owned()
-    } else {
-        states.join("; ")
-    };
     TakeoverGate::Wait {
         message: format!(
-            "waiting for a standby namenode out of safe mode before the active namenode \
-             {active} restarts: a standby in safe mode would take over unable to accept \
-             writes until the datanodes report their blocks. {others}"
+            "waiting for every other namenode to be out of safe mode before {restarting} \
+             restarts: a namenode in safe mode would take over unable to accept writes \
+             until the datanodes report their blocks ({}). One that cannot leave it (blocks \
+             missing for good) needs `hdfs dfsadmin -fs hdfs://<its address> -safemode \
+             leave`",
+            states.join("; ")
         ),
     }
 }
@@ -113,31 +129,39 @@ mod tests {
         assert_eq!(SafeMode::parse(text), expected);
     }
 
+    fn on() -> Option<SafeMode> {
+        Some(SafeMode::On("Safe mode is ON.".to_owned()))
+    }
+
     #[rstest]
-    #[case::a_standby_out_of_safe_mode(&[("nn-1", Some(SafeMode::Off))], None)]
-    #[case::one_of_two_standbys_out_of_safe_mode(
-        &[("nn-1", None), ("nn-2", Some(SafeMode::Off))],
-        None
-    )]
+    #[case::the_standby_out_of_safe_mode(&[("nn-0", Some(SafeMode::Off)), ("nn-1", Some(SafeMode::Off))], true, None)]
     #[case::the_standby_in_safe_mode(
-        &[("nn-1", Some(SafeMode::On("Safe mode is ON.".to_owned())))],
-        Some("nn-1 is in safe mode (Safe mode is ON.)")
+        &[("nn-0", Some(SafeMode::Off)), ("nn-1", on())],
+        true,
+        Some("nn-1 is in safe mode")
     )]
-    #[case::the_standby_silent(&[("nn-1", None)], Some("nn-1 did not answer"))]
-    #[case::no_standby(&[], Some("no other namenode exists"))]
-    fn the_active_restarts_only_once_a_standby_is_out_of_safe_mode(
-        #[case] standbys: &[(&str, Option<SafeMode>)],
+    #[case::the_standby_silent(&[("nn-0", Some(SafeMode::Off)), ("nn-1", None)], true, Some("nn-1 did not answer"))]
+    #[case::one_of_two_standbys_in_safe_mode(
+        &[("nn-0", Some(SafeMode::Off)), ("nn-1", Some(SafeMode::Off)), ("nn-2", on())],
+        true,
+        Some("nn-2 is in safe mode")
+    )]
+    #[case::the_restarting_namenode_in_safe_mode_itself(&[("nn-0", on()), ("nn-1", on())], true, None)]
+    #[case::no_datanode_ready(&[("nn-0", Some(SafeMode::Off)), ("nn-1", on())], false, None)]
+    fn a_namenode_restarts_only_once_every_other_one_is_out_of_safe_mode(
+        #[case] namenodes: &[(&str, Option<SafeMode>)],
+        #[case] datanodes_ready: bool,
         #[case] waits_for: Option<&str>,
     ) {
-        let standbys: BTreeMap<String, Option<SafeMode>> = standbys
+        let namenodes: BTreeMap<String, Option<SafeMode>> = namenodes
             .iter()
             .map(|(name, state)| ((*name).to_owned(), state.clone()))
             .collect();
-        match (gate("nn-0", &standbys), waits_for) {
+        match (gate("nn-0", &namenodes, datanodes_ready), waits_for) {
             (TakeoverGate::Open, None) => {}
             (TakeoverGate::Wait { message }, Some(expected)) => {
-                assert!(message.contains("before the active namenode nn-0 restarts"));
-                assert!(message.ends_with(expected), "{message}");
+                assert!(message.contains("before nn-0 restarts"), "{message}");
+                assert!(message.contains(&format!("({expected})")), "{message}");
             }
             (gate, expected) => panic!("{gate:?}, expected a wait for {expected:?}"),
         }

@@ -562,7 +562,7 @@ fn an_oidc_user_logs_in_through_the_provider() {
             me["result"]["username"].as_str(),
             me["result"]["last_name"].as_str()
         ),
-        (Some("alice"), Some("Liddell")),
+        (Some("oidc_alice"), Some("Liddell")),
         "{}",
         context()
     );

@@ -137,7 +137,26 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> 
         .join("control-plane")
         .join(format!("{KUBERNETES_VERSION}-{key}"));
     fs::create_dir_all(&bin).with_context(|| format!("cannot create {}", bin.display()))?;
-    let go_cache = bin.with_file_name("go-build");
+    // One per run, so that a concurrent run never removes the cache another builds in.
+    let go_cache = bin.with_file_name(format!("go-build-{}", std::process::id()));
+    let built = build_missing(&go, go_dir, &bin, &key, &go_cache);
+    // Removed whatever happened: a failed build starts over rather than leave gigabytes.
+    if go_cache.exists() {
+        fs::remove_dir_all(&go_cache)
+            .with_context(|| format!("cannot remove {}", go_cache.display()))?;
+    }
+    Ok((ControlPlaneBinaries { bin }, built?))
+}
+
+/// Builds every binary whose stamp in `bin` is not `key`, with the build cache
+/// `go_cache`.
+fn build_missing(
+    go: &Path,
+    go_dir: &Path,
+    bin: &Path,
+    key: &str,
+    go_cache: &Path,
+) -> anyhow::Result<Outcome> {
     let mut outcome = Outcome::AlreadyPresent;
     for binary in BINARIES {
         let target = bin.join(binary.name);
@@ -151,11 +170,11 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> 
         // Built beside the target and renamed into place, so that a concurrent run, or
         // a process running the old binary, never sees a half-written file.
         let partial = bin.join(format!("{}.partial-{}", binary.name, std::process::id()));
-        build(&go, go_dir, binary, &partial, &go_cache)?;
+        build(go, go_dir, binary, &partial, go_cache)?;
         fs::rename(&partial, &target).with_context(|| {
             format!("cannot move {} to {}", partial.display(), target.display())
         })?;
-        fs::write(&stamp, &key).with_context(|| format!("cannot write {}", stamp.display()))?;
+        fs::write(&stamp, key).with_context(|| format!("cannot write {}", stamp.display()))?;
         eprintln!(
             "      built {} ({:.1}s)",
             binary.name,
@@ -163,19 +182,14 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> 
         );
         outcome = Outcome::Installed;
     }
-    // Every binary is current: the build cache would only be used by the next pin
-    // change, and it is the largest thing provisioning leaves behind (about 3 GB of
-    // compiled Kubernetes packages), which a CI machine's disk may not spare.
-    if go_cache.exists() {
-        fs::remove_dir_all(&go_cache)
-            .with_context(|| format!("cannot remove {}", go_cache.display()))?;
-    }
-    Ok((ControlPlaneBinaries { bin }, outcome))
+    Ok(outcome)
 }
 
 /// `go build` of one binary, static (`CGO_ENABLED=0`), from the committed `go.sum`
 /// only (`-mod=readonly`), with a build cache of its own (`go_cache`), which the five
-/// builds share and [`ensure`] removes once they are done. A module the proxy does not
+/// builds share and [`ensure`] removes once they are done: it would only serve the next
+/// pin change, and it is the largest thing provisioning leaves (about 4.4 GB of compiled
+/// Kubernetes packages), which a CI machine's disk may not spare. A module the proxy does not
 /// serve is named, with the command that shows the download.
 fn build(
     go: &Path,

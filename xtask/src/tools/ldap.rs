@@ -28,8 +28,14 @@ use super::{Outcome, process};
 /// The pinned python-ldap release (PyPI).
 pub const PYTHON_LDAP: &str = "python-ldap==3.4.8";
 
-/// The Debian packages: the server, and what python-ldap builds against.
-const PACKAGES: [&str; 3] = ["slapd", "libldap2-dev", "libsasl2-dev"];
+/// The Debian packages: the server, and what python-ldap builds with and against.
+const PACKAGES: [&str; 5] = [
+    "slapd",
+    "libldap2-dev",
+    "libsasl2-dev",
+    "gcc",
+    "python3-dev",
+];
 
 /// Where Debian installs the server.
 pub const SLAPD: &str = "/usr/sbin/slapd";
@@ -65,7 +71,16 @@ pub fn ensure(tools_dir: &Path, superset_venv: &Path) -> anyhow::Result<(Ldap, O
 
 fn ensure_packages() -> anyhow::Result<Outcome> {
     let headers = ["/usr/include/ldap.h", "/usr/include/sasl/sasl.h"];
-    if process::is_executable(Path::new(SLAPD)) && headers.iter().all(|h| Path::new(h).exists()) {
+    let python_headers = fs::read_dir("/usr/include").is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|entry| entry.path().join("Python.h").exists())
+    });
+    if process::is_executable(Path::new(SLAPD))
+        && process::which("gcc").is_some()
+        && python_headers
+        && headers.iter().all(|h| Path::new(h).exists())
+    {
         return Ok(Outcome::AlreadyPresent);
     }
     if !process::is_root() {

@@ -207,7 +207,7 @@ async fn prepare(
             message: step.message,
         });
     }
-    if !restart.roll_edits.is_empty() {
+    if !restart.roll_edits.is_empty() || restart.recheck {
         prepared.recheck_after = Some(context.extra.namenode_check);
     }
     // A decommission in flight says so first: it is what holds the scale-down back.
@@ -261,12 +261,15 @@ struct RestartPlan {
     /// The `roll-edits` value of the namenode state; empty while every journalnode
     /// takes edits.
     roll_edits: String,
+    /// Whether the roll waits for something no watch event announces.
+    recheck: bool,
 }
 
 /// Step 3, the roll: the next pod to restart in roll order, the active namenode
 /// (`active`) last, held back while the active namenode does not write to every
-/// journalnode ([`crate::journal_sync`]), and the active itself while no standby is out
-/// of safe mode ([`crate::takeover`]). Only a roll that is about to restart a
+/// journalnode ([`crate::journal_sync`]), and the active itself (any namenode while none
+/// is known to be active) while another namenode is in safe mode ([`crate::takeover`]).
+/// Only a roll that is about to restart a
 /// journalnode or a namenode asks the namenodes for their journals, and not again if
 /// `known` already holds their answer.
 async fn plan_restart(
@@ -294,6 +297,7 @@ async fn plan_restart(
         return RestartPlan {
             step,
             roll_edits: journal_sync::roll_edits_request(&unready, None),
+            recheck: false,
         };
     };
     let out_of_sync = match known {
@@ -306,23 +310,37 @@ async fn plan_restart(
             .and_then(|info| info.out_of_sync_journals),
     };
     let roll_edits = journal_sync::roll_edits_request(&unready, out_of_sync.as_ref());
+    let takes_over = role == HdfsRole::NameNode && active.is_none_or(|active| active == pod);
     let wait = match journal_sync::gate(&pod, out_of_sync.as_ref()) {
         JournalGate::Wait { message } => Some(message),
-        JournalGate::Open if active == Some(pod.as_str()) => {
-            let standbys = context
-                .extra
-                .namenodes
-                .safe_modes(namenodes.iter().filter(|namenode| namenode.id != pod))
-                .await;
-            match takeover::gate(&pod, &standbys) {
+        JournalGate::Open if takes_over => {
+            let safe_modes = context.extra.namenodes.safe_modes(namenodes).await;
+            let datanodes_ready = groups
+                .iter()
+                .filter(|group| group.role == HdfsRole::DataNode)
+                .flat_map(|group| group.pods.values())
+                .any(|pod| pod.ready);
+            match takeover::gate(&pod, &safe_modes, datanodes_ready) {
                 TakeoverGate::Open => None,
-                TakeoverGate::Wait { message } => Some(message),
+                TakeoverGate::Wait { message } => {
+                    tracing::info!(
+                        pod,
+                        ?safe_modes,
+                        "the roll waits for the namenodes' safe mode"
+                    );
+                    Some(message)
+                }
             }
         }
         JournalGate::Open => None,
     };
     match wait {
-        None => RestartPlan { step, roll_edits },
+        None => RestartPlan {
+            step,
+            roll_edits,
+            recheck: false,
+        },
+        // No watch event says when a namenode leaves safe mode, so ask again soon.
         Some(message) => RestartPlan {
             step: Some(RollStep {
                 restart: None,
@@ -330,6 +348,7 @@ async fn plan_restart(
                 message,
             }),
             roll_edits,
+            recheck: true,
         },
     }
 }

@@ -68,6 +68,12 @@ fn cluster(states: &str) -> Vec<GroupPods> {
     None,
     Some("RollingNameNodes")
 )]
+#[case::a_down_active_namenode_still_last(
+    "RRR oo OOO",
+    Some("nn-0"),
+    Some("nn-1"),
+    Some("RollingNameNodes")
+)]
 #[case::datanodes_last("RRR RR OOO", None, Some("dn-0"), Some("RollingDataNodes"))]
 #[case::a_down_pod_on_an_old_template_restarts_at_once(
     "RRR RR OoO",

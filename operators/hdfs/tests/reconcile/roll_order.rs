@@ -198,9 +198,12 @@ async fn the_active_namenode_restarts_only_once_the_standby_is_out_of_safe_mode(
     .await;
     assert_eq!(waiting.reason, "RollingNameNodes");
     assert!(
-        waiting.message.contains(&format!(
-            "before the active namenode {FIRST_NAMENODE} restarts"
-        )) && waiting.message.contains(TIP),
+        waiting
+            .message
+            .contains(&format!("before {FIRST_NAMENODE} restarts"))
+            && waiting
+                .message
+                .contains(&format!("{SECOND_NAMENODE} is in safe mode")),
         "{}",
         waiting.message
     );

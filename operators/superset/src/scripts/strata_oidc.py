@@ -9,8 +9,14 @@ audience, nonce and expiry) when it exchanged the code, and kept its claims as
 ``userinfo``. This security manager maps those claims, and asks the provider's
 userinfo endpoint only when the token response carried no ID token.
 
-Claims used: ``preferred_username`` (else ``sub``) as the user name, ``given_name``,
+Claims used: ``sub`` for the user name, as ``oidc_<sub>``, and ``given_name``,
 ``family_name``, ``email``, and ``groups`` as role keys for ``AUTH_ROLES_MAPPING``.
+Not ``preferred_username``: Flask-AppBuilder signs a user in by user name alone, and
+that claim is neither unique nor stable (OpenID Connect Core, 5.7), so a provider user
+who chose the name of a local account (the admin the init container creates, say)
+would get that account and its roles. ``sub`` is unique and stable per issuer, and the
+prefix keeps it apart from every local user name, as Flask-AppBuilder does for Okta
+and Auth0.
 """
 
 import logging
@@ -24,12 +30,12 @@ log = logging.getLogger(__name__)
 
 def user_info(claims):
     """Flask-AppBuilder's user info from OpenID Connect claims."""
-    username = claims.get("preferred_username") or claims.get("sub")
-    if not username:
-        log.error("the ID token names no user (no preferred_username or sub claim)")
+    subject = claims.get("sub")
+    if not subject:
+        log.error("the ID token names no user (no sub claim)")
         return {}
     return {
-        "username": username,
+        "username": f"{PROVIDER}_{subject}",
         "first_name": claims.get("given_name", ""),
         "last_name": claims.get("family_name", ""),
         "email": claims.get("email", ""),
