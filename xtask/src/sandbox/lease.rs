@@ -91,7 +91,7 @@ pub(super) async fn leader_hands_over(
 
 /// The pod named in the Lease's holder identity (`<pod>_<suffix>`); `None` while it
 /// names nobody.
-fn holder_pod(kubectl: &Kubectl, operator: &Operator) -> anyhow::Result<Option<String>> {
+pub(super) fn holder_pod(kubectl: &Kubectl, operator: &Operator) -> anyhow::Result<Option<String>> {
     let holder = kubectl.in_namespace(
         "get",
         OPERATOR_NAMESPACE,

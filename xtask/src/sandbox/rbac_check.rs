@@ -14,8 +14,11 @@ use super::operator_pods::OperatorPods;
 use super::{OPERATOR_NAMESPACE, POLL_PERIOD, refused_operator_requests};
 use crate::operators::Operator;
 
-/// How long the revoked grant may take to show as a refused request.
-const REFUSAL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the revoked grant may take to show as a refused request. The step follows
+/// the Lease handover at once: the new leader may still be starting its term and its
+/// watches, and the replacement pod starting beside it, on a 2-core machine that also
+/// runs the control plane. 30 s were once not enough in CI (a handover that took 15.7 s).
+const REFUSAL_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// The RBAC enforcement proves itself: `patch` on core ConfigMaps is revoked from
 /// `operator`'s ClusterRole, its example is applied, and the API server's audit log must
@@ -89,11 +92,15 @@ pub(super) async fn revoked_verb_is_named(
                 return anyhow::Ok(request.describe());
             }
             if waited >= REFUSAL_TIMEOUT {
+                let holder = super::lease::holder_pod(kubectl, operator)
+                    .unwrap_or_default()
+                    .unwrap_or_else(|| "nobody".to_owned());
                 bail!(
                     "with patch on ConfigMaps revoked, the audit log shows no refused request \
-                     of {} within {} s",
+                     of {} within {} s (lease/{} held by {holder})",
                     operator.name,
-                    REFUSAL_TIMEOUT.as_secs()
+                    REFUSAL_TIMEOUT.as_secs(),
+                    operator.name
                 );
             }
             tokio::time::sleep(POLL_PERIOD).await;
