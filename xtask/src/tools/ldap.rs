@@ -118,18 +118,13 @@ fn ensure_python_ldap(tools_dir: &Path, venv: &Path) -> anyhow::Result<(PathBuf,
     if dir.exists() {
         fs::remove_dir_all(&dir).with_context(|| format!("cannot remove {}", dir.display()))?;
     }
-    process::visible(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--target",
-            ])
-            .arg(&dir)
-            .arg(PYTHON_LDAP),
+    process::pip_install(
+        &python,
+        [
+            std::ffi::OsStr::new("--target"),
+            dir.as_os_str(),
+            std::ffi::OsStr::new(PYTHON_LDAP),
+        ],
     )?;
     let version = process::capture(
         Command::new(&python)

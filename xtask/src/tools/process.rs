@@ -42,6 +42,26 @@ pub fn visible(command: &mut Command) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `<python> -m pip install --quiet --disable-pip-version-check <args>`, shown as
+/// [`visible`] shows it: every venv and package install of the tools goes through it.
+pub fn pip_install<I, S>(python: &Path, args: I) -> anyhow::Result<()>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    visible(
+        Command::new(python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(args),
+    )
+}
+
 /// Finds an executable on `PATH`, like `command -v`.
 pub fn which(name: &str) -> Option<PathBuf> {
     let path = env::var_os("PATH")?;

@@ -110,17 +110,7 @@ fn ensure_venv(tools_dir: &Path) -> anyhow::Result<(PathBuf, Outcome)> {
         ensure_system_venv_module()?;
         process::visible(Command::new(SYSTEM_PYTHON).args(["-m", "venv"]).arg(&dir))?;
     }
-    process::visible(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(REQUIREMENTS),
-    )?;
+    process::pip_install(&python, REQUIREMENTS)?;
     portable_shebangs(&dir)?;
     prove(&dir)?;
     fs::write(&stamp, wanted).with_context(|| format!("cannot write {}", stamp.display()))?;

@@ -63,17 +63,7 @@ pub fn ensure(tools_dir: &Path) -> anyhow::Result<(Venv, Outcome)> {
         let python = process::which("python3").context("python3 is needed to create the venv")?;
         process::visible(Command::new(python).args(["-m", "venv"]).arg(&dir))?;
     }
-    process::visible(
-        Command::new(&venv.python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(REQUIREMENTS),
-    )?;
+    process::pip_install(&venv.python, REQUIREMENTS)?;
     fs::write(&stamp, wanted).with_context(|| format!("cannot write {}", stamp.display()))?;
     Ok((venv, Outcome::Installed))
 }

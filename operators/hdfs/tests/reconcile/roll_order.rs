@@ -55,6 +55,42 @@ fn fake_standby(safe_mode: Arc<Mutex<String>>) -> String {
     })
 }
 
+/// The operator with an active namenode and a standby whose safe mode is what
+/// `safe_mode` holds, and the example cluster, settled.
+async fn settled_cluster(safe_mode: Arc<Mutex<String>>) -> Harness {
+    let active = serve(|_| Answer::new("200 OK", ""));
+    let harness = start_with_namenodes(vec![
+        (FIRST_NAMENODE.to_owned(), active),
+        (SECOND_NAMENODE.to_owned(), fake_standby(safe_mode)),
+    ]);
+    publish_znode(&harness, QUORUM).await;
+    create_cluster(&harness, spec(json!({}))).await;
+    run_until_settled(&harness, || {}).await;
+    harness
+}
+
+/// The pods restarted onto their StatefulSet's latest template, in order.
+struct Restarts {
+    before: BTreeSet<String>,
+    restarted: Vec<String>,
+}
+
+impl Restarts {
+    fn from(harness: &Harness) -> Self {
+        Self {
+            before: current_pods(harness),
+            restarted: Vec::new(),
+        }
+    }
+
+    /// Notes the pods that became current since the last look.
+    fn record(&mut self, harness: &Harness) {
+        let now = current_pods(harness);
+        self.restarted.extend(now.difference(&self.before).cloned());
+        self.before = now;
+    }
+}
+
 /// A change that reaches every role's files: `dfs.replication` is in every
 /// `hdfs-site.xml`.
 async fn replicate_twice(harness: &Harness) {
@@ -70,50 +106,25 @@ async fn replicate_twice(harness: &Harness) {
 /// namenodes, standby first, and no journalnode or datanode.
 #[tokio::test]
 async fn a_zookeeper_move_restarts_only_the_namenodes() {
-    let active = serve(|_| Answer::new("200 OK", ""));
-    let standby = fake_standby(Arc::default());
-    let harness = start_with_namenodes(vec![
-        (FIRST_NAMENODE.to_owned(), active),
-        (SECOND_NAMENODE.to_owned(), standby),
-    ]);
-    publish_znode(&harness, QUORUM).await;
-    create_cluster(&harness, spec(json!({}))).await;
-    run_until_settled(&harness, || {}).await;
+    let harness = settled_cluster(Arc::default()).await;
 
     publish_znode(&harness, "zk-moved:2181/znode-1").await;
     harness.settle().await;
-    let mut before = current_pods(&harness);
-    let mut restarted = Vec::new();
-    run_until_settled(&harness, || {
-        let now = current_pods(&harness);
-        restarted.extend(now.difference(&before).cloned());
-        before = now;
-    })
-    .await;
-    assert_eq!(restarted, [SECOND_NAMENODE, FIRST_NAMENODE]);
+    let mut restarts = Restarts::from(&harness);
+    run_until_settled(&harness, || restarts.record(&harness)).await;
+    assert_eq!(restarts.restarted, [SECOND_NAMENODE, FIRST_NAMENODE]);
 }
 
 #[tokio::test]
 async fn journalnodes_then_namenodes_standby_first_then_datanodes() {
-    let active = serve(|_| Answer::new("200 OK", ""));
-    let standby = fake_standby(Arc::default());
-    let harness = start_with_namenodes(vec![
-        (FIRST_NAMENODE.to_owned(), active),
-        (SECOND_NAMENODE.to_owned(), standby),
-    ]);
-    publish_znode(&harness, QUORUM).await;
-    create_cluster(&harness, spec(json!({}))).await;
-    run_until_settled(&harness, || {}).await;
+    let harness = settled_cluster(Arc::default()).await;
 
     // Every role's hdfs-site.xml names the replication, so every pod must restart.
     replicate_twice(&harness).await;
-    let mut before = current_pods(&harness);
-    let mut restarted = Vec::new();
+    let mut restarts = Restarts::from(&harness);
     let mut reasons: Vec<String> = Vec::new();
     run_until_settled(&harness, || {
-        let now = current_pods(&harness);
-        restarted.extend(now.difference(&before).cloned());
-        before = now;
+        restarts.record(&harness);
         let progressing = condition::<HdfsCluster>(&harness, CLUSTER, ConditionType::Progressing)
             .filter(|condition| condition.status == ConditionStatus::True)
             .map(|condition| condition.reason);
@@ -127,7 +138,7 @@ async fn journalnodes_then_namenodes_standby_first_then_datanodes() {
     .await;
 
     assert_eq!(
-        restarted,
+        restarts.restarted,
         [
             "simple-hdfs-journalnode-default-0",
             "simple-hdfs-journalnode-default-1",
@@ -162,28 +173,15 @@ async fn journalnodes_then_namenodes_standby_first_then_datanodes() {
 async fn the_active_namenode_restarts_only_once_the_standby_is_out_of_safe_mode() {
     const TIP: &str = "Safe mode is ON. The reported blocks 0 needs additional 5 blocks to \
         reach the threshold 0.9990 of total blocks 5.";
-    let active = serve(|_| Answer::new("200 OK", ""));
     let safe_mode = Arc::new(Mutex::new(String::new()));
-    let standby = fake_standby(safe_mode.clone());
-    let harness = start_with_namenodes(vec![
-        (FIRST_NAMENODE.to_owned(), active),
-        (SECOND_NAMENODE.to_owned(), standby),
-    ]);
-    publish_znode(&harness, QUORUM).await;
-    create_cluster(&harness, spec(json!({}))).await;
-    run_until_settled(&harness, || {}).await;
+    let harness = settled_cluster(safe_mode.clone()).await;
 
     // The restarted standby comes back in safe mode, as a real one does.
     *safe_mode.lock().expect("the safe mode") = TIP.to_owned();
     replicate_twice(&harness).await;
-    let mut before = current_pods(&harness);
-    let mut restarted = Vec::new();
-    run_until_settled(&harness, || {
-        let now = current_pods(&harness);
-        restarted.extend(now.difference(&before).cloned());
-        before = now;
-    })
-    .await;
+    let mut restarts = Restarts::from(&harness);
+    run_until_settled(&harness, || restarts.record(&harness)).await;
+    let restarted = &restarts.restarted;
     assert_eq!(
         restarted.last().map(String::as_str),
         Some(SECOND_NAMENODE),
@@ -209,12 +207,8 @@ async fn the_active_namenode_restarts_only_once_the_standby_is_out_of_safe_mode(
     );
 
     safe_mode.lock().expect("the safe mode").clear();
-    run_until_settled(&harness, || {
-        let now = current_pods(&harness);
-        restarted.extend(now.difference(&before).cloned());
-        before = now;
-    })
-    .await;
+    run_until_settled(&harness, || restarts.record(&harness)).await;
+    let restarted = &restarts.restarted;
     assert_eq!(
         restarted[restarted.len() - 4..],
         [
