@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{Api, DeleteParams};
+use kube::api::{Api, DeleteParams, Preconditions};
 use kube::core::object::HasStatus;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
@@ -29,6 +29,7 @@ use strata_status::{
 use crate::apply::{ApplyReport, DesiredObjects};
 use crate::controller::Context;
 use crate::error::{ErrorKind, ReconcileError, StepError, describe_kube_error, kube_error_kind};
+use crate::roll::stateless::PodRef;
 use crate::status::{
     RESYNC_PERIOD, ReconcileOutcome, ReportError, next_cluster_status, observe_workloads,
 };
@@ -46,6 +47,11 @@ pub trait Operated: Resource + Sized {
     }
 }
 
+/// The grace period of a restart together: the `preStop` drain gets a second, then
+/// SIGTERM, then SIGKILL after the kubelet's minimum of two more seconds. The pods'
+/// work is lost anyway, and a drain would only delay their return.
+pub const RESTART_TOGETHER_GRACE_SECONDS: u32 = 1;
+
 /// The build step's result: every object the cluster should have, the
 /// product version they run, and the step of a change the operator drives
 /// itself (see [`crate::roll`]).
@@ -60,6 +66,9 @@ pub struct Prepared {
     /// Pods to delete once the objects are applied, so their StatefulSet
     /// (strategy `OnDelete`) recreates them from the latest template.
     pub restarts: Vec<String>,
+    /// Pods to delete at once, without their drain (`preStop` gets no time), because
+    /// their work is lost anyway ([`crate::roll::stateless`]).
+    pub restarts_together: Vec<PodRef>,
     /// What validation warned about, for the Warning condition.
     pub warnings: Vec<SpecWarning>,
     /// When the step waits for the product itself rather than for a Kubernetes
@@ -79,6 +88,7 @@ impl Prepared {
             product_version: product_version.into(),
             progress: None,
             restarts: Vec::new(),
+            restarts_together: Vec::new(),
             warnings: Vec::new(),
             recheck_after: None,
             outage: None,
@@ -185,6 +195,7 @@ impl<X> Context<X> {
             product_version,
             progress,
             restarts,
+            restarts_together,
             warnings,
             recheck_after,
             outage,
@@ -208,6 +219,7 @@ impl<X> Context<X> {
                     let restarted = async {
                         self.restart_pods(cluster, &restarts, progress.as_ref())
                             .await?;
+                        self.restart_together(cluster, &restarts_together).await?;
                         self.replace_stuck_pods(cluster, &report).await
                     };
                     restarted.await.map_err(|error| Failed {
@@ -248,7 +260,37 @@ impl<X> Context<X> {
                 || format!("Restarting pod {pod} to run the latest template."),
                 |step| step.message.clone(),
             );
-            self.delete_pod(cluster, pod, "RestartingPod", note).await?;
+            let pod = PodRef {
+                name: pod.clone(),
+                uid: None,
+            };
+            self.delete_pod(cluster, &pod, None, "RestartingPod", note)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes every pod of `pods` at once with a grace period of
+    /// [`RESTART_TOGETHER_GRACE_SECONDS`]: their `preStop` drain gets no time, since
+    /// their work is lost anyway.
+    async fn restart_together<K>(&self, cluster: &K, pods: &[PodRef]) -> Result<(), ReconcileError>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        for pod in pods {
+            let note = format!(
+                "Restarting pod {} at once, without a drain: a setting changed that ends its \
+                 work anyway, and every pod that runs the old one restarts with it.",
+                pod.name
+            );
+            self.delete_pod(
+                cluster,
+                pod,
+                Some(RESTART_TOGETHER_GRACE_SECONDS),
+                "RestartingPodTogether",
+                note,
+            )
+            .await?;
         }
         Ok(())
     }
@@ -284,18 +326,25 @@ impl<X> Context<X> {
                 "Replacing pod {pod}: it is failing on an older revision, and the StatefulSet \
                  controller waits for it forever; it is recreated from the latest template."
             );
-            self.delete_pod(cluster, &pod, "ReplacingStuckPod", note)
+            let pod = PodRef {
+                name: pod,
+                uid: None,
+            };
+            self.delete_pod(cluster, &pod, None, "ReplacingStuckPod", note)
                 .await?;
         }
         Ok(())
     }
 
-    /// Deletes `pod` in the cluster's namespace and says why, in the log and in an
-    /// Event with `reason`. A pod that is gone already is fine.
+    /// Deletes `pod` in the cluster's namespace (within `grace` seconds when given, else
+    /// the pod's own grace period; only the pod of that uid when it is known) and says
+    /// why, in the log and in an Event with `reason`. A pod that is gone already, or
+    /// replaced, is fine.
     async fn delete_pod<K>(
         &self,
         cluster: &K,
-        pod: &str,
+        pod: &PodRef,
+        grace: Option<u32>,
         reason: &str,
         note: String,
     ) -> Result<(), ReconcileError>
@@ -304,14 +353,26 @@ impl<X> Context<X> {
     {
         let namespace = cluster.meta().namespace.clone().unwrap_or_default();
         let api: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
-        tracing::info!(pod, "{note}");
-        match api.delete(pod, &DeleteParams::default()).await {
+        tracing::info!(pod = pod.name, "{note}");
+        let params = DeleteParams {
+            grace_period_seconds: grace,
+            preconditions: pod.uid.as_ref().map(|uid| Preconditions {
+                uid: Some(uid.clone()),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        match api.delete(&pod.name, &params).await {
             Ok(_) => {}
             // Already gone: the cache had not seen the previous delete yet.
             Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+            // Replaced: the pod of that name is a newer one.
+            Err(kube::Error::Api(status)) if status.code == 409 && pod.uid.is_some() => {
+                return Ok(());
+            }
             Err(source) => {
                 return Err(RestartError::PodRestartFailed {
-                    pod: pod.to_owned(),
+                    pod: pod.name.clone(),
                     source,
                 }
                 .into());

@@ -18,6 +18,8 @@
 //! deletes them ([`crate::pipeline`]), so the controller recreates them from the
 //! latest template.
 
+pub mod stateless;
+
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::StatefulSet;

@@ -16,34 +16,29 @@
 //! [`NodeAgent::forwarded`] maps a pod's `host:port` to it, for an operator that runs in
 //! the test's process and must reach the pods as an in-cluster operator would.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use futures::{StreamExt, stream};
-use jiff::Timestamp;
 use k8s_openapi::api::authentication::v1::{BoundObjectReference, TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret, Service, ServiceAccount, Taint};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount, Taint};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use serde_json::{Value, json};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinHandle;
 
-use crate::runner::PodRunner;
+use crate::runner::{PodRunner, Stopping};
 
+use self::node::{HOST_IP, register, renew_lease};
 use self::relay::relay_api_server;
 
+mod node;
 mod relay;
 
-/// The address the node reports; the pods' bridge.
-const HOST_IP: &str = "10.244.0.1";
-/// How long the node's Lease is valid, and how often it is renewed (a kubelet's).
-const LEASE_SECONDS: i32 = 40;
-const RENEW_EVERY: Duration = Duration::from_secs(10);
 /// How long one TokenRequest may take.
 const TOKEN_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often pod status is compared with what was last reported.
@@ -160,96 +155,10 @@ impl Drop for NodeAgent {
     }
 }
 
-async fn register(client: &Client, node: &str, options: &NodeOptions) -> Result<(), AgentError> {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let mut labels: BTreeMap<String, String> = [
-        ("kubernetes.io/hostname", node),
-        ("kubernetes.io/os", "linux"),
-        ("kubernetes.io/arch", "amd64"),
-        ("type", "strata-pod-runner"),
-    ]
-    .into_iter()
-    .map(|(key, value)| (key.to_owned(), value.to_owned()))
-    .collect();
-    labels.extend(options.labels.clone());
-    let object: Node = serde_json::from_value(json!({
-        "metadata": {"name": node, "labels": labels},
-        "spec": {"taints": options.taints}
-    }))
-    .unwrap_or_default();
-    match nodes.create(&PostParams::default(), &object).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(response)) if response.code == 409 => {
-            // A Node left by an earlier agent: this one's labels and taints win.
-            let wanted =
-                json!({"metadata": {"labels": labels}, "spec": {"taints": options.taints}});
-            nodes
-                .patch(node, &PatchParams::default(), &Patch::Merge(&wanted))
-                .await
-                .map_err(|source| AgentError {
-                    doing: format!("update the Node {node}"),
-                    source,
-                })?;
-        }
-        Err(source) => {
-            return Err(AgentError {
-                doing: format!("create the Node {node}"),
-                source,
-            });
-        }
-    }
-    let now = Timestamp::now().to_string();
-    let status = json!({"status": {
-        "capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"},
-        "allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"},
-        "addresses": [{"type": "InternalIP", "address": HOST_IP}, {"type": "Hostname", "address": node}],
-        "conditions": [
-            {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "the strata pod runner serves this node",
-             "lastHeartbeatTime": now, "lastTransitionTime": now},
-            {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory", "lastHeartbeatTime": now, "lastTransitionTime": now},
-            {"type": "DiskPressure", "status": "False", "reason": "KubeletHasNoDiskPressure", "lastHeartbeatTime": now, "lastTransitionTime": now},
-            {"type": "PIDPressure", "status": "False", "reason": "KubeletHasSufficientPID", "lastHeartbeatTime": now, "lastTransitionTime": now}
-        ],
-        "nodeInfo": {"kubeletVersion": "strata-pod-runner", "containerRuntimeVersion": "strata-pod-runner://0",
-            "architecture": "amd64", "operatingSystem": "linux", "kernelVersion": "", "osImage": "", "kubeProxyVersion": "",
-            "machineID": "", "systemUUID": "", "bootID": ""}
-    }});
-    nodes
-        .patch_status(node, &PatchParams::default(), &Patch::Merge(&status))
-        .await
-        .map(drop)
-        .map_err(|source| AgentError {
-            doing: format!("report the status of the Node {node}"),
-            source,
-        })
-}
-
-/// Renews the node's Lease in `kube-node-lease`, creating it first, as the kubelet does.
-async fn renew_lease(client: Client, node: String) {
-    let leases: Api<Lease> = Api::namespaced(client, "kube-node-lease");
-    loop {
-        let now = Timestamp::now().to_string();
-        let lease: Lease = serde_json::from_value(json!({
-            "metadata": {"name": node},
-            "spec": {"holderIdentity": node, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": now}
-        }))
-        .unwrap_or_default();
-        let renewed = leases
-            .patch(
-                &node,
-                &PatchParams::apply("strata-pod-runner").force(),
-                &Patch::Apply(&lease),
-            )
-            .await;
-        if let Err(error) = renewed {
-            eprintln!("strata-pod-runner: cannot renew the Lease of node {node}: {error}");
-        }
-        tokio::time::sleep(RENEW_EVERY).await;
-    }
-}
-
 enum Change {
     Pod(Box<Event<Pod>>),
+    /// A deleted pod whose processes have ended.
+    Stopped(Box<StoppedPod>),
     ConfigMap(Event<ConfigMap>),
     Secret(Event<Secret>),
     Service(Box<Event<Service>>),
@@ -281,7 +190,13 @@ async fn serve(client: Client, node: String, runner: Arc<Mutex<PodRunner>>, forw
         tokio::time::sleep(REPORT_EVERY).await;
         Some((Change::Tick, ()))
     });
+    let (stopped_sender, stopped) = mpsc::unbounded_channel();
+    let stopped = stream::unfold(stopped, |mut stopped| async {
+        let pod = stopped.recv().await?;
+        Some((Change::Stopped(Box::new(pod)), stopped))
+    });
     let mut changes = stream::select_all([
+        stopped.boxed(),
         pods.boxed(),
         config_maps.boxed(),
         secrets.boxed(),
@@ -293,6 +208,8 @@ async fn serve(client: Client, node: String, runner: Arc<Mutex<PodRunner>>, forw
         waiting: BTreeMap::new(),
         reported: BTreeMap::new(),
         tokens_for: BTreeMap::new(),
+        stopping: BTreeSet::new(),
+        stopped: stopped_sender,
         forwards,
     };
     while let Some(change) = changes.next().await {
@@ -321,12 +238,22 @@ async fn serve(client: Client, node: String, runner: Arc<Mutex<PodRunner>>, forw
                     }
                 }
             },
+            Change::Stopped(pod) => node_state.stopped(&mut runner, *pod).await,
             Change::Tick => node_state.tick(&mut runner).await,
         }
     }
 }
 
 type Key = (String, String);
+
+/// A deleted pod whose processes have ended ([`NodeState::begin_stop`]).
+struct StoppedPod {
+    pod: Stopping,
+    /// Its uid, for the confirmation's precondition.
+    uid: Option<String>,
+    /// Its host names, whose forwards go.
+    names: Vec<String>,
+}
 
 fn key(pod: &Pod) -> Key {
     (
@@ -347,29 +274,34 @@ struct NodeState {
     /// The uid of the pod each pod's tokens were requested for: a pod waiting to
     /// start is not given new ones at every retry.
     tokens_for: BTreeMap<Key, String>,
+    /// Deleted pods whose processes are being stopped, each on a task of its own.
+    stopping: BTreeSet<Key>,
+    /// Where those tasks report that a pod's processes have ended.
+    stopped: mpsc::UnboundedSender<StoppedPod>,
     forwards: Forwards,
 }
 
 impl NodeState {
     async fn pod(&mut self, runner: &mut PodRunner, pod: Pod) {
         let (namespace, name) = key(&pod);
+        if self.stopping.contains(&(namespace.clone(), name.clone())) {
+            return;
+        }
         let running_uid = runner.uid(&namespace, &name);
         if pod.metadata.deletion_timestamp.is_some() {
-            if running_uid.is_some() && running_uid == pod.metadata.uid {
-                self.stop(runner, &namespace, &name).await;
-            }
             self.waiting.remove(&(namespace.clone(), name.clone()));
+            if running_uid.is_some() && running_uid == pod.metadata.uid {
+                let grace = pod
+                    .metadata
+                    .deletion_grace_period_seconds
+                    .and_then(|seconds| u64::try_from(seconds).ok())
+                    .map(Duration::from_secs);
+                self.begin_stop(runner, &namespace, &name, grace, pod.metadata.uid.clone());
+                return;
+            }
             self.forget_tokens(runner, &namespace, &name);
-            let pods: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
-            let confirm = DeleteParams {
-                grace_period_seconds: Some(0),
-                preconditions: Some(Preconditions {
-                    uid: pod.metadata.uid.clone(),
-                    resource_version: None,
-                }),
-                ..DeleteParams::default()
-            };
-            let _ = pods.delete(&name, &confirm).await;
+            self.confirm_deletion(&namespace, &name, pod.metadata.uid.clone())
+                .await;
             return;
         }
         match running_uid {
@@ -508,6 +440,11 @@ impl NodeState {
         let _ = runner.delete(namespace, name).await;
         self.reported
             .remove(&(namespace.to_owned(), name.to_owned()));
+        self.forget_forwards(&names);
+    }
+
+    /// Drops the host forwards of a pod known by `names`.
+    fn forget_forwards(&self, names: &[String]) {
         if let Ok(mut forwards) = self.forwards.write() {
             forwards.retain(|address, _| {
                 !names
@@ -515,6 +452,59 @@ impl NodeState {
                     .any(|host| address.starts_with(&format!("{host}:")))
             });
         }
+    }
+
+    /// Stops a deleted pod on a task of its own, as a kubelet does, so that one pod's
+    /// `preStop` drain holds up neither the other pods' deletions nor the status
+    /// reports; [`NodeState::stopped`] finishes once its processes have ended.
+    fn begin_stop(
+        &mut self,
+        runner: &mut PodRunner,
+        namespace: &str,
+        name: &str,
+        grace: Option<Duration>,
+        uid: Option<String>,
+    ) {
+        let names = runner.names(namespace, name).unwrap_or_default();
+        let Ok(stopping) = runner.begin_delete(namespace, name) else {
+            return;
+        };
+        self.stopping.insert(stopping.key());
+        let report = self.stopped.clone();
+        tokio::spawn(async move {
+            let stopped = StoppedPod {
+                pod: stopping.stop(grace).await,
+                uid,
+                names,
+            };
+            let _ = report.send(stopped);
+        });
+    }
+
+    /// A deleted pod's processes have ended: its network goes, and the deletion is
+    /// confirmed to the API server, which lets the StatefulSet controller recreate it.
+    async fn stopped(&mut self, runner: &mut PodRunner, stopped: StoppedPod) {
+        let (namespace, name) = stopped.pod.key();
+        let _ = runner.finish_delete(stopped.pod);
+        self.stopping.remove(&(namespace.clone(), name.clone()));
+        self.reported.remove(&(namespace.clone(), name.clone()));
+        self.forget_forwards(&stopped.names);
+        self.forget_tokens(runner, &namespace, &name);
+        self.confirm_deletion(&namespace, &name, stopped.uid).await;
+    }
+
+    /// Confirms a graceful deletion (grace 0, only for the pod of that uid).
+    async fn confirm_deletion(&self, namespace: &str, name: &str, uid: Option<String>) {
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let confirm = DeleteParams {
+            grace_period_seconds: Some(0),
+            preconditions: Some(Preconditions {
+                uid,
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        let _ = pods.delete(name, &confirm).await;
     }
 
     async fn gone(&mut self, runner: &mut PodRunner, pod: &Pod) {

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
@@ -84,10 +84,18 @@ enum Slot {
     Main(usize),
 }
 
+/// What a container gets between SIGTERM and SIGKILL however long its `preStop` hook
+/// took: the kubelet's minimum grace period.
+const MINIMUM_TERMINATION: Duration = Duration::from_secs(2);
+
 #[derive(Debug)]
 struct Shared {
     setup: PodSetup,
     status: watch::Sender<PodStatus>,
+    /// The grace period of the deletion that stops the pod, when it names one
+    /// (`metadata.deletionGracePeriodSeconds`); it wins over the pod spec's, as on a
+    /// kubelet.
+    deletion_grace: OnceLock<Duration>,
 }
 
 impl Shared {
@@ -104,6 +112,9 @@ impl Shared {
     }
 
     fn grace(&self) -> Duration {
+        if let Some(grace) = self.deletion_grace.get() {
+            return *grace;
+        }
         let seconds = self
             .setup
             .pod
@@ -185,7 +196,11 @@ impl RunningPod {
         let (status, receiver) = watch::channel(initial);
         let (stop, stopped) = watch::channel(false);
         let dir = setup.dir.clone();
-        let shared = Arc::new(Shared { setup, status });
+        let shared = Arc::new(Shared {
+            setup,
+            status,
+            deletion_grace: OnceLock::new(),
+        });
         let task = tokio::spawn(run(
             shared.clone(),
             spec.init_containers.unwrap_or_default(),
@@ -274,6 +289,16 @@ impl RunningPod {
     /// Stops the pod as the kubelet deletes one: `preStop`, SIGTERM, SIGKILL after the
     /// grace period.
     pub async fn stop(mut self) {
+        self.stop_within(None).await;
+    }
+
+    /// Stops the pod as [`RunningPod::stop`] does, within `grace` when the deletion
+    /// names a grace period of its own (`kubectl delete --grace-period`), else the pod
+    /// spec's.
+    pub async fn stop_within(&mut self, grace: Option<Duration>) {
+        if let Some(grace) = grace {
+            let _ = self.shared.deletion_grace.set(grace);
+        }
         let _ = self.stop.send(true);
         if let Some(task) = self.task.take() {
             let _ = task.await;
@@ -424,12 +449,8 @@ async fn supervise(
                     Outcome::Stop => {
                         let deadline = Instant::now() + shared.grace();
                         pre_stop(&shared, &container, &target, shared.grace()).await;
-                        (
-                            running
-                                .stop(deadline.saturating_duration_since(Instant::now()))
-                                .await,
-                            true,
-                        )
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        (running.stop(left.max(MINIMUM_TERMINATION)).await, true)
                     }
                 };
                 let fallback = container.termination_message_policy.as_deref()

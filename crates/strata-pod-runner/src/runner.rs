@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 
@@ -101,6 +102,28 @@ struct Entry {
     roots: VolumeRoots,
     running: RunningPod,
     forwards: Vec<Forward>,
+}
+
+/// A pod taken off the runner while it stops ([`PodRunner::begin_delete`]).
+#[derive(Debug)]
+pub struct Stopping {
+    namespace: String,
+    name: String,
+    entry: Entry,
+}
+
+impl Stopping {
+    /// The pod's namespace and name.
+    pub fn key(&self) -> (String, String) {
+        (self.namespace.clone(), self.name.clone())
+    }
+
+    /// Stops the pod as the kubelet deletes one, within `grace` when the deletion names
+    /// a grace period of its own.
+    pub async fn stop(mut self, grace: Option<Duration>) -> Self {
+        self.entry.running.stop_within(grace).await;
+        self
+    }
 }
 
 /// Pods run as local processes.
@@ -364,12 +387,45 @@ impl PodRunner {
     /// Stops `pod` as the kubelet deletes one and removes it from the network. Its
     /// persistent volumes stay.
     pub async fn delete(&mut self, namespace: &str, name: &str) -> Result<(), RunnerError> {
+        self.delete_within(namespace, name, None).await
+    }
+
+    /// Stops `pod` as [`PodRunner::delete`] does, within the deletion's own grace period
+    /// when it names one (`metadata.deletionGracePeriodSeconds`).
+    pub async fn delete_within(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        grace: Option<Duration>,
+    ) -> Result<(), RunnerError> {
+        let stopping = self.begin_delete(namespace, name)?;
+        self.finish_delete(stopping.stop(grace).await)
+    }
+
+    /// Takes `pod` off the runner to be stopped with [`Stopping::stop`] on a task of its
+    /// own, as a kubelet stops pods side by side while it goes on serving the others;
+    /// its network stays until [`PodRunner::finish_delete`].
+    pub fn begin_delete(&mut self, namespace: &str, name: &str) -> Result<Stopping, RunnerError> {
         let entry = self
             .pods
             .remove(&(namespace.to_owned(), name.to_owned()))
             .ok_or_else(|| RunnerError::UnknownPod(name.to_owned()))?;
-        entry.running.stop().await;
-        self.forget_service_account_tokens(namespace, name);
+        Ok(Stopping {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            entry,
+        })
+    }
+
+    /// Removes a stopped pod from the network, with its files. Its persistent volumes
+    /// stay.
+    pub fn finish_delete(&mut self, stopped: Stopping) -> Result<(), RunnerError> {
+        let Stopping {
+            namespace,
+            name,
+            entry,
+        } = stopped;
+        self.forget_service_account_tokens(&namespace, &name);
         self.network.remove_pod(&format!("{namespace}/{name}"))?;
         let _ = std::fs::remove_dir_all(&entry.roots.pod);
         self.write_hosts()

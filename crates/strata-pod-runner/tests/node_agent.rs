@@ -133,7 +133,7 @@ async fn the_statefulset_controller_drives_pods_the_runner_runs_for_real() {
             "template": {
                 "metadata": {"labels": {"app": "web"}},
                 "spec": {
-                    "terminationGracePeriodSeconds": 5,
+                    "terminationGracePeriodSeconds": 20,
                     "automountServiceAccountToken": false,
                     "securityContext": {"runAsUser": 1000, "runAsGroup": 100, "fsGroup": 100},
                     "containers": [{
@@ -142,6 +142,8 @@ async fn the_statefulset_controller_drives_pods_the_runner_runs_for_real() {
                         "command": ["sh", "-c", "echo \"$HOSTNAME\" > /data/name && exec python3 -m http.server 8080 --directory /data"],
                         "ports": [{"name": "http", "containerPort": 8080}],
                         "readinessProbe": {"httpGet": {"path": "/name", "port": "http"}, "periodSeconds": 1},
+                        // A drain that would outlast any grace period.
+                        "lifecycle": {"preStop": {"exec": {"command": ["sleep", "60"]}}},
                         "volumeMounts": [{"name": "data", "mountPath": "/data"}]
                     }]
                 }
@@ -184,11 +186,39 @@ async fn the_statefulset_controller_drives_pods_the_runner_runs_for_real() {
     .unwrap();
     assert!(body.ends_with("\r\n\r\nweb-1\n"), "{body}");
 
-    // A deleted pod is stopped, confirmed, and replaced by the controller; its claim keeps its data.
+    // A deleted pod is stopped, confirmed, and replaced by the controller; its claim
+    // keeps its data. The deletion's own grace period of 1 s wins over the pod's 20 s:
+    // the preStop hook gets 1 s, SIGTERM the kubelet's minimum of 2 s.
     let old_uid = pods.get("web-0").await.unwrap().metadata.uid;
-    pods.delete("web-0", &DeleteParams::default())
-        .await
-        .unwrap();
+    let deleted = Instant::now();
+    pods.delete(
+        "web-0",
+        &DeleteParams {
+            grace_period_seconds: Some(1),
+            ..DeleteParams::default()
+        },
+    )
+    .await
+    .unwrap();
+    eventually(
+        &client,
+        "web-0's deletion confirmed",
+        Duration::from_secs(60),
+        async || {
+            let uid = pods
+                .get_opt("web-0")
+                .await
+                .ok()?
+                .and_then(|pod| pod.metadata.uid);
+            (uid != old_uid).then_some(())
+        },
+    )
+    .await;
+    let stopped_in = deleted.elapsed();
+    assert!(
+        stopped_in < Duration::from_secs(10),
+        "stopped within the deletion's grace period, not the pod's: {stopped_in:?}"
+    );
     eventually(
         &client,
         "web-0 replaced and ready again",
@@ -207,7 +237,8 @@ async fn the_statefulset_controller_drives_pods_the_runner_runs_for_real() {
     )
     .await;
 
-    // Scaling down stops the last pod's processes.
+    // Scaling down stops the last pod's processes; the deletion is confirmed only
+    // once they have ended and the pod's forwards are gone.
     sets.patch(
         "web",
         &PatchParams::default(),
@@ -218,15 +249,12 @@ async fn the_statefulset_controller_drives_pods_the_runner_runs_for_real() {
     let runner = agent.runner();
     eventually(
         &client,
-        "web-1 gone from the runner",
+        "web-1 gone from the runner and from the API",
         Duration::from_secs(120),
         async || {
-            runner
-                .lock()
-                .await
-                .status("default", "web-1")
-                .is_none()
-                .then_some(())
+            let stopped = runner.lock().await.status("default", "web-1").is_none();
+            let confirmed = pods.get_opt("web-1").await.ok()?.is_none();
+            (stopped && confirmed).then_some(())
         },
     )
     .await;

@@ -168,8 +168,8 @@ fn store_pod(place: Place<'_>, stateful_set: &StatefulSet, ordinal: u16, state: 
     );
 }
 
-/// Stores the Pod `pod_name` from `template`, with its labels and `extra_labels`, as
-/// the kubelet reports it in `state`.
+/// Stores the Pod `pod_name` from `template`, with its labels, `extra_labels` and
+/// annotations, as the kubelet reports it in `state`.
 fn store_template_pod(
     place: Place<'_>,
     pod_name: &str,
@@ -218,6 +218,10 @@ fn store_template_pod(
                 name: Some(pod_name.to_owned()),
                 namespace: Some(place.namespace.to_owned()),
                 labels: Some(labels),
+                annotations: template
+                    .metadata
+                    .as_ref()
+                    .and_then(|metadata| metadata.annotations.clone()),
                 ..ObjectMeta::default()
             },
             spec: Some(PodSpec::default()),

@@ -1,5 +1,7 @@
 //! What the watch caches keep of each object: only what reconciles read.
 
+use std::collections::BTreeMap;
+
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DynamicObject, TypeMeta};
@@ -10,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::ChildKind;
+use crate::roll::stateless::RESTART_TOGETHER_ANNOTATION;
 
 /// The watch events of one child kind, trimmed; for metadata-only kinds
 /// (Secrets) the API sends metadata alone, so the operator never receives
@@ -141,14 +144,25 @@ fn last_termination(
     })
 }
 
-/// Keeps of a pod only what the status step reads: its name, namespace,
-/// labels and owners, its phase, the state of its containers and the
+/// Keeps of a pod only what the status step and the rolls read: its name,
+/// namespace, labels, owners and restart-together annotation
+/// ([`crate::roll::stateless`]), its phase, the state of its containers and the
 /// message of their last termination.
 /// The spec (containers, volumes, env) is most of a pod's size and is never
 /// read.
 pub(crate) fn trim_pod(pod: &mut Pod) {
     trim_metadata(pod);
-    pod.metadata.annotations = None;
+    if let Some(annotations) = pod.metadata.annotations.as_mut() {
+        annotations.retain(|key, _| key == RESTART_TOGETHER_ANNOTATION);
+    }
+    if pod
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(BTreeMap::is_empty)
+    {
+        pod.metadata.annotations = None;
+    }
     pod.spec = None;
     if let Some(status) = pod.status.as_mut() {
         let phase = status.phase.take();
@@ -270,5 +284,31 @@ mod tests {
             Some((Some("PartialFormat\nmove it aside"), None))
         );
         assert_eq!(init[0].image, "");
+    }
+
+    #[test]
+    fn a_pod_keeps_only_its_restart_together_annotation() {
+        let mut pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "trino-worker-default-0", "annotations": {
+                RESTART_TOGETHER_ANNOTATION: "c1",
+                "strata.dev/config-hash": "h1",
+                "kubectl.kubernetes.io/restartedAt": "2026-11-27T00:00:00Z"
+            }}
+        }))
+        .expect("a pod");
+        trim_pod(&mut pod);
+        assert_eq!(
+            pod.metadata.annotations,
+            Some(BTreeMap::from([(
+                RESTART_TOGETHER_ANNOTATION.to_owned(),
+                "c1".to_owned()
+            )]))
+        );
+        let mut plain: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "zk-0", "annotations": {"strata.dev/config-hash": "h1"}}
+        }))
+        .expect("a pod");
+        trim_pod(&mut plain);
+        assert_eq!(plain.metadata.annotations, None);
     }
 }

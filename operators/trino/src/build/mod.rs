@@ -16,9 +16,13 @@ pub mod internal_secret;
 pub mod service;
 pub mod statefulset;
 
+use std::collections::BTreeMap;
+
+use strata_model::build::config_hash;
 use strata_model::pdb::defaults;
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
+use strata_operator::roll::stateless::RESTART_TOGETHER_ANNOTATION;
 
 use crate::validate::{TrinoRole, ValidatedCluster};
 
@@ -50,15 +54,45 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
         }
     }
     desired.push(service::coordinator_service(cluster));
+    desired.annotate_pod_templates(
+        RESTART_TOGETHER_ANNOTATION,
+        &catalogs_hash(&catalog_data, &BTreeMap::new()),
+    );
     desired
 }
 
-/// Step 3 of the pipeline.
-pub fn build(cluster: &ValidatedCluster) -> Prepared {
-    let mut prepared = Prepared::new(
-        cluster_objects(cluster),
-        cluster.identity.image.product_version.clone(),
-    );
+/// What every pod restarts for at once, without a drain: the catalog files, and the
+/// versions of the Secrets and ConfigMaps the catalogs read (`versions`). Trino reads
+/// static catalogs only at start, so a catalog change restarts the coordinator and
+/// every running query with it; workers that then drained one by one would serve old
+/// and new catalogs side by side for the whole roll.
+pub fn catalogs_hash(
+    catalog_files: &BTreeMap<String, String>,
+    versions: &BTreeMap<String, String>,
+) -> String {
+    let mut data: BTreeMap<String, String> = catalog_files
+        .iter()
+        .map(|(file, content)| (format!("catalog/{file}"), content.clone()))
+        .collect();
+    data.extend(versions.clone());
+    config_hash(&data)
+}
+
+/// Step 3 of the pipeline: the objects, rolling on the `versions` of the objects the
+/// catalogs read ([`Prepared::rolling_on`]).
+pub fn build(cluster: &ValidatedCluster, versions: &BTreeMap<String, String>) -> Prepared {
+    let mut objects = cluster_objects(cluster);
+    if !versions.is_empty() {
+        let catalog_files = config_map::catalog_config_map(cluster)
+            .data
+            .unwrap_or_default();
+        objects.annotate_pod_templates(
+            RESTART_TOGETHER_ANNOTATION,
+            &catalogs_hash(&catalog_files, versions),
+        );
+    }
+    let mut prepared =
+        Prepared::new(objects, cluster.identity.image.product_version.clone()).rolling_on(versions);
     prepared.warnings = cluster.warnings.clone();
     prepared
 }

@@ -19,8 +19,10 @@ pub const TRINO_UID: i64 = 1000;
 pub const DATA_DIR_EXTRA_MIB: u64 = 1024;
 
 /// `<trino>-<role>-<rg>`. Workers start in parallel (they only announce themselves to
-/// the coordinator); every pod rolls one at a time by the StatefulSet controller, each
-/// worker draining through its preStop hook. Nodes are stateless: no volume claims.
+/// the coordinator). The coordinator rolls by the StatefulSet controller; the workers
+/// by the operator (`crate::controller::workers`): one at a time through their preStop
+/// drain, or all at once when the catalogs change. Nodes are stateless: no volume
+/// claims.
 pub fn stateful_set(
     cluster: &ValidatedCluster,
     role: &ValidatedRole,
@@ -52,7 +54,10 @@ pub fn stateful_set(
         &cluster.identity,
         Workload {
             parallel: role.role == TrinoRole::Worker,
-            pod_updates: PodUpdates::Rolling,
+            pod_updates: match role.role {
+                TrinoRole::Coordinator => PodUpdates::Rolling,
+                TrinoRole::Worker => PodUpdates::ByOperator,
+            },
             config_hash,
             pod: PodSpec {
                 containers: vec![trino(cluster, group)],

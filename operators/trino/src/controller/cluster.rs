@@ -14,6 +14,7 @@ use strata_operator::pipeline::{Applied, Failed, Prepared};
 use strata_operator::reference::Target;
 use strata_status::{ConditionStatus, ConditionType};
 
+use super::workers::roll_workers;
 use crate::build::build;
 use crate::crd::{TrinoCatalog, TrinoCluster, TrinoStatus};
 use crate::validate::ValidatedCluster;
@@ -253,8 +254,7 @@ fn prepare(
             Some((format!("TrinoCatalog/{}", catalog.name_any()), hash))
         })
         .collect();
-    Ok((
-        build(&validated).rolling_on(&versions),
-        validated.catalog_names(),
-    ))
+    let mut prepared = build(&validated, &versions);
+    roll_workers(&mut prepared, cluster, context);
+    Ok((prepared, validated.catalog_names()))
 }

@@ -10,6 +10,7 @@
 
 pub mod catalog;
 pub mod cluster;
+pub mod workers;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use strata_operator::cache::ChildKind;

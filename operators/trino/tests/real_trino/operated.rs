@@ -3,7 +3,11 @@
 //!
 //! - **No catalog:** a cluster that selects none starts without a `catalog/` folder,
 //!   and serves only `system`.
-//! - **Catalog change:** a new TrinoCatalog rolls every pod, and its catalog answers.
+//! - **Catalog change** (issue 20, item 9): a new TrinoCatalog restarts the
+//!   coordinator and both workers together (the workers without a drain, since the
+//!   coordinator's restart ends every query anyway), each pod exactly once, and its
+//!   catalog answers. A probe in the client pod measures what a user sees meanwhile:
+//!   when the catalog first answers, and how long the cluster refuses queries.
 //! - **A broken revision** (issue 20, item 2): a JVM option the JVM refuses makes the
 //!   coordinator's new pod crash, the cluster Degraded; once the option is taken
 //!   back, the fixed revision rolls out and the cluster heals. (On 1.37.2 the
@@ -12,9 +16,12 @@
 
 use std::time::{Duration, Instant};
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::apps::v1::StatefulSet;
-use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use strata_operator::cli::Operator;
 use strata_pod_runner::agent::NodeAgent;
@@ -81,7 +88,7 @@ async fn the_operator_rolls_a_catalog_change_and_heals_a_broken_coordinator_on_r
             },
             "workers": {
                 "config": {"resources": {"memory": {"limit": "1280Mi"}}, "shutdownGracePeriod": "5s"},
-                "roleGroups": {"default": {"replicas": 1}}
+                "roleGroups": {"default": {"replicas": 2}}
             }
         }
     }))
@@ -116,6 +123,12 @@ async fn the_operator_rolls_a_catalog_change_and_heals_a_broken_coordinator_on_r
     }))
     .expect("a TrinoCatalog");
     let revisions = update_revisions(&client).await;
+    let before = pod_uids(&client).await;
+    let probe = client_plan(
+        &*runner.lock().await,
+        &["probe", "3", "SELECT count(*) FROM tpch.tiny.nation", "400"],
+    );
+    let probe = tokio::spawn(client_answer(probe, "the probe"));
     catalogs
         .create(&PostParams::default(), &tpch)
         .await
@@ -135,9 +148,33 @@ async fn the_operator_rolls_a_catalog_change_and_heals_a_broken_coordinator_on_r
     .await;
     wait_rolled_out(&client, Duration::from_secs(300)).await;
     eprintln!("the catalog's roll took {:?}", rolled.elapsed());
+    let seen = probe.await.expect("the probe");
+    eprintln!("while the catalog rolled out, the client saw: {seen}");
+    assert_eq!(seen["settled"], true, "{seen}");
     assert_eq!(
         query(&agent, "SELECT count(*) FROM tpch.tiny.nation").await,
         json!([[25]])
+    );
+    // Each pod restarted exactly once, the workers within seconds of each other.
+    let after = pod_uids(&client).await;
+    for (pod, (uid, _)) in &after {
+        assert_ne!(
+            Some(uid),
+            before.get(pod).map(|(uid, _)| uid),
+            "{pod} restarted"
+        );
+    }
+    let worker_starts: Vec<i64> = after
+        .iter()
+        .filter(|(pod, _)| pod.contains("-worker-"))
+        .map(|(_, (_, created))| *created)
+        .collect();
+    let spread =
+        worker_starts.iter().max().unwrap_or(&0) - worker_starts.iter().min().unwrap_or(&0);
+    eprintln!("the workers were recreated {spread} s apart");
+    assert!(
+        spread <= 5,
+        "the workers restart together, not one after the other: {after:?}"
     );
 
     // A broken revision, then the fix: the crash-looping pod is replaced.
@@ -171,6 +208,30 @@ async fn the_operator_rolls_a_catalog_change_and_heals_a_broken_coordinator_on_r
 async fn query(agent: &NodeAgent, sql: &str) -> Value {
     let plan = client_plan(&*agent.runner().lock().await, &["query", "test", sql]);
     client_answer(plan, sql).await["rows"].clone()
+}
+
+/// Each pod of the cluster by name: its uid and when it was created (seconds).
+async fn pod_uids(client: &kube::Client) -> BTreeMap<String, (String, i64)> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
+    let listed = pods
+        .list(&ListParams::default().labels(&format!("app.kubernetes.io/instance={CLUSTER}")))
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    listed
+        .items
+        .into_iter()
+        .map(|pod| {
+            let created = pod
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map_or(0, |time| time.0.as_second());
+            (
+                pod.name_any(),
+                (pod.metadata.uid.clone().unwrap_or_default(), created),
+            )
+        })
+        .collect()
 }
 
 /// Sets (or, with `null`, removes) the coordinators' `jvm.config` overrides.

@@ -7,6 +7,7 @@
 mod bad_input;
 mod catalogs;
 mod creation;
+mod worker_roll;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::ConfigMap;
