@@ -6,7 +6,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
@@ -14,13 +14,18 @@ use pretty_assertions::assert_eq;
 const SCRIPT: &str = include_str!("../src/scripts/refresh-nodes.sh");
 
 /// A fake `hdfs` that records its arguments and exits with the next code of `codes`
-/// (then 0).
+/// (then 0). Like Hadoop's client it logs log4j's warnings first, and a failed `-ls`
+/// says the path is missing, as Hadoop's does.
 const FAKE_HDFS: &str = r#"#!/usr/bin/env bash
 printf '%s\n' "$*" >>"$FAKE_DIR/calls"
+echo "log4j:WARN No appenders could be found for logger (org.apache.hadoop.util.Shell)." >&2
 code=0
 if [[ -s "$FAKE_DIR/codes" ]]; then
     code=$(head -n 1 "$FAKE_DIR/codes")
     sed -i 1d "$FAKE_DIR/codes"
+fi
+if ((code == 1)) && [[ $* == *" -ls "* ]]; then
+    echo "ls: \`${!#}': No such file or directory" >&2
 fi
 exit "$code"
 "#;
@@ -52,14 +57,24 @@ fn wait_for_calls(dir: &Path, count: usize) -> Vec<String> {
         }
         assert!(
             Instant::now() < deadline,
-            "{count} refreshNodes calls expected, saw {calls:?}"
+            "{count} calls expected, saw {calls:?}; the script's errors: {}",
+            std::fs::read_to_string(dir.join("stderr")).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
-/// Starts the script in `dir` with a fake `hdfs` whose first exit codes are `codes`.
+/// Starts the script in `dir` with a fake `hdfs` whose first exit codes are `codes`,
+/// its namenode's HTTP server on a port where nothing listens (not active).
 fn start(dir: &Path, codes: &str, roll_edits: Option<&Path>) -> Running {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let http = closed.local_addr().expect("its address");
+    drop(closed);
+    start_with_http(dir, codes, roll_edits, &http.to_string())
+}
+
+/// [`start`] with the namenode's HTTP server at `http`.
+fn start_with_http(dir: &Path, codes: &str, roll_edits: Option<&Path>, http: &str) -> Running {
     let bin = dir.join("bin");
     std::fs::create_dir(&bin).expect("bin");
     strata_testing::executable::write(&bin.join("hdfs"), FAKE_HDFS);
@@ -79,8 +94,9 @@ fn start(dir: &Path, codes: &str, roll_edits: Option<&Path>) -> Running {
         .env("FAKE_DIR", dir)
         .env("EXCLUDE_FILE", &exclude)
         .env("CHECK_SECONDS", "0.05")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .env("HTTP_ADDRESS", http)
+        .stdout(std::fs::File::create(dir.join("stdout")).expect("a file for the script's output"))
+        .stderr(std::fs::File::create(dir.join("stderr")).expect("a file for the script's errors"));
     if let Some(file) = roll_edits {
         command
             .env("ROLL_EDITS_FILE", file)
@@ -149,4 +165,68 @@ fn a_new_edit_log_segment_is_started_once_the_journalnodes_answer_and_again_whil
     let before = calls(dir.path()).len();
     std::fs::write(&request, format!("{address}\n")).expect("the same request again");
     assert_eq!(wait_for_calls(dir.path(), before + 1)[before], roll);
+}
+
+/// Answers every request on a loopback port with `status`, as a namenode's `/isActive`
+/// does (200 active, 405 standby); returns the address.
+fn is_active_server(status: &'static str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let address = listener.local_addr().expect("its address").to_string();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut request = [0_u8; 512];
+                let _read = stream.read(&mut request);
+                let _written = write!(stream, "HTTP/1.1 {status}\r\nContent-Length: 0\r\n\r\n");
+            });
+        }
+    });
+    address
+}
+
+/// Issue 21, item 15: a new file system gets /tmp (1777) and /user (755), each only when
+/// missing, from the active namenode's sidecar alone, retried while the namenode cannot
+/// tell (safe mode).
+#[test]
+fn the_active_namenodes_sidecar_creates_tmp_and_user_once() {
+    let refresh = "dfsadmin -fs hdfs://127.0.0.1:8020 -refreshNodes";
+    let fs = "dfs -fs hdfs://127.0.0.1:8020";
+
+    let standby = tempfile::tempdir().expect("a temporary directory");
+    let _standby = start_with_http(
+        standby.path(),
+        "",
+        None,
+        &is_active_server("405 Method Not Allowed"),
+    );
+    assert_eq!(wait_for_calls(standby.path(), 1), [refresh]);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(
+        calls(standby.path()),
+        [refresh],
+        "a standby leaves them alone"
+    );
+
+    // The namenode cannot tell at first (exit 255: safe mode, a failover), then /tmp
+    // is missing and /user present; codes: -ls /tmp, refreshNodes, -ls /tmp, -mkdir,
+    // -chmod, -ls /user.
+    let active = tempfile::tempdir().expect("a temporary directory");
+    let _active = start_with_http(
+        active.path(),
+        "255\n0\n1\n0\n0\n0\n",
+        None,
+        &is_active_server("200 OK"),
+    );
+    let expected = [
+        format!("{fs} -ls -d /tmp"),
+        refresh.to_owned(),
+        format!("{fs} -ls -d /tmp"),
+        format!("{fs} -mkdir -p /tmp"),
+        format!("{fs} -chmod 1777 /tmp"),
+        format!("{fs} -ls -d /user"),
+    ];
+    assert_eq!(wait_for_calls(active.path(), 6), expected);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(calls(active.path()).len(), 6, "once");
 }

@@ -20,7 +20,7 @@ use super::config_map::{
     ZKFC_SCRIPT,
 };
 use super::service::{DATANODE_HTTP, JOURNALNODE_HTTP, NAMENODE_RPC, ZKFC, ports};
-use crate::config::site::{DATA_MOUNT, EXCLUDE_FILE, NAME_DIR};
+use crate::config::site::{DATA_MOUNT, EXCLUDE_FILE, NAME_DIR, POD_FQDN_VARIABLE};
 use crate::config::topology::{DATANODE_HTTP_PORT, JOURNALNODE_HTTP_PORT, NAMENODE_HTTP_PORT};
 use crate::crd::HdfsRole;
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
@@ -170,6 +170,20 @@ pub fn daemon(cluster: &ValidatedCluster, role: HdfsRole, group: &ValidatedRoleG
     let mut mounts = common_mounts();
     mounts.push(volume_mount(DATA_VOLUME, DATA_MOUNT, false));
     let mut variables = env_vars(env, &group.env_overrides);
+    if role == HdfsRole::JournalNode {
+        // After POD_NAME, so that the kubelet expands it.
+        variables.push(pod_name_variable());
+        variables.push(EnvVar {
+            name: POD_FQDN_VARIABLE.to_owned(),
+            value: Some(format!(
+                "$(POD_NAME).{}.{}.svc.{}",
+                group.name.object_name(),
+                cluster.identity.namespace,
+                cluster.cluster_domain
+            )),
+            value_from: None,
+        });
+    }
     let mut lifecycle = None;
     if role == HdfsRole::NameNode {
         // dfs.hosts.exclude lives here.

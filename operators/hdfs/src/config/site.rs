@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use strata_model::files::hadoop_xml::{self, HadoopXmlError};
 use strata_model::files::overrides::{self, OverrideError, OwnedKey};
 
-use super::topology::Topology;
+use super::topology::{JOURNALNODE_RPC_PORT, Topology};
 use crate::crd::HdfsRole;
 
 /// Mount point of every role's data volume.
@@ -28,6 +28,10 @@ pub const EXCLUDE_FILE: &str = "/strata/state/datanodes";
 /// The client-side failover: try the namenodes in order until one is active.
 pub const FAILOVER_PROXY_PROVIDER: &str =
     "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider";
+/// The journalnode's variable holding its pod's DNS name
+/// (`<pod>.<headless service>.<namespace>.svc.<domain>`), which Hadoop substitutes
+/// into `dfs.journalnode.rpc-address`.
+pub const POD_FQDN_VARIABLE: &str = "POD_FQDN";
 /// Fencing without ssh: the journalnodes accept one writer only, so a namenode that
 /// lost the active role cannot corrupt the edit log, and fencing needs to do nothing.
 pub const FENCING_METHOD: &str = "shell(/bin/true)";
@@ -49,7 +53,7 @@ const NAMESERVICE: &str = "it defines the nameservice and its namenodes";
 const ON_THE_VOLUME: &str = "it is a directory on the role's persistent volume";
 /// Keys (and the keys below them) of `hdfs-site.xml` the operator owns: the
 /// nameservice, the directories on the volumes, and format safety.
-const HDFS_SITE_OWNED: [OwnedKey; 12] = [
+const HDFS_SITE_OWNED: [OwnedKey; 13] = [
     OwnedKey::with_subkeys("dfs.nameservices", NAMESERVICE),
     OwnedKey::with_subkeys("dfs.ha.namenodes", NAMESERVICE),
     OwnedKey::with_subkeys("dfs.namenode.rpc-address", NAMESERVICE),
@@ -69,6 +73,11 @@ const HDFS_SITE_OWNED: [OwnedKey; 12] = [
     OwnedKey::with_subkeys(
         "dfs.ha.automatic-failover.enabled",
         "the ZKFC containers fail over the namenodes",
+    ),
+    OwnedKey::exact(
+        "dfs.journalnode.rpc-address",
+        "each journalnode's edit log sync leaves itself out by the address it binds, its \
+         pod's name",
     ),
     OwnedKey::exact(
         "dfs.replication",
@@ -211,7 +220,19 @@ pub fn server_hdfs_properties(site: &ServerSite<'_>) -> BTreeMap<String, String>
             set("dfs.namenode.rpc-bind-host", "0.0.0.0".to_owned());
             set("dfs.namenode.http-bind-host", "0.0.0.0".to_owned());
         }
-        HdfsRole::JournalNode => set("dfs.journalnode.edits.dir", JOURNAL_DIR.to_owned()),
+        HdfsRole::JournalNode => {
+            set("dfs.journalnode.edits.dir", JOURNAL_DIR.to_owned());
+            // The JournalNodeSyncer leaves out of its peers only the address the RPC
+            // server is bound to. Bound to 0.0.0.0 (the default), it kept itself as a
+            // peer and checked each real one only every third interval. Bound to the
+            // pod's own name (resolved to its IP), it matches the pod's entry of
+            // `dfs.namenode.shared.edits.dir`. No `rpc-bind-host`: that would bind
+            // 0.0.0.0 again.
+            set(
+                "dfs.journalnode.rpc-address",
+                format!("${{env.{POD_FQDN_VARIABLE}}}:{JOURNALNODE_RPC_PORT}"),
+            );
+        }
         HdfsRole::DataNode => set("dfs.datanode.data.dir", BLOCK_DIR.to_owned()),
     }
     properties

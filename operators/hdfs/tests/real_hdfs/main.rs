@@ -38,7 +38,7 @@ async fn first_start_formats_once_fails_over_and_keeps_every_file() {
     let _one_hdfs_at_a_time = support::serial().await;
     let mut runner = runner();
     let quorum = start_zookeeper(&mut runner).await;
-    let cluster = example_cluster();
+    let cluster = with_journal_sync_every_two_seconds(example_cluster());
     let mut objects = hdfs_objects(&cluster, &quorum);
     objects.push(client_pod());
     apply_all(&mut runner, &objects).unwrap_or_else(|error| panic!("{error}"));
@@ -126,6 +126,11 @@ async fn first_start_formats_once_fails_over_and_keeps_every_file() {
         sums.push(output.lines().last().unwrap_or_default().to_owned());
     }
 
+    // A new file system gets /tmp and /user from the active namenode's sidecar.
+    wait_for_base_directories(&runner).await;
+    // Each journalnode syncs with its two peers, never with itself.
+    journalnodes_sync_with_their_peers_only(&runner);
+
     // The active namenode's pod dies: the standby takes over and every file reads back.
     let active = NAMENODES
         .into_iter()
@@ -178,4 +183,82 @@ async fn first_start_formats_once_fails_over_and_keeps_every_file() {
         asked.elapsed()
     );
     runner.shutdown().await;
+}
+
+/// The example with the journalnodes' sync every 2 s instead of every 2 minutes, so a
+/// test sees whom they sync with.
+fn with_journal_sync_every_two_seconds(
+    cluster: hdfs_operator::crd::HdfsCluster,
+) -> hdfs_operator::crd::HdfsCluster {
+    let mut value = serde_json::to_value(&cluster).expect("the cluster as JSON");
+    value["spec"]["journalNodes"]["configOverrides"] =
+        serde_json::json!({"hdfs-site.xml": {"dfs.journalnode.sync.interval": "2000"}});
+    serde_json::from_value(value).expect("the cluster")
+}
+
+/// Waits until `/tmp` (1777) and `/user` (755) exist, created by the sidecar.
+async fn wait_for_base_directories(runner: &strata_pod_runner::runner::PodRunner) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let (code, output) = client(runner, "hdfs dfs -ls -d /tmp /user").await;
+        let listed = output
+            .lines()
+            .any(|line| line.starts_with("drwxrwxrwt") && line.ends_with(" /tmp"))
+            && output
+                .lines()
+                .any(|line| line.starts_with("drwxr-xr-x") && line.ends_with(" /user"));
+        if code == 0 && listed {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "/tmp (drwxrwxrwt) and /user (drwxr-xr-x) after 120 s: {output}"
+        );
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+}
+
+/// Issue 21, item 15: each journalnode's JournalNodeSyncer is bound to its own address
+/// and syncs with both other journalnodes, never with itself (bound to 0.0.0.0, it
+/// counted itself among its peers).
+fn journalnodes_sync_with_their_peers_only(runner: &strata_pod_runner::runner::PodRunner) {
+    let addresses: Vec<String> = JOURNALNODES
+        .iter()
+        .map(|pod| {
+            runner
+                .address(NAMESPACE, pod)
+                .expect("an address")
+                .to_string()
+        })
+        .collect();
+    for (pod, own) in JOURNALNODES.iter().zip(&addresses) {
+        let text = log(runner, pod, "journalnode");
+        let syncs: Vec<(&str, &str)> = text
+            .lines()
+            .filter_map(|line| {
+                let rest = line.split("Syncing Journal ").nth(1)?;
+                let (this, other) = rest.split_once(" with ")?;
+                Some((this, other.split(", journal id").next().unwrap_or(other)))
+            })
+            .collect();
+        assert!(!syncs.is_empty(), "{pod} never synced: {text}");
+        for (this, other) in &syncs {
+            assert!(
+                this.contains(&format!("{own}:8485")),
+                "{pod} bound to {this}"
+            );
+            assert!(
+                !other.contains(&format!("/{own}:")),
+                "{pod} synced with itself: {other}"
+            );
+        }
+        for peer in addresses.iter().filter(|address| *address != own) {
+            assert!(
+                syncs
+                    .iter()
+                    .any(|(_, other)| other.contains(&format!("/{peer}:"))),
+                "{pod} never synced with {peer}: {syncs:?}"
+            );
+        }
+    }
 }

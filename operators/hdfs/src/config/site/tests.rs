@@ -55,6 +55,7 @@ const HADOOP_KEYS: &[&str] = &[
     "dfs.namenode.rpc-bind-host",
     "dfs.namenode.http-bind-host",
     "dfs.journalnode.edits.dir",
+    "dfs.journalnode.rpc-address",
     "dfs.datanode.data.dir",
 ];
 
@@ -211,4 +212,24 @@ fn an_override_value_may_span_lines_as_hadoop_rules_do() -> Result<(), SiteError
     let files = server_site(&site)?;
     assert!(files.core_site.contains(rules), "{}", files.core_site);
     Ok(())
+}
+
+/// Issue 21, item 15: a journalnode binds its RPC server to its pod's name, so that its
+/// edit log sync leaves itself out of its peers; no other role names it.
+#[rstest]
+#[case::journalnode(HdfsRole::JournalNode, Some("${env.POD_FQDN}:8485"))]
+#[case::namenode(HdfsRole::NameNode, None)]
+#[case::datanode(HdfsRole::DataNode, None)]
+fn a_journalnode_binds_its_rpc_server_to_its_pods_name(
+    #[case] role: HdfsRole,
+    #[case] address: Option<&str>,
+) {
+    let properties = server_hdfs_properties(&site(role));
+    assert_eq!(
+        properties
+            .get("dfs.journalnode.rpc-address")
+            .map(String::as_str),
+        address
+    );
+    assert_eq!(properties.get("dfs.journalnode.rpc-bind-host"), None);
 }
