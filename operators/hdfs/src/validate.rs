@@ -20,11 +20,12 @@ pub use self::role_group::{
     DaemonGroup, HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup,
 };
 pub use self::warnings::Warning;
+use crate::build::statefulset::hadoop_user;
 use crate::config::site::client_site;
 use crate::config::{NameNodeAddress, SiteFiles, Topology};
 use crate::crd::{
     APP_NAME, DEFAULT_DFS_REPLICATION, DEFAULT_PRODUCT_VERSION, HdfsCluster, HdfsRole,
-    OPERATOR_NAME, UPSTREAM_IMAGE_REPOSITORY,
+    OPERATOR_NAME, PodUser, UPSTREAM_IMAGE_REPOSITORY,
 };
 pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
 
@@ -58,6 +59,10 @@ pub struct ValidatedCluster {
     pub roles: Vec<ValidatedRole>,
     /// What is allowed but unwise.
     pub warnings: Vec<Warning>,
+    /// The uid and gid the pods run as: the product version's `hadoop` user for a new
+    /// cluster ([`crate::build::statefulset::hadoop_user`]), the recorded one for an
+    /// existing cluster ([`ValidatedCluster::keep_pod_user`]).
+    pub pod_user: PodUser,
 }
 
 /// One role, checked.
@@ -137,6 +142,7 @@ impl ValidatedCluster {
             ReconcileError::invalid_spec("InvalidClientConfig", error.to_string())
         })?;
 
+        let pod_user = hadoop_user(&identity.image.product_version);
         Ok(Self {
             identity,
             cluster_domain: cluster_domain.to_owned(),
@@ -146,6 +152,7 @@ impl ValidatedCluster {
             discovery,
             formatter_pod,
             new_cluster_id,
+            pod_user,
             roles,
             warnings,
         })
@@ -154,6 +161,21 @@ impl ValidatedCluster {
     /// The validated role.
     pub fn role(&self, role: HdfsRole) -> Option<&ValidatedRole> {
         self.roles.iter().find(|validated| validated.role == role)
+    }
+
+    /// Keeps the pods on the user an existing cluster was created with (the status'
+    /// `podUser`, else what its StatefulSets run as), whatever the product version
+    /// says now: the files on the volumes are that user's. Returns the user the pods
+    /// run as, to record.
+    pub fn keep_pod_user(
+        &mut self,
+        recorded: Option<PodUser>,
+        running: Option<PodUser>,
+    ) -> PodUser {
+        if let Some(user) = recorded.or(running) {
+            self.pod_user = user;
+        }
+        self.pod_user
     }
 
     /// Runs the role groups of `role` named in `replicas` (by StatefulSet name) with

@@ -321,6 +321,18 @@ fn authentication(
                 field: "clusterConfig.authentication.ldap.bindPasswordSecret",
             }),
         )),
+        (None, Some(oidc)) if !oidc.scopes.iter().any(|scope| scope == "openid") => {
+            Err(ReconcileError::invalid_spec(
+                "OidcWithoutOpenidScope",
+                format!(
+                    "clusterConfig.authentication.oidc.scopes is {:?} without `openid`: the \
+                     provider would return no ID token, and the login would silently become \
+                     plain OAuth2 with unverified claims from the userinfo endpoint; add \
+                     `openid`",
+                    oidc.scopes
+                ),
+            ))
+        }
         (None, Some(oidc)) => Ok((
             Some(AuthSetting::Oidc {
                 issuer_url: oidc.issuer_url.clone(),

@@ -91,9 +91,16 @@ pub fn jvm_opts(heap_mib: u64) -> String {
 }
 
 /// The variables every Hadoop process in the pod needs; `pid_dir` is the container's own.
+/// The image's user, by name.
+pub const HADOOP_USER: &str = "hadoop";
+
 fn hadoop_env(container: &str) -> BTreeMap<String, String> {
     BTreeMap::from([
         ("HADOOP_CONF_DIR".to_owned(), CONFIG_DIR.to_owned()),
+        // The HDFS user (and so the superuser) is `hadoop` whatever uid the pods run
+        // as: a cluster created on 3.4 keeps uid 1000 on 3.5, whose image names it
+        // `ubuntu` (simple authentication reads this variable; Kerberos ignores it).
+        ("HADOOP_USER_NAME".to_owned(), HADOOP_USER.to_owned()),
         ("HADOOP_LOG_DIR".to_owned(), LOG_DIR.to_owned()),
         (
             "HADOOP_PID_DIR".to_owned(),

@@ -13,7 +13,7 @@ use super::container::{
     CONFIG_VOLUME, DATA_VOLUME, LOG_VOLUME, RUN_VOLUME, STATE_VOLUME, TMP_VOLUME, daemon,
     format_container, refresh_nodes_container, zkfc_container,
 };
-use crate::crd::HdfsRole;
+use crate::crd::{HdfsRole, PodUser};
 use crate::validate::{ValidatedCluster, ValidatedRole, ValidatedRoleGroup};
 
 /// Size limit of the log and pid scratch volumes; logs go to the console.
@@ -23,13 +23,21 @@ pub const SCRATCH_SIZE_LIMIT: &str = "64Mi";
 /// 100 up to 3.4; from 3.5 the image is based on Ubuntu 24.04, whose `ubuntu` user
 /// holds 1000, and `hadoop` is 1001 in group 1001. The image names its user without a
 /// numeric `USER`, so `runAsNonRoot` needs the numbers.
-pub fn hadoop_user(product_version: &str) -> (i64, i64) {
+/// A new cluster's pods run as it; an existing cluster keeps the user it was created
+/// with ([`crate::validate::ValidatedCluster::keep_pod_user`]).
+pub fn hadoop_user(product_version: &str) -> PodUser {
     let mut parts = product_version
         .split(['.', '-'])
         .map(|part| part.parse::<u32>().ok());
     match (parts.next().flatten(), parts.next().flatten()) {
-        (Some(major), Some(minor)) if (major, minor) >= (3, 5) => (1001, 1001),
-        _ => (1000, 100),
+        (Some(major), Some(minor)) if (major, minor) >= (3, 5) => PodUser {
+            uid: 1001,
+            gid: 1001,
+        },
+        _ => PodUser {
+            uid: 1000,
+            gid: 100,
+        },
     }
 }
 
@@ -52,7 +60,7 @@ pub fn stateful_set(
     config_hash: &str,
 ) -> StatefulSet {
     let name = group.name.object_name();
-    let (uid, gid) = hadoop_user(&cluster.identity.image.product_version);
+    let PodUser { uid, gid } = cluster.pod_user;
     let mut volumes = vec![
         config_map_volume(CONFIG_VOLUME, name),
         scratch_volume(TMP_VOLUME, &tmp_size_limit(group)),
@@ -107,6 +115,7 @@ mod tests {
     #[case::hadoop_4("4.0.0", (1001, 1001))]
     #[case::unparsable_keeps_the_3_4_user("latest", (1000, 100))]
     fn the_user_follows_the_product_version(#[case] version: &str, #[case] user: (i64, i64)) {
-        assert_eq!(hadoop_user(version), user);
+        let PodUser { uid, gid } = hadoop_user(version);
+        assert_eq!((uid, gid), user);
     }
 }

@@ -18,7 +18,7 @@ use super::namenode_http::NameNodeInfo;
 use super::namenodes::NameNodeHttp;
 use super::{datanodes, journalnodes, removed_groups};
 use crate::build::{NameNodeState, build};
-use crate::crd::{HdfsCluster, HdfsFormatStatus, HdfsRole};
+use crate::crd::{HdfsCluster, HdfsFormatStatus, HdfsRole, PodUser};
 use crate::decommission::{self, DecommissionInput};
 use crate::journal;
 use crate::journal_sync::{self, JournalGate};
@@ -106,6 +106,7 @@ async fn prepare(
         None => Vec::new(),
     };
 
+    format.pod_user = Some(validated.keep_pod_user(format.pod_user, running_pod_user(&running)));
     removed_groups::refuse_removed_groups(&validated, &running)?;
     let previous_journal = journalnodes::previous(
         &context.caches,
@@ -422,4 +423,23 @@ fn group_pods(validated: &ValidatedCluster, running: &[StatefulSetPods]) -> Vec<
             })
         })
         .collect()
+}
+
+/// The uid and gid the cluster's StatefulSets run their pods as, for a cluster an
+/// operator without `status.podUser` created: the first that names both.
+fn running_pod_user(running: &[StatefulSetPods]) -> Option<PodUser> {
+    running.iter().find_map(|set| {
+        let context = set
+            .stateful_set
+            .spec
+            .template
+            .spec
+            .as_ref()?
+            .security_context
+            .as_ref()?;
+        Some(PodUser {
+            uid: context.run_as_user?,
+            gid: context.run_as_group?,
+        })
+    })
 }

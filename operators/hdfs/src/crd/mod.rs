@@ -25,6 +25,22 @@ pub struct HdfsFormatStatus {
     /// namenode serves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_id: Option<String>,
+    /// The uid and gid the pods run as, recorded with the cluster's first StatefulSets:
+    /// the files on the volumes are theirs. Kept across product versions, though the
+    /// image's `hadoop` user moves from 1000:100 to 1001:1001 at 3.5, because a datanode
+    /// refuses a data directory whose mode it cannot set, and only the owner can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_user: Option<PodUser>,
+}
+
+/// A uid and a gid.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PodUser {
+    /// `runAsUser`.
+    pub uid: i64,
+    /// `runAsGroup` and `fsGroup`.
+    pub gid: i64,
 }
 
 pub use self::config::{HdfsConfig, HdfsConfigOverrides, HdfsRole};

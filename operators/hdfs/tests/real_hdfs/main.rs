@@ -7,6 +7,7 @@
 
 mod format;
 mod operator;
+mod pod_user;
 mod support;
 
 use std::time::{Duration, Instant};

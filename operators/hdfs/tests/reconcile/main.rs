@@ -10,6 +10,7 @@ mod decommission;
 mod journal_quorum;
 mod operations;
 mod pod_states;
+mod pod_user;
 mod roll_order;
 mod zookeeper_reference;
 

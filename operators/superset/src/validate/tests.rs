@@ -82,6 +82,12 @@ fn the_secrets_the_pods_read_are_listed_with_their_keys() -> Result<(), Reconcil
     }}),
     "LdapNeedsPythonLdap"
 )]
+#[case::oidc_without_the_openid_scope(
+    json!({"authentication": {
+        "oidc": {"issuerUrl": "https://i", "clientId": "c", "clientSecretSecret": "s", "scopes": ["email", "profile"]}
+    }}),
+    "OidcWithoutOpenidScope"
+)]
 fn invalid_cluster_configs_are_refused_with_a_reason(#[case] config: Value, #[case] reason: &str) {
     match validated(config) {
         Ok(_) => unreachable!("the spec must be refused with {reason}"),

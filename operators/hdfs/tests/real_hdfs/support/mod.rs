@@ -187,6 +187,9 @@ pub fn client_pod() -> Value {
                 "image": "docker.io/apache/hadoop:3.4.2",
                 "command": ["sleep", "infinity"],
                 "env": [
+                    // The image names uid 1000 `hadoop`; the host the runner takes its
+                    // users from may not.
+                    {"name": "HADOOP_USER_NAME", "value": "hadoop"},
                     {"name": "HADOOP_CONF_DIR", "value": "/strata/client"},
                     {"name": "HADOOP_CLIENT_OPTS", "value": "-Xmx192m"},
                     {"name": "HADOOP_LOG_DIR", "value": "/tmp"}
