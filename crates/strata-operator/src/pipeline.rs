@@ -65,7 +65,7 @@ pub struct Prepared {
     pub progress: Option<ProgressStep>,
     /// Pods to delete once the objects are applied, so their StatefulSet
     /// (strategy `OnDelete`) recreates them from the latest template.
-    pub restarts: Vec<String>,
+    pub restarts: Vec<PodRef>,
     /// Pods to delete at once, without their drain (`preStop` gets no time), because
     /// their work is lost anyway ([`crate::roll::stateless`]).
     pub restarts_together: Vec<PodRef>,
@@ -249,7 +249,7 @@ impl<X> Context<X> {
     async fn restart_pods<K>(
         &self,
         cluster: &K,
-        pods: &[String],
+        pods: &[PodRef],
         progress: Option<&ProgressStep>,
     ) -> Result<(), ReconcileError>
     where
@@ -257,14 +257,10 @@ impl<X> Context<X> {
     {
         for pod in pods {
             let note = progress.map_or_else(
-                || format!("Restarting pod {pod} to run the latest template."),
+                || format!("Restarting pod {} to run the latest template.", pod.name),
                 |step| step.message.clone(),
             );
-            let pod = PodRef {
-                name: pod.clone(),
-                uid: None,
-            };
-            self.delete_pod(cluster, &pod, None, "RestartingPod", note)
+            self.delete_pod(cluster, pod, None, "RestartingPod", note)
                 .await?;
         }
         Ok(())
@@ -326,12 +322,14 @@ impl<X> Context<X> {
                 "Replacing pod {pod}: it is failing on an older revision, and the StatefulSet \
                  controller waits for it forever; it is recreated from the latest template."
             );
-            let pod = PodRef {
-                name: pod,
-                uid: None,
-            };
-            self.delete_pod(cluster, &pod, None, "ReplacingStuckPod", note)
-                .await?;
+            self.delete_pod(
+                cluster,
+                &PodRef::named(pod),
+                None,
+                "ReplacingStuckPod",
+                note,
+            )
+            .await?;
         }
         Ok(())
     }

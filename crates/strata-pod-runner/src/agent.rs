@@ -209,6 +209,7 @@ async fn serve(client: Client, node: String, runner: Arc<Mutex<PodRunner>>, forw
         reported: BTreeMap::new(),
         tokens_for: BTreeMap::new(),
         stopping: BTreeSet::new(),
+        deferred: BTreeMap::new(),
         stopped: stopped_sender,
         forwards,
     };
@@ -276,6 +277,9 @@ struct NodeState {
     tokens_for: BTreeMap<Key, String>,
     /// Deleted pods whose processes are being stopped, each on a task of its own.
     stopping: BTreeSet<Key>,
+    /// The latest pod seen under a name that is stopping: a replacement the API
+    /// created meanwhile (after a forced deletion), started once the old one ends.
+    deferred: BTreeMap<Key, Pod>,
     /// Where those tasks report that a pod's processes have ended.
     stopped: mpsc::UnboundedSender<StoppedPod>,
     forwards: Forwards,
@@ -285,6 +289,8 @@ impl NodeState {
     async fn pod(&mut self, runner: &mut PodRunner, pod: Pod) {
         let (namespace, name) = key(&pod);
         if self.stopping.contains(&(namespace.clone(), name.clone())) {
+            // Its replacement, or a later word about it: looked at once it has stopped.
+            self.deferred.insert((namespace, name), pod);
             return;
         }
         let running_uid = runner.uid(&namespace, &name);
@@ -490,7 +496,13 @@ impl NodeState {
         self.reported.remove(&(namespace.clone(), name.clone()));
         self.forget_forwards(&stopped.names);
         self.forget_tokens(runner, &namespace, &name);
-        self.confirm_deletion(&namespace, &name, stopped.uid).await;
+        self.confirm_deletion(&namespace, &name, stopped.uid.clone())
+            .await;
+        if let Some(pod) = self.deferred.remove(&(namespace, name))
+            && pod.metadata.uid != stopped.uid
+        {
+            Box::pin(self.pod(runner, pod)).await;
+        }
     }
 
     /// Confirms a graceful deletion (grace 0, only for the pod of that uid).

@@ -14,15 +14,19 @@ use pretty_assertions::assert_eq;
 const SCRIPT: &str = include_str!("../src/scripts/refresh-nodes.sh");
 
 /// A fake `hdfs` that records its arguments and exits with the next code of `codes`
-/// (then 0). Like Hadoop's client it logs log4j's warnings first, and a failed `-ls`
+/// (then 0); `dfs` commands take theirs from `dfs-codes` when it exists. Like Hadoop's client it logs log4j's warnings first, and a failed `-ls`
 /// says the path is missing, as Hadoop's does.
 const FAKE_HDFS: &str = r#"#!/usr/bin/env bash
 printf '%s\n' "$*" >>"$FAKE_DIR/calls"
 echo "log4j:WARN No appenders could be found for logger (org.apache.hadoop.util.Shell)." >&2
+codes="$FAKE_DIR/codes"
+if [[ $1 == dfs && -e "$FAKE_DIR/dfs-codes" ]]; then
+    codes="$FAKE_DIR/dfs-codes"
+fi
 code=0
-if [[ -s "$FAKE_DIR/codes" ]]; then
-    code=$(head -n 1 "$FAKE_DIR/codes")
-    sed -i 1d "$FAKE_DIR/codes"
+if [[ -s $codes ]]; then
+    code=$(head -n 1 "$codes")
+    sed -i 1d "$codes"
 fi
 if ((code == 1)) && [[ $* == *" -ls "* ]]; then
     echo "ls: \`${!#}': No such file or directory" >&2
@@ -75,6 +79,21 @@ fn start(dir: &Path, codes: &str, roll_edits: Option<&Path>) -> Running {
 
 /// [`start`] with the namenode's HTTP server at `http`.
 fn start_with_http(dir: &Path, codes: &str, roll_edits: Option<&Path>, http: &str) -> Running {
+    start_with(dir, codes, None, roll_edits, http)
+}
+
+/// [`start_with_http`] with the exit codes of the `dfs` commands apart, so that a test
+/// does not depend on when the loop first finds its namenode active.
+fn start_with(
+    dir: &Path,
+    codes: &str,
+    dfs_codes: Option<&str>,
+    roll_edits: Option<&Path>,
+    http: &str,
+) -> Running {
+    if let Some(dfs_codes) = dfs_codes {
+        std::fs::write(dir.join("dfs-codes"), dfs_codes).expect("dfs codes");
+    }
     let bin = dir.join("bin");
     std::fs::create_dir(&bin).expect("bin");
     strata_testing::executable::write(&bin.join("hdfs"), FAKE_HDFS);
@@ -209,24 +228,74 @@ fn the_active_namenodes_sidecar_creates_tmp_and_user_once() {
     );
 
     // The namenode cannot tell at first (exit 255: safe mode, a failover), then /tmp
-    // is missing and /user present; codes: -ls /tmp, refreshNodes, -ls /tmp, -mkdir,
-    // -chmod, -ls /user.
+    // is missing and /user present; dfs codes: -ls /tmp, -ls /tmp, -mkdir, -chmod,
+    // -ls /user.
     let active = tempfile::tempdir().expect("a temporary directory");
-    let _active = start_with_http(
+    let _active = start_with(
         active.path(),
-        "255\n0\n1\n0\n0\n0\n",
+        "",
+        Some("255\n1\n0\n0\n0\n"),
         None,
         &is_active_server("200 OK"),
     );
     let expected = [
         format!("{fs} -ls -d /tmp"),
-        refresh.to_owned(),
         format!("{fs} -ls -d /tmp"),
         format!("{fs} -mkdir -p /tmp"),
         format!("{fs} -chmod 1777 /tmp"),
         format!("{fs} -ls -d /user"),
     ];
-    assert_eq!(wait_for_calls(active.path(), 6), expected);
+    assert_eq!(wait_for_dfs_calls(active.path(), 5), expected);
     std::thread::sleep(Duration::from_millis(400));
-    assert_eq!(calls(active.path()).len(), 6, "once");
+    assert_eq!(dfs_calls(active.path()).len(), 5, "once");
+}
+
+/// The `dfs` calls among [`calls`].
+fn dfs_calls(dir: &Path) -> Vec<String> {
+    calls(dir)
+        .into_iter()
+        .filter(|call| call.starts_with("dfs "))
+        .collect()
+}
+
+fn wait_for_dfs_calls(dir: &Path, count: usize) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let calls = dfs_calls(dir);
+        if calls.len() >= count {
+            return calls;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{count} dfs calls expected, saw {calls:?}; the script's errors: {}",
+            std::fs::read_to_string(dir.join("stderr")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A directory created whose mode could not be set (a failover between the two calls)
+/// gets its mode at the next try, not never.
+#[test]
+fn a_mode_that_failed_is_set_at_the_next_try() {
+    let fs = "dfs -fs hdfs://127.0.0.1:8020";
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // dfs codes: -ls /tmp (missing), -mkdir, -chmod (refused), -chmod, -ls /user.
+    let _script = start_with(
+        dir.path(),
+        "",
+        Some("1\n0\n255\n0\n0\n"),
+        None,
+        &is_active_server("200 OK"),
+    );
+    let expected = [
+        format!("{fs} -ls -d /tmp"),
+        format!("{fs} -mkdir -p /tmp"),
+        format!("{fs} -chmod 1777 /tmp"),
+        format!("{fs} -chmod 1777 /tmp"),
+        format!("{fs} -ls -d /user"),
+    ];
+    assert_eq!(wait_for_dfs_calls(dir.path(), 5), expected);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(dfs_calls(dir.path()).len(), 5, "then nothing more");
 }

@@ -29,6 +29,16 @@ pub struct PodRef {
     pub uid: Option<String>,
 }
 
+impl PodRef {
+    /// A pod known by name only (a planner that reads no uid).
+    pub fn named(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            uid: None,
+        }
+    }
+}
+
 /// What the next step of a stateless roll restarts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StatelessRestarts {
@@ -39,6 +49,9 @@ pub struct StatelessRestarts {
     /// The next pod to restart through its drain: the highest ordinal of an older
     /// revision, once every pod is Ready and none is terminating.
     pub drained: Option<PodRef>,
+    /// Every pod exists, is Ready and is not terminating: a roll over several
+    /// StatefulSets drains a pod only while every one of them is settled.
+    pub settled: bool,
 }
 
 impl StatelessRestarts {
@@ -69,8 +82,12 @@ pub fn stateless_restarts(set: &StatefulSetPods) -> StatelessRestarts {
         if state.terminating || state.current {
             continue;
         }
-        let runs_other_setting = wanted_together.is_some()
-            && pod.annotations().get(RESTART_TOGETHER_ANNOTATION) != wanted_together;
+        // A pod without the annotation (an older operator's) is rolled as any other
+        // change: what it runs is unknown.
+        let runs_other_setting = pod
+            .annotations()
+            .get(RESTART_TOGETHER_ANNOTATION)
+            .is_some_and(|running| Some(running) != wanted_together);
         if runs_other_setting || !state.ready {
             together.push(pod_ref(pod));
         }
@@ -80,6 +97,7 @@ pub fn stateless_restarts(set: &StatefulSetPods) -> StatelessRestarts {
         return StatelessRestarts {
             together,
             drained: None,
+            settled: false,
         };
     }
     let replicas = set.stateful_set.spec.replicas.unwrap_or(1);
@@ -93,6 +111,7 @@ pub fn stateless_restarts(set: &StatefulSetPods) -> StatelessRestarts {
     StatelessRestarts {
         together: Vec::new(),
         drained,
+        settled,
     }
 }
 
@@ -142,6 +161,11 @@ mod tests {
             }
         }))
         .expect("a pod")
+    }
+
+    fn unannotated(mut pod: Pod) -> Pod {
+        pod.metadata.annotations = None;
+        pod
     }
 
     fn terminating(mut pod: Pod) -> Pod {
@@ -209,6 +233,10 @@ mod tests {
     #[case::a_terminating_pod_of_the_old_catalogs_is_left_alone(
         workers(true, vec![pod(0, "r1", "c1", true), terminating(pod(1, "r1", "c1", true)), pod(2, "r2", "c2", false)]),
         &["trino-worker-default-0"], None
+    )]
+    #[case::a_pod_of_an_older_operator_without_the_annotation_is_drained(
+        workers(true, vec![pod(0, "r1", "c2", true), pod(1, "r1", "c2", true), unannotated(pod(2, "r1", "c1", true))]),
+        &[], Some("trino-worker-default-2")
     )]
     #[case::nothing_before_the_latest_template_is_seen(
         workers(false, vec![pod(0, "r1", "c1", true), pod(1, "r1", "c1", true), pod(2, "r1", "c1", true)]),

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use strata_operator::roll::stateless::PodRef;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::controller::Action;
@@ -202,7 +203,7 @@ async fn prepare(
         .collect();
 
     if let Some(step) = restart.step {
-        prepared.restarts = step.restart.into_iter().collect();
+        prepared.restarts = step.restart.into_iter().map(PodRef::named).collect();
         prepared.progress = Some(ProgressStep {
             reason: step.reason,
             message: step.message,

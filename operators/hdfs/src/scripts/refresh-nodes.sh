@@ -96,18 +96,22 @@ is_active() {
 }
 
 # ensure_directory PATH MODE: creates PATH with MODE when it is missing. Fails when the
-# namenode cannot tell (safe mode, a failover), to be tried again.
+# namenode cannot tell (safe mode, a failover), to be tried again; a directory created
+# but not yet given its mode (`created_without_mode`) gets it at the next try.
 ensure_directory() {
     local answer
-    if answer=$(hdfs dfs -fs "hdfs://$RPC_ADDRESS" -ls -d "$1" 2>&1); then
-        return 0
+    if [[ $created_without_mode != "$1" ]]; then
+        if answer=$(hdfs dfs -fs "hdfs://$RPC_ADDRESS" -ls -d "$1" 2>&1); then
+            return 0
+        fi
+        # Only Hadoop's own word for a missing path creates it.
+        [[ $answer == *"No such file or directory"* ]] || return 1
+        hdfs dfs -fs "hdfs://$RPC_ADDRESS" -mkdir -p "$1" || return 1
+        created_without_mode=$1
     fi
-    # Only Hadoop's own word for a missing path creates it: any other failure (safe
-    # mode, a failover) is tried again.
-    [[ $answer == *"No such file or directory"* ]] || return 1
-    hdfs dfs -fs "hdfs://$RPC_ADDRESS" -mkdir -p "$1" &&
-        hdfs dfs -fs "hdfs://$RPC_ADDRESS" -chmod "$2" "$1" &&
-        log "created $1 (mode $2)"
+    hdfs dfs -fs "hdfs://$RPC_ADDRESS" -chmod "$2" "$1" || return 1
+    created_without_mode=""
+    log "created $1 (mode $2)"
 }
 
 # base_directories_once: /tmp and /user, once, by the active namenode's sidecar.
@@ -127,6 +131,7 @@ applied=""
 rolled_for=""
 rolled_at=0
 base_directories=""
+created_without_mode=""
 while true; do
     roll_edits_if_asked
     base_directories_once

@@ -31,10 +31,16 @@ pub fn roll_workers(
         .filter(|set| !rolls_by_itself(&set.stateful_set));
     let mut together = Vec::new();
     let mut drained = Vec::new();
+    let mut settled = true;
     for set in worker_sets {
         let restarts = stateless_restarts(&set);
         together.extend(restarts.together);
         drained.extend(restarts.drained);
+        settled &= restarts.settled;
+    }
+    // One worker drains at a time across every worker role group.
+    if !settled {
+        drained.clear();
     }
     if !together.is_empty() {
         let names: Vec<&str> = together.iter().map(|pod| pod.name.as_str()).collect();
@@ -56,6 +62,6 @@ pub fn roll_workers(
                 next.name
             ),
         });
-        prepared.restarts = vec![next.name];
+        prepared.restarts = vec![next];
     }
 }

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use strata_operator::roll::stateless::PodRef;
 
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
@@ -113,7 +114,7 @@ async fn prepare(
 }
 
 fn with_step(mut prepared: Prepared, plan: Plan) -> Prepared {
-    prepared.restarts = plan.restart.into_iter().collect();
+    prepared.restarts = plan.restart.into_iter().map(PodRef::named).collect();
     prepared.progress = plan.progress.map(|progress| ProgressStep {
         reason: progress.reason.reason(),
         message: progress.message,
