@@ -53,9 +53,15 @@ fn calls(dir: &Path) -> Vec<String> {
 }
 
 fn wait_for_calls(dir: &Path, count: usize) -> Vec<String> {
+    wait_for_calls_of(dir, count, calls)
+}
+
+/// Waits until `read` lists `count` calls of the script in `dir`; fails with what it
+/// saw and the script's errors after 10 s.
+fn wait_for_calls_of(dir: &Path, count: usize, read: fn(&Path) -> Vec<String>) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let calls = calls(dir);
+        let calls = read(dir);
         if calls.len() >= count {
             return calls;
         }
@@ -259,19 +265,7 @@ fn dfs_calls(dir: &Path) -> Vec<String> {
 }
 
 fn wait_for_dfs_calls(dir: &Path, count: usize) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let calls = dfs_calls(dir);
-        if calls.len() >= count {
-            return calls;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{count} dfs calls expected, saw {calls:?}; the script's errors: {}",
-            std::fs::read_to_string(dir.join("stderr")).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_calls_of(dir, count, dfs_calls)
 }
 
 /// A directory created whose mode could not be set (a failover between the two calls)
