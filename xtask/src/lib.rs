@@ -6,6 +6,7 @@
 //! - [`helm`]: `gen-helm`, a chart per operator with RBAC derived from its registration.
 //! - [`images`]: `images`, a container image per operator, and hadolint on the Dockerfiles.
 //! - [`tools`] and [`pipeline`]: `cargo xtask test`, the full suite with real tools.
+//! - [`lanes`]: its test step, every test binary run side by side.
 //! - [`sandbox`]: `cargo xtask sandbox`, the operators against the in-memory API.
 //! - [`checks`]: the shared operator checks, run for every registered operator.
 
@@ -16,6 +17,7 @@ pub mod crds;
 pub mod generated;
 pub mod helm;
 pub mod images;
+pub mod lanes;
 pub mod operators;
 pub mod pipeline;
 pub mod run;

@@ -21,6 +21,9 @@ pub enum Action {
     CheckHelm,
     /// Lint every Dockerfile with the provisioned hadolint.
     Hadolint,
+    /// Build every test binary, then run them side by side ([`crate::lanes`]) with
+    /// `--include-ignored`, then the doctests.
+    Tests,
     /// Run the shared operator checks (`strata_testing::checks`) on every
     /// registered operator.
     OperatorChecks,
@@ -67,7 +70,7 @@ pub fn steps() -> Vec<Step> {
         },
         Step {
             name: "tests, including those that need external tools",
-            action: Action::Cargo(vec!["test", "--workspace", "--", "--include-ignored"]),
+            action: Action::Tests,
         },
         Step {
             name: "shared checks of every registered operator (render, validation, chart RBAC)",
@@ -150,14 +153,11 @@ fn execute(
 ) -> anyhow::Result<()> {
     match action {
         Action::Cargo(args) => {
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let cargo = cargo();
             let mut command = Command::new(&cargo);
-            for variable in package_variables(std::env::vars_os().map(|(name, _)| name)) {
-                command.env_remove(variable);
-            }
+            cargo_environment(&mut command, env);
             let status = command
                 .args(args)
-                .envs(env)
                 .current_dir(workspace)
                 .status()
                 .with_context(|| format!("cannot start {cargo:?}"))?;
@@ -166,6 +166,9 @@ fn execute(
             }
             Ok(())
         }
+        Action::Tests => crate::lanes::run(workspace, &cargo(), &|command| {
+            cargo_environment(command, env)
+        }),
         Action::OperatorChecks => checks::run(workspace, operators::registered(), check_tools),
         Action::SandboxDemo => crate::sandbox::run(
             workspace,
@@ -183,6 +186,21 @@ fn execute(
             commands::hadolint(workspace, Path::new(program))
         }
     }
+}
+
+fn cargo() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// The tool variables, without xtask's own package variables.
+fn cargo_environment(
+    command: &mut Command,
+    env: &std::collections::BTreeMap<&'static str, OsString>,
+) {
+    for variable in package_variables(std::env::vars_os().map(|(name, _)| name)) {
+        command.env_remove(variable);
+    }
+    command.envs(env);
 }
 
 fn banner(number: usize, name: &str) {
@@ -213,7 +231,7 @@ mod tests {
                 ]),
                 Action::Cargo(vec!["doc", "--no-deps", "--workspace"]),
                 Action::Hadolint,
-                Action::Cargo(vec!["test", "--workspace", "--", "--include-ignored"]),
+                Action::Tests,
                 Action::OperatorChecks,
                 Action::SandboxDemo,
                 Action::CheckCrds,

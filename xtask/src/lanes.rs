@@ -1,0 +1,373 @@
+//! The test step: every test binary of the workspace, run side by side in lanes.
+//!
+//! `cargo test` runs one test binary after the other. The suite's long binaries are the
+//! real-product ones (real Hadoop, Trino, ZooKeeper, Superset), and they spend most of
+//! their time waiting on the products' own timers and JVM starts, with a core idle. So
+//! the step builds every test binary once (`cargo test --no-run`), then runs them from a
+//! queue, [`DEFAULT_LANES`] at a time, the longest first. Each binary's output is printed
+//! in one block when it ends, so two lanes never interleave their lines, and every
+//! binary runs even after one failed: a red run names every failing binary at once.
+//!
+//! Two binaries never share a port or an address: every server in the tests binds a free
+//! port, a fixed loopback address belongs to one binary, and the pod runner names its
+//! network namespaces after its own PID.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+
+/// How many test binaries run at once unless `STRATA_TEST_LANES` says otherwise: the
+/// machine CI runs on has two cores.
+pub const DEFAULT_LANES: usize = 2;
+
+/// The variable that overrides [`DEFAULT_LANES`] (`1` runs the binaries one by one).
+pub const LANES_VARIABLE: &str = "STRATA_TEST_LANES";
+
+/// The binaries that take longest, longest first (from the CI log of a whole run).
+/// They start first so that the short ones fill the other lane around them; every
+/// binary not named here follows in cargo's order.
+const LONGEST_FIRST: [&str; 7] = [
+    "real_hdfs",
+    "real_trino",
+    "real_zookeeper",
+    "real_superset",
+    "real_superset_runner",
+    "real_control_plane",
+    "node_agent",
+];
+
+/// One test binary cargo built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestBinary {
+    /// Its package, as in `Cargo.toml`.
+    pub package: String,
+    /// The target's name (the file under `tests/`, or the crate's for unit tests).
+    pub target: String,
+    /// The built executable.
+    pub executable: PathBuf,
+    /// The package's directory, where cargo runs its tests.
+    pub package_dir: PathBuf,
+}
+
+impl TestBinary {
+    fn label(&self) -> String {
+        if self.package == self.target.replace('_', "-") || self.package == self.target {
+            format!("{} (unit tests)", self.package)
+        } else {
+            format!("{} --test {}", self.package, self.target)
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Message {
+    reason: String,
+    #[serde(default)]
+    package_id: String,
+    #[serde(default)]
+    manifest_path: Option<PathBuf>,
+    #[serde(default)]
+    target: Option<Target>,
+    #[serde(default)]
+    profile: Option<Profile>,
+    #[serde(default)]
+    executable: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+struct Target {
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct Profile {
+    test: bool,
+}
+
+/// The test binaries named in cargo's JSON messages (`--message-format=json`), in the
+/// order cargo built them.
+pub fn test_binaries(messages: &str) -> anyhow::Result<Vec<TestBinary>> {
+    let mut binaries = Vec::new();
+    for line in messages.lines().filter(|line| line.starts_with('{')) {
+        let message: Message = serde_json::from_str(line)
+            .with_context(|| format!("cargo printed a message xtask cannot read: {line}"))?;
+        let (Some(target), Some(profile), Some(executable), Some(manifest)) = (
+            message.target,
+            message.profile,
+            message.executable,
+            message.manifest_path,
+        ) else {
+            continue;
+        };
+        if message.reason != "compiler-artifact" || !profile.test {
+            continue;
+        }
+        binaries.push(TestBinary {
+            package: package_name(&message.package_id),
+            target: target.name,
+            executable,
+            package_dir: manifest.parent().map(Path::to_path_buf).unwrap_or_default(),
+        });
+    }
+    Ok(binaries)
+}
+
+/// The package's name from a package ID: `path+file:///w/crates/x#name@0.1.0`, or
+/// `path+file:///w/crates/name#0.1.0` when the directory is the package's name.
+fn package_name(package_id: &str) -> String {
+    let (location, fragment) = package_id.split_once('#').unwrap_or((package_id, ""));
+    match fragment.split_once('@') {
+        Some((name, _)) => name.to_owned(),
+        None => location.rsplit('/').next().unwrap_or(location).to_owned(),
+    }
+}
+
+/// The binaries in the order the lanes take them: [`LONGEST_FIRST`], then the rest.
+pub fn queue(mut binaries: Vec<TestBinary>) -> Vec<TestBinary> {
+    binaries.sort_by_key(|binary| {
+        LONGEST_FIRST
+            .iter()
+            .position(|name| *name == binary.target)
+            .unwrap_or(LONGEST_FIRST.len())
+    });
+    binaries
+}
+
+/// How one binary ended.
+struct Outcome {
+    label: String,
+    passed: bool,
+    took: Duration,
+}
+
+/// Builds every test binary, runs them in lanes with `--include-ignored`, then the
+/// doctests. Fails naming every binary that failed.
+pub fn run(
+    workspace: &Path,
+    cargo: &OsString,
+    configure: &dyn Fn(&mut Command),
+) -> anyhow::Result<()> {
+    let mut build = Command::new(cargo);
+    configure(&mut build);
+    let built = build
+        .args([
+            "test",
+            "--workspace",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
+        .current_dir(workspace)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("cannot start {cargo:?}"))?;
+    if !built.status.success() {
+        bail!("cargo test --no-run exited with {}", built.status);
+    }
+    let binaries = queue(test_binaries(&String::from_utf8_lossy(&built.stdout))?);
+    let lanes = lanes_from(std::env::var(LANES_VARIABLE).ok().as_deref())?;
+    eprintln!(
+        "    {} test binaries, {lanes} at a time, longest first",
+        binaries.len()
+    );
+
+    let pending = Mutex::new(VecDeque::from(binaries));
+    let outcomes = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..lanes {
+            scope.spawn(|| {
+                while let Some(binary) = next(&pending) {
+                    let outcome = run_one(&binary);
+                    if let Ok(mut outcomes) = outcomes.lock() {
+                        outcomes.push(outcome);
+                    }
+                }
+            });
+        }
+    });
+    let outcomes = outcomes.into_inner().unwrap_or_default();
+    report(&outcomes);
+
+    let mut doctests = Command::new(cargo);
+    configure(&mut doctests);
+    let status = doctests
+        .args(["test", "--workspace", "--doc"])
+        .current_dir(workspace)
+        .status()
+        .with_context(|| format!("cannot start {cargo:?}"))?;
+
+    let failed: Vec<&str> = outcomes
+        .iter()
+        .filter(|outcome| !outcome.passed)
+        .map(|outcome| outcome.label.as_str())
+        .collect();
+    if !failed.is_empty() {
+        bail!("failing test binaries: {}", failed.join(", "));
+    }
+    if !status.success() {
+        bail!("the doctests failed ({status})");
+    }
+    Ok(())
+}
+
+/// The number of lanes: the variable's value, or [`DEFAULT_LANES`].
+pub fn lanes_from(value: Option<&str>) -> anyhow::Result<usize> {
+    match value {
+        None | Some("") => Ok(DEFAULT_LANES),
+        Some(text) => match text.parse::<usize>() {
+            Ok(lanes) if lanes > 0 => Ok(lanes),
+            _ => bail!("{LANES_VARIABLE}={text} is not a positive number of lanes"),
+        },
+    }
+}
+
+fn next(pending: &Mutex<VecDeque<TestBinary>>) -> Option<TestBinary> {
+    pending.lock().ok()?.pop_front()
+}
+
+/// Runs one binary as cargo would (in its package's directory), and prints its output
+/// in one block once it ends.
+fn run_one(binary: &TestBinary) -> Outcome {
+    let label = binary.label();
+    let started = Instant::now();
+    let output = Command::new(&binary.executable)
+        .arg("--include-ignored")
+        .current_dir(&binary.package_dir)
+        .output();
+    let took = started.elapsed();
+    let passed = match &output {
+        Ok(output) => output.status.success(),
+        Err(_) => false,
+    };
+    let verdict = if passed { "passed" } else { "FAILED" };
+    let mut block = format!(
+        "\n---- {label} {verdict} in {:.1}s ({})\n",
+        took.as_secs_f64(),
+        binary.executable.display()
+    );
+    match output {
+        Ok(output) => {
+            block.push_str(&String::from_utf8_lossy(&output.stdout));
+            block.push_str(&String::from_utf8_lossy(&output.stderr));
+            if !output.status.success() {
+                block.push_str(&format!("\n{label} exited with {}\n", output.status));
+            }
+        }
+        Err(error) => block.push_str(&format!("cannot start it: {error}\n")),
+    }
+    eprint!("{block}");
+    Outcome {
+        label,
+        passed,
+        took,
+    }
+}
+
+fn report(outcomes: &[Outcome]) {
+    let mut by_time: Vec<&Outcome> = outcomes.iter().collect();
+    by_time.sort_by_key(|outcome| std::cmp::Reverse(outcome.took));
+    eprintln!("\n    test binaries, longest first:");
+    for outcome in by_time {
+        let verdict = if outcome.passed { "ok" } else { "FAILED" };
+        eprintln!(
+            "    {:>8.1}s  {verdict:<6} {}",
+            outcome.took.as_secs_f64(),
+            outcome.label
+        );
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use rstest::rstest;
+
+    use super::*;
+
+    fn artifact(package_id: &str, target: &str, test: bool, executable: Option<&str>) -> String {
+        serde_json::json!({
+            "reason": "compiler-artifact",
+            "package_id": package_id,
+            "manifest_path": "/w/operators/hdfs/Cargo.toml",
+            "target": {"name": target, "kind": ["test"]},
+            "profile": {"test": test},
+            "executable": executable,
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn only_built_test_executables_are_run() {
+        let messages = [
+            artifact(
+                "path+file:///w/operators/hdfs#hdfs-operator@0.1.0",
+                "real_hdfs",
+                true,
+                Some("/t/real_hdfs-1"),
+            ),
+            artifact("registry+https://x#serde@1.0.0", "serde", false, None),
+            artifact(
+                "path+file:///w/operators/hdfs#hdfs-operator@0.1.0",
+                "hdfs_operator",
+                false,
+                Some("/t/hdfs-operator"),
+            ),
+            r#"{"reason":"build-finished","success":true}"#.to_owned(),
+            "   Compiling noise".to_owned(),
+        ]
+        .join("\n");
+        assert_eq!(
+            test_binaries(&messages).unwrap(),
+            vec![TestBinary {
+                package: "hdfs-operator".to_owned(),
+                target: "real_hdfs".to_owned(),
+                executable: PathBuf::from("/t/real_hdfs-1"),
+                package_dir: PathBuf::from("/w/operators/hdfs"),
+            }]
+        );
+    }
+
+    #[rstest]
+    #[case::name_and_version("path+file:///w/operators/hdfs#hdfs-operator@0.1.0", "hdfs-operator")]
+    #[case::directory_is_the_name("path+file:///w/crates/strata-status#0.1.0", "strata-status")]
+    fn the_package_name_comes_from_its_id(#[case] package_id: &str, #[case] name: &str) {
+        assert_eq!(package_name(package_id), name);
+    }
+
+    #[test]
+    fn the_longest_binaries_start_first_and_the_rest_keep_cargos_order() {
+        let binary = |target: &str| TestBinary {
+            package: "p".to_owned(),
+            target: target.to_owned(),
+            executable: PathBuf::from(target),
+            package_dir: PathBuf::new(),
+        };
+        let queued: Vec<String> = queue(vec![
+            binary("api"),
+            binary("real_trino"),
+            binary("helm"),
+            binary("real_hdfs"),
+        ])
+        .into_iter()
+        .map(|binary| binary.target)
+        .collect();
+        assert_eq!(queued, ["real_hdfs", "real_trino", "api", "helm"]);
+    }
+
+    #[rstest]
+    #[case::unset(None, Some(2))]
+    #[case::empty(Some(""), Some(2))]
+    #[case::one_by_one(Some("1"), Some(1))]
+    #[case::three(Some("3"), Some(3))]
+    #[case::zero_is_refused(Some("0"), None)]
+    #[case::words_are_refused(Some("two"), None)]
+    fn the_lane_count(#[case] value: Option<&str>, #[case] lanes: Option<usize>) {
+        assert_eq!(lanes_from(value).ok(), lanes);
+    }
+}
