@@ -128,7 +128,8 @@ fn package_name(package_id: &str) -> String {
     }
 }
 
-/// The binaries in the order the lanes take them: [`LONGEST_FIRST`], then the rest.
+/// The binaries in the order the lanes take them: the longest known ones first, then
+/// the rest in cargo's order.
 pub fn queue(mut binaries: Vec<TestBinary>) -> Vec<TestBinary> {
     binaries.sort_by_key(|binary| {
         LONGEST_FIRST
