@@ -152,7 +152,7 @@ struct Outcome {
 pub fn run(
     workspace: &Path,
     cargo: &OsString,
-    configure: &dyn Fn(&mut Command),
+    configure: &(dyn Fn(&mut Command) + Sync),
 ) -> anyhow::Result<()> {
     let mut build = Command::new(cargo);
     configure(&mut build);
@@ -183,7 +183,7 @@ pub fn run(
         for _ in 0..lanes {
             scope.spawn(|| {
                 while let Some(binary) = next(&pending) {
-                    let outcome = run_one(&binary);
+                    let outcome = run_one(&binary, configure);
                     if let Ok(mut outcomes) = outcomes.lock() {
                         outcomes.push(outcome);
                     }
@@ -231,12 +231,14 @@ fn next(pending: &Mutex<VecDeque<TestBinary>>) -> Option<TestBinary> {
     pending.lock().ok()?.pop_front()
 }
 
-/// Runs one binary as cargo would (in its package's directory), and prints its output
-/// in one block once it ends.
-fn run_one(binary: &TestBinary) -> Outcome {
+/// Runs one binary as cargo would (in its package's directory, with the tool variables
+/// `configure` sets), and prints its output in one block once it ends.
+fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Outcome {
     let label = binary.label();
     let started = Instant::now();
-    let output = Command::new(&binary.executable)
+    let mut command = Command::new(&binary.executable);
+    configure(&mut command);
+    let output = command
         .arg("--include-ignored")
         .current_dir(&binary.package_dir)
         .output();
