@@ -4,7 +4,8 @@
 //! real-product ones (real Hadoop, Trino, ZooKeeper, Superset), and they spend most of
 //! their time waiting on the products' own timers and JVM starts, with a core idle. So
 //! the step builds every test binary once (`cargo test --no-run`), then runs them from a
-//! queue, [`DEFAULT_LANES`] at a time, the longest first. Each binary's output is printed
+//! queue, [`DEFAULT_LANES`] at a time, the longest first, the real-product suites one
+//! at a time beside the rest. Each binary's output is printed
 //! in one block when it ends, so two lanes never interleave their lines, and every
 //! binary runs even after one failed: a red run names every failing binary at once.
 //!
@@ -16,7 +17,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -40,6 +41,18 @@ const LONGEST_FIRST: [&str; 7] = [
     "real_superset_runner",
     "real_control_plane",
     "node_agent",
+];
+
+/// The real-product binaries, which start several JVMs or Python servers at once: two
+/// of them side by side on two cores slowed each other past their own timeouts (the
+/// HDFS and Trino suites both failed that way), so they run one at a time, with the
+/// rest of the suite beside them.
+const ONE_AT_A_TIME: [&str; 5] = [
+    "real_hdfs",
+    "real_trino",
+    "real_zookeeper",
+    "real_superset",
+    "real_superset_runner",
 ];
 
 /// One test binary cargo built.
@@ -177,13 +190,20 @@ pub fn run(
         binaries.len()
     );
 
-    let pending = Mutex::new(VecDeque::from(binaries));
+    let queue = Queue {
+        state: Mutex::new(QueueState {
+            pending: VecDeque::from(binaries),
+            exclusive_running: false,
+        }),
+        changed: Condvar::new(),
+    };
     let outcomes = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..lanes {
             scope.spawn(|| {
-                while let Some(binary) = next(&pending) {
+                while let Some(binary) = queue.take() {
                     let outcome = run_one(&binary, configure);
+                    queue.done(&binary);
                     if let Ok(mut outcomes) = outcomes.lock() {
                         outcomes.push(outcome);
                     }
@@ -227,8 +247,53 @@ pub fn lanes_from(value: Option<&str>) -> anyhow::Result<usize> {
     }
 }
 
-fn next(pending: &Mutex<VecDeque<TestBinary>>) -> Option<TestBinary> {
-    pending.lock().ok()?.pop_front()
+/// Whether `binary` runs alone among [`ONE_AT_A_TIME`].
+fn exclusive(binary: &TestBinary) -> bool {
+    ONE_AT_A_TIME.contains(&binary.target.as_str())
+}
+
+struct QueueState {
+    pending: VecDeque<TestBinary>,
+    exclusive_running: bool,
+}
+
+/// The binaries still to run, handed out in order, but never a second one of
+/// [`ONE_AT_A_TIME`] while one runs: a lane skips it for the next other binary, or
+/// waits when only such binaries are left.
+struct Queue {
+    state: Mutex<QueueState>,
+    changed: Condvar,
+}
+
+impl Queue {
+    fn take(&self) -> Option<TestBinary> {
+        let mut state = self.state.lock().ok()?;
+        loop {
+            if state.pending.is_empty() {
+                return None;
+            }
+            let blocked = state.exclusive_running;
+            if let Some(index) = state
+                .pending
+                .iter()
+                .position(|binary| !(blocked && exclusive(binary)))
+            {
+                let binary = state.pending.remove(index)?;
+                state.exclusive_running |= exclusive(&binary);
+                return Some(binary);
+            }
+            state = self.changed.wait(state).ok()?;
+        }
+    }
+
+    fn done(&self, binary: &TestBinary) {
+        if exclusive(binary)
+            && let Ok(mut state) = self.state.lock()
+        {
+            state.exclusive_running = false;
+        }
+        self.changed.notify_all();
+    }
 }
 
 /// Runs one binary as cargo would (in its package's directory, with the tool variables
@@ -361,6 +426,36 @@ mod tests {
         .map(|binary| binary.target)
         .collect();
         assert_eq!(queued, ["real_hdfs", "real_trino", "api", "helm"]);
+    }
+
+    #[test]
+    fn two_real_product_suites_never_run_at_once() {
+        let binary = |target: &str| TestBinary {
+            package: "p".to_owned(),
+            target: target.to_owned(),
+            executable: PathBuf::from(target),
+            package_dir: PathBuf::new(),
+        };
+        let queue = Queue {
+            state: Mutex::new(QueueState {
+                pending: VecDeque::from(vec![
+                    binary("real_hdfs"),
+                    binary("real_trino"),
+                    binary("api"),
+                ]),
+                exclusive_running: false,
+            }),
+            changed: Condvar::new(),
+        };
+        let hdfs = queue.take().unwrap();
+        assert_eq!(hdfs.target, "real_hdfs");
+        assert_eq!(
+            queue.take().unwrap().target,
+            "api",
+            "the other lane skips real_trino while real_hdfs runs"
+        );
+        queue.done(&hdfs);
+        assert_eq!(queue.take().unwrap().target, "real_trino");
     }
 
     #[rstest]
