@@ -11,6 +11,7 @@ pub mod hadoop_image;
 pub mod image_dir;
 pub mod layer;
 pub mod ldap;
+pub mod nftables;
 pub mod oidc;
 pub mod process;
 pub mod superset;
@@ -189,6 +190,11 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         || ldap::ensure(&tools_dir, &superset.venv),
     )?;
 
+    let (nft, _) = step(
+        "nftables (Debian package): the pod runner's Service addresses",
+        nftables::ensure,
+    )?;
+
     let (oidc_provider_lib, _) = step("mock-oauth2-server 6.0.2 (Maven Central)", || {
         oidc::ensure(workspace, &tools_dir)
     })?;
@@ -208,6 +214,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
             "kubectl",
             version(Command::new(&layer.kubectl).args(["version", "--client"]))?,
         ),
+        ("nft", version(Command::new(&nft).arg("--version"))?),
         (
             "kubernetes-validate",
             version(Command::new(&venv.kubernetes_validate).arg("--version"))?,

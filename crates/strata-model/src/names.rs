@@ -302,6 +302,16 @@ impl RoleGroupRef {
         format!("{}-{ordinal}", self.object_name)
     }
 
+    /// The DNS name of one Pod's own Service
+    /// ([`pod_service`](crate::build::service::pod_service)):
+    /// `<pod>.<namespace>.svc.<cluster_domain>`.
+    pub fn pod_service_host(&self, ordinal: u16, namespace: &str, cluster_domain: &str) -> String {
+        format!(
+            "{}.{namespace}.svc.{cluster_domain}",
+            self.pod_name(ordinal)
+        )
+    }
+
     /// The stable DNS name of one Pod behind `headless_service`:
     /// `<pod>.<service>.<namespace>.svc.<cluster_domain>`.
     pub fn pod_fqdn(

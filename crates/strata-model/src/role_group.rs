@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::build::{
     ContainerPort, PodUpdates, PrometheusScrape, StatefulSetParts, headless_service, object_meta,
-    role_group_metrics_service, stateful_set,
+    pod_service, role_group_metrics_service, stateful_set,
 };
 use crate::duration::{DurationError, parse_seconds};
 use crate::identity::{ClusterIdentity, IdentityError, Replicas, RoleGroupIdentity, RoleIdentity};
@@ -238,6 +238,21 @@ impl<P> ValidatedRoleGroup<P> {
     /// `ports`.
     pub fn headless_service(&self, namespace: &str, ports: &[ContainerPort]) -> Service {
         headless_service(self.object_meta(namespace), self.labels.selector(), ports)
+    }
+
+    /// A Service per pod of the group (`<pod>`, on `ports`), for names that resolve
+    /// while the pod is gone; see [`pod_service`].
+    pub fn pod_services(&self, namespace: &str, ports: &[ContainerPort]) -> Vec<Service> {
+        (0..self.replicas)
+            .map(|ordinal| {
+                let pod = self.name.pod_name(ordinal);
+                pod_service(
+                    object_meta(&pod, namespace, self.labels.labels()),
+                    &pod,
+                    ports,
+                )
+            })
+            .collect()
     }
 
     /// `<cluster>-<role>-<group>-metrics`: where Prometheus scrapes the group's pods.

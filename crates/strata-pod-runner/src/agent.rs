@@ -227,8 +227,15 @@ async fn serve(client: Client, node: String, runner: Arc<Mutex<PodRunner>>, forw
                 }
             }
             Change::Service(event) => {
-                if let Some(object) = applied(*event) {
-                    let _ = runner.apply_service(object);
+                let outcome = match *event {
+                    Event::Delete(service) => runner.remove_service(
+                        service.metadata.namespace.as_deref().unwrap_or("default"),
+                        service.metadata.name.as_deref().unwrap_or_default(),
+                    ),
+                    event => applied(event).map_or(Ok(()), |object| runner.apply_service(object)),
+                };
+                if let Err(error) = outcome {
+                    eprintln!("strata-pod-runner: a Service change: {error}");
                 }
             }
             Change::Pod(event) => match *event {

@@ -1,6 +1,7 @@
 //! The hosts file each pod sees at `/etc/hosts`, as the kubelet writes it: the pod's own
 //! name first, then every pod of the runner under its FQDN and short name, and every
-//! Service name under the addresses of the pods it selects. The runner has no DNS server,
+//! Service name under its virtual address, or a headless Service's under the addresses
+//! of the pods it selects. The runner has no DNS server,
 //! and needs none: every name a rendered pod uses is a pod's or a Service's.
 
 use std::collections::BTreeMap;

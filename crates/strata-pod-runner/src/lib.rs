@@ -20,6 +20,7 @@ pub mod pod;
 pub mod probe;
 pub mod report;
 pub mod runner;
+pub mod service_rules;
 pub mod shim;
 pub mod spec;
 pub mod statefulset;

@@ -67,6 +67,17 @@ pub enum NetworkError {
         /// Why.
         reason: String,
     },
+    /// The Service rules could not be applied in a pod's namespace.
+    #[error(
+        "cannot apply the Service rules in the network of {pod}: {reason} (Services with a \
+         clusterIP need nftables' `nft`, the Debian package nftables)"
+    )]
+    Rules {
+        /// The pod.
+        pod: String,
+        /// What `nft` said, or why it could not start.
+        reason: String,
+    },
     /// The pod is not on this network.
     #[error("no pod {0} on this network")]
     UnknownPod(String),
@@ -197,6 +208,44 @@ impl PodNetwork {
             .get(pod)
             .map(|interface| Path::new(NETNS_DIR).join(&interface.netns))
             .ok_or_else(|| NetworkError::UnknownPod(pod.to_owned()))
+    }
+
+    /// Replaces the Service rules of `pod`'s namespace with `ruleset`, a whole
+    /// [`crate::service_rules::ruleset`], in one `nft -f` transaction.
+    pub fn apply_service_rules(&self, pod: &str, ruleset: &str) -> Result<(), NetworkError> {
+        use std::io::Write as _;
+        let interface = self
+            .pods
+            .get(pod)
+            .ok_or_else(|| NetworkError::UnknownPod(pod.to_owned()))?;
+        let failed = |reason: String| NetworkError::Rules {
+            pod: pod.to_owned(),
+            reason,
+        };
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", &interface.netns, "nft", "-f", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|error| failed(error.to_string()))?;
+        if let Some(mut input) = child.stdin.take() {
+            input
+                .write_all(ruleset.as_bytes())
+                .map_err(|error| failed(error.to_string()))?;
+        }
+        let output = child
+            .wait_with_output()
+            .map_err(|error| failed(error.to_string()))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(failed(format!(
+                "{}: {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            )))
+        }
     }
 
     /// A listener on `address:port` inside the bridge's namespace, which every pod

@@ -4,8 +4,9 @@
 //! bind-mounted file keeps the inode it was mounted with.
 //!
 //! Every name resolves as soon as its pod runs, ready or not, as if every Service set
-//! `publishNotReadyAddresses`; a Service's name resolves to its pods' addresses, with no
-//! virtual IP in between.
+//! `publishNotReadyAddresses`. A Service with a `clusterIP` resolves to it, and each
+//! pod's own nftables rules lead it to the Service's pods ([`crate::service_rules`]);
+//! any other Service's name resolves to its pods' addresses.
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -17,7 +18,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 
 use crate::container::{ContainerError, Helper};
 use crate::forward::{Forward, forward};
-use crate::hosts::{PodName, hosts_file};
+use crate::hosts::PodName;
 use crate::image::Images;
 use crate::network::{NetworkError, PodNetwork};
 use crate::pod::{Backoff, PodSetup, RunningPod};
@@ -30,6 +31,7 @@ use self::service_env::master_service_env;
 
 mod exec;
 mod service_env;
+mod services;
 
 /// Why the runner could not start or run a pod.
 #[derive(Debug, thiserror::Error)]
@@ -241,13 +243,23 @@ impl PodRunner {
         }
     }
 
-    /// Adds or replaces a Service, whose names then resolve to the pods it selects.
-    pub fn apply_service(&mut self, service: Service) -> Result<(), RunnerError> {
+    /// Adds or replaces a Service, whose names then resolve to its virtual address, or
+    /// to the pods it selects when it is headless. A Service without an address (from a
+    /// manifest, with no API server to give one) gets one, as the API server would.
+    pub fn apply_service(&mut self, mut service: Service) -> Result<(), RunnerError> {
         let key = (
             namespace_of(&service.metadata),
             service.metadata.name.clone().unwrap_or_default(),
         );
+        services::assign_cluster_ip(&mut service, &key, &self.services);
         self.services.insert(key, service);
+        self.write_hosts()
+    }
+
+    /// Removes a deleted Service: its names no longer resolve, and its rules go.
+    pub fn remove_service(&mut self, namespace: &str, name: &str) -> Result<(), RunnerError> {
+        self.services
+            .remove(&(namespace.to_owned(), name.to_owned()));
         self.write_hosts()
     }
 
@@ -294,6 +306,7 @@ impl PodRunner {
             hosts: dir.join("hosts"),
             hostname: dir.join("hostname"),
             resolv_conf: dir.join("resolv.conf"),
+            service_rules: dir.join("services.nft"),
         };
         std::fs::write(&files.hostname, format!("{}\n", hostname(&pod)))
             .map_err(io(&files.hostname))?;
@@ -525,58 +538,6 @@ impl PodRunner {
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, RunnerError> {
         Ok(self.network.in_pod(&format!("{namespace}/{name}"), work)?)
-    }
-
-    fn write_hosts(&self) -> Result<(), RunnerError> {
-        self.write_hosts_with(None)
-    }
-
-    /// Writes every pod's hosts file, and that of `starting`, a pod about to start.
-    fn write_hosts_with(
-        &self,
-        starting: Option<(&Pod, &PodName, &PodFiles)>,
-    ) -> Result<(), RunnerError> {
-        let pods: Vec<(&Pod, &PodName, &PodFiles)> = self
-            .pods
-            .values()
-            .map(|entry| (&entry.pod, &entry.name, &entry.files))
-            .chain(starting)
-            .collect();
-        let names: Vec<PodName> = pods.iter().map(|(_, name, _)| (*name).clone()).collect();
-        let mut services = BTreeMap::new();
-        for (key, service) in &self.services {
-            let selector = service
-                .spec
-                .as_ref()
-                .and_then(|spec| spec.selector.clone())
-                .unwrap_or_default();
-            let addresses: Vec<Ipv4Addr> = pods
-                .iter()
-                .filter(|(pod, name, _)| {
-                    name.namespace == key.0
-                        && !selector.is_empty()
-                        && selector.iter().all(|(label, value)| {
-                            pod.metadata
-                                .labels
-                                .as_ref()
-                                .and_then(|labels| labels.get(label))
-                                == Some(value)
-                        })
-                })
-                .map(|(_, name, _)| name.address)
-                .collect();
-            services.insert(key.clone(), addresses);
-        }
-        for (_, name, files) in pods {
-            let text = hosts_file(name, &names, &services, &self.options.domain);
-            if std::fs::read_to_string(&files.hosts).ok().as_deref() != Some(text.as_str()) {
-                std::fs::write(&files.hosts, text).map_err(|source| RunnerError::Io {
-                    path: files.hosts.clone(),
-                    source,
-                })?;
-            }
-        }
-        Ok(())
     }
 
     /// Stops every pod at once, as [`Self::delete`] does.

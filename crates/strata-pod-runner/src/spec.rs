@@ -22,6 +22,9 @@ pub struct PodFiles {
     /// The pod's resolver configuration: no name server, so a name that is not in
     /// the hosts file fails at once instead of reaching the host's DNS.
     pub resolv_conf: PathBuf,
+    /// The Service rules last applied in the pod's network namespace (never mounted):
+    /// the runner compares against it before it runs `nft`.
+    pub service_rules: PathBuf,
 }
 
 /// The pod's hostname: `spec.hostname`, else its name.

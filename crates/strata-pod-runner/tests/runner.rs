@@ -195,3 +195,101 @@ async fn curl(runner: &PodRunner, url: &str, max_seconds: u8) -> Option<(i32, St
         .await
         .unwrap()
 }
+
+/// A pod answering with the address its client connects from.
+fn echo_pod() -> Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": "echo-0", "namespace": "default", "labels": {"app": "echo"}},
+        "spec": {
+            "terminationGracePeriodSeconds": 1,
+            "containers": [{
+                "name": "server",
+                "image": IMAGE,
+                "command": ["python3", "-c", "import http.server as h\nclass E(h.BaseHTTPRequestHandler):\n    def do_GET(self):\n        self.send_response(200); self.end_headers(); self.wfile.write(self.client_address[0].encode())\nh.HTTPServer(('', 8080), E).serve_forever()"],
+                "ports": [{"name": "http", "containerPort": 8080}],
+                "readinessProbe": {"tcpSocket": {"port": "http"}, "periodSeconds": 1}
+            }]
+        }
+    }))
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root and nftables; run by cargo xtask test"]
+async fn a_service_with_a_cluster_ip_resolves_while_its_pod_is_gone_and_leads_to_it_wherever_it_runs()
+ {
+    let image_dir = tempfile::tempdir().unwrap();
+    let mut runner = runner(image_dir.path());
+    let service: Service = serde_json::from_value(json!({
+        "metadata": {"name": "echo"},
+        "spec": {
+            "clusterIP": "10.96.7.7",
+            "selector": {"app": "echo"},
+            "ports": [{"port": 80, "targetPort": "http"}]
+        }
+    }))
+    .unwrap();
+    runner.apply_service(service).unwrap();
+    let client: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "client"},
+        "spec": {
+            "terminationGracePeriodSeconds": 1,
+            "containers": [{"name": "main", "image": IMAGE, "command": ["sleep", "600"]}]
+        }
+    }))
+    .unwrap();
+    runner.run(client).unwrap();
+    wait_for(&runner, "client", "Ready", PodStatus::ready).await;
+    let client_address = runner.address("default", "client").unwrap().to_string();
+
+    assert_eq!(
+        resolve(&runner).await.as_deref(),
+        Some("10.96.7.7"),
+        "before its pod runs"
+    );
+    let refused = curl(&runner, "http://echo/", 5).await;
+    assert_eq!(
+        refused.map(|(code, _)| code),
+        Some(7),
+        "a Service without a pod refuses at once (curl: couldn't connect)"
+    );
+
+    for run in 0..2 {
+        runner.run(echo_pod()).unwrap();
+        wait_for(&runner, "echo-0", "Ready", PodStatus::ready).await;
+        let pod_address = runner.address("default", "echo-0").unwrap();
+        assert_eq!(
+            curl(&runner, "http://echo/", 5).await,
+            Some((0, client_address.clone())),
+            "run {run} (pod address {pod_address}): the pod answers, and sees the client's own address"
+        );
+        runner.delete("default", "echo-0").await.unwrap();
+        assert_eq!(
+            resolve(&runner).await.as_deref(),
+            Some("10.96.7.7"),
+            "run {run}: the name resolves while the pod is gone"
+        );
+    }
+    runner.shutdown().await;
+}
+
+/// What `echo.default.svc.cluster.local` resolves to in the client pod.
+async fn resolve(runner: &PodRunner) -> Option<String> {
+    runner
+        .exec(
+            "default",
+            "client",
+            "main",
+            &["getent", "hosts", "echo.default.svc.cluster.local"],
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap()
+        .map(|(_, output)| {
+            output
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+}

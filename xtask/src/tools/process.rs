@@ -62,6 +62,16 @@ where
     )
 }
 
+/// `apt-get install` of one Debian package, without recommends.
+pub fn apt_install(package: &str) -> anyhow::Result<()> {
+    visible(Command::new("apt-get").args(["update", "-qq"]))?;
+    visible(
+        Command::new("apt-get")
+            .args(["install", "-y", "-qq", "--no-install-recommends", package])
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+    )
+}
+
 /// Finds an executable on `PATH`, like `command -v`.
 pub fn which(name: &str) -> Option<PathBuf> {
     let path = env::var_os("PATH")?;

@@ -188,21 +188,11 @@ fn ensure_system_venv_module() -> anyhow::Result<()> {
              not root: run `apt-get install python3-venv` as root, then rerun"
         );
     }
-    apt_install("python3-venv")?;
+    process::apt_install("python3-venv")?;
     if !has_venv() {
         bail!("apt-get installed python3-venv, but {SYSTEM_PYTHON} still has no venv module");
     }
     Ok(())
-}
-
-/// `apt-get install` of one Debian package, without recommends.
-fn apt_install(package: &str) -> anyhow::Result<()> {
-    process::visible(Command::new("apt-get").args(["update", "-qq"]))?;
-    process::visible(
-        Command::new("apt-get")
-            .args(["install", "-y", "-qq", "--no-install-recommends", package])
-            .env("DEBIAN_FRONTEND", "noninteractive"),
-    )
 }
 
 /// Installs the `postgresql` package when no server is found and this is root; returns the
@@ -217,7 +207,7 @@ fn ensure_postgresql() -> anyhow::Result<(PathBuf, Outcome)> {
              as root, then rerun"
         );
     }
-    apt_install("postgresql")?;
+    process::apt_install("postgresql")?;
     let bin = postgresql_bin(Path::new(POSTGRESQL_LIB)).with_context(|| {
         format!(
             "apt-get installed postgresql, but no {POSTGRESQL_LIB}/<major>/bin holds {}",

@@ -1,4 +1,5 @@
-//! Services: headless per role group, metrics for Prometheus, and the client Service.
+//! Services: headless per role group, one per pod where a name must always resolve,
+//! metrics for Prometheus, and the client Service.
 
 use std::collections::BTreeMap;
 
@@ -38,6 +39,29 @@ pub fn headless_service(
             ..ServiceSpec::default()
         },
         selector,
+        ports,
+    )
+}
+
+/// The label the StatefulSet controller puts on each of its pods, naming it.
+pub const STATEFULSET_POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
+
+/// A Service of one StatefulSet pod, with a virtual address of its own: its name
+/// resolves whether the pod runs or not, unlike the pod's name behind the headless
+/// Service, which exists only while the pod has an address.
+///
+/// For products that resolve a peer's name once and fail for good when it does not
+/// resolve (Hadoop's journal and namenode addresses): a pod being recreated, or
+/// Pending, would otherwise stop its peers from starting. It publishes the pod while
+/// it is not ready, for the same reason as [`headless_service`].
+pub fn pod_service(metadata: ObjectMeta, pod: &str, ports: &[ContainerPort]) -> Service {
+    service(
+        metadata,
+        ServiceSpec {
+            publish_not_ready_addresses: Some(true),
+            ..ServiceSpec::default()
+        },
+        BTreeMap::from([(STATEFULSET_POD_NAME_LABEL.to_owned(), pod.to_owned())]),
         ports,
     )
 }
