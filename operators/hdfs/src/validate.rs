@@ -119,6 +119,7 @@ impl ValidatedCluster {
                  2 namenodes, an active and a standby",
             ));
         }
+        check_pod_service_names(&checked, &topology)?;
         let formatter_pod = topology
             .namenodes
             .first()
@@ -206,12 +207,46 @@ pub const fn roll_order() -> [HdfsRole; 3] {
     ]
 }
 
+/// Refuses a role group whose name makes its headless Service (and StatefulSet) take
+/// the name of another group's pod Service: group `a-0` next to group `a`'s pod 0.
+/// The two Services would overwrite each other on every reconcile.
+fn check_pod_service_names(
+    roles: &[role_group::CheckedRole],
+    topology: &Topology,
+) -> Result<(), ReconcileError> {
+    let pod_services: Vec<&str> = topology
+        .namenodes
+        .iter()
+        .map(|namenode| namenode.id.as_str())
+        .chain(
+            topology
+                .journalnodes
+                .iter()
+                .filter_map(|fqdn| fqdn.split('.').next()),
+        )
+        .collect();
+    let clash = roles
+        .iter()
+        .flat_map(|role| &role.groups)
+        .map(|group| group.name.object_name())
+        .find(|name| pod_services.contains(name));
+    match clash {
+        Some(name) => Err(ReconcileError::invalid_spec(
+            "RoleGroupNameClash",
+            format!(
+                "the role group whose objects are named {name} clashes with the Service of                  the pod {name} of another role group (every namenode and journalnode pod                  has a Service of its pod's name); rename the role group"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 fn topology(
     identity: &ClusterIdentity,
     roles: &[role_group::CheckedRole],
     domain: &str,
 ) -> Topology {
-    let pods = |role: HdfsRole| -> Vec<(String, String)> {
+    let pods = |role: HdfsRole| -> Vec<NameNodeAddress> {
         roles
             .iter()
             .filter(|checked| checked.role == role)
@@ -219,24 +254,22 @@ fn topology(
             .flat_map(|group| {
                 (0..group.replicas).map(|ordinal| {
                     let name = &group.name;
-                    (
-                        name.pod_name(ordinal),
-                        name.pod_fqdn(ordinal, &identity.namespace, name.object_name(), domain),
-                    )
+                    let namespace = &identity.namespace;
+                    NameNodeAddress {
+                        id: name.pod_name(ordinal),
+                        fqdn: name.pod_fqdn(ordinal, namespace, name.object_name(), domain),
+                        host: name.pod_service_host(ordinal, namespace, domain),
+                    }
                 })
             })
             .collect()
     };
+    let journalnodes = pods(HdfsRole::JournalNode);
     Topology {
         nameservice: identity.name.to_string(),
-        namenodes: pods(HdfsRole::NameNode)
-            .into_iter()
-            .map(|(id, fqdn)| NameNodeAddress { id, fqdn })
-            .collect(),
-        journalnodes: pods(HdfsRole::JournalNode)
-            .into_iter()
-            .map(|(_, fqdn)| fqdn)
-            .collect(),
+        namenodes: pods(HdfsRole::NameNode),
+        journalnodes: journalnodes.iter().map(|pod| pod.fqdn.clone()).collect(),
+        journal_hosts: journalnodes.into_iter().map(|pod| pod.host).collect(),
     }
 }
 

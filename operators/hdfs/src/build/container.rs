@@ -20,7 +20,7 @@ use super::config_map::{
     ZKFC_SCRIPT,
 };
 use super::service::{DATANODE_HTTP, JOURNALNODE_HTTP, NAMENODE_RPC, ZKFC, ports};
-use crate::config::site::{DATA_MOUNT, EXCLUDE_FILE, NAME_DIR, POD_FQDN_VARIABLE};
+use crate::config::site::{DATA_MOUNT, EXCLUDE_FILE, NAME_DIR, POD_NAME_VARIABLE};
 use crate::config::topology::{DATANODE_HTTP_PORT, JOURNALNODE_HTTP_PORT, NAMENODE_HTTP_PORT};
 use crate::crd::HdfsRole;
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
@@ -177,20 +177,6 @@ pub fn daemon(cluster: &ValidatedCluster, role: HdfsRole, group: &ValidatedRoleG
     let mut mounts = common_mounts();
     mounts.push(volume_mount(DATA_VOLUME, DATA_MOUNT, false));
     let mut variables = env_vars(env, &group.env_overrides);
-    if role == HdfsRole::JournalNode {
-        // After POD_NAME, so that the kubelet expands it.
-        variables.push(pod_name_variable());
-        variables.push(EnvVar {
-            name: POD_FQDN_VARIABLE.to_owned(),
-            value: Some(format!(
-                "$(POD_NAME).{}.{}.svc.{}",
-                group.name.object_name(),
-                cluster.identity.namespace,
-                cluster.cluster_domain
-            )),
-            value_from: None,
-        });
-    }
     let mut lifecycle = None;
     if role == HdfsRole::NameNode {
         // dfs.hosts.exclude lives here.
@@ -297,7 +283,7 @@ pub fn zkfc_container(cluster: &ValidatedCluster) -> Container {
             "bash".to_owned(),
             format!("{CONFIG_DIR}/{ZKFC_SCRIPT}"),
         ]),
-        env: Some(env_vars(env, &BTreeMap::new())),
+        env: Some(with_pod_name(env_vars(env, &BTreeMap::new()))),
         ports: Some(vec![container_port(ZKFC)]),
         readiness_probe: Some(tcp_probe(ZKFC, 10, 3)),
         resources: Some(resource_requirements(&ValidatedResources {
@@ -336,7 +322,7 @@ pub fn refresh_nodes_container(cluster: &ValidatedCluster) -> Container {
             "bash".to_owned(),
             format!("{CONFIG_DIR}/{REFRESH_NODES_SCRIPT}"),
         ]),
-        env: Some(env_vars(env, &BTreeMap::new())),
+        env: Some(with_pod_name(env_vars(env, &BTreeMap::new()))),
         resources: Some(resource_requirements(&ValidatedResources {
             cpu_min: Quantity("50m".to_owned()),
             cpu_max: Quantity("500m".to_owned()),
@@ -349,10 +335,18 @@ pub fn refresh_nodes_container(cluster: &ValidatedCluster) -> Container {
     }
 }
 
-/// `POD_NAME` from the downward API: the init script compares it with the formatter.
+/// `variables` and [`pod_name_variable`].
+fn with_pod_name(mut variables: Vec<EnvVar>) -> Vec<EnvVar> {
+    variables.push(pod_name_variable());
+    variables
+}
+
+/// `POD_NAME` from the downward API: every namenode pod's container finds its
+/// namenode id by it (`dfs.ha.namenode.id`), and the init script compares it with the
+/// formatter.
 fn pod_name_variable() -> EnvVar {
     EnvVar {
-        name: "POD_NAME".to_owned(),
+        name: POD_NAME_VARIABLE.to_owned(),
         value: None,
         value_from: Some(EnvVarSource {
             field_ref: Some(ObjectFieldSelector {

@@ -5,6 +5,7 @@
 //! | --- | --- | --- |
 //! | ConfigMap (`core-site.xml`, `hdfs-site.xml`, `log4j.properties`, scripts) | `<hdfs>-<role>-<rg>` | role group |
 //! | headless Service | `<hdfs>-<role>-<rg>` | role group |
+//! | Service of one pod (namenodes, journalnodes) | `<hdfs>-<role>-<rg>-<ordinal>` | pod |
 //! | metrics Service (`/prom`) | `<hdfs>-<role>-<rg>-metrics` | role group |
 //! | StatefulSet | `<hdfs>-<role>-<rg>` | role group |
 //! | PodDisruptionBudget (unless disabled) | `<hdfs>-<role>` | role |
@@ -17,7 +18,7 @@ pub mod pdb;
 pub mod service;
 pub mod statefulset;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 pub use strata_model::build::RoleGroupObjects;
 use strata_operator::apply::DesiredObjects;
@@ -46,6 +47,8 @@ pub struct NameNodeState {
 /// Every object of a cluster, typed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClusterObjects {
+    /// A Service per namenode and journalnode pod, roles in roll order.
+    pub pod_services: Vec<Service>,
     /// Per role group, roles in roll order, groups by name.
     pub role_groups: Vec<RoleGroupObjects>,
     /// Per role, unless disabled.
@@ -74,6 +77,15 @@ pub fn role_group_objects(
 /// Builds every object of the cluster.
 pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> ClusterObjects {
     ClusterObjects {
+        pod_services: cluster
+            .roles
+            .iter()
+            .flat_map(|role| {
+                role.groups
+                    .iter()
+                    .flat_map(move |group| service::pod_services(cluster, role.role, group))
+            })
+            .collect(),
         role_groups: cluster
             .roles
             .iter()
@@ -97,6 +109,7 @@ pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> Clust
 /// so an object added to [`ClusterObjects`] but not applied does not compile.
 pub fn cluster_objects(cluster: &ValidatedCluster, state: &NameNodeState) -> DesiredObjects {
     let ClusterObjects {
+        pod_services,
         role_groups,
         pdbs,
         namenode_state,
@@ -105,6 +118,10 @@ pub fn cluster_objects(cluster: &ValidatedCluster, state: &NameNodeState) -> Des
     let mut desired = DesiredObjects::new();
     // The state the namenodes mount exists before their pods do.
     desired.push(namenode_state);
+    // The names the configuration uses exist before the pods that resolve them.
+    for service in pod_services {
+        desired.push(service);
+    }
     for objects in role_groups {
         desired.push_role_group(objects);
     }

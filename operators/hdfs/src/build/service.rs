@@ -1,5 +1,6 @@
-//! Services: a headless Service per role group for stable pod DNS names (the topology
-//! names every namenode and journalnode by it), and a metrics Service per role group.
+//! Services: a headless Service per role group for the pods' DNS names, a Service per
+//! namenode and journalnode pod for names that always resolve (the topology names every
+//! namenode and journalnode by it), and a metrics Service per role group.
 
 use k8s_openapi::api::core::v1::Service;
 use strata_model::build::{ContainerPort, PrometheusScrape};
@@ -82,6 +83,27 @@ pub fn headless_service(
         all_ports.push(ZKFC);
     }
     group.headless_service(&cluster.identity.namespace, &all_ports)
+}
+
+/// `<pod>`: a Service per namenode and journalnode pod, the names Hadoop's
+/// configuration uses for them ([`crate::config::topology`]). Hadoop resolves these
+/// names once and fails for good when one does not resolve, and a pod's name behind the
+/// headless Service exists only while the pod has an address; a Service's name resolves
+/// always. Datanodes get none: no configuration names them.
+pub fn pod_services(
+    cluster: &ValidatedCluster,
+    role: HdfsRole,
+    group: &ValidatedRoleGroup,
+) -> Vec<Service> {
+    let ports: &[ContainerPort] = match role {
+        HdfsRole::NameNode => &[NAMENODE_RPC, NAMENODE_HTTP, ZKFC],
+        HdfsRole::JournalNode => &[JOURNALNODE_RPC, JOURNALNODE_HTTP],
+        HdfsRole::DataNode => &[],
+    };
+    if ports.is_empty() {
+        return Vec::new();
+    }
+    group.pod_services(&cluster.identity.namespace, ports)
 }
 
 /// `<hdfs>-<role>-<rg>-metrics`: scraped pod by pod at `/prom`.

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use strata_model::files::hadoop_xml::{self, HadoopXmlError};
 use strata_model::files::overrides::{self, OverrideError, OwnedKey};
 
-use super::topology::{JOURNALNODE_RPC_PORT, Topology};
+use super::topology::Topology;
 use crate::crd::HdfsRole;
 
 /// Mount point of every role's data volume.
@@ -28,10 +28,9 @@ pub const EXCLUDE_FILE: &str = "/strata/state/datanodes";
 /// The client-side failover: try the namenodes in order until one is active.
 pub const FAILOVER_PROXY_PROVIDER: &str =
     "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider";
-/// The journalnode's variable holding its pod's DNS name
-/// (`<pod>.<headless service>.<namespace>.svc.<domain>`), which Hadoop substitutes
-/// into `dfs.journalnode.rpc-address`.
-pub const POD_FQDN_VARIABLE: &str = "POD_FQDN";
+/// The variable holding a pod's name in every namenode pod's container, which Hadoop
+/// substitutes into `dfs.ha.namenode.id`.
+pub const POD_NAME_VARIABLE: &str = "POD_NAME";
 /// Fencing without ssh: the journalnodes accept one writer only, so a namenode that
 /// lost the active role cannot corrupt the edit log, and fencing needs to do nothing.
 pub const FENCING_METHOD: &str = "shell(/bin/true)";
@@ -75,9 +74,8 @@ const HDFS_SITE_OWNED: [OwnedKey; 13] = [
         "the ZKFC containers fail over the namenodes",
     ),
     OwnedKey::exact(
-        "dfs.journalnode.rpc-address",
-        "each journalnode's edit log sync leaves itself out by the address it binds, its \
-         pod's name",
+        "dfs.ha.namenode.id",
+        "each namenode finds its own id by its pod's name",
     ),
     OwnedKey::exact(
         "dfs.replication",
@@ -216,22 +214,25 @@ pub fn server_hdfs_properties(site: &ServerSite<'_>) -> BTreeMap<String, String>
             set("dfs.namenode.name.dir", NAME_DIR.to_owned());
             set("dfs.reformat.disabled", "true".to_owned());
             set("dfs.hosts.exclude", EXCLUDE_FILE.to_owned());
-            // Listen on every interface, advertise the pod's DNS name.
+            // Listen on every interface, advertise the pod's own Service: its address
+            // is not the pod's, so the namenode (and its ZKFC, which binds where the
+            // namenode's RPC does) could neither bind it nor find its own id among
+            // the addresses; the id comes from the pod's name instead.
             set("dfs.namenode.rpc-bind-host", "0.0.0.0".to_owned());
             set("dfs.namenode.http-bind-host", "0.0.0.0".to_owned());
+            set(
+                "dfs.ha.namenode.id",
+                format!("${{env.{POD_NAME_VARIABLE}}}"),
+            );
         }
         HdfsRole::JournalNode => {
+            // The JournalNodeSyncer leaves out of its peers only the address its RPC
+            // server is bound to. The shared edits directory names each journalnode by
+            // its own Service, whose address is never the bound one, so each syncer also
+            // lists itself and checks each real peer every third interval: the price of
+            // names that always resolve (a peer that does not resolve when the syncer
+            // starts turns syncing off until the journalnode restarts).
             set("dfs.journalnode.edits.dir", JOURNAL_DIR.to_owned());
-            // The JournalNodeSyncer leaves out of its peers only the address the RPC
-            // server is bound to. Bound to 0.0.0.0 (the default), it kept itself as a
-            // peer and checked each real one only every third interval. Bound to the
-            // pod's own name (resolved to its IP), it matches the pod's entry of
-            // `dfs.namenode.shared.edits.dir`. No `rpc-bind-host`: that would bind
-            // 0.0.0.0 again.
-            set(
-                "dfs.journalnode.rpc-address",
-                format!("${{env.{POD_FQDN_VARIABLE}}}:{JOURNALNODE_RPC_PORT}"),
-            );
         }
         HdfsRole::DataNode => set("dfs.datanode.data.dir", BLOCK_DIR.to_owned()),
     }

@@ -20,24 +20,30 @@ pub const DATANODE_IPC_PORT: u16 = 9867;
 /// Datanode HTTP port (`dfs.datanode.http.address`).
 pub const DATANODE_HTTP_PORT: u16 = 9864;
 
-/// One namenode: its id in the nameservice (its pod name) and its pod's stable DNS name.
+/// One namenode: its id in the nameservice (its pod name), its pod's DNS name, and the
+/// name of its own Service, which Hadoop's configuration uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NameNodeAddress {
     /// `dfs.ha.namenodes.<nameservice>` entry; the pod name.
     pub id: String,
-    /// `<pod>.<headless service>.<namespace>.svc.<domain>`.
+    /// `<pod>.<headless service>.<namespace>.svc.<domain>`: resolves while the pod has
+    /// an address.
     pub fqdn: String,
+    /// `<pod>.<namespace>.svc.<domain>`, the pod's own Service: resolves always. A
+    /// namenode, a ZKFC or `-bootstrapStandby` that cannot resolve a peer's name fails
+    /// (see `docs/hdfs.md`, Names that always resolve).
+    pub host: String,
 }
 
 impl NameNodeAddress {
-    /// `fqdn:8020`.
+    /// `host:8020`.
     pub fn rpc_address(&self) -> String {
-        format!("{}:{NAMENODE_RPC_PORT}", self.fqdn)
+        format!("{}:{NAMENODE_RPC_PORT}", self.host)
     }
 
-    /// `fqdn:9870`.
+    /// `host:9870`.
     pub fn http_address(&self) -> String {
-        format!("{}:{NAMENODE_HTTP_PORT}", self.fqdn)
+        format!("{}:{NAMENODE_HTTP_PORT}", self.host)
     }
 }
 
@@ -48,8 +54,14 @@ pub struct Topology {
     pub nameservice: String,
     /// Every namenode of every namenode role group, in role group and ordinal order.
     pub namenodes: Vec<NameNodeAddress>,
-    /// FQDNs of every journalnode.
+    /// FQDNs of every journalnode (behind its group's headless Service): how the
+    /// operator names and tracks them.
     pub journalnodes: Vec<String>,
+    /// The names of the journalnodes' own Services (`<pod>.<namespace>.svc.<domain>`),
+    /// in the same order: what the namenodes' shared edits directory names, since a
+    /// namenode that cannot resolve one of them does not start, and dies at its next
+    /// transition to active.
+    pub journal_hosts: Vec<String>,
 }
 
 impl Topology {
@@ -58,13 +70,13 @@ impl Topology {
         format!("hdfs://{}", self.nameservice)
     }
 
-    /// `qjournal://jn1:8485;jn2:8485;.../<nameservice>`: the shared edit log, with the
-    /// nameservice as the journal id.
+    /// `qjournal://jn1:8485;jn2:8485;.../<nameservice>`: the shared edit log, by the
+    /// journalnodes' own Services, with the nameservice as the journal id.
     pub fn shared_edits_dir(&self) -> String {
         let nodes: Vec<String> = self
-            .journalnodes
+            .journal_hosts
             .iter()
-            .map(|fqdn| format!("{fqdn}:{JOURNALNODE_RPC_PORT}"))
+            .map(|host| format!("{host}:{JOURNALNODE_RPC_PORT}"))
             .collect();
         format!("qjournal://{}/{}", nodes.join(";"), self.nameservice)
     }
@@ -87,11 +99,12 @@ mod tests {
         let topology = Topology {
             nameservice: "hdfs".to_owned(),
             namenodes: vec![],
-            journalnodes: vec!["jn-0.jn".to_owned(), "jn-1.jn".to_owned()],
+            journalnodes: vec!["jn-0.jn.ns".to_owned(), "jn-1.jn.ns".to_owned()],
+            journal_hosts: vec!["jn-0.ns".to_owned(), "jn-1.ns".to_owned()],
         };
         assert_eq!(
             topology.shared_edits_dir(),
-            "qjournal://jn-0.jn:8485;jn-1.jn:8485/hdfs"
+            "qjournal://jn-0.ns:8485;jn-1.ns:8485/hdfs"
         );
         assert_eq!(topology.default_fs(), "hdfs://hdfs");
     }

@@ -152,6 +152,7 @@ mod tests {
             .map(|(id, address)| NameNodeAddress {
                 id: (*id).to_owned(),
                 fqdn: address.clone(),
+                host: format!("{id}.default.svc.cluster.local"),
             })
             .collect();
         let client = NameNodeHttp {

@@ -144,6 +144,10 @@ fn unwise_layouts_are_warnings(
     "SingleNameNode"
 )]
 #[case::no_journalnode_groups(json!({"journalNodes": {"roleGroups": {}}}), "NoRoleGroups")]
+#[case::a_group_named_after_a_pod_of_another(
+    json!({"journalNodes": {"roleGroups": {"default-1": {"replicas": 1}}}}),
+    "RoleGroupNameClash"
+)]
 #[case::replication_zero(json!({"clusterConfig": {"dfsReplication": 0}}), "InvalidDfsReplication")]
 #[case::nameservice_override(
     json!({"nameNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.nameservices": "other"}}}}),

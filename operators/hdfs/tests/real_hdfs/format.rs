@@ -11,33 +11,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use hdfs_operator::controller::namenode_http::get;
-use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::Value;
 use strata_pod_runner::runner::PodRunner;
-use strata_pod_runner::statefulset;
 
-use crate::support::{CLIENT_POD, NAMESPACE, in_pod, log, status, wait_for, wait_ready};
+use crate::support::{
+    CLIENT_POD, NAMESPACE, in_pod, log, stateful_set_pod, status, wait_for, wait_ready,
+};
 
-const NAMENODE_SET: &str = "simple-hdfs-namenode-default";
 const STATE: &str = "simple-hdfs-namenode-state";
-
-/// The namenode pod `name`, as the StatefulSet controller would create it again.
-fn namenode_pod(objects: &[Value], name: &str) -> Pod {
-    let set: StatefulSet = objects
-        .iter()
-        .find(|object| {
-            object["kind"] == "StatefulSet" && object["metadata"]["name"] == NAMENODE_SET
-        })
-        .map(|object| serde_json::from_value(object.clone()).expect("the namenode StatefulSet"))
-        .expect("the namenode StatefulSet");
-    let ordinal = name
-        .rsplit('-')
-        .next()
-        .and_then(|ordinal| ordinal.parse().ok())
-        .expect("an ordinal");
-    statefulset::pod(&set, ordinal)
-}
 
 fn name_dir(runner: &PodRunner, pod: &str) -> PathBuf {
     runner
@@ -54,7 +36,7 @@ async fn replace(runner: &mut PodRunner, objects: &[Value], pod: &str) {
         .await
         .unwrap_or_else(|error| panic!("{error}"));
     runner
-        .run(namenode_pod(objects, pod))
+        .run(stateful_set_pod(objects, pod))
         .unwrap_or_else(|error| panic!("{error}"));
 }
 
@@ -117,7 +99,7 @@ pub async fn rows(runner: &mut PodRunner, objects: &[Value], killed: &str, clust
     )
     .expect("the volume is lost");
     runner
-        .run(namenode_pod(objects, killed))
+        .run(stateful_set_pod(objects, killed))
         .unwrap_or_else(|error| panic!("{error}"));
     wait_ready(runner, &[killed], Duration::from_secs(240)).await;
     let format_log = log(runner, killed, "format-namenode");
@@ -164,7 +146,7 @@ pub async fn rows(runner: &mut PodRunner, objects: &[Value], killed: &str, clust
     };
     partial(&version);
     runner
-        .run(namenode_pod(objects, killed))
+        .run(stateful_set_pod(objects, killed))
         .unwrap_or_else(|error| panic!("{error}"));
     wait_ready(runner, &[killed], Duration::from_secs(240)).await;
     let format_log = log(runner, killed, "format-namenode");
@@ -187,7 +169,7 @@ pub async fn rows(runner: &mut PodRunner, objects: &[Value], killed: &str, clust
     assert_ne!(former, version, "VERSION names {cluster_id}: {version}");
     partial(&former);
     runner
-        .run(namenode_pod(objects, killed))
+        .run(stateful_set_pod(objects, killed))
         .unwrap_or_else(|error| panic!("{error}"));
     let message = format_stop_reason(runner, killed).await;
     assert!(
@@ -209,7 +191,7 @@ pub async fn rows(runner: &mut PodRunner, objects: &[Value], killed: &str, clust
     std::fs::create_dir_all(&dir).expect("a name dir");
     std::fs::write(dir.join("notes.txt"), "someone's file\n").expect("a stray file");
     runner
-        .run(namenode_pod(objects, killed))
+        .run(stateful_set_pod(objects, killed))
         .unwrap_or_else(|error| panic!("{error}"));
     let message = format_stop_reason(runner, killed).await;
     assert!(message.starts_with("UnknownNameDirContent\n"), "{message}");
@@ -228,7 +210,7 @@ pub async fn rows(runner: &mut PodRunner, objects: &[Value], killed: &str, clust
     std::fs::remove_dir_all(&dir).expect("the stray dir goes");
     std::fs::rename(&aside, &dir).expect("the name dir comes back");
     runner
-        .run(namenode_pod(objects, killed))
+        .run(stateful_set_pod(objects, killed))
         .unwrap_or_else(|error| panic!("{error}"));
     wait_ready(runner, &[killed], Duration::from_secs(240)).await;
 }

@@ -43,7 +43,25 @@ async fn a_new_cluster_gets_every_object_and_becomes_available() {
     assert_eq!(stored_names::<ConfigMap>(&harness), config_maps);
     let mut services = names(&groups);
     services.extend(groups.iter().map(|group| format!("{group}-metrics")));
+    // Each namenode and journalnode pod has a Service of its own (issue 21, item 10).
+    services.extend(names(&[
+        "simple-hdfs-namenode-default-0",
+        "simple-hdfs-namenode-default-1",
+        "simple-hdfs-journalnode-default-0",
+        "simple-hdfs-journalnode-default-1",
+        "simple-hdfs-journalnode-default-2",
+    ]));
     assert_eq!(stored_names::<Service>(&harness), services);
+    let pod_service: Service = stored(&harness, "simple-hdfs-journalnode-default-2");
+    let spec = pod_service.spec.unwrap_or_default();
+    assert_eq!(
+        spec.selector.unwrap_or_default(),
+        std::collections::BTreeMap::from([(
+            "statefulset.kubernetes.io/pod-name".to_owned(),
+            "simple-hdfs-journalnode-default-2".to_owned()
+        )])
+    );
+    assert_eq!(spec.publish_not_ready_addresses, Some(true));
     assert_eq!(
         stored_names::<PodDisruptionBudget>(&harness),
         names(&[

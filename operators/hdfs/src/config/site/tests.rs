@@ -11,9 +11,11 @@ fn topology() -> Topology {
             .map(|id| NameNodeAddress {
                 id: id.to_owned(),
                 fqdn: format!("{id}.nn.default.svc.cluster.local"),
+                host: format!("{id}.default.svc.cluster.local"),
             })
             .to_vec(),
-        journalnodes: vec!["jn-0.jn".to_owned()],
+        journalnodes: vec!["jn-0.jn.default.svc.cluster.local".to_owned()],
+        journal_hosts: vec!["jn-0.default.svc.cluster.local".to_owned()],
     }
 }
 
@@ -55,7 +57,7 @@ const HADOOP_KEYS: &[&str] = &[
     "dfs.namenode.rpc-bind-host",
     "dfs.namenode.http-bind-host",
     "dfs.journalnode.edits.dir",
-    "dfs.journalnode.rpc-address",
+    "dfs.ha.namenode.id",
     "dfs.datanode.data.dir",
 ];
 
@@ -145,7 +147,7 @@ fn clients_get_the_nameservice_and_the_replication_and_nothing_of_the_servers() 
     assert_eq!(properties["dfs.replication"], "2");
     assert_eq!(
         properties["dfs.namenode.rpc-address.hdfs.nn-1"],
-        "nn-1.nn.default.svc.cluster.local:8020"
+        "nn-1.default.svc.cluster.local:8020"
     );
     assert_eq!(properties["dfs.ha.namenodes.hdfs"], "nn-0,nn-1");
 }
@@ -214,22 +216,23 @@ fn an_override_value_may_span_lines_as_hadoop_rules_do() -> Result<(), SiteError
     Ok(())
 }
 
-/// Issue 21, item 15: a journalnode binds its RPC server to its pod's name, so that its
-/// edit log sync leaves itself out of its peers; no other role names it.
+/// Issue 21, item 10: Hadoop names each namenode and journalnode by its pod's own
+/// Service, whose address is not the pod's, so a namenode finds its id by its pod's
+/// name, and a journalnode binds where Hadoop's default says.
 #[rstest]
-#[case::journalnode(HdfsRole::JournalNode, Some("${env.POD_FQDN}:8485"))]
-#[case::namenode(HdfsRole::NameNode, None)]
+#[case::namenode(HdfsRole::NameNode, Some("${env.POD_NAME}"))]
+#[case::journalnode(HdfsRole::JournalNode, None)]
 #[case::datanode(HdfsRole::DataNode, None)]
-fn a_journalnode_binds_its_rpc_server_to_its_pods_name(
-    #[case] role: HdfsRole,
-    #[case] address: Option<&str>,
-) {
+fn a_namenode_finds_its_id_by_its_pods_name(#[case] role: HdfsRole, #[case] id: Option<&str>) {
     let properties = server_hdfs_properties(&site(role));
+    assert_eq!(properties.get("dfs.ha.namenode.id").map(String::as_str), id);
+    assert_eq!(properties.get("dfs.journalnode.rpc-address"), None);
     assert_eq!(
-        properties
-            .get("dfs.journalnode.rpc-address")
-            .map(String::as_str),
-        address
+        properties["dfs.namenode.shared.edits.dir"],
+        "qjournal://jn-0.default.svc.cluster.local:8485/hdfs"
     );
-    assert_eq!(properties.get("dfs.journalnode.rpc-bind-host"), None);
+    assert_eq!(
+        properties["dfs.namenode.rpc-address.hdfs.nn-0"],
+        "nn-0.default.svc.cluster.local:8020"
+    );
 }

@@ -14,11 +14,14 @@ use std::time::Duration;
 use hdfs_operator::build::{NameNodeState, build_cluster};
 use hdfs_operator::crd::HdfsCluster;
 use hdfs_operator::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 use strata_pod_runner::image::Images;
 use strata_pod_runner::manifest::apply_all;
 use strata_pod_runner::pod::Backoff;
 use strata_pod_runner::runner::{PodRunner, RunnerOptions};
+use strata_pod_runner::statefulset;
 use strata_pod_runner::status::PodStatus;
 use strata_testing::tools::{self, HADOOP_IMAGE, ZOOKEEPER_IMAGE};
 use zookeeper_operator::znode_client::ZnodeClient;
@@ -156,6 +159,7 @@ pub fn hdfs_objects(cluster: &HdfsCluster, quorum: &str) -> Vec<Value> {
         to_value(&objects.namenode_state),
         to_value(&objects.discovery_config_map),
     ];
+    values.extend(objects.pod_services.iter().map(to_value));
     for group in &objects.role_groups {
         values.extend([
             to_value(&group.config_map),
@@ -165,6 +169,18 @@ pub fn hdfs_objects(cluster: &HdfsCluster, quorum: &str) -> Vec<Value> {
         ]);
     }
     values
+}
+
+/// The pod `name` of one of the `objects`' StatefulSets, as the StatefulSet controller
+/// would create it again.
+pub fn stateful_set_pod(objects: &[Value], name: &str) -> Pod {
+    let (set_name, ordinal) = name.rsplit_once('-').expect("<set>-<ordinal>");
+    let set: StatefulSet = objects
+        .iter()
+        .find(|object| object["kind"] == "StatefulSet" && object["metadata"]["name"] == set_name)
+        .map(|object| serde_json::from_value(object.clone()).expect("the StatefulSet"))
+        .unwrap_or_else(|| panic!("no StatefulSet {set_name}"));
+    statefulset::pod(&set, ordinal.parse().expect("an ordinal"))
 }
 
 fn to_value<T: serde::Serialize>(object: &T) -> Value {
