@@ -34,12 +34,8 @@ fn example() -> Result<HdfsCluster, Box<dyn std::error::Error>> {
 /// rather than derived from the operator's own topology.
 fn expected_client_facts() -> BTreeMap<String, String> {
     let pod = |ordinal: u8| format!("simple-hdfs-namenode-default-{ordinal}");
-    let fqdn = |ordinal: u8| {
-        format!(
-            "{}.simple-hdfs-namenode-default.default.svc.cluster.local",
-            pod(ordinal)
-        )
-    };
+    // Each namenode by its own Service (issue 21, item 10).
+    let fqdn = |ordinal: u8| format!("{}.default.svc.cluster.local", pod(ordinal));
     let mut facts = BTreeMap::from([
         ("fs.defaultFS".to_owned(), format!("hdfs://{NAMESERVICE}")),
         ("logical".to_owned(), "true".to_owned()),

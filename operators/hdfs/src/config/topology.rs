@@ -45,6 +45,13 @@ impl NameNodeAddress {
     pub fn http_address(&self) -> String {
         format!("{}:{NAMENODE_HTTP_PORT}", self.host)
     }
+
+    /// `fqdn:9870`: where the operator reads a namenode's state. It asks the pod
+    /// itself, by the name that exists only while the pod has an address, since the
+    /// answer is about that pod.
+    pub fn pod_http_address(&self) -> String {
+        format!("{}:{NAMENODE_HTTP_PORT}", self.fqdn)
+    }
 }
 
 /// The cluster's HA layout.

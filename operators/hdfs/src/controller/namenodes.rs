@@ -34,7 +34,7 @@ impl Default for NameNodeHttp {
     fn default() -> Self {
         Self {
             timeout: Duration::from_secs(2),
-            address: Arc::new(NameNodeAddress::http_address),
+            address: Arc::new(NameNodeAddress::pod_http_address),
         }
     }
 }

@@ -87,7 +87,7 @@ impl Operated {
                 namenodes: NameNodeHttp {
                     timeout: Duration::from_secs(2),
                     address: Arc::new(move |namenode| {
-                        let address = namenode.http_address();
+                        let address = namenode.pod_http_address();
                         let local = forwards
                             .read()
                             .ok()
