@@ -9,6 +9,8 @@
 //! - [`keystore`]: PKCS#12 keystores and truststores for Java.
 //! - [`plan`]: what a reconcile does: keep or create the CA, keep or issue each server
 //!   certificate, and why.
+//! - [`user`]: the user's own certificate (cert-manager's Secret), checked before
+//!   anything is applied.
 //!
 //! Every function is pure but for the randomness of new keys and serial numbers; the
 //! operators keep the results in Secrets. A private key never leaves these types but
@@ -19,6 +21,7 @@ pub mod authority;
 pub mod facts;
 pub mod keystore;
 pub mod plan;
+pub mod user;
 
 /// Why a certificate could not be made or read.
 #[derive(Debug, thiserror::Error)]
