@@ -213,39 +213,11 @@ impl PodNetwork {
     /// Replaces the Service rules of `pod`'s namespace with `ruleset`, a whole
     /// [`crate::service_rules::ruleset`], in one `nft -f` transaction.
     pub fn apply_service_rules(&self, pod: &str, ruleset: &str) -> Result<(), NetworkError> {
-        use std::io::Write as _;
         let interface = self
             .pods
             .get(pod)
             .ok_or_else(|| NetworkError::UnknownPod(pod.to_owned()))?;
-        let failed = |reason: String| NetworkError::Rules {
-            pod: pod.to_owned(),
-            reason,
-        };
-        let mut child = Command::new("ip")
-            .args(["netns", "exec", &interface.netns, "nft", "-f", "-"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|error| failed(error.to_string()))?;
-        if let Some(mut input) = child.stdin.take() {
-            input
-                .write_all(ruleset.as_bytes())
-                .map_err(|error| failed(error.to_string()))?;
-        }
-        let output = child
-            .wait_with_output()
-            .map_err(|error| failed(error.to_string()))?;
-        if output.status.success() {
-            Ok(())
-        } else {
-            Err(failed(format!(
-                "{}: {}",
-                output.status,
-                String::from_utf8_lossy(&output.stderr).trim()
-            )))
-        }
+        apply_rules_in(&interface.netns, ruleset)
     }
 
     /// A listener on `address:port` inside the bridge's namespace, which every pod
@@ -319,6 +291,40 @@ impl Drop for PodNetwork {
             let _ = ip(&["netns", "del", &interface.netns]);
         }
         let _ = ip(&["netns", "del", &self.bridge_netns]);
+    }
+}
+
+/// Replaces the Service rules of the network namespace `netns` (under `/run/netns`)
+/// with `ruleset`, in one `nft -f` transaction.
+pub fn apply_rules_in(netns: &str, ruleset: &str) -> Result<(), NetworkError> {
+    use std::io::Write as _;
+    let failed = |reason: String| NetworkError::Rules {
+        pod: netns.to_owned(),
+        reason,
+    };
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", netns, "nft", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|error| failed(error.to_string()))?;
+    if let Some(mut input) = child.stdin.take() {
+        input
+            .write_all(ruleset.as_bytes())
+            .map_err(|error| failed(error.to_string()))?;
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|error| failed(error.to_string()))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(failed(format!(
+            "{}: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )))
     }
 }
 

@@ -27,9 +27,11 @@ use crate::status::PodStatus;
 use crate::volume::{Sources, Token, VolumeError, VolumeRoots, prepare, refresh};
 
 pub use self::exec::ExecPlan;
+use self::rules_applier::RulesApplier;
 use self::service_env::master_service_env;
 
 mod exec;
+mod rules_applier;
 mod service_env;
 mod services;
 
@@ -134,6 +136,7 @@ pub struct PodRunner {
     options: RunnerOptions,
     helper: Helper,
     network: PodNetwork,
+    rules: RulesApplier,
     state: tempfile::TempDir,
     claims: PathBuf,
     sources: BTreeMap<String, Arc<RwLock<Sources>>>,
@@ -168,6 +171,7 @@ impl PodRunner {
             options,
             helper,
             network,
+            rules: RulesApplier::start(),
             state,
             claims,
             sources: BTreeMap::new(),

@@ -157,9 +157,10 @@ impl PodRunner {
         self.write_hosts_with(None)
     }
 
-    /// Writes every pod's hosts file and applies its Service rules where they changed,
-    /// and those of `starting`, a pod about to start (its namespace exists already).
-    /// A runner without a virtual Service never runs `nft`.
+    /// Writes every pod's hosts file and, where they changed, its Service rules: those
+    /// of `starting`, a pod about to start (its namespace exists already), at once, the
+    /// others' on the [`RulesApplier`](super::rules_applier::RulesApplier)'s thread. A
+    /// runner without a virtual Service never runs `nft`.
     pub(super) fn write_hosts_with(
         &self,
         starting: Option<(&Pod, &PodName, &PodFiles)>,
@@ -175,20 +176,28 @@ impl PodRunner {
             pods.iter().map(|(pod, name, _)| (*pod, *name)).collect();
         let view = view(&self.services, &selectable);
         let rules = ruleset(&view.virtual_services);
+        let starting_files = starting.map(|(_, _, files)| files.service_rules.clone());
         for (pod, name, files) in pods {
             let text = hosts_file(name, &names, &view.names, &self.options.domain);
             write_if_changed(&files.hosts, &text)?;
             let applied = std::fs::read_to_string(&files.service_rules).ok();
             let never_needed = applied.is_none() && view.virtual_services.is_empty();
-            if applied.as_deref() != Some(rules.as_str()) && !never_needed {
-                let network_name = format!(
-                    "{}/{}",
-                    name.namespace,
-                    pod.metadata.name.as_deref().unwrap_or_default()
-                );
-                self.network.apply_service_rules(&network_name, &rules)?;
-                write_if_changed(&files.service_rules, &rules)?;
+            if applied.as_deref() == Some(rules.as_str()) || never_needed {
+                continue;
             }
+            let network_name = format!(
+                "{}/{}",
+                name.namespace,
+                pod.metadata.name.as_deref().unwrap_or_default()
+            );
+            if starting_files.as_ref() == Some(&files.service_rules) {
+                // Before its containers run, so that their first connections are
+                // translated.
+                self.network.apply_service_rules(&network_name, &rules)?;
+            } else if let Some(interface) = self.network.pod(&network_name) {
+                self.rules.apply(&interface.netns, &rules);
+            }
+            write_if_changed(&files.service_rules, &rules)?;
         }
         Ok(())
     }
