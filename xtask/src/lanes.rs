@@ -5,7 +5,7 @@
 //! their time waiting on the products' own timers and JVM starts, with a core idle. So
 //! the step builds every test binary once (`cargo test --no-run`), then runs them from a
 //! queue, [`DEFAULT_LANES`] at a time, the longest first, the real-product suites one
-//! at a time beside the rest. Each binary's output is printed
+//! at a time beside the rest, and the Trino suite alone. Each binary's output is printed
 //! in one block when it ends, so two lanes never interleave their lines, and every
 //! binary runs even after one failed: a red run names every failing binary at once.
 //!
@@ -42,6 +42,12 @@ const LONGEST_FIRST: [&str; 7] = [
     "real_control_plane",
     "node_agent",
 ];
+
+/// The binaries that run with nothing beside them: the Trino suite starts six JVMs at
+/// once (its two tests run side by side), and its catalog roll, timed by its probe,
+/// took 175 s instead of 26 s with the other lane busy. It is taken once both lanes
+/// are free, usually last.
+const ALONE: [&str; 1] = ["real_trino"];
 
 /// The real-product binaries, which start several JVMs or Python servers at once: two
 /// of them side by side on two cores slowed each other past their own timeouts (the
@@ -190,10 +196,13 @@ pub fn run(
         binaries.len()
     );
 
+    let count = binaries.len();
     let queue = Queue {
         state: Mutex::new(QueueState {
             pending: VecDeque::from(binaries),
             exclusive_running: false,
+            alone_running: false,
+            running: 0,
         }),
         changed: Condvar::new(),
     };
@@ -202,8 +211,11 @@ pub fn run(
         for _ in 0..lanes {
             scope.spawn(|| {
                 while let Some(binary) = queue.take() {
+                    let _done = Done {
+                        queue: &queue,
+                        binary: &binary,
+                    };
                     let outcome = run_one(&binary, configure);
-                    queue.done(&binary);
                     if let Ok(mut outcomes) = outcomes.lock() {
                         outcomes.push(outcome);
                     }
@@ -213,6 +225,12 @@ pub fn run(
     });
     let outcomes = outcomes.into_inner().unwrap_or_default();
     report(&outcomes);
+    if outcomes.len() < count {
+        bail!(
+            "only {} of {count} test binaries ran: a lane ended early",
+            outcomes.len()
+        );
+    }
 
     let mut doctests = Command::new(cargo);
     configure(&mut doctests);
@@ -247,6 +265,19 @@ pub fn lanes_from(value: Option<&str>) -> anyhow::Result<usize> {
     }
 }
 
+/// Tells the queue that `binary` ended when it goes out of scope, even if the lane
+/// panicked while running it: the other lane would otherwise wait for good.
+struct Done<'a> {
+    queue: &'a Queue,
+    binary: &'a TestBinary,
+}
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.queue.done(self.binary);
+    }
+}
+
 /// Whether `binary` runs alone among [`ONE_AT_A_TIME`].
 fn exclusive(binary: &TestBinary) -> bool {
     ONE_AT_A_TIME.contains(&binary.target.as_str())
@@ -255,6 +286,13 @@ fn exclusive(binary: &TestBinary) -> bool {
 struct QueueState {
     pending: VecDeque<TestBinary>,
     exclusive_running: bool,
+    alone_running: bool,
+    running: usize,
+}
+
+/// Whether `binary` runs with nothing beside it ([`ALONE`]).
+fn alone(binary: &TestBinary) -> bool {
+    ALONE.contains(&binary.target.as_str())
 }
 
 /// The binaries still to run, handed out in order, but never a second one of
@@ -272,14 +310,17 @@ impl Queue {
             if state.pending.is_empty() {
                 return None;
             }
-            let blocked = state.exclusive_running;
-            if let Some(index) = state
-                .pending
-                .iter()
-                .position(|binary| !(blocked && exclusive(binary)))
-            {
+            let eligible = |binary: &TestBinary| {
+                let held_back = state.alone_running
+                    || (state.exclusive_running && exclusive(binary))
+                    || (alone(binary) && state.running > 0);
+                !held_back
+            };
+            if let Some(index) = state.pending.iter().position(eligible) {
                 let binary = state.pending.remove(index)?;
                 state.exclusive_running |= exclusive(&binary);
+                state.alone_running |= alone(&binary);
+                state.running += 1;
                 return Some(binary);
             }
             state = self.changed.wait(state).ok()?;
@@ -287,10 +328,14 @@ impl Queue {
     }
 
     fn done(&self, binary: &TestBinary) {
-        if exclusive(binary)
-            && let Ok(mut state) = self.state.lock()
-        {
-            state.exclusive_running = false;
+        if let Ok(mut state) = self.state.lock() {
+            state.running = state.running.saturating_sub(1);
+            if exclusive(binary) {
+                state.exclusive_running = false;
+            }
+            if alone(binary) {
+                state.alone_running = false;
+            }
         }
         self.changed.notify_all();
     }
@@ -444,6 +489,8 @@ mod tests {
                     binary("api"),
                 ]),
                 exclusive_running: false,
+                alone_running: false,
+                running: 0,
             }),
             changed: Condvar::new(),
         };
@@ -455,7 +502,43 @@ mod tests {
             "the other lane skips real_trino while real_hdfs runs"
         );
         queue.done(&hdfs);
+        let api = binary("api");
+        queue.done(&api);
+        assert_eq!(
+            queue.take().unwrap().target,
+            "real_trino",
+            "real_trino once nothing else runs"
+        );
+    }
+
+    #[test]
+    fn trino_waits_until_nothing_else_runs_and_runs_alone() {
+        let binary = |target: &str| TestBinary {
+            package: "p".to_owned(),
+            target: target.to_owned(),
+            executable: PathBuf::from(target),
+            package_dir: PathBuf::new(),
+        };
+        let queue = Queue {
+            state: Mutex::new(QueueState {
+                pending: VecDeque::from(vec![binary("api"), binary("real_trino"), binary("helm")]),
+                exclusive_running: false,
+                alone_running: false,
+                running: 0,
+            }),
+            changed: Condvar::new(),
+        };
+        let api = queue.take().unwrap();
+        assert_eq!(
+            queue.take().unwrap().target,
+            "helm",
+            "real_trino is skipped while api runs"
+        );
+        queue.done(&api);
+        queue.done(&binary("helm"));
         assert_eq!(queue.take().unwrap().target, "real_trino");
+        let state = queue.state.lock().unwrap();
+        assert!(state.alone_running && state.running == 1);
     }
 
     #[rstest]

@@ -137,7 +137,15 @@ impl CertificateAuthority {
             ExtendedKeyUsagePurpose::ClientAuth,
         ];
         params.use_authority_key_identifier_extension = true;
-        set_validity(&mut params, validity);
+        // Never beyond the CA: a client refuses a chain with an expired CA anyway.
+        let ca_end = CertificateFacts::read("of the CA", &self.certificate_pem)?.not_after;
+        set_validity(
+            &mut params,
+            Validity {
+                not_after: validity.not_after.min(ca_end),
+                ..validity
+            },
+        );
         params.serial_number = Some(random_serial()?);
         let key = KeyPair::generate().map_err(generate("generate a server key"))?;
         let certificate = params

@@ -135,6 +135,39 @@ impl CertificateFacts {
         Ok(certificate.verify_signature(Some(ca.public_key())).is_ok())
     }
 
+    /// Whether the first certificate of `chain_pem` (a `tls.crt`: the leaf, then any
+    /// intermediates) leads to one of the CAs in `ca_pem`: signed by one of them, or by
+    /// an intermediate of the chain that is, in turn.
+    pub fn chain_leads_to(chain_pem: &str, ca_pem: &str) -> Result<bool, CertificateError> {
+        let chain_blocks = pem_blocks("tls.crt", chain_pem)?;
+        let ca_blocks = pem_blocks("ca.crt", ca_pem)?;
+        let chain = parse_all("tls.crt", &chain_blocks)?;
+        let cas = parse_all("ca.crt", &ca_blocks)?;
+        let signed_by = |certificate: &X509Certificate<'_>, signer: &X509Certificate<'_>| {
+            certificate
+                .verify_signature(Some(signer.public_key()))
+                .is_ok()
+        };
+        let mut current = 0;
+        for _ in 0..chain.len() {
+            let Some(certificate) = chain.get(current) else {
+                return Ok(false);
+            };
+            if cas.iter().any(|ca| signed_by(certificate, ca)) {
+                return Ok(true);
+            }
+            match chain
+                .iter()
+                .enumerate()
+                .find(|(index, signer)| *index != current && signed_by(certificate, signer))
+            {
+                Some((index, _)) => current = index,
+                None => return Ok(false),
+            }
+        }
+        Ok(false)
+    }
+
     fn parsed(&self) -> Result<X509Certificate<'_>, CertificateError> {
         x509_parser::parse_x509_certificate(&self.der)
             .map(|(_, certificate)| certificate)
@@ -143,6 +176,40 @@ impl CertificateFacts {
                 reason: error.to_string(),
             })
     }
+}
+
+/// Every certificate of `blocks` (DER), parsed.
+fn parse_all<'a>(
+    what: &str,
+    blocks: &'a [Vec<u8>],
+) -> Result<Vec<X509Certificate<'a>>, CertificateError> {
+    blocks
+        .iter()
+        .map(|der| {
+            x509_parser::parse_x509_certificate(der)
+                .map(|(_, certificate)| certificate)
+                .map_err(|error| CertificateError::Read {
+                    what: what.to_owned(),
+                    reason: error.to_string(),
+                })
+        })
+        .collect()
+}
+
+/// The DER of every certificate in `pem`, in order; none is an error.
+fn pem_blocks(what: &str, pem: &str) -> Result<Vec<Vec<u8>>, CertificateError> {
+    let blocks: Vec<Vec<u8>> = x509_parser::pem::Pem::iter_from_buffer(pem.as_bytes())
+        .filter_map(Result::ok)
+        .filter(|block| block.label == "CERTIFICATE")
+        .map(|block| block.contents)
+        .collect();
+    if blocks.is_empty() {
+        return Err(CertificateError::Read {
+            what: what.to_owned(),
+            reason: "no PEM certificate".to_owned(),
+        });
+    }
+    Ok(blocks)
 }
 
 fn ip_address(bytes: &[u8]) -> Option<IpAddr> {
@@ -217,6 +284,47 @@ mod tests {
         let facts = CertificateFacts::read("test", certificate.certificate_pem()).unwrap();
         assert!(!facts.issued_by(ca.certificate_pem()).unwrap());
         assert!(facts.issued_by(other.certificate_pem()).unwrap());
+    }
+
+    /// A root, an intermediate CA it signs, and a server certificate the intermediate
+    /// signs, as public and corporate CAs issue them.
+    #[test]
+    fn a_chain_through_an_intermediate_leads_to_the_root() {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+        let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_790_000_000);
+        let validity = Validity::starting(start, DAY);
+        let root = CertificateAuthority::create("root", validity).unwrap();
+        let root_issuer = Issuer::from_ca_cert_pem(
+            root.certificate_pem(),
+            KeyPair::from_pem(root.key_pem()).unwrap(),
+        )
+        .unwrap();
+        let intermediate_key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "intermediate");
+        let intermediate_certificate = params.signed_by(&intermediate_key, &root_issuer).unwrap();
+        let intermediate = CertificateAuthority::from_pem(
+            &intermediate_certificate.pem(),
+            &intermediate_key.serialize_pem(),
+        )
+        .unwrap();
+        let leaf = intermediate.issue(&["a".to_owned()], validity).unwrap();
+        let chain = format!(
+            "{}{}",
+            leaf.certificate_pem(),
+            intermediate.certificate_pem()
+        );
+        assert!(CertificateFacts::chain_leads_to(&chain, root.certificate_pem()).unwrap());
+        assert!(
+            !CertificateFacts::chain_leads_to(leaf.certificate_pem(), root.certificate_pem())
+                .unwrap(),
+            "without the intermediate the leaf does not lead to the root"
+        );
+        let other = CertificateAuthority::create("other", validity).unwrap();
+        assert!(!CertificateFacts::chain_leads_to(&chain, other.certificate_pem()).unwrap());
     }
 
     #[test]

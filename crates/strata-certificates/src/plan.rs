@@ -139,6 +139,13 @@ fn keep_until(
     if key.trim().is_empty() {
         return Err(IssueReason::Unreadable("it has no key".to_owned()));
     }
+    let key_pair = rcgen::KeyPair::from_pem(key)
+        .map_err(|error| IssueReason::Unreadable(format!("its key: {error}")))?;
+    if rcgen::PublicKeyData::subject_public_key_info(&key_pair) != facts.public_key_info {
+        return Err(IssueReason::Unreadable(
+            "its key is not the certificate's".to_owned(),
+        ));
+    }
     if !facts
         .issued_by(ca.certificate_pem())
         .map_err(|error| IssueReason::Unreadable(error.to_string()))?
@@ -268,5 +275,20 @@ mod tests {
         };
         assert_eq!(plan(foreign.key_pem()), IssueReason::OtherCa);
         assert!(matches!(plan(""), IssueReason::Unreadable(_)));
+        let own = ca
+            .issue(&names(&["a"]), Validity::starting(start(), DAY))
+            .unwrap();
+        let with_another_key = plan_server(
+            Some((own.certificate_pem(), foreign.key_pem())),
+            &ca,
+            &names(&["a"]),
+            start(),
+            DAY,
+        )
+        .unwrap();
+        assert!(
+            matches!(&with_another_key, ServerPlan::Issue { reason: IssueReason::Unreadable(why), .. } if why.contains("not the certificate's")),
+            "{with_another_key:?}"
+        );
     }
 }

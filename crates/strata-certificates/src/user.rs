@@ -41,12 +41,18 @@ pub enum UserCertificateProblem {
     /// `tls.key` is not the certificate's key.
     #[error("{PRIVATE_KEY_KEY} is not the key of {CERTIFICATE_KEY}")]
     KeyMismatch,
-    /// `ca.crt` did not sign `tls.crt`.
-    #[error("{CA_KEY} did not sign {CERTIFICATE_KEY}")]
+    /// `tls.crt` does not lead to `ca.crt`, directly or through the intermediates
+    /// after it.
+    #[error(
+        "{CERTIFICATE_KEY} does not lead to {CA_KEY} (directly, or through the intermediates after it in {CERTIFICATE_KEY})"
+    )]
     NotIssuedByCa,
     /// The certificate leaves names out.
     #[error("{CERTIFICATE_KEY} does not cover {}", .0.join(", "))]
     NamesNotCovered(Vec<String>),
+    /// The certificate's first second is still to come.
+    #[error("{CERTIFICATE_KEY} is not valid yet")]
+    NotYetValid,
     /// The certificate's last second has passed.
     #[error("{CERTIFICATE_KEY} expired")]
     Expired,
@@ -62,6 +68,7 @@ impl UserCertificateProblem {
             Self::KeyMismatch => "TlsKeyMismatch",
             Self::NotIssuedByCa => "TlsCertificateNotFromCa",
             Self::NamesNotCovered(_) => "TlsNamesNotCovered",
+            Self::NotYetValid => "TlsCertificateNotYetValid",
             Self::Expired => "TlsCertificateExpired",
         }
     }
@@ -111,11 +118,13 @@ pub fn check_user_certificate(
     if key_pair.subject_public_key_info() != facts.public_key_info {
         return Err(UserCertificateProblem::KeyMismatch);
     }
-    let issued = facts
-        .issued_by(&ca)
-        .map_err(|error| UserCertificateProblem::Unreadable(format!("{CA_KEY}: {error}")))?;
+    let issued = CertificateFacts::chain_leads_to(&certificate, &ca)
+        .map_err(|error| UserCertificateProblem::Unreadable(error.to_string()))?;
     if !issued {
         return Err(UserCertificateProblem::NotIssuedByCa);
+    }
+    if now < facts.not_before {
+        return Err(UserCertificateProblem::NotYetValid);
     }
     let missing = facts.missing_names(names);
     if !missing.is_empty() {
@@ -233,6 +242,14 @@ mod tests {
     fn a_certificate_near_its_end_is_warned_about(#[case] day: u32, #[case] warned: bool) {
         let checked = check_user_certificate(&every_name(), &names(), start() + day * DAY).unwrap();
         assert_eq!(checked.expiry_warning.is_some(), warned, "{checked:?}");
+    }
+
+    #[test]
+    fn a_certificate_not_valid_yet_is_refused() {
+        let problem =
+            check_user_certificate(&every_name(), &names(), start() - Duration::from_secs(7200))
+                .unwrap_err();
+        assert_eq!(problem.reason(), "TlsCertificateNotYetValid");
     }
 
     #[test]

@@ -358,8 +358,14 @@ impl PodRunner {
             backoff: self.options.backoff,
             service_env: master_service_env(&self.services),
         };
-        // The hosts file must exist before the first container binds it.
-        self.write_hosts_with(Some((&pod, &pod_name, &files)))?;
+        // The hosts file must exist before the first container binds it. A record of
+        // rules left by an earlier pod of this name (its directory survived) must not
+        // keep this one's namespace without rules.
+        let _ = std::fs::remove_file(&files.service_rules);
+        if let Err(error) = self.write_hosts_with(Some((&pod, &pod_name, &files))) {
+            let _ = self.network.remove_pod(&network_name);
+            return Err(error);
+        }
         self.pods.insert(
             key,
             Entry {

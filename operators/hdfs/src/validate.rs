@@ -234,7 +234,9 @@ fn check_pod_service_names(
         Some(name) => Err(ReconcileError::invalid_spec(
             "RoleGroupNameClash",
             format!(
-                "the role group whose objects are named {name} clashes with the Service of                  the pod {name} of another role group (every namenode and journalnode pod                  has a Service of its pod's name); rename the role group"
+                "the role group whose objects are named {name} clashes with the Service of \
+                 the pod {name} of another role group (every namenode and journalnode pod \
+                 has a Service of its pod's name); rename the role group"
             ),
         )),
         None => Ok(()),

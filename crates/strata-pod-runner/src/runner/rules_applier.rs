@@ -9,6 +9,7 @@
 //! to this thread, which applies the latest one per pod and drops those it replaced.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -16,8 +17,9 @@ use crate::network::apply_rules_in;
 
 #[derive(Default)]
 struct Pending {
-    /// Network namespace to the ruleset it is to get.
-    wanted: BTreeMap<String, String>,
+    /// Network namespace to the ruleset it is to get, and the file that records it
+    /// once applied.
+    wanted: BTreeMap<String, (String, PathBuf)>,
     stop: bool,
 }
 
@@ -49,11 +51,14 @@ impl RulesApplier {
     }
 
     /// Hands `ruleset` for the namespace `netns` to the thread; it replaces one still
-    /// waiting there.
-    pub(crate) fn apply(&self, netns: &str, ruleset: &str) {
+    /// waiting there. Once applied, it is written to `record`; a ruleset that fails
+    /// removes `record`, so the next change of any pod or Service tries it again.
+    pub(crate) fn apply(&self, netns: &str, ruleset: &str, record: &Path) {
         let (pending, changed) = &*self.shared;
         if let Ok(mut pending) = pending.lock() {
-            pending.wanted.insert(netns.to_owned(), ruleset.to_owned());
+            pending
+                .wanted
+                .insert(netns.to_owned(), (ruleset.to_owned(), record.to_owned()));
         }
         changed.notify_one();
     }
@@ -90,12 +95,18 @@ fn apply_until_stopped(shared: &(Mutex<Pending>, Condvar)) {
             }
             std::mem::take(&mut state.wanted)
         };
-        for (netns, ruleset) in batch {
-            // A pod deleted meanwhile took its namespace along: nothing to do.
-            if let Err(error) = apply_rules_in(&netns, &ruleset)
-                && std::path::Path::new("/run/netns").join(&netns).exists()
-            {
-                eprintln!("strata-pod-runner: {error}");
+        for (netns, (ruleset, record)) in batch {
+            match apply_rules_in(&netns, &ruleset) {
+                Ok(()) => {
+                    let _ = std::fs::write(&record, &ruleset);
+                }
+                Err(error) => {
+                    let _ = std::fs::remove_file(&record);
+                    // A pod deleted meanwhile took its namespace along: nothing to say.
+                    if Path::new("/run/netns").join(&netns).exists() {
+                        eprintln!("strata-pod-runner: {error}");
+                    }
+                }
             }
         }
     }

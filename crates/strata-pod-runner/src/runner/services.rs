@@ -194,10 +194,11 @@ impl PodRunner {
                 // Before its containers run, so that their first connections are
                 // translated.
                 self.network.apply_service_rules(&network_name, &rules)?;
+                write_if_changed(&files.service_rules, &rules)?;
             } else if let Some(interface) = self.network.pod(&network_name) {
-                self.rules.apply(&interface.netns, &rules);
+                self.rules
+                    .apply(&interface.netns, &rules, &files.service_rules);
             }
-            write_if_changed(&files.service_rules, &rules)?;
         }
         Ok(())
     }
