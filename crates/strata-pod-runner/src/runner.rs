@@ -433,11 +433,13 @@ impl PodRunner {
             .pods
             .remove(&(namespace.to_owned(), name.to_owned()))
             .ok_or_else(|| RunnerError::UnknownPod(name.to_owned()))?;
-        Ok(Stopping {
+        let stopping = Stopping {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
             entry,
-        })
+        };
+        self.write_rules()?;
+        Ok(stopping)
     }
 
     /// Removes a stopped pod from the network, with its files. Its persistent volumes

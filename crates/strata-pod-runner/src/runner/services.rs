@@ -165,6 +165,24 @@ impl PodRunner {
         &self,
         starting: Option<(&Pod, &PodName, &PodFiles)>,
     ) -> Result<(), RunnerError> {
+        self.refresh(starting, true)
+    }
+
+    /// Takes pods that began to stop out of every Service's endpoints, as the
+    /// endpoints controller does once a pod terminates, while their names keep
+    /// resolving until they are gone. Without it, a client's rules still led to a
+    /// stopped pod's address for a moment after its namespace went, and a connection
+    /// made then kept retrying a dead address for minutes (its conntrack entry
+    /// outlives the rule): Trino's probe hung that way after a roll.
+    pub(super) fn write_rules(&self) -> Result<(), RunnerError> {
+        self.refresh(None, false)
+    }
+
+    fn refresh(
+        &self,
+        starting: Option<(&Pod, &PodName, &PodFiles)>,
+        with_hosts: bool,
+    ) -> Result<(), RunnerError> {
         let pods: Vec<(&Pod, &PodName, &PodFiles)> = self
             .pods
             .values()
@@ -178,8 +196,10 @@ impl PodRunner {
         let rules = ruleset(&view.virtual_services);
         let starting_files = starting.map(|(_, _, files)| files.service_rules.clone());
         for (pod, name, files) in pods {
-            let text = hosts_file(name, &names, &view.names, &self.options.domain);
-            write_if_changed(&files.hosts, &text)?;
+            if with_hosts {
+                let text = hosts_file(name, &names, &view.names, &self.options.domain);
+                write_if_changed(&files.hosts, &text)?;
+            }
             let applied = std::fs::read_to_string(&files.service_rules).ok();
             let never_needed = applied.is_none() && view.virtual_services.is_empty();
             if applied.as_deref() == Some(rules.as_str()) || never_needed {
