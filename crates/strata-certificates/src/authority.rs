@@ -220,11 +220,7 @@ mod tests {
 
     use super::*;
 
-    const DAY: Duration = Duration::from_secs(86_400);
-
-    fn now() -> SystemTime {
-        SystemTime::UNIX_EPOCH + Duration::from_secs(1_790_000_000)
-    }
+    use crate::testing::{DAY, start as now};
 
     #[test]
     fn a_ca_signs_server_certificates_for_the_names_asked() {

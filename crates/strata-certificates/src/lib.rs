@@ -23,6 +23,19 @@ pub mod keystore;
 pub mod plan;
 pub mod user;
 
+/// What the tests of every module share: a fixed start, and a day.
+#[cfg(test)]
+mod testing {
+    use std::time::{Duration, SystemTime};
+
+    pub(crate) const DAY: Duration = Duration::from_secs(86_400);
+
+    /// A fixed moment (2026-09-21), so that validity checks do not depend on the clock.
+    pub(crate) fn start() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_790_000_000)
+    }
+}
+
 /// Why a certificate could not be made or read.
 #[derive(Debug, thiserror::Error)]
 pub enum CertificateError {

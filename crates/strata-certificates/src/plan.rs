@@ -172,11 +172,7 @@ mod tests {
 
     use super::*;
 
-    const DAY: Duration = Duration::from_secs(86_400);
-
-    fn start() -> SystemTime {
-        SystemTime::UNIX_EPOCH + Duration::from_secs(1_790_000_000)
-    }
+    use crate::testing::{DAY, start};
 
     fn names(names: &[&str]) -> Vec<String> {
         names.iter().map(|name| (*name).to_owned()).collect()

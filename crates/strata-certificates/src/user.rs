@@ -158,11 +158,7 @@ mod tests {
     use super::*;
     use crate::authority::{CertificateAuthority, Validity};
 
-    const DAY: Duration = Duration::from_secs(86_400);
-
-    fn start() -> SystemTime {
-        SystemTime::UNIX_EPOCH + Duration::from_secs(1_790_000_000)
-    }
+    use crate::testing::{DAY, start};
 
     fn names() -> Vec<String> {
         vec![

@@ -113,16 +113,7 @@ async fn a_rendered_pod_runs_turns_ready_restarts_a_failed_container_dies_on_kil
     .await;
     assert_eq!(ready.phase, "Running");
 
-    let client: Pod = serde_json::from_value(json!({
-        "metadata": {"name": "client"},
-        "spec": {
-            "terminationGracePeriodSeconds": 1,
-            "containers": [{"name": "main", "image": IMAGE, "command": ["sleep", "600"]}]
-        }
-    }))
-    .unwrap();
-    runner.run(client).unwrap();
-    wait_for(&runner, "client", "Ready", PodStatus::ready).await;
+    start_client(&mut runner).await;
     for url in [
         "http://web-public:8080/index.html",
         "http://web-0.web.default.svc.cluster.local:8080/index.html",
@@ -230,16 +221,7 @@ async fn a_service_with_a_cluster_ip_resolves_while_its_pod_is_gone_and_leads_to
     }))
     .unwrap();
     runner.apply_service(service).unwrap();
-    let client: Pod = serde_json::from_value(json!({
-        "metadata": {"name": "client"},
-        "spec": {
-            "terminationGracePeriodSeconds": 1,
-            "containers": [{"name": "main", "image": IMAGE, "command": ["sleep", "600"]}]
-        }
-    }))
-    .unwrap();
-    runner.run(client).unwrap();
-    wait_for(&runner, "client", "Ready", PodStatus::ready).await;
+    start_client(&mut runner).await;
     let client_address = runner.address("default", "client").unwrap().to_string();
 
     assert_eq!(
@@ -292,4 +274,18 @@ async fn resolve(runner: &PodRunner) -> Option<String> {
                 .unwrap_or_default()
                 .to_owned()
         })
+}
+
+/// Starts the pod `client` (the host's tools, `sleep`) and waits until it is Ready.
+async fn start_client(runner: &mut PodRunner) {
+    let client: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "client"},
+        "spec": {
+            "terminationGracePeriodSeconds": 1,
+            "containers": [{"name": "main", "image": IMAGE, "command": ["sleep", "600"]}]
+        }
+    }))
+    .unwrap();
+    runner.run(client).unwrap();
+    wait_for(runner, "client", "Ready", PodStatus::ready).await;
 }
