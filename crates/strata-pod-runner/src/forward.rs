@@ -25,10 +25,16 @@ impl Drop for Forward {
     }
 }
 
-/// Forwards a loopback port of the host to `address:port` in the pod whose network
-/// namespace is `netns`. Must be called on a tokio runtime.
-pub async fn forward(netns: PathBuf, address: Ipv4Addr, port: u16) -> std::io::Result<Forward> {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+/// Forwards `local` (a loopback address of the host; port 0 picks a free one) to
+/// `address:port` in the pod whose network namespace is `netns`. Must be called on a
+/// tokio runtime.
+pub async fn forward(
+    local: SocketAddr,
+    netns: PathBuf,
+    address: Ipv4Addr,
+    port: u16,
+) -> std::io::Result<Forward> {
+    let listener = TcpListener::bind(local).await?;
     let local = listener.local_addr()?;
     let task = tokio::spawn(async move {
         while let Ok((mut inbound, _)) = listener.accept().await {

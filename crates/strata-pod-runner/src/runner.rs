@@ -502,10 +502,23 @@ impl PodRunner {
             .and_then(|entry| entry.pod.metadata.uid.clone())
     }
 
-    /// Forwards a loopback port of the host to `port` of the pod, for as long as the
-    /// pod runs here; returns the host's end.
+    /// Forwards a free loopback port of the host to `port` of the pod, for as long as
+    /// the pod runs here; returns the host's end.
     pub async fn forward(
         &mut self,
+        namespace: &str,
+        name: &str,
+        port: u16,
+    ) -> Result<std::net::SocketAddr, RunnerError> {
+        let any_port = std::net::SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        self.forward_from(any_port, namespace, name, port).await
+    }
+
+    /// Forwards `local` to `port` of the pod, as [`Self::forward`] does: a pod run again
+    /// can be reached where it was before (`kubectl port-forward 8080:80`).
+    pub async fn forward_from(
+        &mut self,
+        local: std::net::SocketAddr,
         namespace: &str,
         name: &str,
         port: u16,
@@ -515,10 +528,10 @@ impl PodRunner {
             .pods
             .get_mut(&(namespace.to_owned(), name.to_owned()))
             .ok_or_else(|| RunnerError::UnknownPod(name.to_owned()))?;
-        let opened = forward(netns, entry.name.address, port)
+        let opened = forward(local, netns, entry.name.address, port)
             .await
             .map_err(|source| RunnerError::Io {
-                path: format!("127.0.0.1 (forward to {name}:{port})").into(),
+                path: format!("{local} (forward to {name}:{port})").into(),
                 source,
             })?;
         let local = opened.local;

@@ -32,7 +32,7 @@ use zookeeper_operator::crd::{ZookeeperCluster, ZookeeperZnode};
 use zookeeper_operator::znode_client::ZnodeClient;
 use zookeeper_operator::{OPERATOR_NAME, ZookeeperOperator};
 
-use crate::support::server::four_letter_word;
+use crate::support::pods::four_letter_word;
 
 const NAMESPACE: &str = "default";
 const NODE: &str = "strata-runner-0";

@@ -1,8 +1,9 @@
 //! The examples' ensembles through the pod runner, exactly as rendered (three servers;
-//! and three participants with two observers): ZooKeeper 3.9.5 of the image directory, each in its own network namespace, with the
-//! rendered `zoo.cfg` unchanged (metrics provider and client ports included), the
-//! rendered probes, and a ZNode's path written through the operator's own client.
-//! Needs root and the ZooKeeper image directory (`STRATA_ZOOKEEPER_IMAGE`).
+//! and three participants with two observers): ZooKeeper 3.9.5 of the image directory,
+//! each in its own network namespace, with the rendered `zoo.cfg` unchanged (metrics
+//! provider and client ports included), the rendered probes, each server's identity from
+//! the rendered init container, and a ZNode's path written through the operator's own
+//! client. Needs root and the ZooKeeper image directory (`STRATA_ZOOKEEPER_IMAGE`).
 
 #![allow(clippy::expect_used, clippy::panic)]
 
@@ -12,22 +13,11 @@ use std::time::Duration;
 
 use rstest::rstest;
 use serde_json::{Value, json};
-use strata_pod_runner::image::Images;
 use strata_pod_runner::manifest::apply_all;
-use strata_pod_runner::runner::{PodRunner, RunnerOptions};
-use strata_testing::tools::{self, ZOOKEEPER_IMAGE};
+use strata_pod_runner::runner::PodRunner;
 use zookeeper_operator::znode_client::ZnodeClient;
 
-use crate::support::server::four_letter_word;
-
-const NAMESPACE: &str = "default";
-fn runner() -> PodRunner {
-    let dir = tools::required_path(ZOOKEEPER_IMAGE).unwrap_or_else(|error| panic!("{error}"));
-    let mut images = Images::default();
-    images.add(&dir).unwrap_or_else(|error| panic!("{error}"));
-    PodRunner::new(RunnerOptions::new(images))
-        .unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"))
-}
+use crate::support::pods::{NAMESPACE, four_letter_word, pod_runner};
 
 /// An example's documents, as `zookeeper-operator render -f` reads them, with `edit`
 /// applied to its ZookeeperCluster.
@@ -102,7 +92,7 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
     #[case] servers: &[&str],
     #[case] expected_modes: &[&str],
 ) {
-    let mut runner = runner();
+    let mut runner = pod_runner().unwrap_or_else(|error| panic!("{error}"));
     let objects = zookeeper_operator::render::render(&documents)
         .unwrap_or_else(|error| panic!("{error}"))
         .objects;
@@ -112,14 +102,26 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
         .await
         .unwrap_or_else(|report| panic!("{report}"));
 
-    // Each server's mode, each on 3.9.5.
+    // Each server's mode, each on 3.9.5, each with the identity the rendered init
+    // container gave its pod: the `server.<serverId>` line names the pod.
     let mut modes = Vec::new();
     for pod in servers.iter().copied() {
         let client = address(&runner, pod, 2181);
-        let srvr = in_pod(&runner, pod, move || async move {
-            four_letter_word(client, "srvr", Duration::from_secs(5))
+        let (srvr, conf) = in_pod(&runner, pod, move || async move {
+            let timeout = Duration::from_secs(5);
+            four_letter_word(client, "srvr", timeout)
+                .and_then(|srvr| Ok((srvr, four_letter_word(client, "conf", timeout)?)))
         })
-        .unwrap_or_else(|error| panic!("srvr on {pod}: {error}"));
+        .unwrap_or_else(|error| panic!("srvr and conf on {pod}: {error}"));
+        let server_id = conf
+            .lines()
+            .find_map(|line| line.strip_prefix("serverId="))
+            .unwrap_or_else(|| panic!("{pod}: {conf}"));
+        let own_line = format!("server.{server_id}={pod}.");
+        assert!(
+            conf.lines().any(|line| line.starts_with(&own_line)),
+            "{pod} took another server's identity: {conf}"
+        );
         assert!(srvr.contains("Zookeeper version: 3.9.5"), "{pod}: {srvr}");
         let mode = srvr
             .lines()

@@ -1,31 +1,25 @@
 //! The znode client against a real single server: creation, recursive deletion, and bounded
 //! failure once the server is gone.
 
-use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 use zookeeper_operator::znode_client::{ZnodeClient, ZnodeError};
 
-use crate::support::loopback::LoopbackGroup;
-use crate::support::server::HarnessError;
-use crate::support::start_standalone;
+use crate::support::pods::Standalone;
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
+type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// One rendered one-replica cluster, serving in standalone mode on 127.0.0.<last_octet>.
-fn single_server(last_octet: u8) -> Result<LoopbackGroup, HarnessError> {
-    start_standalone(
-        &format!("znode-client-{last_octet}"),
-        Ipv4Addr::new(127, 0, 0, last_octet),
-    )
+/// One rendered one-replica cluster, serving in standalone mode.
+async fn single_server(name: &str) -> Result<Standalone, Box<dyn std::error::Error + Send + Sync>> {
+    Standalone::start(&format!("znode-client-{name}")).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
 async fn ensure_path_creates_parents_and_is_idempotent() -> TestResult {
-    let server = single_server(10)?;
+    let server = single_server("ensure").await?;
     let client = ZnodeClient::connect(&server.connection_string(), TIMEOUT).await?;
 
     assert!(!client.exists("/strata").await?);
@@ -43,13 +37,14 @@ async fn ensure_path_creates_parents_and_is_idempotent() -> TestResult {
     client.ensure_path("/strata/znodes").await?;
     client.ensure_path("/").await?;
     assert!(client.exists("/strata/znodes/default/simple").await?);
+    server.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
 async fn delete_recursive_removes_a_tree_and_tolerates_missing_paths() -> TestResult {
-    let server = single_server(11)?;
+    let server = single_server("delete").await?;
     let client = ZnodeClient::connect(&server.connection_string(), TIMEOUT).await?;
     for path in [
         "/tree/a/b/c",
@@ -76,21 +71,22 @@ async fn delete_recursive_removes_a_tree_and_tolerates_missing_paths() -> TestRe
         matches!(root, Err(ZnodeError::InvalidPath { .. })),
         "{root:?}"
     );
+    server.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
 async fn stopped_server_fails_fast_with_transient_errors() -> TestResult {
     let timeout = Duration::from_secs(2);
     let slack = Duration::from_millis(500);
-    let mut server = single_server(12)?;
+    let mut server = single_server("stopped").await?;
     let address = server.connection_string();
     let client = ZnodeClient::connect(&address, timeout).await?;
     client.ensure_path("/before-stop").await?;
 
-    // Dropping the guards kills the process by PID.
-    server.stop();
+    // The pod goes, and its forward with it.
+    server.stop().await?;
 
     let started = Instant::now();
     let exists = client.exists("/before-stop").await;
@@ -118,5 +114,6 @@ async fn stopped_server_fails_fast_with_transient_errors() -> TestResult {
         "{connect:?}"
     );
     assert!(took <= timeout + slack, "connect took {took:?}");
+    server.shutdown().await;
     Ok(())
 }

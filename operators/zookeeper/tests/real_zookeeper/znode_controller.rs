@@ -1,14 +1,15 @@
-//! The ZNode controller against a real ZooKeeper server: Kubernetes objects live in the
-//! in-memory API (`strata_test_apiserver`), znodes in a standalone server started from the
-//! render of the same `ZookeeperCluster` manifest the test creates.
+//! The ZNode controller against a real ZooKeeper 3.9.5 server: Kubernetes objects live in
+//! the in-memory API (`strata_test_apiserver`), znodes in a standalone server that the pod
+//! runner runs from the render of the same `ZookeeperCluster` manifest the test creates.
 //!
-//! The operator reaches the server through a test [`EnsembleAddress`] (the client Service
-//! of a real cluster does not exist here). Pods do not exist either; where a test needs
+//! The operator reaches the server through a forward of its pod's client port, given as
+//! its [`EnsembleAddress`](zookeeper_operator::controller::znode::EnsembleAddress) (the
+//! client Service of a real cluster has no address on this host); the address follows
+//! the pod when it is run again. Pods do not exist either; where a test needs
 //! the cluster to notice an outage, it reports the StatefulSet's availability as the
 //! StatefulSet controller would, which is how a real cluster learns it.
 
 use std::collections::BTreeMap;
-use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,15 +29,15 @@ use zookeeper_operator::build::discovery::{
 };
 use zookeeper_operator::controller::RunOptions;
 use zookeeper_operator::controller::leader::PodDnsName;
-use zookeeper_operator::controller::znode::{EnsembleAddress, FINALIZER, KEEP_PATH_ANNOTATION};
+use zookeeper_operator::controller::znode::{FINALIZER, KEEP_PATH_ANNOTATION};
 use zookeeper_operator::crd::{ClusterRef, ZookeeperCluster, ZookeeperZnode, ZookeeperZnodeSpec};
 use zookeeper_operator::validate::DEFAULT_CLUSTER_DOMAIN;
 use zookeeper_operator::znode_client::ZnodeClient;
 
-use crate::support::loopback::LoopbackGroup;
-use crate::support::{standalone_manifest, start_standalone};
+use crate::support::pods::{SharedHosts, Standalone};
+use crate::support::standalone_manifest;
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
+type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
 const NAMESPACE: &str = "default";
 /// Bound on every ZooKeeper call of the operator, connect included.
@@ -45,18 +46,10 @@ const ZOOKEEPER_TIMEOUT: Duration = Duration::from_secs(2);
 /// a few retries.
 const WAIT: Duration = Duration::from_secs(20);
 
-/// Every cluster is reachable at the one test server.
-struct FixedEnsemble(String);
-
-impl EnsembleAddress for FixedEnsemble {
-    fn hosts(&self, _cluster: &ZookeeperCluster) -> String {
-        self.0.clone()
-    }
-}
-
 /// Starts both controllers against a fresh in-memory API with both CRDs registered.
 /// `backoff` replaces the harness's short retry delays when a test must rule out retries.
-fn start_operator(hosts: String, backoff: Option<BackoffPolicy>) -> Harness {
+/// Every cluster is reachable at the one test server, `hosts`.
+fn start_operator(hosts: Arc<SharedHosts>, backoff: Option<BackoffPolicy>) -> Harness {
     let server = TestApiServer::new();
     server.register::<ZookeeperCluster>();
     server.register::<ZookeeperZnode>();
@@ -68,7 +61,7 @@ fn start_operator(hosts: String, backoff: Option<BackoffPolicy>) -> Harness {
             runtime,
             RunOptions {
                 cluster_domain: DEFAULT_CLUSTER_DOMAIN.into(),
-                ensemble_address: Arc::new(FixedEnsemble(hosts)),
+                ensemble_address: hosts,
                 zookeeper_timeout: ZOOKEEPER_TIMEOUT,
                 znode_check_period: Duration::from_secs(1),
                 server_address: Arc::new(PodDnsName),
@@ -122,7 +115,7 @@ async fn wait_for_available(
     name: &str,
     status: ConditionStatus,
     reason: &str,
-) -> Result<ZookeeperZnode, Box<dyn std::error::Error>> {
+) -> Result<ZookeeperZnode, Box<dyn std::error::Error + Send + Sync>> {
     let wanted = Some((status, reason));
     let reached = harness
         .server
@@ -205,18 +198,21 @@ async fn report_server_available(harness: &Harness, cluster: &str, available: bo
     Ok(())
 }
 
-async fn path_exists(zk: &LoopbackGroup, path: &str) -> Result<bool, Box<dyn std::error::Error>> {
+async fn path_exists(
+    zk: &Standalone,
+    path: &str,
+) -> Result<bool, Box<dyn std::error::Error + Send + Sync>> {
     let client = ZnodeClient::connect(&zk.connection_string(), ZOOKEEPER_TIMEOUT).await?;
     Ok(client.exists(path).await?)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
 async fn znode_path_is_created_published_and_removed_with_its_object() -> TestResult {
     let started = Instant::now();
-    let zk = start_standalone("lifecycle-zk", Ipv4Addr::new(127, 0, 0, 20))?;
+    let zk = Standalone::start("lifecycle-zk").await?;
     let hosts = zk.connection_string();
-    let harness = start_operator(hosts.clone(), None);
+    let harness = start_operator(zk.ensemble_address(), None);
     create_cluster(&harness, "lifecycle-zk").await?;
     create_znode(&harness, "app-znode", "lifecycle-zk").await?;
     create_znode(&harness, "other-znode", "lifecycle-zk").await?;
@@ -288,6 +284,7 @@ async fn znode_path_is_created_published_and_removed_with_its_object() -> TestRe
         "znode lifecycle: Available after {available_after:?}, test body took {:?}",
         started.elapsed()
     );
+    zk.shutdown().await;
     Ok(())
 }
 
@@ -295,10 +292,10 @@ async fn znode_path_is_created_published_and_removed_with_its_object() -> TestRe
 /// Kubernetes (its pods still look ready), as in a network partition between the
 /// operator and the ensemble. The operator here checks every second.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
 async fn the_periodic_check_notices_an_outage_the_cluster_status_does_not_show() -> TestResult {
-    let mut zk = start_standalone("silent-zk", Ipv4Addr::new(127, 0, 0, 23))?;
-    let harness = start_operator(zk.connection_string(), None);
+    let mut zk = Standalone::start("silent-zk").await?;
+    let harness = start_operator(zk.ensemble_address(), None);
     create_cluster(&harness, "silent-zk").await?;
     create_znode(&harness, "silent-znode", "silent-zk").await?;
     wait_for_available(
@@ -311,7 +308,7 @@ async fn the_periodic_check_notices_an_outage_the_cluster_status_does_not_show()
     report_server_available(&harness, "silent-zk", true).await?;
     harness.settle().await;
 
-    zk.stop();
+    zk.stop().await?;
     let stopped = Instant::now();
     wait_for_available(
         &harness,
@@ -325,7 +322,7 @@ async fn the_periodic_check_notices_an_outage_the_cluster_status_does_not_show()
         stopped.elapsed()
     );
 
-    zk.restart()?;
+    zk.restart().await?;
     wait_for_available(
         &harness,
         "silent-znode",
@@ -333,14 +330,15 @@ async fn the_periodic_check_notices_an_outage_the_cluster_status_does_not_show()
         "AsExpected",
     )
     .await?;
+    zk.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
 async fn ensemble_outage_degrades_the_znode_and_keeps_its_path() -> TestResult {
-    let mut zk = start_standalone("outage-zk", Ipv4Addr::new(127, 0, 0, 21))?;
-    let harness = start_operator(zk.connection_string(), None);
+    let mut zk = Standalone::start("outage-zk").await?;
+    let harness = start_operator(zk.ensemble_address(), None);
     create_cluster(&harness, "outage-zk").await?;
     create_znode(&harness, "outage-znode", "outage-zk").await?;
     let before = wait_for_available(
@@ -356,7 +354,7 @@ async fn ensemble_outage_degrades_the_znode_and_keeps_its_path() -> TestResult {
 
     // The server dies; its pod turns unready, so the cluster's status changes, which
     // requeues the cluster's ZNodes.
-    zk.stop();
+    zk.stop().await?;
     let stopped = Instant::now();
     report_server_available(&harness, "outage-zk", false).await?;
     let during = wait_for_available(
@@ -376,8 +374,8 @@ async fn ensemble_outage_degrades_the_znode_and_keeps_its_path() -> TestResult {
     assert!(during.metadata.deletion_timestamp.is_none());
     assert_eq!(discovery_data(&harness, "outage-znode"), published);
 
-    // Same address, config and data directory: the path must still be there.
-    zk.restart()?;
+    // The same pod on the same claim: the path must still be there.
+    zk.restart().await?;
     let restarted = Instant::now();
     report_server_available(&harness, "outage-zk", true).await?;
     let after = wait_for_available(
@@ -399,13 +397,14 @@ async fn ensemble_outage_degrades_the_znode_and_keeps_its_path() -> TestResult {
         "znode outage: EnsembleUnreachable {noticed_after:?} after the stop, \
          Available {recovered_after:?} after the restart"
     );
+    zk.shutdown().await;
     Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
 async fn znode_waits_for_its_cluster_and_follows_its_creation() -> TestResult {
-    let zk = start_standalone("late-zk", Ipv4Addr::new(127, 0, 0, 22))?;
+    let zk = Standalone::start("late-zk").await?;
     // Retries wait two minutes, far beyond this test's waits: the ZNode can only become
     // Available in time because the cluster watch requeues it.
     let patient = BackoffPolicy {
@@ -413,7 +412,7 @@ async fn znode_waits_for_its_cluster_and_follows_its_creation() -> TestResult {
         max: Duration::from_secs(120),
         invalid_spec: Duration::from_secs(120),
     };
-    let harness = start_operator(zk.connection_string(), Some(patient));
+    let harness = start_operator(zk.ensemble_address(), Some(patient));
     create_znode(&harness, "early-znode", "late-zk").await?;
 
     let waiting = wait_for_available(
@@ -448,6 +447,7 @@ async fn znode_waits_for_its_cluster_and_follows_its_creation() -> TestResult {
     assert!(discovery_data(&harness, "early-znode").is_some());
 
     eprintln!("znode waiting for its cluster: Available {followed_after:?} after the cluster");
+    zk.shutdown().await;
     Ok(())
 }
 
@@ -455,13 +455,13 @@ async fn znode_waits_for_its_cluster_and_follows_its_creation() -> TestResult {
 /// the path's removal: the ZNode says so in Degraded with a Warning Event, keeps its
 /// finalizer, and the keep-path annotation releases it with the path in place.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Java and ZooKeeper (STRATA_JAVA, STRATA_ZOOKEEPER_CLASSPATH); run by cargo xtask test"]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
 async fn acls_that_block_the_removal_are_reported_and_the_annotation_keeps_the_path() -> TestResult
 {
     use zookeeper_client::{Acl, Acls, AuthId, CreateMode, Permission};
 
-    let zk = start_standalone("acl-zk", Ipv4Addr::new(127, 0, 0, 24))?;
-    let harness = start_operator(zk.connection_string(), None);
+    let zk = Standalone::start("acl-zk").await?;
+    let harness = start_operator(zk.ensemble_address(), None);
     create_cluster(&harness, "acl-zk").await?;
     create_znode(&harness, "acl-znode", "acl-zk").await?;
     let znode =
@@ -524,5 +524,6 @@ async fn acls_that_block_the_removal_are_reported_and_the_annotation_keeps_the_p
         path_exists(&zk, &format!("{protected}/leaf")).await?,
         "the kept path lost data"
     );
+    zk.shutdown().await;
     Ok(())
 }

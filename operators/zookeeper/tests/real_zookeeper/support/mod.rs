@@ -1,19 +1,7 @@
-//! Test support: real ZooKeeper servers (Java and the classpath from `cargo xtask test`),
-//! started from the objects `zookeeper-operator render` prints.
+//! Test support: real ZooKeeper 3.9.5 servers run by the pod runner from the objects
+//! the operator renders.
 
-pub mod loopback;
-pub mod rendered;
-pub mod server;
-
-use std::fs;
-use std::net::Ipv4Addr;
-use std::time::Duration;
-
-use zookeeper_operator::validate::DEFAULT_CLUSTER_DOMAIN;
-
-use self::loopback::LoopbackGroup;
-use self::rendered::{RenderedRoleGroup, render_manifest};
-use self::server::{HarnessError, io_context};
+pub mod pods;
 
 /// A `ZookeeperCluster` named `name` in `default` with one server: the smallest ensemble,
 /// which ZooKeeper runs in standalone mode.
@@ -32,25 +20,4 @@ spec:
         replicas: 1
 "
     )
-}
-
-/// Renders [`standalone_manifest`] and runs its one server on `address`, waiting until it
-/// serves clients in standalone mode.
-pub fn start_standalone(name: &str, address: Ipv4Addr) -> Result<LoopbackGroup, HarnessError> {
-    let manifest = tempfile::Builder::new()
-        .suffix(".yaml")
-        .tempfile()
-        .map_err(io_context("creating the manifest file"))?;
-    fs::write(manifest.path(), standalone_manifest(name))
-        .map_err(io_context("writing the manifest file"))?;
-    let documents = render_manifest(manifest.path())?;
-    let group = RenderedRoleGroup::single(&documents, DEFAULT_CLUSTER_DOMAIN)?;
-    let mut servers = LoopbackGroup::start(&group, &[address])?;
-    let modes = servers.wait_until_serving(Duration::from_secs(30))?;
-    if modes != ["standalone"] {
-        return Err(HarnessError::Rendered(format!(
-            "a one-server role group should run standalone, but its modes are {modes:?}"
-        )));
-    }
-    Ok(servers)
 }
