@@ -34,9 +34,10 @@ pub struct Operator {
     /// Example manifest, relative to the workspace root, whose first document the chart's
     /// `NOTES.txt` shows as the first cluster to create.
     pub example: &'static str,
-    /// A manifest the sandbox applies before the example, relative to the workspace
-    /// root: what another operator would publish in a real cluster but cannot in the
-    /// sandbox (the HDFS example's ZNode ConfigMap needs a real ZooKeeper).
+    /// A manifest applied before the example where it runs on KWOK's nodes, relative
+    /// to the workspace root: what another operator would publish in a real cluster
+    /// (the HDFS example's ZNode ConfigMap needs a real ZooKeeper), or Secrets the
+    /// user would create. [`SandboxRunner::prerequisite`] replaces it on the runner.
     pub sandbox_prerequisite: Option<&'static str>,
     /// When the sandbox runs the example's product for real, on the pod runner's node
     /// (its image directory is provisioned); `None`: on KWOK's nodes, without processes.
@@ -57,6 +58,10 @@ pub struct SandboxRunner {
     pub lifecycle: bool,
     /// What the demo checks in the running product.
     pub check: RealCheck,
+    /// A manifest applied, on the runner's node too, in place of the operator's
+    /// `sandbox_prerequisite` stand-in: the real product another operator runs (the
+    /// HDFS example's ZooKeeper and its ZNode).
+    pub prerequisite: Option<&'static str>,
 }
 
 /// What the demo checks in a product the runner runs.
@@ -70,6 +75,9 @@ pub enum RealCheck {
         /// The coordinator's role in the example (`<cluster>-<role>-default-0`).
         coordinator_role: &'static str,
     },
+    /// One namenode is active and the other standby, every datanode is live, and a
+    /// file written through WebHDFS is read back.
+    Hdfs,
 }
 
 /// A demo step against a real ZooKeeper: a sub-resource applied once the example is
@@ -111,6 +119,7 @@ pub const OPERATORS: &[Operator] = &[
                 ],
                 path_key: "ZOOKEEPER_CHROOT",
             }),
+            prerequisite: None,
         }),
     },
     Operator {
@@ -121,7 +130,13 @@ pub const OPERATORS: &[Operator] = &[
         render: <HdfsOperator as strata_operator::cli::Operator>::render,
         example: "examples/hdfs/simple-hdfs.yaml",
         sandbox_prerequisite: Some("xtask/sandbox/hdfs-znode.yaml"),
-        sandbox_runner: None,
+        sandbox_runner: Some(SandboxRunner {
+            container: "namenode",
+            fit: |_| {},
+            lifecycle: false,
+            check: RealCheck::Hdfs,
+            prerequisite: Some("xtask/sandbox/hdfs-zookeeper.yaml"),
+        }),
     },
     Operator {
         name: "superset-operator",
@@ -148,6 +163,7 @@ pub const OPERATORS: &[Operator] = &[
             check: RealCheck::Trino {
                 coordinator_role: "coordinator",
             },
+            prerequisite: None,
         }),
     },
 ];
@@ -214,8 +230,14 @@ pub fn registry_problems(operators: &[Operator], workspace: &Path) -> Vec<String
                 operator.name, zookeeper.manifest
             ));
         }
-        if let Some(prerequisite) = operator.sandbox_prerequisite
-            && !workspace.join(prerequisite).is_file()
+        let real_prerequisite = operator
+            .sandbox_runner
+            .and_then(|runner| runner.prerequisite);
+        for prerequisite in operator
+            .sandbox_prerequisite
+            .into_iter()
+            .chain(real_prerequisite)
+            .filter(|prerequisite| !workspace.join(prerequisite).is_file())
         {
             problems.push(format!(
                 "{}: sandbox prerequisite {prerequisite} does not exist",

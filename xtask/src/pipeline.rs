@@ -77,7 +77,7 @@ pub fn steps() -> Vec<Step> {
             action: Action::OperatorChecks,
         },
         Step {
-            name: "sandbox demo: helm install as pods on the runner's node; real ZooKeeper and Trino; Available, Degraded, healed, Stopped, deleted with its PVCs kept; Lease handover",
+            name: "sandbox demo: helm install as pods on the runner's node; real ZooKeeper, HDFS and Trino; Available, Degraded, healed, Stopped, deleted with its PVCs kept; Lease handover",
             action: Action::SandboxDemo,
         },
         Step {

@@ -20,12 +20,14 @@
 //!    API server's audit log shows any operator request refused with 403. Their logs
 //!    are copied to `target/sandbox/<pod>.log`.
 //! 4. Without `--demo`, it prints how to use it and runs until Ctrl-C. With `--demo`
-//!    (module `demo`), it applies each operator's example: the ZooKeeper and Trino examples
-//!    on the runner's node, for real (the demo adds the node's selector and toleration
-//!    to each role's `podOverrides`), the others on KWOK's. It waits for Available and
-//!    checks the real products: a leader in the 3-server ensemble, a ZNode's path
-//!    created and removed by its finalizer, an ensemble grown 1 → 3 keeping a znode
-//!    written before each step, and a `tpch` query through the Trino coordinator. It
+//!    (module `demo`), it applies each operator's example: the ZooKeeper, HDFS and Trino
+//!    examples on the runner's node, for real (the demo adds the node's selector and
+//!    toleration to each role's `podOverrides`; HDFS gets a real ZooKeeper and its
+//!    ZNode first), Superset's on KWOK's. It waits for Available and checks the real
+//!    products: a leader in the 3-server ensemble, a ZNode's path created and removed by
+//!    its finalizer, an ensemble grown 1 → 3 keeping a znode written before each step,
+//!    an active and a standby namenode with every datanode live and a file written and
+//!    read through WebHDFS, and a `tpch` query through the Trino coordinator. It
 //!    makes the pods fail (a JVM option the JVM refuses on the runner, KWOK's
 //!    [`SIMULATED_FAILURE_ANNOTATION`](strata_testing::control_plane::SIMULATED_FAILURE_ANNOTATION)
 //!    elsewhere) and waits for Degraded, with the Warning Event in `kubectl describe`;
@@ -60,6 +62,7 @@ use self::node::{RUNNER_LABEL, RUNNER_NODE, operator_image, placement, start_run
 use self::operator_pods::OperatorPods;
 
 mod demo;
+mod hdfs;
 mod kubectl;
 mod lease;
 mod node;

@@ -143,6 +143,11 @@ pub(crate) fn parse_response(raw: &[u8]) -> Result<Response, String> {
         .iter()
         .any(|(name, value)| name == "transfer-encoding" && value.contains("chunked"));
     let rest = &raw[split + 4..];
+    // An interim answer (`100 Continue`, which Hadoop's datanodes send to a PUT that
+    // did not ask for it) precedes the final one.
+    if (100..200).contains(&status) {
+        return parse_response(rest);
+    }
     let body = if chunked {
         dechunk(rest)?
     } else {

@@ -1,6 +1,6 @@
 //! The scripted demo: each example Available, Degraded, healed, Stopped and deleted, with
-//! `kubectl get` and the conditions shown; the ZooKeeper and Trino examples run for real
-//! on the pod runner's node.
+//! `kubectl get` and the conditions shown; the ZooKeeper, HDFS and Trino examples run for
+//! real on the pod runner's node.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,8 +14,8 @@ use super::kubectl::Kubectl;
 use super::node::placement;
 use super::operator_pods::OperatorPods;
 use super::{DEMO_TIMEOUT, GARBAGE_COLLECTION_TIMEOUT, POLL_PERIOD, REAL_DEMO_TIMEOUT};
-use super::{trino, zookeeper};
-use crate::operators::{Operator, RealCheck, SandboxRunner};
+use super::{hdfs, trino, zookeeper};
+use crate::operators::{Operator, RealCheck};
 use crate::tools::Tools;
 
 /// A JVM option no JVM knows: the JVM refuses to start with it.
@@ -35,19 +35,30 @@ pub(super) async fn demo(
         control_plane.check_alive()?;
         let example = workspace.join(operator.example);
         let mut target = first_resource(&example)?;
-        let prerequisite = operator
-            .sandbox_prerequisite
-            .map(|path| workspace.join(path).to_string_lossy().into_owned());
-        if let (Some(path), Some(prerequisite)) = (operator.sandbox_prerequisite, &prerequisite) {
-            eprintln!(
-                "==> kubectl apply --server-side -f {path} (what another operator would publish)"
-            );
+        let real_prerequisite = operator.sandbox_runner.and_then(|real| real.prerequisite);
+        let prerequisite = match real_prerequisite {
+            Some(path) => {
+                let placed = on_runner(&workspace.join(path), &kubectl.home, |_| {})?;
+                eprintln!(
+                    "==> kubectl apply --server-side -f {path} (the real product the example \
+                     needs, on the pod runner's node)"
+                );
+                Some(placed.to_string_lossy().into_owned())
+            }
+            None => operator.sandbox_prerequisite.map(|path| {
+                eprintln!(
+                    "==> kubectl apply --server-side -f {path} (what another operator would publish)"
+                );
+                workspace.join(path).to_string_lossy().into_owned()
+            }),
+        };
+        if let Some(prerequisite) = &prerequisite {
             kubectl.run(&["apply", "--server-side", "-f", prerequisite])?;
         }
         match operator.sandbox_runner {
             Some(real) => {
                 target.timeout = REAL_DEMO_TIMEOUT;
-                let placed = on_runner(&example, &kubectl.home, real)?;
+                let placed = on_runner(&example, &kubectl.home, real.fit)?;
                 eprintln!(
                     "==> kubectl apply --server-side -f {} (on the pod runner's node: its \
                      selector and toleration in each role's podOverrides)",
@@ -65,6 +76,7 @@ pub(super) async fn demo(
                     RealCheck::Trino { coordinator_role } => {
                         trino::answers_tpch(pods, &target, coordinator_role).await?;
                     }
+                    RealCheck::Hdfs => hdfs::real_cluster(pods, &target).await?,
                 }
                 if real.lifecycle {
                     let failing = json!({"spec": {"containers": [{"name": real.container,
@@ -104,13 +116,13 @@ pub(super) async fn demo(
     Ok(())
 }
 
-/// The example sized by `real.fit` and placed on the runner's node
+/// The example sized by `fit` and placed on the runner's node
 /// ([`on_runner_documents`]), written to `dir/<example file>`.
-fn on_runner(example: &Path, dir: &Path, real: SandboxRunner) -> anyhow::Result<PathBuf> {
+fn on_runner(example: &Path, dir: &Path, fit: fn(&mut Vec<Value>)) -> anyhow::Result<PathBuf> {
     let text = fs::read_to_string(example)?;
     let mut documents = strata_testing::yaml::documents(&text)
         .map_err(|error| anyhow::anyhow!("{}: {error}", example.display()))?;
-    (real.fit)(&mut documents);
+    fit(&mut documents);
     let file_name = example
         .file_name()
         .context("the example has no file name")?

@@ -64,7 +64,11 @@ pub(super) async fn start_runner_node(
     operators: &[Operator],
 ) -> anyhow::Result<NodeAgent> {
     let mut images = Images::default();
-    for product in [&tools.zookeeper_image, &tools.trino_image] {
+    for product in [
+        &tools.zookeeper_image,
+        &tools.hadoop_image,
+        &tools.trino_image,
+    ] {
         images
             .add(product)
             .with_context(|| format!("the image directory {}", product.display()))?;

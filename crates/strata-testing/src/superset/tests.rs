@@ -199,4 +199,14 @@ fn responses_are_parsed_plain_and_chunked() {
     assert_eq!(chunked.status, 401);
     assert_eq!(chunked.body, "{\"a\":1}");
     assert!(parse_response(b"HTTP/1.1 200 OK\r\n").is_err());
+
+    let after_continue = parse_response(
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nLocation: /f\r\n\r\n",
+    )
+    .expect("parses");
+    assert_eq!(after_continue.status, 201);
+    assert_eq!(
+        after_continue.headers,
+        [("location".to_owned(), "/f".to_owned())]
+    );
 }
