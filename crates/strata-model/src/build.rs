@@ -23,8 +23,8 @@ pub use self::meta::{
     CONFIG_HASH_ANNOTATION, REFERENCES_HASH_ANNOTATION, config_hash, object_meta,
 };
 pub use self::pod::{
-    config_map_volume, pod_security_context, pod_security_context_as, preferred_spread,
-    scratch_volume,
+    config_map_volume, memory_volume, pod_security_context, pod_security_context_as,
+    preferred_spread, scratch_volume, secret_volume,
 };
 pub use self::role_group::{RoleGroupObjects, metrics_service_name, role_group_metrics_service};
 pub use self::service::{

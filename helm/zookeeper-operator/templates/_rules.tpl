@@ -28,6 +28,13 @@ or, with watchNamespace, into the Role.
   - watch
   - delete
 - apiGroups:
+  - ''
+  resources:
+  - secrets
+  verbs:
+  - list
+  - watch
+- apiGroups:
   - apps
   resources:
   - statefulsets

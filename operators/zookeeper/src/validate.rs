@@ -17,10 +17,12 @@ use strata_operator::error::ReconcileError;
 pub use self::role_group::{
     HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ServerGroup, ValidatedRoleGroup,
 };
+use crate::config::TlsSettings;
 use crate::crd::config::PeerType;
 use crate::crd::{
-    APP_NAME, DEFAULT_PRODUCT_VERSION, OPERATOR_NAME, SERVER_ROLE, UPSTREAM_IMAGE_REPOSITORY,
-    ZookeeperCluster, ZookeeperConfig, ZookeeperConfigOverrides,
+    APP_NAME, ClientAuthentication, DEFAULT_PRODUCT_VERSION, OPERATOR_NAME, SERVER_ROLE,
+    UPSTREAM_IMAGE_REPOSITORY, ZookeeperCluster, ZookeeperConfig, ZookeeperConfigOverrides,
+    ZookeeperTls,
 };
 use crate::membership::{DesiredMembership, GroupMembers, GroupPlan};
 pub use strata_model::duration::{DurationError, parse_seconds};
@@ -43,6 +45,41 @@ pub struct ValidatedCluster {
     pub cluster_domain: String,
     /// The one role, `server`: `<cluster>-server` names its PodDisruptionBudget.
     pub servers: ValidatedRole<(), ValidatedRoleGroup>,
+    /// TLS for clients and the quorum, or `None` for plaintext.
+    pub tls: Option<ValidatedTls>,
+}
+
+/// TLS, checked: the Secret every server mounts, and the client authentication.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValidatedTls {
+    /// The user's Secret with `tls.crt`, `tls.key` and `ca.crt`.
+    pub secret_name: String,
+    /// What `zoo.cfg` says.
+    pub settings: TlsSettings,
+}
+
+/// The Secret keys a server mounts.
+pub const TLS_SECRET_KEYS: [&str; 3] = ["tls.crt", "tls.key", "ca.crt"];
+
+/// `clusterConfig.tls`: a Secret is required while the operator issues no certificates.
+fn validate_tls(tls: &ZookeeperTls) -> Result<Option<ValidatedTls>, ReconcileError> {
+    if tls.enabled != Some(true) {
+        return Ok(None);
+    }
+    let Some(secret_name) = &tls.secret_name else {
+        return Err(ReconcileError::invalid_spec(
+            "TlsSecretMissing",
+            "clusterConfig.tls.enabled is true but clusterConfig.tls.secretName is not set: \
+             name a Secret with tls.crt, tls.key (PKCS#8) and ca.crt, as cert-manager writes \
+             it (the operator does not issue certificates of its own yet)",
+        ));
+    };
+    Ok(Some(ValidatedTls {
+        secret_name: secret_name.clone(),
+        settings: TlsSettings {
+            client_auth_required: tls.client_authentication == ClientAuthentication::Required,
+        },
+    }))
 }
 
 impl ValidatedCluster {
@@ -121,10 +158,12 @@ impl ValidatedCluster {
         let role = identity.role_with_groups(SERVER_ROLE, "servers", &servers.role_groups)?;
         let merged: BTreeMap<_, _> =
             servers.merged_role_groups(&ZookeeperConfig::product_defaults());
+        let tls = validate_tls(&cluster.spec.cluster_config.tls)?;
         let context = role_group::Context {
             identity: &identity,
             role: &role,
             cluster_domain,
+            tls: tls.as_ref().map(|tls| tls.settings),
         };
         let mut role_groups = role_group::validate_all(&context, merged.values())?;
         for group in &mut role_groups {
@@ -142,6 +181,7 @@ impl ValidatedCluster {
                 servers.role_config.pod_disruption_budget.clone(),
                 role_groups,
             ),
+            tls,
         })
     }
 
@@ -152,6 +192,16 @@ impl ValidatedCluster {
             self.identity.name.as_str(),
             &self.identity.namespace,
             &self.cluster_domain,
+        )
+    }
+
+    /// The client Service's `<cluster>.<namespace>.svc.<domain>:<port>`.
+    pub fn connection_hosts_at(&self, port: u16) -> String {
+        format!(
+            "{}.{}.svc.{}:{port}",
+            self.identity.name.as_str(),
+            self.identity.namespace,
+            self.cluster_domain
         )
     }
 }

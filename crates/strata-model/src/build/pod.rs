@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
     Affinity, ConfigMapVolumeSource, EmptyDirVolumeSource, PodAffinityTerm, PodAntiAffinity,
-    PodSecurityContext, SeccompProfile, Volume, WeightedPodAffinityTerm,
+    PodSecurityContext, SeccompProfile, SecretVolumeSource, Volume, WeightedPodAffinityTerm,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -42,6 +42,34 @@ pub fn scratch_volume(name: &str, size_limit: &str) -> Volume {
     Volume {
         name: name.to_owned(),
         empty_dir: Some(EmptyDirVolumeSource {
+            size_limit: Some(Quantity(size_limit.to_owned())),
+            ..EmptyDirVolumeSource::default()
+        }),
+        ..Volume::default()
+    }
+}
+
+/// The Secret `secret` as the volume `name`, its files readable by the pod's user and
+/// group alone (0440).
+pub fn secret_volume(name: &str, secret: &str) -> Volume {
+    Volume {
+        name: name.to_owned(),
+        secret: Some(SecretVolumeSource {
+            secret_name: Some(secret.to_owned()),
+            default_mode: Some(0o440),
+            ..SecretVolumeSource::default()
+        }),
+        ..Volume::default()
+    }
+}
+
+/// An in-memory scratch volume, for files that must never reach a disk (a keystore
+/// built from a Secret).
+pub fn memory_volume(name: &str, size_limit: &str) -> Volume {
+    Volume {
+        name: name.to_owned(),
+        empty_dir: Some(EmptyDirVolumeSource {
+            medium: Some("Memory".to_owned()),
             size_limit: Some(Quantity(size_limit.to_owned())),
             ..EmptyDirVolumeSource::default()
         }),

@@ -11,8 +11,9 @@ use strata_model::build::{
 };
 use strata_model::resources::ValidatedResources;
 
-use super::service::{CLIENT, LEADER_ELECTION, METRICS, QUORUM};
+use super::service::{CLIENT, LEADER_ELECTION, METRICS, QUORUM, SECURE_CLIENT};
 use crate::config::myid_script;
+use crate::config::tls::{KEYSTORE_DIR, TLS_DIR, keystore_script};
 use crate::config::zoo_cfg::{CLIENT_PORT, DATA_DIR};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
@@ -37,6 +38,12 @@ pub const DATA_VOLUME: &str = "data";
 pub const TMP_VOLUME: &str = "tmp";
 /// Name of the `/logs` scratch volume.
 pub const LOG_VOLUME: &str = "logs";
+/// Name of the volume of the user's TLS Secret.
+pub const TLS_VOLUME: &str = "tls";
+/// Name of the in-memory volume holding the keystore.
+pub const KEYSTORE_VOLUME: &str = "keystore";
+/// Name of the init container that builds the keystore.
+pub const KEYSTORE_CONTAINER: &str = "tls-keystore";
 
 /// Readiness: the server answers `srvr` with a mode that means it serves requests as part
 /// of a quorum (leader, follower, or observer) or alone. A server that runs but has no quorum answers
@@ -81,6 +88,29 @@ pub fn myid_container(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) ->
     }
 }
 
+/// Joins the TLS Secret's key and certificate into the keystore ZooKeeper reads
+/// ([`crate::config::tls`]), with the ZooKeeper image's bash.
+pub fn keystore_container(cluster: &ValidatedCluster) -> Container {
+    Container {
+        name: KEYSTORE_CONTAINER.to_owned(),
+        image: Some(cluster.identity.image.image.clone()),
+        image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
+        command: Some(vec!["bash".to_owned(), "-c".to_owned(), keystore_script()]),
+        resources: Some(resource_requirements(&ValidatedResources {
+            cpu_min: Quantity("50m".to_owned()),
+            cpu_max: Quantity("200m".to_owned()),
+            memory_limit: Quantity("64Mi".to_owned()),
+            heap_mib: 0,
+        })),
+        security_context: Some(restricted_security_context()),
+        volume_mounts: Some(vec![
+            volume_mount(TLS_VOLUME, TLS_DIR, true),
+            volume_mount(KEYSTORE_VOLUME, KEYSTORE_DIR, false),
+        ]),
+        ..Container::default()
+    }
+}
+
 /// Extra JVM flags, after the ones `zkServer.sh` sets, so they win there:
 /// heap dumps (the script turns them on for OutOfMemoryError) go to the
 /// writable scratch volume instead of the read-only working directory, and
@@ -117,21 +147,42 @@ pub fn zookeeper_container(cluster: &ValidatedCluster, group: &ValidatedRoleGrou
         ]),
         env: Some(env_vars(env, &group.env_overrides)),
         ports: Some(
-            [CLIENT, QUORUM, LEADER_ELECTION, METRICS]
+            client_ports(cluster)
+                .into_iter()
+                .chain([QUORUM, LEADER_ELECTION, METRICS])
                 .map(container_port)
-                .to_vec(),
+                .collect(),
         ),
         resources: Some(resource_requirements(&group.resources)),
         startup_probe: Some(exec_probe(&liveness_script(), 5, 60)),
         liveness_probe: Some(exec_probe(&liveness_script(), 10, 3)),
         readiness_probe: Some(exec_probe(&readiness_script(), 5, 3)),
         security_context: Some(restricted_security_context()),
-        volume_mounts: Some(vec![
-            volume_mount(CONFIG_VOLUME, CONFIG_DIR, true),
-            volume_mount(DATA_VOLUME, DATA_DIR, false),
-            volume_mount(TMP_VOLUME, TMP_DIR, false),
-            volume_mount(LOG_VOLUME, LOG_DIR, false),
-        ]),
+        volume_mounts: Some(
+            [
+                volume_mount(CONFIG_VOLUME, CONFIG_DIR, true),
+                volume_mount(DATA_VOLUME, DATA_DIR, false),
+                volume_mount(TMP_VOLUME, TMP_DIR, false),
+                volume_mount(LOG_VOLUME, LOG_DIR, false),
+            ]
+            .into_iter()
+            .chain(cluster.tls.iter().flat_map(|_| {
+                [
+                    volume_mount(TLS_VOLUME, TLS_DIR, true),
+                    volume_mount(KEYSTORE_VOLUME, KEYSTORE_DIR, true),
+                ]
+            }))
+            .collect(),
+        ),
         ..Container::default()
+    }
+}
+
+/// The ports clients reach: the secure one alone with TLS on (the plaintext one then
+/// listens inside the pod only), the plaintext one otherwise.
+pub fn client_ports(cluster: &ValidatedCluster) -> Vec<strata_model::build::ContainerPort> {
+    match cluster.tls {
+        Some(_) => vec![SECURE_CLIENT],
+        None => vec![CLIENT],
     }
 }

@@ -12,6 +12,8 @@
 //! | `ZOOKEEPER_CLIENT_PORT` | `2181` | the client port |
 //!
 //! `<hosts>` is the client Service's FQDN with port, `<cluster>.<ns>.svc.<domain>:2181`.
+//! With `clusterConfig.tls` on, the cluster's ConfigMap names the secure port, 2282, and
+//! adds `ZOOKEEPER_TLS: "true"`.
 
 use std::collections::BTreeMap;
 
@@ -20,6 +22,7 @@ use kube::ResourceExt;
 use strata_model::labels::{COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL};
 use strata_operator::error::ReconcileError;
 
+use crate::config::tls::SECURE_CLIENT_PORT;
 use crate::config::zoo_cfg::CLIENT_PORT;
 use crate::crd::{APP_NAME, OPERATOR_NAME, ZookeeperZnode};
 use crate::validate::ValidatedCluster;
@@ -33,19 +36,30 @@ pub const ZOOKEEPER_HOSTS_KEY: &str = "ZOOKEEPER_HOSTS";
 pub const ZOOKEEPER_CHROOT_KEY: &str = "ZOOKEEPER_CHROOT";
 /// The client port alone.
 pub const ZOOKEEPER_CLIENT_PORT_KEY: &str = "ZOOKEEPER_CLIENT_PORT";
+/// `"true"` in the cluster's ConfigMap when clients must connect over TLS (absent
+/// otherwise); the CA is in the Secret `clusterConfig.tls.secretName` names.
+pub const ZOOKEEPER_TLS_KEY: &str = "ZOOKEEPER_TLS";
 /// `app.kubernetes.io/component` of ZNode discovery ConfigMaps.
 pub const ZNODE_COMPONENT: &str = "znode";
 
 /// `<cluster>`: the discovery ConfigMap of the whole ensemble.
 pub fn cluster_discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
-    let hosts = cluster.connection_hosts();
+    let port = match cluster.tls {
+        Some(_) => SECURE_CLIENT_PORT,
+        None => CLIENT_PORT,
+    };
+    let hosts = cluster.connection_hosts_at(port);
+    let mut data = discovery_data(hosts.clone(), hosts, "/", port);
+    if cluster.tls.is_some() {
+        data.insert(ZOOKEEPER_TLS_KEY.to_owned(), "true".to_owned());
+    }
     ConfigMap {
         metadata: metadata(
             cluster.identity.name.as_str(),
             &cluster.identity.namespace,
             cluster.identity.labels.labels(),
         ),
-        data: Some(discovery_data(hosts.clone(), hosts, "/", CLIENT_PORT)),
+        data: Some(data),
         ..ConfigMap::default()
     }
 }

@@ -106,3 +106,5 @@ pub fn build(cluster: &ValidatedCluster) -> Prepared {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tls_tests;

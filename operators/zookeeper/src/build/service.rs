@@ -4,6 +4,8 @@
 use k8s_openapi::api::core::v1::Service;
 use strata_model::build::{ContainerPort, PrometheusScrape, client_service as client, object_meta};
 
+use super::container::client_ports;
+use crate::config::tls::SECURE_CLIENT_PORT;
 use crate::config::zoo_cfg::{CLIENT_PORT, LEADER_ELECTION_PORT, METRICS_PORT, QUORUM_PORT};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
@@ -11,6 +13,11 @@ use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 pub const CLIENT: ContainerPort = ContainerPort {
     name: "client",
     number: CLIENT_PORT,
+};
+/// Where clients connect with TLS on.
+pub const SECURE_CLIENT: ContainerPort = ContainerPort {
+    name: "client-tls",
+    number: SECURE_CLIENT_PORT,
 };
 /// Followers connect to the leader here.
 pub const QUORUM: ContainerPort = ContainerPort {
@@ -32,10 +39,11 @@ pub const METRICS: ContainerPort = ContainerPort {
 /// name used in the `server.N` lines. It publishes unready Pods: a server becomes ready
 /// only once it has joined a quorum, which it can only do after resolving its peers.
 pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Service {
-    group.headless_service(
-        &cluster.identity.namespace,
-        &[CLIENT, QUORUM, LEADER_ELECTION],
-    )
+    let ports: Vec<ContainerPort> = client_ports(cluster)
+        .into_iter()
+        .chain([QUORUM, LEADER_ELECTION])
+        .collect();
+    group.headless_service(&cluster.identity.namespace, &ports)
 }
 
 /// `<cluster>-server-<group>-metrics`: scraped Pod by Pod at `/metrics`.
@@ -58,6 +66,6 @@ pub fn client_service(cluster: &ValidatedCluster) -> Service {
             cluster.identity.labels.labels(),
         ),
         cluster.servers.labels.selector(),
-        &[CLIENT],
+        &client_ports(cluster),
     )
 }

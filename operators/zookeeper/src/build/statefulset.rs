@@ -6,13 +6,14 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::PodSpec;
 pub use strata_model::build::CONFIG_HASH_ANNOTATION;
 use strata_model::build::{
-    PodUpdates, config_map_volume, pod_security_context, preferred_spread, pvc_template,
-    scratch_volume,
+    PodUpdates, config_map_volume, memory_volume, pod_security_context, preferred_spread,
+    pvc_template, scratch_volume, secret_volume,
 };
 use strata_model::role_group::Workload;
 
 use super::container::{
-    CONFIG_VOLUME, DATA_VOLUME, LOG_VOLUME, TMP_VOLUME, myid_container, zookeeper_container,
+    CONFIG_VOLUME, DATA_VOLUME, KEYSTORE_VOLUME, LOG_VOLUME, TLS_VOLUME, TMP_VOLUME,
+    keystore_container, myid_container, zookeeper_container,
 };
 use crate::membership::{
     JOINING_ANNOTATION, MYID_OFFSET_ANNOTATION, PEER_TYPE_ANNOTATION, SERVERS_ANNOTATION,
@@ -25,6 +26,8 @@ pub const ZOOKEEPER_UID: i64 = 1000;
 /// Size limit of each scratch volume (`/tmp`, `/logs`); both hold only small files
 /// because logs go to the console.
 pub const SCRATCH_SIZE_LIMIT: &str = "64Mi";
+/// Size limit of the in-memory keystore volume: a key and a certificate chain.
+pub const KEYSTORE_SIZE_LIMIT: &str = "1Mi";
 
 /// `/tmp` holds a heap dump after an OutOfMemoryError: room for the whole heap
 /// on top of the scratch space, so the dump does not get the pod evicted.
@@ -53,13 +56,27 @@ pub fn stateful_set(
             pod_updates: PodUpdates::ByOperator,
             config_hash,
             pod: PodSpec {
-                init_containers: Some(vec![myid_container(cluster, group)]),
+                init_containers: Some(
+                    std::iter::once(myid_container(cluster, group))
+                        .chain(cluster.tls.iter().map(|_| keystore_container(cluster)))
+                        .collect(),
+                ),
                 containers: vec![zookeeper_container(cluster, group)],
-                volumes: Some(vec![
-                    config_map_volume(CONFIG_VOLUME, name),
-                    scratch_volume(TMP_VOLUME, &tmp_size_limit(group)),
-                    scratch_volume(LOG_VOLUME, SCRATCH_SIZE_LIMIT),
-                ]),
+                volumes: Some(
+                    [
+                        config_map_volume(CONFIG_VOLUME, name),
+                        scratch_volume(TMP_VOLUME, &tmp_size_limit(group)),
+                        scratch_volume(LOG_VOLUME, SCRATCH_SIZE_LIMIT),
+                    ]
+                    .into_iter()
+                    .chain(cluster.tls.iter().flat_map(|tls| {
+                        [
+                            secret_volume(TLS_VOLUME, &tls.secret_name),
+                            memory_volume(KEYSTORE_VOLUME, KEYSTORE_SIZE_LIMIT),
+                        ]
+                    }))
+                    .collect(),
+                ),
                 security_context: Some(pod_security_context(ZOOKEEPER_UID)),
                 affinity: Some(preferred_spread(cluster.servers.labels.selector())),
                 ..PodSpec::default()

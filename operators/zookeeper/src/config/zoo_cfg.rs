@@ -29,6 +29,7 @@ use super::retention::Retention;
 use super::server_ids::{
     Ensemble, MAX_SERVER_ID, MAX_SERVER_ID_WITH_EXTENDED_TYPES, RoleGroupServers, ServerIdError,
 };
+use super::tls::{LOOPBACK, TlsSettings};
 use crate::crd::config::{DEFAULT_INIT_LIMIT, DEFAULT_SYNC_LIMIT, DEFAULT_TICK_TIME_MS};
 
 /// Port clients connect to.
@@ -72,6 +73,8 @@ pub struct ZooCfgInput {
     pub observer: bool,
     /// User overrides, applied last.
     pub overrides: BTreeMap<String, String>,
+    /// TLS for clients and the quorum, or `None` for plaintext.
+    pub tls: Option<TlsSettings>,
 }
 
 impl ZooCfgInput {
@@ -88,6 +91,7 @@ impl ZooCfgInput {
             observer: false,
             role_groups,
             overrides: BTreeMap::new(),
+            tls: None,
         }
     }
 }
@@ -130,15 +134,23 @@ impl ZooCfg {
         validate_overrides(&input.overrides)?;
         let ensemble = Ensemble::new(&input.role_groups, server_id_limit(&input.overrides))?;
         let mut entries = base_entries(input);
+        // With TLS on, the plaintext port is for the probes inside the pod alone.
+        let client_address = match input.tls {
+            Some(_) => format!("{LOOPBACK}:{CLIENT_PORT}"),
+            None => CLIENT_PORT.to_string(),
+        };
         for server in ensemble.servers() {
             entries.insert(
                 format!("server.{}", server.id),
                 format!(
-                    "{}:{QUORUM_PORT}:{LEADER_ELECTION_PORT}{};{CLIENT_PORT}",
+                    "{}:{QUORUM_PORT}:{LEADER_ELECTION_PORT}{};{client_address}",
                     server.fqdn,
                     if server.observer { ":observer" } else { "" }
                 ),
             );
+        }
+        if let Some(tls) = input.tls {
+            entries.extend(tls.entries());
         }
         entries.extend(input.overrides.clone());
         let text = properties_text(&entries)?;
@@ -231,7 +243,7 @@ fn server_id_limit(overrides: &BTreeMap<String, String>) -> u32 {
 }
 
 /// Keys the operator sets in `zoo.cfg` and builds other objects or steps around.
-const OWNED_KEYS: [OwnedKey; 3] = [
+const OWNED_KEYS: [OwnedKey; 6] = [
     OwnedKey::exact(
         "clientPort",
         "the client Service, the container port, the probes and every discovery \
@@ -242,6 +254,17 @@ const OWNED_KEYS: [OwnedKey; 3] = [
         "the metrics Service, its Prometheus scrape annotation and the container port use \
          port 7000",
     ),
+    OwnedKey::exact(
+        "secureClientPort",
+        "clusterConfig.tls sets it: the Services, the container port and the discovery \
+         ConfigMaps use port 2282",
+    ),
+    OwnedKey::with_subkeys(
+        "ssl",
+        "clusterConfig.tls sets the key and trust stores from its Secret and the client \
+         authentication",
+    ),
+    OwnedKey::exact("sslQuorum", "clusterConfig.tls turns quorum TLS on and off"),
     OwnedKey::with_subkeys(
         "server",
         "the operator writes one server line per pod and changes the membership one \

@@ -17,7 +17,8 @@ use super::leader::{ServerAddress, find_leader};
 use crate::build::build;
 use crate::crd::ZookeeperCluster;
 use crate::membership::{self, Plan, PlanError, observe_role_groups};
-use crate::validate::ValidatedCluster;
+use crate::validate::{TLS_SECRET_KEYS, ValidatedCluster};
+use strata_operator::reference::{KeySource, KeysRead, Target};
 
 /// What the cluster controller needs beyond the shared context.
 #[derive(Clone, Debug)]
@@ -27,6 +28,18 @@ pub struct ClusterContext {
     pub cluster_domain: String,
     /// How the leader lookup reaches each server.
     pub server_address: Arc<dyn ServerAddress>,
+}
+
+/// The Secret a cluster names (`clusterConfig.tls.secretName`), so one that appears or
+/// changes requeues the cluster. Only its key names are cached.
+pub fn secret_references(cluster: &ZookeeperCluster) -> Vec<Target> {
+    let tls = &cluster.spec.cluster_config.tls;
+    let namespace = cluster.namespace().unwrap_or_default();
+    tls.secret_name
+        .iter()
+        .filter(|_| tls.enabled == Some(true))
+        .map(|name| Target::named(namespace.clone(), name.clone()))
+        .collect()
 }
 
 /// Reconciles one ZookeeperCluster.
@@ -110,7 +123,24 @@ async fn prepare(
             step = ValidatedCluster::for_membership(cluster, domain, &plan.membership)?;
         }
     }
-    Ok(with_step(build(&step), plan))
+    // The TLS Secret must hold what the pods read before any pod waits for it; a
+    // renewed certificate rolls the pods, which read it only when they start.
+    let versions = match &step.tls {
+        Some(tls) => context
+            .references
+            .check_keys(
+                &step.identity.namespace,
+                [KeysRead {
+                    object: KeySource::Secret,
+                    name: &tls.secret_name,
+                    keys: TLS_SECRET_KEYS.to_vec(),
+                    field: "clusterConfig.tls.secretName",
+                }],
+            )
+            .map_err(ReconcileError::from)?,
+        None => Default::default(),
+    };
+    Ok(with_step(build(&step).rolling_on(&versions), plan))
 }
 
 fn with_step(mut prepared: Prepared, plan: Plan) -> Prepared {

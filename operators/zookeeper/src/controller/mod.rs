@@ -29,7 +29,8 @@ pub fn znode_child_kinds() -> Vec<ChildKind> {
     vec![ChildKind::of::<ConfigMap>()]
 }
 
-/// The cluster controller: ZookeeperClusters with their children and pods.
+/// The cluster controller: ZookeeperClusters with their children and pods, reading the
+/// key names (never the values) of the TLS Secret each cluster names.
 pub fn cluster_controller() -> ControllerDef<ZookeeperCluster> {
     ControllerDef::new(ControllerSpec {
         name: "zookeepercluster",
@@ -37,6 +38,7 @@ pub fn cluster_controller() -> ControllerDef<ZookeeperCluster> {
         watch_pods: true,
         restarts_pods: true,
     })
+    .reading_secret_keys(cluster::secret_references)
 }
 
 /// The ZNode controller: it reads the cluster each ZNode names, and keeps a

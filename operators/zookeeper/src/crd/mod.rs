@@ -2,6 +2,7 @@
 //! `ZookeeperZnode` (a path reserved in an ensemble for one client application).
 
 pub mod config;
+pub mod tls;
 pub mod znode;
 
 use kube::CustomResource;
@@ -13,6 +14,7 @@ use strata_model::role::{GenericRoleConfig, Role};
 use strata_status::ClusterStatus;
 
 pub use self::config::{ZookeeperConfig, ZookeeperConfigOverrides};
+pub use self::tls::{ClientAuthentication, ZookeeperClusterConfig, ZookeeperTls};
 pub use self::znode::{ClusterRef, ZnodeStatus, ZookeeperZnode, ZookeeperZnodeSpec};
 
 /// API group of both kinds.
@@ -59,6 +61,10 @@ pub struct ZookeeperClusterSpec {
     /// Pause reconciliation or stop the cluster (scale to zero, keeping the data).
     #[serde(default)]
     pub cluster_operation: ClusterOperation,
+
+    /// Settings of the whole ensemble: TLS.
+    #[serde(default)]
+    pub cluster_config: ZookeeperClusterConfig,
 
     /// The ZooKeeper servers. Every replica of every role group is a voting member of the
     /// ensemble.

@@ -13,7 +13,9 @@ use strata_model::role::MergedRoleGroup;
 use strata_operator::error::ReconcileError;
 
 use crate::config::zoo_cfg::DATA_DIR;
-use crate::config::{PodDns, RoleGroupServers, ServerIdError, ZooCfg, ZooCfgError, ZooCfgInput};
+use crate::config::{
+    PodDns, RoleGroupServers, ServerIdError, TlsSettings, ZooCfg, ZooCfgError, ZooCfgInput,
+};
 use crate::crd::config::{PeerType, ZookeeperConfig, ZookeeperConfigOverrides};
 
 /// Share of the memory limit given to the JVM heap. The remaining quarter covers
@@ -58,6 +60,7 @@ pub(super) struct Context<'a> {
     pub identity: &'a ClusterIdentity,
     pub role: &'a RoleIdentity,
     pub cluster_domain: &'a str,
+    pub tls: Option<TlsSettings>,
 }
 
 /// `tickTime`, `initLimit` and `syncLimit` after merging over the product defaults.
@@ -111,7 +114,7 @@ pub(super) fn validate_all<'a>(
         .collect();
     checked
         .into_iter()
-        .map(|group| finish(group, &servers))
+        .map(|group| finish(group, &servers, context.tls))
         .collect()
 }
 
@@ -169,6 +172,7 @@ fn check<'a>(
 fn finish(
     checked: Checked<'_>,
     servers: &[RoleGroupServers],
+    tls: Option<TlsSettings>,
 ) -> Result<ValidatedRoleGroup, ReconcileError> {
     let field = &checked.group.field;
     let mut input = ZooCfgInput::new(servers.to_vec());
@@ -177,6 +181,7 @@ fn finish(
     input.sync_limit_ticks = checked.timing.sync_limit_ticks;
     input.overrides = checked.merged.config_overrides.zoo_cfg.clone();
     input.observer = checked.observer;
+    input.tls = tls;
     let zoo_cfg = ZooCfg::render(&input).map_err(|error| zoo_cfg_error(field, &error))?;
     for key in ["dataDir", "dataLogDir"] {
         if let Some(dir) = zoo_cfg.get(key)

@@ -88,6 +88,21 @@ fn group_config(config: Value) -> Value {
     "ReservedConfigOverride",
     "server.7 is set by the operator"
 )]
+#[case::tls_without_a_secret(
+    json!({"clusterConfig": {"tls": {"enabled": true}}, "servers": {"roleGroups": {"default": {}}}}),
+    "TlsSecretMissing",
+    "clusterConfig.tls.enabled is true but clusterConfig.tls.secretName is not set"
+)]
+#[case::zoo_cfg_tls_key(
+    json!({"servers": {"configOverrides": {"zoo.cfg": {"ssl.clientAuth": "want"}}, "roleGroups": {"default": {}}}}),
+    "ReservedConfigOverride",
+    "ssl.clientAuth is set by the operator"
+)]
+#[case::zoo_cfg_quorum_tls(
+    json!({"servers": {"configOverrides": {"zoo.cfg": {"sslQuorum": "false"}}, "roleGroups": {"default": {}}}}),
+    "ReservedConfigOverride",
+    "sslQuorum is set by the operator"
+)]
 #[case::data_dir_outside_the_volume(
     json!({"servers": {"configOverrides": {"zoo.cfg": {"dataDir": "/var/lib/zookeeper"}}, "roleGroups": {"default": {}}}}),
     "InvalidDataDir",

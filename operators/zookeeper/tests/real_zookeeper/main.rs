@@ -11,5 +11,6 @@ mod operated;
 mod runner;
 mod scaling;
 mod support;
+mod tls;
 mod znode_client;
 mod znode_controller;

@@ -24,4 +24,5 @@ mod scaling;
 mod status;
 mod storage;
 mod support;
+mod tls;
 mod znode;

@@ -1,0 +1,184 @@
+//! The objects of a cluster with `clusterConfig.tls` on: what changes, and that nothing
+//! else does.
+
+use std::collections::BTreeMap;
+
+use pretty_assertions::assert_eq;
+use rstest::rstest;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::validate::tests::validated;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn with_tls(client_authentication: Option<&str>) -> Value {
+    let mut tls = json!({"enabled": true, "secretName": "zk-tls"});
+    if let Some(value) = client_authentication {
+        tls["clientAuthentication"] = json!(value);
+    }
+    json!({"clusterConfig": {"tls": tls}, "servers": {"roleGroups": {"default": {"replicas": 3}}}})
+}
+
+fn zoo_cfg(spec: Value) -> Result<BTreeMap<String, String>, Box<dyn std::error::Error>> {
+    let cluster = validated(spec)?;
+    let group = cluster.servers.groups.first().ok_or("no role group")?;
+    Ok(group
+        .product
+        .zoo_cfg
+        .to_properties()
+        .lines()
+        .filter_map(|line| line.split_once('='))
+        .map(|(key, value)| (key.to_owned(), value.to_owned()))
+        .collect())
+}
+
+#[rstest]
+#[case::clients_without_certificates(None, "none")]
+#[case::mutual_tls(Some("Required"), "need")]
+fn zoo_cfg_serves_tls_to_clients_and_the_quorum(
+    #[case] client_authentication: Option<&str>,
+    #[case] client_auth: &str,
+) -> TestResult {
+    let cfg = zoo_cfg(with_tls(client_authentication))?;
+    for (key, value) in [
+        (
+            "serverCnxnFactory",
+            "org.apache.zookeeper.server.NettyServerCnxnFactory",
+        ),
+        ("secureClientPort", "2282"),
+        ("ssl.clientAuth", client_auth),
+        ("sslQuorum", "true"),
+        ("ssl.keyStore.location", "/keystore/keystore.pem"),
+        ("ssl.keyStore.type", "PEM"),
+        ("ssl.trustStore.location", "/tls/ca.crt"),
+        ("ssl.trustStore.type", "PEM"),
+        ("ssl.quorum.keyStore.location", "/keystore/keystore.pem"),
+        ("ssl.quorum.keyStore.type", "PEM"),
+        ("ssl.quorum.trustStore.location", "/tls/ca.crt"),
+        ("ssl.quorum.trustStore.type", "PEM"),
+    ] {
+        assert_eq!(cfg.get(key).map(String::as_str), Some(value), "{key}");
+    }
+    assert_eq!(
+        cfg.get("server.1").map(String::as_str),
+        Some(
+            "simple-zk-server-default-0.simple-zk-server-default.data.svc.cluster.local\
+             :2888:3888;127.0.0.1:2181"
+        ),
+        "the plaintext port listens inside the pod only"
+    );
+    assert!(
+        !cfg.keys().any(|key| key.contains("password")),
+        "a PEM keystore has no password: {cfg:?}"
+    );
+    Ok(())
+}
+
+#[test]
+fn without_tls_zoo_cfg_has_no_tls_key_and_clients_use_2181() -> TestResult {
+    let cfg = zoo_cfg(json!({"servers": {"roleGroups": {"default": {"replicas": 3}}}}))?;
+    assert!(
+        !cfg.keys()
+            .any(|key| key.starts_with("ssl") || key == "secureClientPort"),
+        "{cfg:?}"
+    );
+    assert!(
+        cfg.get("server.1")
+            .is_some_and(|line| line.ends_with(";2181"))
+    );
+    Ok(())
+}
+
+#[test]
+fn pods_build_their_keystore_from_the_secret_and_expose_only_the_secure_port() -> TestResult {
+    let objects = build_cluster(&validated(with_tls(None))?);
+    let group = objects.role_groups.first().ok_or("no role group")?;
+    let pod = serde_json::to_value(&group.stateful_set.spec.template)?["spec"].clone();
+
+    let init = &pod["initContainers"][1];
+    assert_eq!(init["name"], "tls-keystore");
+    assert_eq!(
+        init["command"][2],
+        "umask 077 && cat /tls/tls.key /tls/tls.crt > /keystore/keystore.pem"
+    );
+    let volumes: BTreeMap<String, Value> = pod["volumes"]
+        .as_array()
+        .ok_or("no volumes")?
+        .iter()
+        .map(|volume| {
+            (
+                volume["name"].as_str().unwrap_or_default().to_owned(),
+                volume.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        volumes["tls"]["secret"],
+        json!({"secretName": "zk-tls", "defaultMode": 0o440})
+    );
+    assert_eq!(volumes["keystore"]["emptyDir"]["medium"], "Memory");
+
+    let server = &pod["containers"][0];
+    let mounts: Vec<(&str, bool)> = server["volumeMounts"]
+        .as_array()
+        .ok_or("no mounts")?
+        .iter()
+        .filter(|mount| ["tls", "keystore"].contains(&mount["name"].as_str().unwrap_or_default()))
+        .map(|mount| {
+            (
+                mount["mountPath"].as_str().unwrap_or_default(),
+                mount["readOnly"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(mounts, [("/tls", true), ("/keystore", true)]);
+
+    let port_names = |value: &Value| -> Vec<String> {
+        value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|port| port["name"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        port_names(&server["ports"]),
+        ["client-tls", "quorum", "leader-election", "metrics"]
+    );
+    let client_service = serde_json::to_value(&objects.client_service)?;
+    assert_eq!(client_service["spec"]["ports"][0]["port"], 2282);
+    assert_eq!(port_names(&client_service["spec"]["ports"]), ["client-tls"]);
+    let headless = serde_json::to_value(&group.headless_service)?;
+    assert_eq!(
+        port_names(&headless["spec"]["ports"]),
+        ["client-tls", "quorum", "leader-election"]
+    );
+    // The probes still ask the plaintext port, which listens inside the pod.
+    assert!(
+        server["readinessProbe"]["exec"]["command"][2]
+            .as_str()
+            .is_some_and(|script| script.contains("/dev/tcp/127.0.0.1/2181"))
+    );
+    Ok(())
+}
+
+#[test]
+fn discovery_names_the_secure_port_and_says_tls() -> TestResult {
+    let objects = build_cluster(&validated(with_tls(None))?);
+    let data = objects.discovery_config_map.data.ok_or("no data")?;
+    assert_eq!(
+        data,
+        BTreeMap::from(
+            [
+                ("ZOOKEEPER", "simple-zk.data.svc.cluster.local:2282"),
+                ("ZOOKEEPER_HOSTS", "simple-zk.data.svc.cluster.local:2282"),
+                ("ZOOKEEPER_CHROOT", "/"),
+                ("ZOOKEEPER_CLIENT_PORT", "2282"),
+                ("ZOOKEEPER_TLS", "true"),
+            ]
+            .map(|(key, value)| (key.to_owned(), value.to_owned()))
+        )
+    );
+    Ok(())
+}

@@ -1,0 +1,65 @@
+//! `spec.clusterConfig`: settings of the whole ensemble, today its TLS.
+//!
+//! TLS covers both links ZooKeeper serves: clients on the secure client port, and the
+//! servers' quorum and leader election (`sslQuorum`). Both use the one certificate of
+//! the Secret the user names, as cert-manager writes it (`tls.crt`, `tls.key` in
+//! PKCS#8, `ca.crt`). The operator does not issue certificates of its own yet, so TLS
+//! is off unless asked for; it becomes the default once it does.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Settings of the whole ensemble.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ZookeeperClusterConfig {
+    /// TLS for clients and for the quorum.
+    #[serde(default, skip_serializing_if = "ZookeeperTls::is_default")]
+    pub tls: ZookeeperTls,
+}
+
+/// TLS for clients (port 2282) and for the servers' quorum traffic.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ZookeeperTls {
+    /// Whether clients connect over TLS on port 2282 and the servers encrypt their
+    /// quorum traffic. The plaintext client port then listens only inside each pod (for
+    /// the probes). Defaults to false for now; `secretName` is required when true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+
+    /// A Secret in the cluster's namespace with `tls.crt` (the server certificate,
+    /// valid for every server pod's FQDN and the client Service's names), `tls.key`
+    /// (its key, PKCS#8: cert-manager's `privateKey.encoding: PKCS8`) and `ca.crt` (the
+    /// CA clients and peers are checked against).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_name: Option<String>,
+
+    /// `None` (the default): clients need no certificate. `Required`: every client
+    /// presents a certificate signed by the CA of `ca.crt` (mutual TLS,
+    /// `ssl.clientAuth=need`).
+    #[serde(default, skip_serializing_if = "ClientAuthentication::is_default")]
+    pub client_authentication: ClientAuthentication,
+}
+
+impl ZookeeperTls {
+    fn is_default(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
+/// Whether clients must present a certificate.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+pub enum ClientAuthentication {
+    /// Any client that trusts the CA connects.
+    #[default]
+    None,
+    /// Only clients with a certificate the CA signed connect.
+    Required,
+}
+
+impl ClientAuthentication {
+    fn is_default(&self) -> bool {
+        *self == Self::None
+    }
+}

@@ -1,0 +1,334 @@
+//! `clusterConfig.tls` on real ZooKeeper 3.9.5 servers through the pod runner, exactly as
+//! rendered, with a Secret as cert-manager writes it (`tls.crt`, a PKCS#8 `tls.key`,
+//! `ca.crt`; here from `strata-certificates`):
+//! - the quorum forms over TLS (`sslQuorum`: the servers talk to each other only through
+//!   TLS), and every server is Ready through the plaintext port inside its pod;
+//! - from another pod, a client that trusts the CA gets an answer on the secure port,
+//!   checking the server's name; plaintext is refused on both ports; a client that trusts
+//!   another CA fails its handshake;
+//! - with `clientAuthentication: Required`, a client without a certificate is refused,
+//!   and one with a certificate the CA signed is served.
+
+#![allow(clippy::expect_used, clippy::panic)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use rstest::rstest;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use serde_json::{Value, json};
+use strata_certificates::authority::{CertificateAuthority, Validity};
+use strata_pod_runner::manifest::apply_all;
+use strata_pod_runner::runner::PodRunner;
+
+use crate::support::pods::{NAMESPACE, pod_runner};
+
+const SECURE_PORT: u16 = 2282;
+const PLAIN_PORT: u16 = 2181;
+const SECRET: &str = "zk-tls";
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+fn validity() -> Validity {
+    Validity::starting(SystemTime::now(), Duration::from_secs(24 * 3600))
+}
+
+/// The cluster `name` with `servers` servers and TLS from [`SECRET`].
+fn cluster(name: &str, servers: u16, client_authentication: &str) -> Value {
+    json!({
+        "apiVersion": "zookeeper.strata.dev/v1alpha1",
+        "kind": "ZookeeperCluster",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "clusterConfig": {"tls": {
+                "enabled": true,
+                "secretName": SECRET,
+                "clientAuthentication": client_authentication,
+            }},
+            "servers": {"roleGroups": {"default": {"replicas": servers}}},
+        },
+    })
+}
+
+/// The pods' FQDNs and the client Service's names: what a client may connect to.
+fn server_names(name: &str, servers: u16) -> Vec<String> {
+    let set = format!("{name}-server-default");
+    (0..servers)
+        .map(|ordinal| format!("{set}-{ordinal}.{set}.{NAMESPACE}.svc.cluster.local"))
+        .chain([
+            format!("{name}.{NAMESPACE}.svc.cluster.local"),
+            format!("{name}.{NAMESPACE}.svc"),
+            name.to_owned(),
+        ])
+        .collect()
+}
+
+/// The Secret as cert-manager writes it.
+fn tls_secret(ca: &CertificateAuthority, names: &[String]) -> Secret {
+    let issued = ca.issue(names, validity()).expect("a server certificate");
+    let data = [
+        ("tls.crt", issued.certificate_pem()),
+        ("tls.key", issued.key_pem()),
+        ("ca.crt", ca.certificate_pem()),
+    ]
+    .map(|(key, value)| (key.to_owned(), ByteString(value.as_bytes().to_vec())))
+    .into_iter()
+    .collect();
+    Secret {
+        metadata: ObjectMeta {
+            name: Some(SECRET.to_owned()),
+            namespace: Some(NAMESPACE.to_owned()),
+            ..ObjectMeta::default()
+        },
+        data: Some(data),
+        type_: Some("kubernetes.io/tls".to_owned()),
+        ..Secret::default()
+    }
+}
+
+/// A TLS client trusting `ca_pem`, with `identity` (certificate and key PEM) if given.
+fn client_config(ca_pem: &str, identity: Option<(&str, &str)>) -> Arc<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots
+            .add(certificate.expect("a CA certificate"))
+            .expect("a trust anchor");
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_root_certificates(roots);
+    let config = match identity {
+        None => builder.with_no_client_auth(),
+        Some((certificate, key)) => builder
+            .with_client_auth_cert(
+                CertificateDer::pem_slice_iter(certificate.as_bytes())
+                    .collect::<Result<Vec<_>, _>>()
+                    .expect("a client certificate"),
+                PrivateKeyDer::from_pem_slice(key.as_bytes()).expect("a client key"),
+            )
+            .expect("a client identity"),
+    };
+    Arc::new(config)
+}
+
+/// `srvr` over TLS to `address`, checking the server's certificate for `name`.
+fn srvr_over_tls(
+    config: Arc<rustls::ClientConfig>,
+    name: &str,
+    address: SocketAddr,
+) -> Result<String, String> {
+    let server_name = ServerName::try_from(name.to_owned()).map_err(|error| error.to_string())?;
+    let mut connection =
+        rustls::ClientConnection::new(config, server_name).map_err(|error| error.to_string())?;
+    let mut socket =
+        TcpStream::connect_timeout(&address, TIMEOUT).map_err(|error| error.to_string())?;
+    socket
+        .set_read_timeout(Some(TIMEOUT))
+        .map_err(|error| error.to_string())?;
+    let mut stream = rustls::Stream::new(&mut connection, &mut socket);
+    stream
+        .write_all(b"srvr")
+        .map_err(|error| format!("writing srvr: {error}"))?;
+    let mut answer = String::new();
+    match stream.read_to_string(&mut answer) {
+        Ok(_) => Ok(answer),
+        // ZooKeeper closes after a four-letter word without a TLS close_notify.
+        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() => {
+            Ok(answer)
+        }
+        Err(error) => Err(format!("reading the answer: {error}")),
+    }
+}
+
+/// `srvr` in plaintext: the answer, or why there is none.
+fn srvr_in_plaintext(address: SocketAddr) -> Result<String, String> {
+    let mut socket =
+        TcpStream::connect_timeout(&address, TIMEOUT).map_err(|error| error.to_string())?;
+    socket
+        .set_read_timeout(Some(TIMEOUT))
+        .map_err(|error| error.to_string())?;
+    socket
+        .write_all(b"srvr")
+        .map_err(|error| error.to_string())?;
+    let mut answer = String::new();
+    socket
+        .read_to_string(&mut answer)
+        .map_err(|error| error.to_string())?;
+    Ok(answer)
+}
+
+/// Runs `work` on a thread inside `pod`'s network.
+fn in_pod<T: Send + 'static>(
+    runner: &PodRunner,
+    pod: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    runner
+        .in_pod(NAMESPACE, pod, work)
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Renders `cluster` with the Secret and runs it until every server is Ready.
+async fn start(cluster: &Value, secret: Secret, pods: &[String]) -> PodRunner {
+    let mut runner = pod_runner().unwrap_or_else(|error| panic!("{error}"));
+    runner
+        .apply_secret(secret)
+        .unwrap_or_else(|error| panic!("{error}"));
+    let objects = zookeeper_operator::render::render(std::slice::from_ref(cluster))
+        .unwrap_or_else(|error| panic!("{error}"))
+        .objects;
+    assert!(
+        !objects.iter().any(|object| object["kind"] == "Secret"),
+        "render shows where the key is, never a key"
+    );
+    apply_all(&mut runner, &objects).unwrap_or_else(|error| panic!("{error}"));
+    let names: Vec<&str> = pods.iter().map(String::as_str).collect();
+    runner
+        .wait_ready(NAMESPACE, &names, Duration::from_secs(180))
+        .await
+        .unwrap_or_else(|report| panic!("{report}"));
+    runner
+}
+
+fn address(runner: &PodRunner, pod: &str, port: u16) -> SocketAddr {
+    SocketAddr::new(
+        runner
+            .address(NAMESPACE, pod)
+            .expect("the pod's address")
+            .into(),
+        port,
+    )
+}
+
+fn mode(answer: &str) -> Option<&str> {
+    answer.lines().find_map(|line| line.strip_prefix("Mode: "))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
+async fn a_three_server_ensemble_forms_its_quorum_over_tls_and_serves_clients_that_trust_its_ca() {
+    let name = "tls-zk";
+    let ca = CertificateAuthority::create("tls-zk CA", validity()).expect("a CA");
+    let pods: Vec<String> = (0..3)
+        .map(|i| format!("{name}-server-default-{i}"))
+        .collect();
+    let mut runner = start(
+        &cluster(name, 3, "None"),
+        tls_secret(&ca, &server_names(name, 3)),
+        &pods,
+    )
+    .await;
+
+    // Ready means each server answered `srvr` with a mode through the plaintext port
+    // inside its pod: the quorum formed, and quorum TLS is the only way it could.
+    let (client, server) = (&pods[0], &pods[2]);
+    let fqdn = server_names(name, 3)[2].clone();
+    let secure = address(&runner, server, SECURE_PORT);
+    let plain = address(&runner, server, PLAIN_PORT);
+    let trusting = client_config(ca.certificate_pem(), None);
+    let answer = in_pod(&runner, client, move || {
+        srvr_over_tls(trusting, &fqdn, secure)
+    })
+    .unwrap_or_else(|error| panic!("srvr over TLS to {server}: {error}"));
+    assert!(answer.contains("Zookeeper version: 3.9.5"), "{answer}");
+    assert!(
+        matches!(mode(&answer), Some("leader" | "follower")),
+        "{answer}"
+    );
+
+    let refused_plain = in_pod(&runner, client, move || srvr_in_plaintext(plain));
+    assert!(
+        refused_plain
+            .as_ref()
+            .is_err_and(|error| error.contains("refused")),
+        "the plaintext port answered another pod: {refused_plain:?}"
+    );
+    let plain_on_secure = in_pod(&runner, client, move || srvr_in_plaintext(secure));
+    assert!(
+        plain_on_secure
+            .as_ref()
+            .map_or(true, |answer| mode(answer).is_none()),
+        "the secure port answered plaintext: {plain_on_secure:?}"
+    );
+
+    let stranger = CertificateAuthority::create("another CA", validity()).expect("a CA");
+    let distrusting = client_config(stranger.certificate_pem(), None);
+    let fqdn = server_names(name, 3)[2].clone();
+    let untrusted = in_pod(&runner, client, move || {
+        srvr_over_tls(distrusting, &fqdn, secure)
+    });
+    eprintln!(
+        "plaintext on 2181: {refused_plain:?}; plaintext on 2282: {plain_on_secure:?}; \
+         another CA: {untrusted:?}"
+    );
+    assert!(
+        untrusted
+            .as_ref()
+            .is_err_and(|error| error.contains("certificate")),
+        "a client that trusts another CA got {untrusted:?}"
+    );
+    runner.stop_all().await;
+}
+
+#[rstest]
+#[case::without_a_certificate(false)]
+#[case::with_a_certificate_the_ca_signed(true)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
+async fn with_client_authentication_required_only_clients_with_a_certificate_are_served(
+    #[case] presents_a_certificate: bool,
+) {
+    let name = if presents_a_certificate {
+        "mtls-zk"
+    } else {
+        "mtls-refusing-zk"
+    };
+    let ca = CertificateAuthority::create("mtls CA", validity()).expect("a CA");
+    let pods = vec![format!("{name}-server-default-0")];
+    let runner = start(
+        &cluster(name, 1, "Required"),
+        tls_secret(&ca, &server_names(name, 1)),
+        &pods,
+    )
+    .await;
+    let client_certificate = ca
+        .issue(&["a-client".to_owned()], validity())
+        .expect("a client certificate");
+    let identity = presents_a_certificate.then(|| {
+        (
+            client_certificate.certificate_pem().to_owned(),
+            client_certificate.key_pem().to_owned(),
+        )
+    });
+    let config = client_config(
+        ca.certificate_pem(),
+        identity
+            .as_ref()
+            .map(|(certificate, key)| (certificate.as_str(), key.as_str())),
+    );
+    let fqdn = server_names(name, 1)[0].clone();
+    let secure = address(&runner, &pods[0], SECURE_PORT);
+    let answer = in_pod(&runner, &pods[0], move || {
+        srvr_over_tls(config, &fqdn, secure)
+    });
+    if presents_a_certificate {
+        let answer = answer.unwrap_or_else(|error| panic!("a client with a certificate: {error}"));
+        assert_eq!(mode(&answer), Some("standalone"), "{answer}");
+    } else {
+        eprintln!("without a certificate: {answer:?}");
+        assert!(
+            answer.as_ref().is_err_and(|error| error.contains("alert")),
+            "a client without a certificate was not refused in the handshake: {answer:?}"
+        );
+    }
+    let mut runner = runner;
+    runner.stop_all().await;
+}
