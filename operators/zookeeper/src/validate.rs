@@ -66,6 +66,13 @@ fn validate_tls(tls: &ZookeeperTls) -> Result<Option<ValidatedTls>, ReconcileErr
     if tls.enabled != Some(true) {
         return Ok(None);
     }
+    if tls.secret_name.as_deref() == Some("") {
+        return Err(ReconcileError::invalid_spec(
+            "TlsSecretMissing",
+            "clusterConfig.tls.secretName is empty: name the Secret with tls.crt, tls.key \
+             and ca.crt",
+        ));
+    }
     let Some(secret_name) = &tls.secret_name else {
         return Err(ReconcileError::invalid_spec(
             "TlsSecretMissing",
@@ -188,20 +195,16 @@ impl ValidatedCluster {
     /// `<cluster>.<namespace>.svc.<domain>:2181`: how clients reach the ensemble through
     /// the client Service.
     pub fn connection_hosts(&self) -> String {
-        connection_hosts(
-            self.identity.name.as_str(),
-            &self.identity.namespace,
-            &self.cluster_domain,
-        )
+        self.connection_hosts_at(crate::config::zoo_cfg::CLIENT_PORT)
     }
 
     /// The client Service's `<cluster>.<namespace>.svc.<domain>:<port>`.
     pub fn connection_hosts_at(&self, port: u16) -> String {
-        format!(
-            "{}.{}.svc.{}:{port}",
+        service_hosts(
             self.identity.name.as_str(),
-            self.identity.namespace,
-            self.cluster_domain
+            &self.identity.namespace,
+            &self.cluster_domain,
+            port,
         )
     }
 }
@@ -209,10 +212,16 @@ impl ValidatedCluster {
 /// The connection string of a cluster's client Service, for callers that only know the
 /// cluster's name, such as the ZNode controller.
 pub fn connection_hosts(cluster: &str, namespace: &str, cluster_domain: &str) -> String {
-    format!(
-        "{cluster}.{namespace}.svc.{cluster_domain}:{}",
-        crate::config::zoo_cfg::CLIENT_PORT
+    service_hosts(
+        cluster,
+        namespace,
+        cluster_domain,
+        crate::config::zoo_cfg::CLIENT_PORT,
     )
+}
+
+fn service_hosts(cluster: &str, namespace: &str, cluster_domain: &str, port: u16) -> String {
+    format!("{cluster}.{namespace}.svc.{cluster_domain}:{port}")
 }
 
 /// The ZooKeeper operator's facts for the shared identity checks.

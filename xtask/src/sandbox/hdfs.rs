@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use hdfs_operator::config::topology::NAMENODE_HTTP_PORT;
 use serde_json::Value;
 use strata_pod_runner::agent::Forwards;
 use strata_testing::http::request;
@@ -14,8 +15,6 @@ use super::POLL_PERIOD;
 use super::demo::DemoTarget;
 use super::operator_pods::OperatorPods;
 
-/// The namenodes' HTTP port, as the operator renders it.
-const NAMENODE_HTTP_PORT: u16 = 9870;
 /// The example's namenodes and datanodes.
 const NAMENODES: u32 = 2;
 const DATANODES: u64 = 3;

@@ -49,8 +49,8 @@ pub fn scratch_volume(name: &str, size_limit: &str) -> Volume {
     }
 }
 
-/// The Secret `secret` as the volume `name`, its files readable by the pod's user and
-/// group alone (0440).
+/// The Secret `secret` as the volume `name`, its files readable by their owner and the
+/// pod's group (`fsGroup`) alone (0440).
 pub fn secret_volume(name: &str, secret: &str) -> Volume {
     Volume {
         name: name.to_owned(),

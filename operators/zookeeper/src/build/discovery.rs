@@ -1,8 +1,8 @@
 //! Discovery ConfigMaps: how client applications find an ensemble (named after the
 //! cluster) or their own znode in it (named after the ZNode).
 //!
-//! Both carry the same four keys, so a client such as the HDFS operator reads either
-//! without knowing which one it got:
+//! Both carry the same four keys (and the cluster's a fifth with TLS on), so a client
+//! such as the HDFS operator reads either without knowing which one it got:
 //!
 //! | key | cluster ConfigMap | ZNode ConfigMap |
 //! | --- | --- | --- |

@@ -46,6 +46,7 @@ fn zoo_cfg_serves_tls_to_clients_and_the_quorum(
             "serverCnxnFactory",
             "org.apache.zookeeper.server.NettyServerCnxnFactory",
         ),
+        ("clientPortAddress", "127.0.0.1"),
         ("secureClientPort", "2282"),
         ("ssl.clientAuth", client_auth),
         ("sslQuorum", "true"),
@@ -64,9 +65,9 @@ fn zoo_cfg_serves_tls_to_clients_and_the_quorum(
         cfg.get("server.1").map(String::as_str),
         Some(
             "simple-zk-server-default-0.simple-zk-server-default.data.svc.cluster.local\
-             :2888:3888;127.0.0.1:2181"
+             :2888:3888"
         ),
-        "the plaintext port listens inside the pod only"
+        "no client address in the server lines: ZooKeeper publishes them to clients"
     );
     assert!(
         !cfg.keys().any(|key| key.contains("password")),
@@ -79,8 +80,9 @@ fn zoo_cfg_serves_tls_to_clients_and_the_quorum(
 fn without_tls_zoo_cfg_has_no_tls_key_and_clients_use_2181() -> TestResult {
     let cfg = zoo_cfg(json!({"servers": {"roleGroups": {"default": {"replicas": 3}}}}))?;
     assert!(
-        !cfg.keys()
-            .any(|key| key.starts_with("ssl") || key == "secureClientPort"),
+        !cfg.keys().any(|key| key.starts_with("ssl")
+            || ["secureClientPort", "serverCnxnFactory", "clientPortAddress"]
+                .contains(&key.as_str())),
         "{cfg:?}"
     );
     assert!(
@@ -179,6 +181,23 @@ fn discovery_names_the_secure_port_and_says_tls() -> TestResult {
             ]
             .map(|(key, value)| (key.to_owned(), value.to_owned()))
         )
+    );
+    Ok(())
+}
+
+#[test]
+fn without_tls_users_may_set_the_tls_keys_their_own_way() -> TestResult {
+    let cfg = zoo_cfg(json!({"servers": {
+        "configOverrides": {"zoo.cfg": {
+            "ssl.clientAuth": "want",
+            "serverCnxnFactory": "org.apache.zookeeper.server.NettyServerCnxnFactory",
+        }},
+        "roleGroups": {"default": {}},
+    }}))?;
+    assert_eq!(cfg.get("ssl.clientAuth").map(String::as_str), Some("want"));
+    assert_eq!(
+        cfg.get("serverCnxnFactory").map(String::as_str),
+        Some("org.apache.zookeeper.server.NettyServerCnxnFactory")
     );
     Ok(())
 }

@@ -8,8 +8,8 @@
 //! neither. A PEM keystore has no password: ZooKeeper reads a non-empty one as the key's
 //! encryption password.
 //!
-//! The plaintext client port stays, bound to `127.0.0.1`: the probes ask it, and
-//! nothing outside the pod reaches it. Quorum TLS checks that a peer's certificate
+//! The plaintext client port stays, bound to `127.0.0.1` (`clientPortAddress`): the
+//! probes ask it, and nothing outside the pod reaches it. Quorum TLS checks that a peer's certificate
 //! chains to the CA (ZooKeeper 3.9 runs in FIPS mode by default, where it checks no
 //! peer host name on quorum links). Netty serves the secure port; the default NIO
 //! factory refuses TLS.
@@ -37,7 +37,7 @@ pub struct TlsSettings {
 }
 
 impl TlsSettings {
-    /// The `zoo.cfg` entries, besides the server lines' client address.
+    /// The `zoo.cfg` entries; the server lines then carry no client address.
     pub fn entries(&self) -> Vec<(String, String)> {
         let client_auth = if self.client_auth_required {
             "need"
@@ -49,6 +49,7 @@ impl TlsSettings {
                 "serverCnxnFactory".to_owned(),
                 NETTY_CONNECTION_FACTORY.to_owned(),
             ),
+            ("clientPortAddress".to_owned(), LOOPBACK.to_owned()),
             (
                 "secureClientPort".to_owned(),
                 SECURE_CLIENT_PORT.to_string(),

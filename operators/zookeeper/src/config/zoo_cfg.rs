@@ -29,7 +29,7 @@ use super::retention::Retention;
 use super::server_ids::{
     Ensemble, MAX_SERVER_ID, MAX_SERVER_ID_WITH_EXTENDED_TYPES, RoleGroupServers, ServerIdError,
 };
-use super::tls::{LOOPBACK, TlsSettings};
+use super::tls::TlsSettings;
 use crate::crd::config::{DEFAULT_INIT_LIMIT, DEFAULT_SYNC_LIMIT, DEFAULT_TICK_TIME_MS};
 
 /// Port clients connect to.
@@ -131,19 +131,23 @@ pub struct ZooCfg {
 impl ZooCfg {
     /// Validates server ids and overrides, then computes the effective settings.
     pub fn render(input: &ZooCfgInput) -> Result<Self, ZooCfgError> {
-        validate_overrides(&input.overrides)?;
+        validate_overrides(&input.overrides, input.tls.is_some())?;
         let ensemble = Ensemble::new(&input.role_groups, server_id_limit(&input.overrides))?;
         let mut entries = base_entries(input);
-        // With TLS on, the plaintext port is for the probes inside the pod alone.
+        // With TLS on, the plaintext port is for the probes inside the pod alone. Its
+        // address then comes from `clientPortAddress`, not from the server lines:
+        // ZooKeeper publishes a server line's client address in `/zookeeper/config`,
+        // where clients that follow the ensemble (Curator's) would take a loopback
+        // address for the server's.
         let client_address = match input.tls {
-            Some(_) => format!("{LOOPBACK}:{CLIENT_PORT}"),
-            None => CLIENT_PORT.to_string(),
+            Some(_) => String::new(),
+            None => format!(";{CLIENT_PORT}"),
         };
         for server in ensemble.servers() {
             entries.insert(
                 format!("server.{}", server.id),
                 format!(
-                    "{}:{QUORUM_PORT}:{LEADER_ELECTION_PORT}{};{client_address}",
+                    "{}:{QUORUM_PORT}:{LEADER_ELECTION_PORT}{}{client_address}",
                     server.fqdn,
                     if server.observer { ":observer" } else { "" }
                 ),
@@ -243,7 +247,7 @@ fn server_id_limit(overrides: &BTreeMap<String, String>) -> u32 {
 }
 
 /// Keys the operator sets in `zoo.cfg` and builds other objects or steps around.
-const OWNED_KEYS: [OwnedKey; 6] = [
+const OWNED_KEYS: [OwnedKey; 3] = [
     OwnedKey::exact(
         "clientPort",
         "the client Service, the container port, the probes and every discovery \
@@ -254,6 +258,16 @@ const OWNED_KEYS: [OwnedKey; 6] = [
         "the metrics Service, its Prometheus scrape annotation and the container port use \
          port 7000",
     ),
+    OwnedKey::with_subkeys(
+        "server",
+        "the operator writes one server line per pod and changes the membership one \
+         server at a time; set replicas and role groups instead",
+    ),
+];
+
+/// Keys `clusterConfig.tls` sets while it is on. While it is off, users who run TLS
+/// their own way may set them.
+const TLS_OWNED_KEYS: [OwnedKey; 5] = [
     OwnedKey::exact(
         "secureClientPort",
         "clusterConfig.tls sets it: the Services, the container port and the discovery \
@@ -264,16 +278,22 @@ const OWNED_KEYS: [OwnedKey; 6] = [
         "clusterConfig.tls sets the key and trust stores from its Secret and the client \
          authentication",
     ),
-    OwnedKey::exact("sslQuorum", "clusterConfig.tls turns quorum TLS on and off"),
-    OwnedKey::with_subkeys(
-        "server",
-        "the operator writes one server line per pod and changes the membership one \
-         server at a time; set replicas and role groups instead",
+    OwnedKey::exact("sslQuorum", "clusterConfig.tls turns quorum TLS on"),
+    OwnedKey::exact(
+        "serverCnxnFactory",
+        "clusterConfig.tls needs Netty's, the only one that serves TLS",
+    ),
+    OwnedKey::exact(
+        "clientPortAddress",
+        "clusterConfig.tls binds the plaintext port to 127.0.0.1, for the probes alone",
     ),
 ];
 
-fn validate_overrides(overrides: &BTreeMap<String, String>) -> Result<(), ZooCfgError> {
+fn validate_overrides(overrides: &BTreeMap<String, String>, tls: bool) -> Result<(), ZooCfgError> {
     overrides::check("zoo.cfg", overrides, &OWNED_KEYS)?;
+    if tls {
+        overrides::check("zoo.cfg", overrides, &TLS_OWNED_KEYS)?;
+    }
     let key_ok = |key: &String| {
         key.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))

@@ -2,23 +2,25 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use strata_operator::roll::stateless::PodRef;
 
+use k8s_openapi::api::apps::v1::StatefulSet;
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Failed, Prepared};
-use strata_operator::roll::stateful_sets_with_pods;
+use strata_operator::reference::{KeySource, KeysRead, Target};
+use strata_operator::roll::stateless::PodRef;
+use strata_operator::roll::{StatefulSetPods, stateful_sets_with_pods};
 use strata_status::ProgressStep;
 
 use super::leader::{ServerAddress, find_leader};
 use crate::build::build;
+use crate::build::container::TLS_VOLUME;
 use crate::crd::ZookeeperCluster;
 use crate::membership::{self, Plan, PlanError, observe_role_groups};
 use crate::validate::{TLS_SECRET_KEYS, ValidatedCluster};
-use strata_operator::reference::{KeySource, KeysRead, Target};
 
 /// What the cluster controller needs beyond the shared context.
 #[derive(Clone, Debug)]
@@ -90,6 +92,9 @@ async fn prepare(
         ),
         None => Vec::new(),
     };
+    if !stopped {
+        refuse_a_tls_switch(&running, desired.tls.is_some())?;
+    }
     let wanted = desired.membership();
     let observed = observe_role_groups(&running, &wanted);
     let mut plan = membership::plan(&wanted, &observed, None, stopped).map_err(refused)?;
@@ -141,6 +146,47 @@ async fn prepare(
         None => Default::default(),
     };
     Ok(with_step(build(&step).rolling_on(&versions), plan))
+}
+
+/// Servers with and without quorum TLS cannot talk to each other, so switching TLS one
+/// pod at a time would stop the quorum at the first restart, with clients cut off as
+/// the Services change ports. A running ensemble keeps its TLS setting until it is
+/// stopped; a stopped one starts with every server on the new setting at once.
+fn refuse_a_tls_switch(running: &[StatefulSetPods], tls: bool) -> Result<(), Failed> {
+    let serving = running.iter().filter(|set| !set.pods.is_empty());
+    let Some(set) = serving
+        .into_iter()
+        .find(|set| runs_tls(&set.stateful_set) != tls)
+    else {
+        return Ok(());
+    };
+    let (from, to) = if tls { ("off", "on") } else { ("on", "off") };
+    Err(ReconcileError::invalid_spec(
+        "TlsSwitchNeedsStop",
+        format!(
+            "clusterConfig.tls would turn TLS {to} while StatefulSet {} runs with it {from}: \
+             servers with and without quorum TLS cannot form a quorum, so the switch cannot \
+             roll one pod at a time. Stop the cluster (annotation \
+             operator-command=Stopped), change clusterConfig.tls, then remove the \
+             annotation: every server starts on the new setting",
+            set.stateful_set
+                .metadata
+                .name
+                .as_deref()
+                .unwrap_or_default()
+        ),
+    )
+    .into())
+}
+
+/// Whether a StatefulSet's pods run with TLS: they mount the TLS Secret.
+fn runs_tls(set: &StatefulSet) -> bool {
+    set.spec
+        .template
+        .spec
+        .as_ref()
+        .and_then(|pod| pod.volumes.as_ref())
+        .is_some_and(|volumes| volumes.iter().any(|volume| volume.name == TLS_VOLUME))
 }
 
 fn with_step(mut prepared: Prepared, plan: Plan) -> Prepared {

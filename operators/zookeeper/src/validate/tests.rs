@@ -94,14 +94,24 @@ fn group_config(config: Value) -> Value {
     "clusterConfig.tls.enabled is true but clusterConfig.tls.secretName is not set"
 )]
 #[case::zoo_cfg_tls_key(
-    json!({"servers": {"configOverrides": {"zoo.cfg": {"ssl.clientAuth": "want"}}, "roleGroups": {"default": {}}}}),
+    json!({"clusterConfig": {"tls": {"enabled": true, "secretName": "s"}}, "servers": {"configOverrides": {"zoo.cfg": {"ssl.clientAuth": "want"}}, "roleGroups": {"default": {}}}}),
     "ReservedConfigOverride",
     "ssl.clientAuth is set by the operator"
 )]
 #[case::zoo_cfg_quorum_tls(
-    json!({"servers": {"configOverrides": {"zoo.cfg": {"sslQuorum": "false"}}, "roleGroups": {"default": {}}}}),
+    json!({"clusterConfig": {"tls": {"enabled": true, "secretName": "s"}}, "servers": {"configOverrides": {"zoo.cfg": {"sslQuorum": "false"}}, "roleGroups": {"default": {}}}}),
     "ReservedConfigOverride",
     "sslQuorum is set by the operator"
+)]
+#[case::zoo_cfg_connection_factory_with_tls(
+    json!({"clusterConfig": {"tls": {"enabled": true, "secretName": "s"}}, "servers": {"configOverrides": {"zoo.cfg": {"serverCnxnFactory": "org.apache.zookeeper.server.NIOServerCnxnFactory"}}, "roleGroups": {"default": {}}}}),
+    "ReservedConfigOverride",
+    "serverCnxnFactory is set by the operator"
+)]
+#[case::tls_with_an_empty_secret_name(
+    json!({"clusterConfig": {"tls": {"enabled": true, "secretName": ""}}, "servers": {"roleGroups": {"default": {}}}}),
+    "TlsSecretMissing",
+    "clusterConfig.tls.secretName is empty"
 )]
 #[case::data_dir_outside_the_volume(
     json!({"servers": {"configOverrides": {"zoo.cfg": {"dataDir": "/var/lib/zookeeper"}}, "roleGroups": {"default": {}}}}),

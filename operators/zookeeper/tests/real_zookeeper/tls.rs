@@ -125,6 +125,16 @@ fn srvr_over_tls(
     name: &str,
     address: SocketAddr,
 ) -> Result<String, String> {
+    word_over_tls(config, name, address, "srvr")
+}
+
+/// A four-letter word over TLS, as [`srvr_over_tls`] sends `srvr`.
+fn word_over_tls(
+    config: Arc<rustls::ClientConfig>,
+    name: &str,
+    address: SocketAddr,
+    word: &str,
+) -> Result<String, String> {
     let server_name = ServerName::try_from(name.to_owned()).map_err(|error| error.to_string())?;
     let mut connection =
         rustls::ClientConnection::new(config, server_name).map_err(|error| error.to_string())?;
@@ -135,8 +145,8 @@ fn srvr_over_tls(
         .map_err(|error| error.to_string())?;
     let mut stream = rustls::Stream::new(&mut connection, &mut socket);
     stream
-        .write_all(b"srvr")
-        .map_err(|error| format!("writing srvr: {error}"))?;
+        .write_all(word.as_bytes())
+        .map_err(|error| format!("writing {word}: {error}"))?;
     let mut answer = String::new();
     match stream.read_to_string(&mut answer) {
         Ok(_) => Ok(answer),
@@ -242,6 +252,24 @@ async fn a_three_server_ensemble_forms_its_quorum_over_tls_and_serves_clients_th
     assert!(
         matches!(mode(&answer), Some("leader" | "follower")),
         "{answer}"
+    );
+
+    // The membership ZooKeeper publishes (`conf`, `/zookeeper/config`) names no
+    // loopback client address, which clients that follow the ensemble would take.
+    let trusting = client_config(ca.certificate_pem(), None);
+    let fqdn = server_names(name, 3)[2].clone();
+    let conf = in_pod(&runner, client, move || {
+        word_over_tls(trusting, &fqdn, secure, "conf")
+    })
+    .unwrap_or_else(|error| panic!("conf over TLS to {server}: {error}"));
+    let members: Vec<&str> = conf
+        .lines()
+        .filter(|line| line.starts_with("server."))
+        .collect();
+    assert_eq!(members.len(), 3, "{conf}");
+    assert!(
+        members.iter().all(|line| !line.contains("127.0.0.1")),
+        "{members:?}"
     );
 
     let refused_plain = in_pod(&runner, client, move || srvr_in_plaintext(plain));

@@ -3,13 +3,20 @@
 //! a renewed certificate rolls the pods through the references hash.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
+use kube::Api;
+use kube::api::{Patch, PatchParams};
 use serde_json::json;
 use strata_model::build::REFERENCES_HASH_ANNOTATION;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::manifests::{create_secret, patch_secret};
+use zookeeper_operator::crd::ZookeeperCluster;
 
 use crate::support::conditions::wait_for_reason;
-use crate::support::{cluster, create, start, stored_names, wait_for, wait_for_event};
+use crate::support::workload::run_group;
+use crate::support::{
+    Harness, cluster, create, patch_spec, single_group_spec, start, started, stored, stored_names,
+    wait_for, wait_for_event,
+};
 
 const SECRET: &str = "zk-tls";
 
@@ -79,6 +86,76 @@ async fn a_missing_tls_secret_or_key_is_named_and_the_cluster_follows_once_it_is
         "zk-server-default",
         "a new references hash after the renewal",
         |set| references_hash(set).is_some() && references_hash(set) != references_hash(&first),
+    )
+    .await;
+}
+
+fn mounts_tls(set: &StatefulSet) -> bool {
+    set.spec
+        .template
+        .spec
+        .as_ref()
+        .and_then(|pod| pod.volumes.as_ref())
+        .is_some_and(|volumes| volumes.iter().any(|volume| volume.name == "tls"))
+}
+
+async fn annotate(harness: &Harness, value: serde_json::Value) {
+    Api::<ZookeeperCluster>::namespaced(harness.server.client(), harness.namespace)
+        .patch(
+            "zk",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"operator-command": value}}})),
+        )
+        .await
+        .expect("the cluster is annotated");
+}
+
+/// Servers with and without quorum TLS cannot form a quorum: a running ensemble keeps
+/// its setting, with a reason that says how to switch (stop, change, start).
+#[tokio::test]
+async fn tls_is_not_switched_on_a_running_ensemble_but_on_a_stopped_one() {
+    let harness = started(single_group_spec(3), &["default"]).await;
+    run_group(&harness, "zk-server-default", 3);
+    create_secret(
+        &harness,
+        SECRET,
+        &[("tls.crt", "c"), ("tls.key", "k"), ("ca.crt", "a")],
+    )
+    .await;
+    patch_spec(&harness, "zk", tls_spec()).await;
+    let degraded = wait_for_reason(
+        &harness,
+        "zk",
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "TlsSwitchNeedsStop",
+    )
+    .await;
+    for part in [
+        "turn TLS on",
+        "zk-server-default",
+        "operator-command=Stopped",
+    ] {
+        assert!(degraded.message.contains(part), "{degraded:?}");
+    }
+    harness.settle().await;
+    let set: StatefulSet = stored(&harness, "zk-server-default");
+    assert!(!mounts_tls(&set), "the running ensemble was switched");
+
+    annotate(&harness, json!("Stopped")).await;
+    wait_for::<StatefulSet>(
+        &harness,
+        "zk-server-default",
+        "the TLS template once the cluster is stopped",
+        mounts_tls,
+    )
+    .await;
+    annotate(&harness, serde_json::Value::Null).await;
+    wait_for::<StatefulSet>(
+        &harness,
+        "zk-server-default",
+        "three servers on the TLS template once started again",
+        |set| mounts_tls(set) && set.spec.replicas == Some(3),
     )
     .await;
 }
