@@ -180,7 +180,7 @@ fn refuse_a_tls_switch(running: &[StatefulSetPods], tls: bool) -> Result<(), Fai
 }
 
 /// Whether a StatefulSet's pods run with TLS: they mount the TLS Secret.
-fn runs_tls(set: &StatefulSet) -> bool {
+pub fn runs_tls(set: &StatefulSet) -> bool {
     set.spec
         .template
         .spec

@@ -9,6 +9,7 @@ use serde_json::json;
 use strata_model::build::REFERENCES_HASH_ANNOTATION;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::manifests::{create_secret, patch_secret};
+use zookeeper_operator::controller::cluster::runs_tls;
 use zookeeper_operator::crd::ZookeeperCluster;
 
 use crate::support::conditions::wait_for_reason;
@@ -90,15 +91,6 @@ async fn a_missing_tls_secret_or_key_is_named_and_the_cluster_follows_once_it_is
     .await;
 }
 
-fn mounts_tls(set: &StatefulSet) -> bool {
-    set.spec
-        .template
-        .spec
-        .as_ref()
-        .and_then(|pod| pod.volumes.as_ref())
-        .is_some_and(|volumes| volumes.iter().any(|volume| volume.name == "tls"))
-}
-
 async fn annotate(harness: &Harness, value: serde_json::Value) {
     Api::<ZookeeperCluster>::namespaced(harness.server.client(), harness.namespace)
         .patch(
@@ -140,14 +132,14 @@ async fn tls_is_not_switched_on_a_running_ensemble_but_on_a_stopped_one() {
     }
     harness.settle().await;
     let set: StatefulSet = stored(&harness, "zk-server-default");
-    assert!(!mounts_tls(&set), "the running ensemble was switched");
+    assert!(!runs_tls(&set), "the running ensemble was switched");
 
     annotate(&harness, json!("Stopped")).await;
     wait_for::<StatefulSet>(
         &harness,
         "zk-server-default",
         "the TLS template once the cluster is stopped",
-        mounts_tls,
+        runs_tls,
     )
     .await;
     annotate(&harness, serde_json::Value::Null).await;
@@ -155,7 +147,7 @@ async fn tls_is_not_switched_on_a_running_ensemble_but_on_a_stopped_one() {
         &harness,
         "zk-server-default",
         "three servers on the TLS template once started again",
-        |set| mounts_tls(set) && set.spec.replicas == Some(3),
+        |set| runs_tls(set) && set.spec.replicas == Some(3),
     )
     .await;
 }
