@@ -67,35 +67,41 @@ pub fn liveness_script() -> String {
 /// Runs the `myid` script of the config module in the ZooKeeper image (bash is there),
 /// writing into the effective `dataDir` on the data volume.
 pub fn myid_container(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Container {
-    Container {
-        name: MYID_CONTAINER.to_owned(),
-        image: Some(cluster.identity.image.image.clone()),
-        image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
-        command: Some(vec![
-            "bash".to_owned(),
-            "-c".to_owned(),
-            myid_script(group.product.myid_offset, group.product.zoo_cfg.data_dir()),
-        ]),
-        resources: Some(resource_requirements(&ValidatedResources {
-            cpu_min: Quantity("50m".to_owned()),
-            cpu_max: Quantity("200m".to_owned()),
-            memory_limit: Quantity("64Mi".to_owned()),
-            heap_mib: 0,
-        })),
-        security_context: Some(restricted_security_context()),
-        volume_mounts: Some(vec![volume_mount(DATA_VOLUME, DATA_DIR, false)]),
-        ..Container::default()
-    }
+    bash_init_container(
+        cluster,
+        MYID_CONTAINER,
+        myid_script(group.product.myid_offset, group.product.zoo_cfg.data_dir()),
+        vec![volume_mount(DATA_VOLUME, DATA_DIR, false)],
+    )
 }
 
 /// Joins the TLS Secret's key and certificate into the keystore ZooKeeper reads
 /// ([`crate::config::tls`]), with the ZooKeeper image's bash.
 pub fn keystore_container(cluster: &ValidatedCluster) -> Container {
+    bash_init_container(
+        cluster,
+        KEYSTORE_CONTAINER,
+        keystore_script(),
+        vec![
+            volume_mount(TLS_VOLUME, TLS_DIR, true),
+            volume_mount(KEYSTORE_VOLUME, KEYSTORE_DIR, false),
+        ],
+    )
+}
+
+/// A short init step: `script` in the ZooKeeper image's bash, with the small fixed
+/// resources and the restricted security context every init container here gets.
+fn bash_init_container(
+    cluster: &ValidatedCluster,
+    name: &str,
+    script: String,
+    volume_mounts: Vec<k8s_openapi::api::core::v1::VolumeMount>,
+) -> Container {
     Container {
-        name: KEYSTORE_CONTAINER.to_owned(),
+        name: name.to_owned(),
         image: Some(cluster.identity.image.image.clone()),
         image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
-        command: Some(vec!["bash".to_owned(), "-c".to_owned(), keystore_script()]),
+        command: Some(vec!["bash".to_owned(), "-c".to_owned(), script]),
         resources: Some(resource_requirements(&ValidatedResources {
             cpu_min: Quantity("50m".to_owned()),
             cpu_max: Quantity("200m".to_owned()),
@@ -103,10 +109,7 @@ pub fn keystore_container(cluster: &ValidatedCluster) -> Container {
             heap_mib: 0,
         })),
         security_context: Some(restricted_security_context()),
-        volume_mounts: Some(vec![
-            volume_mount(TLS_VOLUME, TLS_DIR, true),
-            volume_mount(KEYSTORE_VOLUME, KEYSTORE_DIR, false),
-        ]),
+        volume_mounts: Some(volume_mounts),
         ..Container::default()
     }
 }

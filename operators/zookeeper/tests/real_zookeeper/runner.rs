@@ -7,7 +7,6 @@
 
 #![allow(clippy::expect_used, clippy::panic)]
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -17,7 +16,7 @@ use strata_pod_runner::manifest::apply_all;
 use strata_pod_runner::runner::PodRunner;
 use zookeeper_operator::znode_client::ZnodeClient;
 
-use crate::support::pods::{NAMESPACE, four_letter_word, pod_runner};
+use crate::support::pods::{NAMESPACE, four_letter_word, pod_address, pod_runner};
 
 /// An example's documents, as `zookeeper-operator render -f` reads them, with `edit`
 /// applied to its ZookeeperCluster.
@@ -53,17 +52,6 @@ fn in_pod<T: Send + 'static, F: Future<Output = T>>(
                 .block_on(work())
         })
         .unwrap_or_else(|error| panic!("{error}"))
-}
-
-/// A server's `host:port` on the pod network.
-fn address(runner: &PodRunner, pod: &str, port: u16) -> SocketAddr {
-    SocketAddr::new(
-        runner
-            .address(NAMESPACE, pod)
-            .expect("the pod's address")
-            .into(),
-        port,
-    )
 }
 
 #[rstest]
@@ -106,7 +94,7 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
     // container gave its pod: the `server.<serverId>` line names the pod.
     let mut modes = Vec::new();
     for pod in servers.iter().copied() {
-        let client = address(&runner, pod, 2181);
+        let client = pod_address(&runner, pod, 2181).expect("the pod\'s address");
         let (srvr, conf) = in_pod(&runner, pod, move || async move {
             let timeout = Duration::from_secs(5);
             four_letter_word(client, "srvr", timeout)
@@ -135,8 +123,12 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
 
     // A path written through one server is read through another.
     let (first_pod, last_pod) = (servers[0], servers[servers.len() - 1]);
-    let first = address(&runner, first_pod, 2181).to_string();
-    let last = address(&runner, last_pod, 2181).to_string();
+    let first = pod_address(&runner, first_pod, 2181)
+        .expect("the pod\'s address")
+        .to_string();
+    let last = pod_address(&runner, last_pod, 2181)
+        .expect("the pod\'s address")
+        .to_string();
     in_pod(&runner, first_pod, move || async move {
         let writer = ZnodeClient::connect(&first, Duration::from_secs(10)).await?;
         writer
@@ -149,7 +141,9 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
     .unwrap_or_else(|error| panic!("{error}"));
 
     // The rendered metrics port serves Prometheus text.
-    let metrics = address(&runner, last_pod, 7000).to_string();
+    let metrics = pod_address(&runner, last_pod, 7000)
+        .expect("the pod\'s address")
+        .to_string();
     let answer = in_pod(&runner, last_pod, move || async move {
         strata_testing::http::request(&metrics, "GET", "/metrics", &[], None)
     })

@@ -27,7 +27,7 @@ use strata_certificates::authority::{CertificateAuthority, Validity};
 use strata_pod_runner::manifest::apply_all;
 use strata_pod_runner::runner::PodRunner;
 
-use crate::support::pods::{NAMESPACE, pod_runner};
+use crate::support::pods::{NAMESPACE, pod_address, pod_runner};
 
 const SECURE_PORT: u16 = 2282;
 const PLAIN_PORT: u16 = 2181;
@@ -208,16 +208,6 @@ async fn start(cluster: &Value, secret: Secret, pods: &[String]) -> PodRunner {
     runner
 }
 
-fn address(runner: &PodRunner, pod: &str, port: u16) -> SocketAddr {
-    SocketAddr::new(
-        runner
-            .address(NAMESPACE, pod)
-            .expect("the pod's address")
-            .into(),
-        port,
-    )
-}
-
 fn mode(answer: &str) -> Option<&str> {
     answer.lines().find_map(|line| line.strip_prefix("Mode: "))
 }
@@ -241,8 +231,8 @@ async fn a_three_server_ensemble_forms_its_quorum_over_tls_and_serves_clients_th
     // inside its pod: the quorum formed, and quorum TLS is the only way it could.
     let (client, server) = (&pods[0], &pods[2]);
     let fqdn = server_names(name, 3)[2].clone();
-    let secure = address(&runner, server, SECURE_PORT);
-    let plain = address(&runner, server, PLAIN_PORT);
+    let secure = pod_address(&runner, server, SECURE_PORT).expect("the pod\'s address");
+    let plain = pod_address(&runner, server, PLAIN_PORT).expect("the pod\'s address");
     let trusting = client_config(ca.certificate_pem(), None);
     let answer = in_pod(&runner, client, move || {
         srvr_over_tls(trusting, &fqdn, secure)
@@ -343,7 +333,7 @@ async fn with_client_authentication_required_only_clients_with_a_certificate_are
             .map(|(certificate, key)| (certificate.as_str(), key.as_str())),
     );
     let fqdn = server_names(name, 1)[0].clone();
-    let secure = address(&runner, &pods[0], SECURE_PORT);
+    let secure = pod_address(&runner, &pods[0], SECURE_PORT).expect("the pod\'s address");
     let answer = in_pod(&runner, &pods[0], move || {
         srvr_over_tls(config, &fqdn, secure)
     });

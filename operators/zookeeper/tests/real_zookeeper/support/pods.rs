@@ -40,6 +40,12 @@ pub fn pod_runner() -> Result<PodRunner, BoxError> {
     Ok(PodRunner::new(RunnerOptions::new(images))?)
 }
 
+/// A pod's `address:port` on the pod network, while it runs.
+pub fn pod_address(runner: &PodRunner, pod: &str, port: u16) -> Option<SocketAddr> {
+    let address = runner.address(NAMESPACE, pod)?;
+    Some(SocketAddr::new(address.into(), port))
+}
+
 /// Sends a four-letter word and returns the whole answer.
 pub fn four_letter_word(
     address: SocketAddr,
