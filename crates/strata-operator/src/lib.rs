@@ -8,6 +8,7 @@
 
 pub mod apply;
 pub mod cache;
+pub mod certificates;
 pub mod child;
 pub mod cli;
 pub mod cluster_domain;

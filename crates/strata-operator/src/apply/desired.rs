@@ -60,8 +60,21 @@ pub struct DesiredObject {
     name: String,
     value: Value,
     mode: ApplyMode,
-    /// The body a create-once object is created with, generated values filled in.
-    creation: Option<Value>,
+    /// The body sent to the API server when it differs from `value`: a create-once
+    /// object's with its generated values filled in, or a sealed object's with its
+    /// Secret values ([`DesiredObjects::push_sealed`]).
+    creation: Option<Redacted<Value>>,
+}
+
+/// A value that holds what no log may show (generated keys, a Secret's values): its
+/// `Debug` output names it without showing it.
+#[derive(Clone, PartialEq)]
+struct Redacted<T>(T);
+
+impl<T> Debug for Redacted<T> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("<redacted>")
+    }
 }
 
 /// How the apply step treats an object that already exists.
@@ -191,9 +204,12 @@ impl DesiredObject {
             "controller": true,
             "blockOwnerDeletion": true,
         }]);
-        for value in [Some(&mut self.value), self.creation.as_mut()]
-            .into_iter()
-            .flatten()
+        for value in [
+            Some(&mut self.value),
+            self.creation.as_mut().map(|body| &mut body.0),
+        ]
+        .into_iter()
+        .flatten()
         {
             if let Some(Value::Object(metadata)) = value.get_mut("metadata") {
                 metadata.insert("ownerReferences".into(), owner_value.clone());
@@ -241,17 +257,18 @@ impl DesiredObject {
         is_subset(&self.value, &cached_value)
     }
 
-    /// The body to create the object with: the generated values of a
-    /// create-once object filled in, otherwise the desired content.
+    /// The body to create or apply the object with: the generated values of a
+    /// create-once object or the values of a sealed one filled in, otherwise the
+    /// desired content.
     pub fn creation_value(&self) -> &Value {
-        self.creation.as_ref().unwrap_or(&self.value)
+        self.creation.as_ref().map_or(&self.value, |body| &body.0)
     }
 
-    /// The object as plain JSON, for `render`. A create-once object is shown
-    /// without its `data` and `stringData`: its values exist only in the
-    /// cluster, generated when it is created.
+    /// The object as plain JSON, for `render`. A create-once or sealed object is
+    /// shown without its `data` and `stringData`: its values exist only in the
+    /// cluster.
     pub fn into_value(mut self) -> Value {
-        if self.mode.is_create_once()
+        if (self.mode.is_create_once() || self.creation.is_some())
             && let Value::Object(map) = &mut self.value
         {
             map.remove("data");
@@ -260,21 +277,24 @@ impl DesiredObject {
         self.value
     }
 
+    /// Annotates the compared content and the body sent alike, so that what the API
+    /// server stores carries the same hash the next comparison looks for.
     fn annotate(&mut self, key: &str, value: &str) {
-        if let Some(metadata) = self.metadata_mut() {
-            let annotations = metadata
-                .entry("annotations")
-                .or_insert_with(|| Value::Object(Default::default()));
-            if let Value::Object(annotations) = annotations {
-                annotations.insert(key.into(), Value::String(value.to_owned()));
+        for body in [
+            Some(&mut self.value),
+            self.creation.as_mut().map(|body| &mut body.0),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if let Some(Value::Object(metadata)) = body.get_mut("metadata") {
+                let annotations = metadata
+                    .entry("annotations")
+                    .or_insert_with(|| Value::Object(Default::default()));
+                if let Value::Object(annotations) = annotations {
+                    annotations.insert(key.into(), Value::String(value.to_owned()));
+                }
             }
-        }
-    }
-
-    fn metadata_mut(&mut self) -> Option<&mut serde_json::Map<String, Value>> {
-        match self.value.get_mut("metadata") {
-            Some(Value::Object(metadata)) => Some(metadata),
-            _ => None,
         }
     }
 }
@@ -297,6 +317,9 @@ struct Typed<K> {
     mode: ApplyMode,
     /// Fills generated values into a create-once object when it is created.
     fill: Option<Fill<K>>,
+    /// The body sent in place of `object`, which holds values that must never be
+    /// compared, hashed or rendered ([`DesiredObjects::push_sealed`]).
+    sealed: Option<Redacted<K>>,
 }
 
 /// Generates the values of a create-once object; an error names what could not
@@ -318,7 +341,12 @@ impl<K: ChildObject + Default> TypedChild for Typed<K> {
                 kind: desired.kind.resource.kind.clone(),
                 message,
             })?;
-            desired.creation = Some(DesiredObject::with_mode(&object, self.mode)?.value);
+            desired.creation = Some(Redacted(
+                DesiredObject::with_mode(&object, self.mode)?.value,
+            ));
+        }
+        if let Some(Redacted(sealed)) = &self.sealed {
+            desired.creation = Some(Redacted(DesiredObject::with_mode(sealed, self.mode)?.value));
         }
         Ok(desired)
     }
@@ -363,6 +391,7 @@ impl DesiredObjects {
             object,
             mode: ApplyMode::Apply,
             fill: None,
+            sealed: None,
         }));
     }
 
@@ -391,6 +420,7 @@ impl DesiredObjects {
             object,
             mode: ApplyMode::CreateOnce,
             fill: Some(fill),
+            sealed: None,
         }));
     }
 
@@ -402,6 +432,33 @@ impl DesiredObjects {
             object,
             mode: ApplyMode::CreateOnceRetained,
             fill: Some(fill),
+            sealed: None,
+        }));
+    }
+
+    /// Adds an object applied like any other but sent as `sealed`: `shown` is what is
+    /// compared, hashed and rendered, so values that must never appear (a private key)
+    /// stay out of `render`, the hash and the caches. `shown` must carry something that
+    /// changes with those values (a certificate's fingerprint as an annotation), or a
+    /// new value would never be applied.
+    pub fn push_sealed<K: ChildObject + Default>(&mut self, shown: K, sealed: K) {
+        self.objects.push(Box::new(Typed {
+            object: shown,
+            mode: ApplyMode::Apply,
+            fill: None,
+            sealed: Some(Redacted(sealed)),
+        }));
+    }
+
+    /// Like [`push_sealed`](Self::push_sealed), but created once and never patched
+    /// ([`ApplyMode::CreateOnce`]): for values made in this reconcile that must never
+    /// replace what another made (a CA that pods already trust).
+    pub fn push_sealed_once<K: ChildObject + Default>(&mut self, shown: K, sealed: K) {
+        self.objects.push(Box::new(Typed {
+            object: shown,
+            mode: ApplyMode::CreateOnce,
+            fill: None,
+            sealed: Some(Redacted(sealed)),
         }));
     }
 

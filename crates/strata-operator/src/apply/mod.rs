@@ -389,7 +389,11 @@ impl<'a> Applier<'a> {
             Api::namespaced_with(self.client.clone(), namespace, object.resource());
         let params = PatchParams::apply(self.field_manager).force();
         let mut response = api
-            .patch(object.name(), &params, &Patch::Apply(object.value()))
+            .patch(
+                object.name(),
+                &params,
+                &Patch::Apply(object.creation_value()),
+            )
             .await
             .map_err(|source| ApplyError::ApplyFailed {
                 doing: format!("applying {}", object.display_name()),

@@ -199,3 +199,31 @@ fn a_create_once_object_matches_any_existing_copy() {
     edited.data["data"] = serde_json::json!({"KEY": "dXNlcg=="});
     assert!(desired.matches(&edited));
 }
+
+#[test]
+fn a_sealed_object_is_sent_with_its_values_and_shown_without_them() {
+    let mut shown = secret();
+    shown.metadata.annotations = Some([("fingerprint".to_owned(), "f1".to_owned())].into());
+    let mut sealed = shown.clone();
+    fill_key(&mut sealed).expect("fill");
+    let mut objects = DesiredObjects::new();
+    objects.push_sealed(shown, sealed);
+    let desired = objects
+        .into_objects(false)
+        .expect("erase")
+        .remove(0)
+        .owned_by(&owner());
+    assert_eq!(desired.mode(), ApplyMode::Apply);
+    assert_eq!(desired.creation_value()["stringData"]["KEY"], "generated");
+    assert!(desired.value().get("stringData").is_none());
+    let hash = &desired.value()["metadata"]["annotations"][DESIRED_HASH_ANNOTATION];
+    assert_eq!(
+        &desired.creation_value()["metadata"]["annotations"][DESIRED_HASH_ANNOTATION],
+        hash,
+        "what is stored must carry the hash the next comparison looks for"
+    );
+    assert!(!format!("{desired:?}").contains("generated"));
+    let rendered = desired.into_value();
+    assert!(rendered.get("stringData").is_none() && rendered.get("data").is_none());
+    assert_eq!(rendered["metadata"]["annotations"]["fingerprint"], "f1");
+}

@@ -1,0 +1,338 @@
+//! The certificate step: a cluster's own CA and the server certificates it signs, kept in
+//! Secrets the operator owns, so that TLS needs no companion operator.
+//!
+//! It runs between dereference and build. [`read_stored`] reads the Secrets' values (the
+//! only place an operator reads a Secret's data: the caches hold Secrets' metadata
+//! alone), [`plan_certificates`] decides from them, purely, and [`Certificates::push_into`]
+//! hands the Secrets to the apply step sealed ([`DesiredObjects::push_sealed`]): their
+//! keys are sent to the API server and never compared, hashed, logged or rendered.
+//!
+//! - The CA Secret `<cluster>-ca` (`ca.crt`, `ca.key`) is created once and never
+//!   patched: every pod and client trusts it. One that exists but does not parse is an
+//!   error the user must resolve, never a reason to make another.
+//! - Each server Secret has what cert-manager writes (`tls.crt`, `tls.key`, `ca.crt`), so
+//!   the pods read the operator's certificates and the user's alike. It is issued again
+//!   when it is missing, unreadable, signed by another CA, short of a name, or two thirds
+//!   into its lifetime.
+//! - Each server Secret carries its certificate's fingerprint
+//!   ([`FINGERPRINT_ANNOTATION`]); the pod templates carry it too, so a new certificate
+//!   rolls the pods, which read their certificate only when they start.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use kube::{Api, Client};
+use sha2::{Digest, Sha256};
+use strata_certificates::plan::{CaPlan, ServerPlan, plan_ca, plan_server};
+use strata_certificates::user::{CA_KEY, CERTIFICATE_KEY, PRIVATE_KEY_KEY};
+use strata_model::build::object_meta;
+
+use crate::apply::DesiredObjects;
+use crate::error::ReconcileError;
+
+/// The CA Secret's key for the CA's private key (its certificate is [`CA_KEY`]).
+pub const CA_PRIVATE_KEY_KEY: &str = "ca.key";
+
+/// Annotation with the SHA-256 of a server Secret's `tls.crt`: what changes when a new
+/// certificate is issued, on the Secret and on the pod templates that mount it.
+pub const FINGERPRINT_ANNOTATION: &str = "strata.dev/certificate-sha256";
+
+/// What `render` shows in place of a fingerprint: the certificate exists only in the
+/// cluster.
+pub const ISSUED_IN_CLUSTER: &str = "issued-in-the-cluster";
+
+/// The certificates a cluster needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CertificateRequest {
+    /// The cluster's namespace.
+    pub namespace: String,
+    /// The Secret that keeps the CA: `<cluster>-ca`.
+    pub ca_secret_name: String,
+    /// The CA's common name, naming the cluster to whoever inspects a chain.
+    pub ca_common_name: String,
+    /// The labels of every Secret the step writes (the cluster's recommended labels).
+    pub labels: BTreeMap<String, String>,
+    /// One server certificate per Secret.
+    pub servers: Vec<ServerCertificateRequest>,
+    /// How long a server certificate is valid.
+    pub lifetime: Duration,
+}
+
+/// One server certificate: where it is kept and the names it must cover.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerCertificateRequest {
+    /// The Secret's name.
+    pub secret_name: String,
+    /// DNS names (wildcards allowed) the certificate must cover.
+    pub names: Vec<String>,
+}
+
+impl CertificateRequest {
+    /// Every Secret the step reads and writes.
+    pub fn secret_names(&self) -> Vec<&str> {
+        std::iter::once(self.ca_secret_name.as_str())
+            .chain(
+                self.servers
+                    .iter()
+                    .map(|server| server.secret_name.as_str()),
+            )
+            .collect()
+    }
+}
+
+/// What the Secrets hold, by Secret name; a Secret that does not exist is absent.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct StoredSecrets(BTreeMap<String, BTreeMap<String, Vec<u8>>>);
+
+impl std::fmt::Debug for StoredSecrets {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_list()
+            .entries(self.0.iter().map(|(name, data)| (name, data.keys())))
+            .finish()
+    }
+}
+
+impl StoredSecrets {
+    /// Secrets with these values, for tests.
+    pub fn from_values(values: BTreeMap<String, BTreeMap<String, Vec<u8>>>) -> Self {
+        Self(values)
+    }
+
+    fn pair(&self, secret: &str, certificate: &str, key: &str) -> Option<(String, String)> {
+        let data = self.0.get(secret)?;
+        let text = |name: &str| {
+            data.get(name)
+                .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+                .unwrap_or_default()
+        };
+        Some((text(certificate), text(key)))
+    }
+}
+
+/// Reads the values of the request's Secrets. A failed read is transient: the step is
+/// retried, and nothing is issued from a partial view.
+pub async fn read_stored(
+    client: &Client,
+    request: &CertificateRequest,
+) -> Result<StoredSecrets, ReconcileError> {
+    let api: Api<Secret> = Api::namespaced(client.clone(), &request.namespace);
+    let mut stored = BTreeMap::new();
+    for name in request.secret_names() {
+        let secret = api.get_opt(name).await.map_err(|source| {
+            ReconcileError::from_kube(
+                "CertificateReadFailed",
+                format!("reading Secret {name}"),
+                source,
+            )
+        })?;
+        if let Some(secret) = secret {
+            let data = secret
+                .data
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(key, ByteString(bytes))| (key, bytes))
+                .collect();
+            stored.insert(name.to_owned(), data);
+        }
+    }
+    Ok(StoredSecrets(stored))
+}
+
+/// The Secrets one reconcile writes, and what the rest of it needs to know of them.
+#[derive(Clone, Debug)]
+pub struct Certificates {
+    /// The CA's certificate, for discovery and for clients of the product.
+    pub ca_pem: String,
+    /// Per server Secret, its certificate's fingerprint.
+    pub fingerprints: BTreeMap<String, String>,
+    /// What is issued in this reconcile, and why: for the log and an Event.
+    pub issued: Vec<String>,
+    /// When the first kept certificate is due for renewal, so the cluster is
+    /// reconciled again then.
+    pub renew_at: Option<SystemTime>,
+    ca_secret: Option<(Secret, Secret)>,
+    server_secrets: Vec<(Secret, Secret)>,
+}
+
+impl Certificates {
+    /// Adds the Secrets to what the apply step writes: the CA once, and every server
+    /// Secret (unchanged ones match their stored copy and are not written again).
+    pub fn push_into(self, desired: &mut DesiredObjects) {
+        if let Some((shown, sealed)) = self.ca_secret {
+            desired.push_sealed_once(shown, sealed);
+        }
+        for (shown, sealed) in self.server_secrets {
+            desired.push_sealed(shown, sealed);
+        }
+    }
+
+    /// How long until the first renewal, from `now`.
+    pub fn renew_in(&self, now: SystemTime) -> Option<Duration> {
+        self.renew_at
+            .map(|at| at.duration_since(now).unwrap_or(Duration::ZERO))
+    }
+}
+
+/// Decides, from what the Secrets hold at `now`, which CA to keep or create and which
+/// server certificates to keep or issue.
+pub fn plan_certificates(
+    request: &CertificateRequest,
+    stored: &StoredSecrets,
+    now: SystemTime,
+) -> Result<Certificates, ReconcileError> {
+    let existing_ca = stored.pair(&request.ca_secret_name, CA_KEY, CA_PRIVATE_KEY_KEY);
+    let ca = plan_ca(
+        existing_ca
+            .as_ref()
+            .map(|(certificate, key)| (certificate.as_str(), key.as_str())),
+        &request.ca_common_name,
+        now,
+    )
+    .map_err(|error| {
+        ReconcileError::invalid_spec(
+            "CaSecretUnreadable",
+            format!(
+                "Secret {} holds no usable CA ({error}). The operator never replaces a CA \
+                 that pods and clients may trust: restore it, or delete the Secret to have a \
+                 new CA made (every client must then trust the new one)",
+                request.ca_secret_name
+            ),
+        )
+    })?;
+    let authority = ca.authority();
+    let mut certificates = Certificates {
+        ca_pem: authority.certificate_pem().to_owned(),
+        fingerprints: BTreeMap::new(),
+        issued: Vec::new(),
+        renew_at: None,
+        ca_secret: match &ca {
+            CaPlan::Keep(_) => None,
+            CaPlan::Create(created) => {
+                let data = [
+                    (CA_KEY, created.certificate_pem()),
+                    (CA_PRIVATE_KEY_KEY, created.key_pem()),
+                ];
+                Some(sealed_secret(request, &request.ca_secret_name, &data, None))
+            }
+        },
+        server_secrets: Vec::new(),
+    };
+    if matches!(ca, CaPlan::Create(_)) {
+        certificates
+            .issued
+            .push(format!("the CA in Secret {}", request.ca_secret_name));
+    }
+    for server in &request.servers {
+        let existing = stored.pair(&server.secret_name, CERTIFICATE_KEY, PRIVATE_KEY_KEY);
+        let plan = plan_server(
+            existing
+                .as_ref()
+                .map(|(certificate, key)| (certificate.as_str(), key.as_str())),
+            authority,
+            &server.names,
+            now,
+            request.lifetime,
+        )
+        .map_err(|error| {
+            ReconcileError::operator_bug(
+                "CertificateIssueFailed",
+                format!(
+                    "cannot issue the certificate of Secret {}: {error}",
+                    server.secret_name
+                ),
+            )
+        })?;
+        let (certificate, key) = match plan {
+            ServerPlan::Keep { renew_at } => {
+                certificates.renew_at = Some(
+                    certificates
+                        .renew_at
+                        .map_or(renew_at, |earliest| earliest.min(renew_at)),
+                );
+                existing.unwrap_or_default()
+            }
+            ServerPlan::Issue {
+                certificate,
+                reason,
+            } => {
+                certificates.issued.push(format!(
+                    "a certificate in Secret {}, because {reason}",
+                    server.secret_name
+                ));
+                (
+                    certificate.certificate_pem().to_owned(),
+                    certificate.key_pem().to_owned(),
+                )
+            }
+        };
+        let fingerprint = fingerprint(&certificate);
+        let data = [
+            (CERTIFICATE_KEY, certificate.as_str()),
+            (PRIVATE_KEY_KEY, key.as_str()),
+            (CA_KEY, authority.certificate_pem()),
+        ];
+        certificates.server_secrets.push(sealed_secret(
+            request,
+            &server.secret_name,
+            &data,
+            Some(&fingerprint),
+        ));
+        certificates
+            .fingerprints
+            .insert(server.secret_name.clone(), fingerprint);
+    }
+    Ok(certificates)
+}
+
+/// The Secrets as `render` shows them: names, labels and the keys they will hold, and
+/// no value (there is no cluster to keep a CA in).
+pub fn rendered_secrets(request: &CertificateRequest) -> Vec<Secret> {
+    let ca = secret_shell(request, &request.ca_secret_name, None);
+    let servers = request
+        .servers
+        .iter()
+        .map(|server| secret_shell(request, &server.secret_name, Some(ISSUED_IN_CLUSTER)));
+    std::iter::once(ca).chain(servers).collect()
+}
+
+/// The SHA-256 of a certificate's PEM, in hex.
+pub fn fingerprint(certificate_pem: &str) -> String {
+    hex::encode(Sha256::digest(certificate_pem.as_bytes()))
+}
+
+fn sealed_secret(
+    request: &CertificateRequest,
+    name: &str,
+    data: &[(&str, &str)],
+    fingerprint: Option<&str>,
+) -> (Secret, Secret) {
+    let shown = secret_shell(request, name, fingerprint);
+    let mut sealed = shown.clone();
+    sealed.data = Some(
+        data.iter()
+            .map(|(key, value)| ((*key).to_owned(), ByteString(value.as_bytes().to_vec())))
+            .collect(),
+    );
+    (shown, sealed)
+}
+
+fn secret_shell(request: &CertificateRequest, name: &str, fingerprint: Option<&str>) -> Secret {
+    let mut metadata = object_meta(name, &request.namespace, request.labels.clone());
+    if let Some(fingerprint) = fingerprint {
+        metadata.annotations = Some(BTreeMap::from([(
+            FINGERPRINT_ANNOTATION.to_owned(),
+            fingerprint.to_owned(),
+        )]));
+    }
+    Secret {
+        metadata,
+        type_: Some("Opaque".to_owned()),
+        ..Secret::default()
+    }
+}
+
+#[cfg(test)]
+mod tests;

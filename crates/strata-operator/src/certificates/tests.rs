@@ -1,0 +1,170 @@
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use k8s_openapi::api::core::v1::Secret;
+use rstest::rstest;
+use strata_certificates::facts::CertificateFacts;
+
+use super::*;
+use crate::apply::ApplyMode;
+
+const DAY: Duration = Duration::from_secs(86_400);
+
+fn now() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_790_000_000)
+}
+
+fn request() -> CertificateRequest {
+    CertificateRequest {
+        namespace: "data".to_owned(),
+        ca_secret_name: "zk-ca".to_owned(),
+        ca_common_name: "zk CA".to_owned(),
+        labels: BTreeMap::from([("app.kubernetes.io/instance".to_owned(), "zk".to_owned())]),
+        servers: vec![ServerCertificateRequest {
+            secret_name: "zk-server-default-tls".to_owned(),
+            names: vec![
+                "*.zk-server-default.data.svc.cluster.local".to_owned(),
+                "zk.data.svc.cluster.local".to_owned(),
+            ],
+        }],
+        lifetime: 30 * DAY,
+    }
+}
+
+/// What the API server would hold after applying `certificates`.
+fn stored_after(certificates: Certificates, before: &StoredSecrets) -> StoredSecrets {
+    let mut desired = DesiredObjects::new();
+    certificates.push_into(&mut desired);
+    let mut stored = before.0.clone();
+    for object in desired.into_objects(false).expect("erase") {
+        if object.mode() == ApplyMode::CreateOnce && stored.contains_key(object.name()) {
+            continue;
+        }
+        let secret: Secret =
+            serde_json::from_value(object.creation_value().clone()).expect("a Secret");
+        let data = secret
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(key, value)| (key, value.0))
+            .collect();
+        stored.insert(object.name().to_owned(), data);
+    }
+    StoredSecrets(stored)
+}
+
+fn server_certificate(stored: &StoredSecrets) -> CertificateFacts {
+    let pem = &stored.0["zk-server-default-tls"]["tls.crt"];
+    CertificateFacts::read("server", &String::from_utf8_lossy(pem)).expect("a certificate")
+}
+
+#[test]
+fn a_new_cluster_gets_a_ca_and_a_server_certificate_it_signed() {
+    let planned = plan_certificates(&request(), &StoredSecrets::default(), now()).expect("plan");
+    assert_eq!(planned.issued.len(), 2, "{:?}", planned.issued);
+    let stored = stored_after(planned.clone(), &StoredSecrets::default());
+    let server = server_certificate(&stored);
+    assert!(server.missing_names(&request().servers[0].names).is_empty());
+    assert!(
+        server
+            .missing_names(&[
+                "zk-server-default-2.zk-server-default.data.svc.cluster.local".to_owned()
+            ])
+            .is_empty()
+    );
+    let ca = String::from_utf8_lossy(&stored.0["zk-ca"]["ca.crt"]).into_owned();
+    assert!(server.issued_by(&ca).expect("check"));
+    assert_eq!(stored.0["zk-server-default-tls"]["ca.crt"], ca.as_bytes());
+    assert_eq!(planned.ca_pem, ca);
+}
+
+#[test]
+fn the_next_reconcile_keeps_everything_and_asks_to_come_back_at_renewal() {
+    let first = plan_certificates(&request(), &StoredSecrets::default(), now()).expect("plan");
+    let fingerprints = first.fingerprints.clone();
+    let stored = stored_after(first, &StoredSecrets::default());
+    let second = plan_certificates(&request(), &stored, now() + DAY).expect("plan");
+    assert!(second.issued.is_empty(), "{:?}", second.issued);
+    assert_eq!(second.fingerprints, fingerprints);
+    // Two thirds of 30 days from the start, less the start's small backdating.
+    let renew_in = second.renew_in(now() + DAY).expect("a renewal");
+    assert!(
+        (19 * DAY - Duration::from_secs(3600)..=19 * DAY).contains(&renew_in),
+        "{renew_in:?}"
+    );
+    assert_eq!(stored_after(second, &stored), stored, "nothing changes");
+}
+
+#[rstest]
+#[case::renewal_due(21, None, "due for renewal")]
+#[case::a_name_added(1, Some("zk-extra.data.svc.cluster.local"), "does not cover")]
+fn a_server_certificate_is_issued_again_by_the_same_ca(
+    #[case] days_later: u32,
+    #[case] added_name: Option<&str>,
+    #[case] why: &str,
+) {
+    let first = plan_certificates(&request(), &StoredSecrets::default(), now()).expect("plan");
+    let stored = stored_after(first.clone(), &StoredSecrets::default());
+    let mut request = request();
+    request.servers[0]
+        .names
+        .extend(added_name.map(str::to_owned));
+    let later = plan_certificates(&request, &stored, now() + DAY * days_later).expect("plan");
+    assert_eq!(later.issued.len(), 1, "{:?}", later.issued);
+    assert!(later.issued[0].contains(why), "{:?}", later.issued);
+    assert_ne!(later.fingerprints, first.fingerprints, "the pods roll");
+    assert_eq!(later.ca_pem, first.ca_pem, "the CA stays");
+}
+
+#[test]
+fn a_ca_secret_that_does_not_parse_is_never_replaced() {
+    let stored = StoredSecrets::from_values(BTreeMap::from([(
+        "zk-ca".to_owned(),
+        BTreeMap::from([("ca.crt".to_owned(), b"not a certificate".to_vec())]),
+    )]));
+    let error = plan_certificates(&request(), &stored, now()).expect_err("refused");
+    assert_eq!(error.reason(), "CaSecretUnreadable");
+    assert!(!error.is_transient());
+}
+
+#[test]
+fn no_key_is_rendered_compared_or_logged() {
+    let planned = plan_certificates(&request(), &StoredSecrets::default(), now()).expect("plan");
+    let stored = stored_after(planned.clone(), &StoredSecrets::default());
+    let keys: Vec<String> = stored
+        .0
+        .values()
+        .flat_map(|data| data.iter())
+        .filter(|(name, _)| name.ends_with(".key"))
+        .map(|(_, value)| String::from_utf8_lossy(value).into_owned())
+        .collect();
+    assert_eq!(keys.len(), 2);
+    let mut desired = DesiredObjects::new();
+    planned.clone().push_into(&mut desired);
+    let logged = format!("{planned:?} {desired:?} {stored:?}");
+    let rendered: Vec<_> = desired
+        .into_objects(false)
+        .expect("erase")
+        .into_iter()
+        .map(|object| object.into_value().to_string())
+        .collect();
+    for key in &keys {
+        let body = key.lines().nth(1).expect("a PEM body line");
+        assert!(!logged.contains(body), "a key in Debug output");
+        assert!(
+            !rendered.iter().any(|text| text.contains(body)),
+            "a key rendered"
+        );
+    }
+}
+
+#[test]
+fn render_shows_where_the_certificates_will_be() {
+    let secrets = rendered_secrets(&request());
+    let names: Vec<_> = secrets
+        .iter()
+        .map(|secret| secret.metadata.name.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["zk-ca", "zk-server-default-tls"]);
+    assert!(secrets.iter().all(|secret| secret.data.is_none()));
+}
