@@ -18,11 +18,13 @@
 //!   ([`FINGERPRINT_ANNOTATION`]); the pod templates carry it too, so a new certificate
 //!   rolls the pods, which read their certificate only when they start.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
+use kube::api::ApiResource;
 use kube::{Api, Client};
 use sha2::{Digest, Sha256};
 use strata_certificates::plan::{CaPlan, ServerPlan, plan_ca, plan_server};
@@ -30,6 +32,7 @@ use strata_certificates::user::{CA_KEY, CERTIFICATE_KEY, PRIVATE_KEY_KEY};
 use strata_model::build::object_meta;
 
 use crate::apply::DesiredObjects;
+use crate::cache::ChildCaches;
 use crate::error::ReconcileError;
 
 /// The CA Secret's key for the CA's private key (its certificate is [`CA_KEY`]).
@@ -112,33 +115,97 @@ impl StoredSecrets {
     }
 }
 
-/// Reads the values of the request's Secrets. A failed read is transient: the step is
-/// retried, and nothing is issued from a partial view.
+/// The values of Secrets read before, each with the `resourceVersion` it was read at.
+/// The watch caches hold Secrets' metadata alone, so a version they still show means
+/// the values are unchanged, and a steady reconcile reads no Secret at all. Held in the
+/// operator's memory only, as the API server's responses are.
+#[derive(Default)]
+pub struct SecretValues(Mutex<HashMap<(String, String), (String, SecretData)>>);
+
+/// A Secret's values, decoded, by key.
+pub type SecretData = BTreeMap<String, Vec<u8>>;
+
+impl std::fmt::Debug for SecretValues {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SecretValues")
+            .finish_non_exhaustive()
+    }
+}
+
+impl SecretValues {
+    fn known(&self, namespace: &str, name: &str, version: &str) -> Option<SecretData> {
+        let values = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        values
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .filter(|(read_at, _)| read_at == version)
+            .map(|(_, data)| data.clone())
+    }
+
+    fn remember(&self, namespace: &str, name: &str, version: String, data: SecretData) {
+        let mut values = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        values.insert((namespace.to_owned(), name.to_owned()), (version, data));
+    }
+}
+
+/// Reads the values of the request's Secrets: from `known` when the watch cache shows the
+/// version they were read at, otherwise from the API server. A failed read is transient:
+/// the step is retried, and nothing is issued from a partial view.
 pub async fn read_stored(
     client: &Client,
+    caches: &ChildCaches,
+    known: &SecretValues,
     request: &CertificateRequest,
 ) -> Result<StoredSecrets, ReconcileError> {
-    let api: Api<Secret> = Api::namespaced(client.clone(), &request.namespace);
+    let namespace = &request.namespace;
+    let resource = ApiResource::erase::<Secret>(&());
     let mut stored = BTreeMap::new();
     for name in request.secret_names() {
-        let secret = api.get_opt(name).await.map_err(|source| {
-            ReconcileError::from_kube(
-                "CertificateReadFailed",
-                format!("reading Secret {name}"),
-                source,
-            )
-        })?;
-        if let Some(secret) = secret {
-            let data = secret
-                .data
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(key, ByteString(bytes))| (key, bytes))
-                .collect();
+        let cached_version = caches
+            .get(&resource, namespace, name)
+            .and_then(|cached| cached.metadata.resource_version.clone());
+        let read = read_secret(client, known, namespace, name, cached_version.as_deref());
+        if let Some(data) = read.await? {
             stored.insert(name.to_owned(), data);
         }
     }
     Ok(StoredSecrets(stored))
+}
+
+/// The values of one Secret, `None` when it does not exist: from `known` when
+/// `cached_version` (what a watch cache shows of it) is the version they were read at,
+/// otherwise from the API server.
+pub async fn read_secret(
+    client: &Client,
+    known: &SecretValues,
+    namespace: &str,
+    name: &str,
+    cached_version: Option<&str>,
+) -> Result<Option<SecretData>, ReconcileError> {
+    if let Some(data) = cached_version.and_then(|version| known.known(namespace, name, version)) {
+        return Ok(Some(data));
+    }
+    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let secret = api.get_opt(name).await.map_err(|source| {
+        ReconcileError::from_kube("SecretReadFailed", format!("reading Secret {name}"), source)
+    })?;
+    Ok(secret.map(|secret| {
+        let version = secret.metadata.resource_version.clone().unwrap_or_default();
+        let data: SecretData = secret
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(key, ByteString(bytes))| (key, bytes))
+            .collect();
+        known.remember(namespace, name, version, data.clone());
+        data
+    }))
 }
 
 /// The Secrets one reconcile writes, and what the rest of it needs to know of them.

@@ -182,6 +182,9 @@ pub struct Context<X> {
     pub metrics: Arc<Metrics>,
     /// Operator-specific state, such as a product client factory.
     pub extra: X,
+    /// The values of the Secrets the certificate step read, so a reconcile in which
+    /// nothing changed reads none ([`crate::certificates::read_stored`]).
+    pub secret_values: crate::certificates::SecretValues,
     recorder: Recorder,
     backoff: BackoffPolicy,
     failures: Mutex<HashMap<String, u32>>,
@@ -423,6 +426,7 @@ pub async fn run_controller<P, X, F, Fut>(
         finalizer: definition.finalizer,
         metrics: runtime.metrics.clone(),
         extra,
+        secret_values: crate::certificates::SecretValues::default(),
         recorder: Recorder::new(runtime.client.clone(), reporter),
         backoff: runtime.backoff,
         failures: Mutex::new(HashMap::new()),

@@ -11,6 +11,7 @@ or, with watchNamespace, into the Role.
   - ''
   resources:
   - configmaps
+  - secrets
   - services
   verbs:
   - get
@@ -27,13 +28,6 @@ or, with watchNamespace, into the Role.
   - list
   - watch
   - delete
-- apiGroups:
-  - ''
-  resources:
-  - secrets
-  verbs:
-  - list
-  - watch
 - apiGroups:
   - apps
   resources:

@@ -24,10 +24,14 @@ use strata_operator::render::{
     Built, RenderError, Rendered, Skipped, documents_of_kind, render_each,
 };
 
+use strata_operator::certificates::rendered_secrets;
+
+use crate::build::certificates::certificate_request;
 use crate::build::{cluster_objects, znode_discovery_config_map, znode_path};
+use crate::config::tls::SECURE_CLIENT_PORT;
 use crate::config::zoo_cfg::CLIENT_PORT;
 use crate::crd::{ZookeeperCluster, ZookeeperZnode};
-use crate::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
+use crate::validate::{CertificateSource, DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
 
 /// Every object the operator would apply for the custom resources in `documents`, as
 /// the JSON the apply step would send (without owner references and content hashes,
@@ -36,10 +40,15 @@ pub fn render(documents: &[Value]) -> Result<Rendered, RenderError> {
     let mut rendered = Rendered::default();
     let clusters = render_each(documents, &mut rendered, |cluster: &ZookeeperCluster| {
         let model = ValidatedCluster::new(cluster, DEFAULT_CLUSTER_DOMAIN)?;
-        Ok(Built {
-            objects: cluster_objects(&model),
-            model,
-        })
+        let mut objects = cluster_objects(&model);
+        if let Some(CertificateSource::Operator { lifetime }) =
+            model.tls.as_ref().map(|tls| &tls.certificates)
+        {
+            for secret in rendered_secrets(&certificate_request(&model, *lifetime)) {
+                objects.push(secret);
+            }
+        }
+        Ok(Built { objects, model })
     })?;
 
     for znode in documents_of_kind::<ZookeeperZnode>(documents)? {
@@ -73,9 +82,19 @@ pub fn render(documents: &[Value]) -> Result<Rendered, RenderError> {
             });
             continue;
         };
-        let config_map =
-            znode_discovery_config_map(&znode, &cluster.connection_hosts(), &path, CLIENT_PORT)
-                .map_err(|error| RenderError::refused::<ZookeeperZnode>(&name, &error))?;
+        let port = match cluster.tls {
+            Some(_) => SECURE_CLIENT_PORT,
+            None => CLIENT_PORT,
+        };
+        let tls = cluster.tls.as_ref().map(|_| None);
+        let config_map = znode_discovery_config_map(
+            &znode,
+            &cluster.connection_hosts_at(port),
+            &path,
+            port,
+            tls,
+        )
+        .map_err(|error| RenderError::refused::<ZookeeperZnode>(&name, &error))?;
         let object = DesiredObject::new(&config_map)
             .map_err(|error| RenderError::invalid::<ZookeeperZnode>(&name, &error))?;
         rendered.objects.push(object.into_value());

@@ -10,9 +10,11 @@
 mod role_group;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use strata_model::identity::{ClusterIdentity, Product, ValidatedRole, check_cluster_domain};
 use strata_operator::error::ReconcileError;
+use strata_status::SpecWarning;
 
 pub use self::role_group::{
     HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ServerGroup, ValidatedRoleGroup,
@@ -49,44 +51,122 @@ pub struct ValidatedCluster {
     pub tls: Option<ValidatedTls>,
 }
 
-/// TLS, checked: the Secret every server mounts, and the client authentication.
+/// TLS, checked: where the certificates come from, and what `zoo.cfg` says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ValidatedTls {
-    /// The user's Secret with `tls.crt`, `tls.key` and `ca.crt`.
-    pub secret_name: String,
+    /// The operator's certificates, or the user's Secret.
+    pub certificates: CertificateSource,
     /// What `zoo.cfg` says.
     pub settings: TlsSettings,
+    /// The CA clients trust, for the discovery ConfigMap: set by the certificate step,
+    /// which reads or makes it; `None` in `render`, which has no cluster to read.
+    pub ca_pem: Option<String>,
+}
+
+/// Where the servers' certificates come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CertificateSource {
+    /// Issued by the operator from the cluster's CA, one per role group, valid for
+    /// `lifetime`.
+    Operator {
+        /// How long each server certificate is valid.
+        lifetime: Duration,
+    },
+    /// The user's Secret, mounted by every server.
+    User {
+        /// Its name.
+        secret_name: String,
+    },
+}
+
+impl ValidatedTls {
+    /// The Secret the servers of the role group `group_object_name`
+    /// (`<cluster>-server-<roleGroup>`) mount.
+    pub fn secret_name(&self, group_object_name: &str) -> String {
+        match &self.certificates {
+            CertificateSource::Operator { .. } => operator_secret_name(group_object_name),
+            CertificateSource::User { secret_name } => secret_name.clone(),
+        }
+    }
+}
+
+/// `<cluster>-ca`: the Secret with the cluster's CA, made once by the operator.
+pub fn ca_secret_name(cluster_name: &str) -> String {
+    format!("{cluster_name}-ca")
+}
+
+/// `<cluster>-server-<roleGroup>-tls`: the operator's certificate of a role group.
+pub fn operator_secret_name(group_object_name: &str) -> String {
+    format!("{group_object_name}-tls")
 }
 
 /// The Secret keys a server mounts.
 pub const TLS_SECRET_KEYS: [&str; 3] = ["tls.crt", "tls.key", "ca.crt"];
 
-/// `clusterConfig.tls`: a Secret is required while the operator issues no certificates.
-fn validate_tls(tls: &ZookeeperTls) -> Result<Option<ValidatedTls>, ReconcileError> {
-    if tls.enabled != Some(true) {
+/// The operator's certificates' lifetime unless `certificateLifetime` says otherwise.
+pub const DEFAULT_CERTIFICATE_LIFETIME: Duration = strata_certificates::plan::SERVER_LIFETIME;
+/// The shortest lifetime accepted: a renewal rolls every pod, which takes minutes.
+pub const MINIMUM_CERTIFICATE_LIFETIME: Duration = Duration::from_secs(300);
+
+/// `clusterConfig.tls`: on unless `enabled: false`, with the operator's certificates
+/// unless a Secret is named.
+pub fn validate_tls(tls: &ZookeeperTls) -> Result<Option<ValidatedTls>, ReconcileError> {
+    if tls.enabled == Some(false) {
         return Ok(None);
     }
-    if tls.secret_name.as_deref() == Some("") {
-        return Err(ReconcileError::invalid_spec(
-            "TlsSecretMissing",
-            "clusterConfig.tls.secretName is empty: name the Secret with tls.crt, tls.key \
-             and ca.crt",
-        ));
-    }
-    let Some(secret_name) = &tls.secret_name else {
-        return Err(ReconcileError::invalid_spec(
-            "TlsSecretMissing",
-            "clusterConfig.tls.enabled is true but clusterConfig.tls.secretName is not set: \
-             name a Secret with tls.crt, tls.key (PKCS#8) and ca.crt, as cert-manager writes \
-             it (the operator does not issue certificates of its own yet)",
-        ));
+    let certificates = match tls.secret_name.as_deref() {
+        Some("") => {
+            return Err(ReconcileError::invalid_spec(
+                "TlsSecretMissing",
+                "clusterConfig.tls.secretName is empty: name the Secret with tls.crt, tls.key \
+                 and ca.crt, or leave it out to have the operator issue the certificates",
+            ));
+        }
+        Some(secret_name) => CertificateSource::User {
+            secret_name: secret_name.to_owned(),
+        },
+        None => CertificateSource::Operator {
+            lifetime: certificate_lifetime(tls.certificate_lifetime.as_deref())?,
+        },
     };
     Ok(Some(ValidatedTls {
-        secret_name: secret_name.clone(),
+        certificates,
         settings: TlsSettings {
             client_auth_required: tls.client_authentication == ClientAuthentication::Required,
         },
+        ca_pem: None,
     }))
+}
+
+fn certificate_lifetime(text: Option<&str>) -> Result<Duration, ReconcileError> {
+    let Some(text) = text else {
+        return Ok(DEFAULT_CERTIFICATE_LIFETIME);
+    };
+    let invalid = |message: String| {
+        ReconcileError::invalid_spec(
+            "InvalidCertificateLifetime",
+            format!("clusterConfig.tls.certificateLifetime: {message}"),
+        )
+    };
+    let seconds = parse_seconds(text).map_err(|error| invalid(error.to_string()))?;
+    let lifetime = Duration::from_secs(seconds.unsigned_abs());
+    if lifetime < MINIMUM_CERTIFICATE_LIFETIME {
+        return Err(invalid(format!(
+            "{text:?} is shorter than 5m: every renewal rolls the ensemble, one server at a time"
+        )));
+    }
+    Ok(lifetime)
+}
+
+/// The Warning a cluster with TLS turned off carries.
+pub fn plaintext_warning(cluster: &ValidatedCluster) -> Option<SpecWarning> {
+    cluster.tls.is_none().then(|| SpecWarning {
+        reason: strata_status::reason!("TlsDisabled"),
+        message: "clusterConfig.tls.enabled is false: clients and the quorum talk in \
+                  plaintext, and anyone who reaches the pods can read and change every znode. \
+                  Remove the setting to have TLS with the operator's certificates"
+            .to_owned(),
+    })
 }
 
 impl ValidatedCluster {

@@ -12,7 +12,8 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
-use zookeeper_client::{Acls, Client, CreateMode};
+use futures::FutureExt;
+use zookeeper_client::{Acls, Client, CreateMode, TlsOptions};
 
 /// The znode operations, named in errors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +133,36 @@ fn is_transient_source(error: &zookeeper_client::Error) -> bool {
     )
 }
 
+/// What a client needs to connect over TLS: the CA it trusts and the certificate it
+/// presents. `Debug` never shows the key.
+#[derive(Clone)]
+pub struct ClientTls {
+    /// The CA certificates (PEM) the servers' certificates must lead to.
+    pub ca_pem: String,
+    /// The client's certificate (PEM).
+    pub certificate_pem: String,
+    /// Its key (PKCS#8 PEM).
+    pub key_pem: String,
+}
+
+impl fmt::Debug for ClientTls {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.debug_struct("ClientTls").finish_non_exhaustive()
+    }
+}
+
+impl ClientTls {
+    fn options(&self) -> Result<TlsOptions, zookeeper_client::Error> {
+        // kube's and this client's rustls share the process's provider: aws-lc-rs, the
+        // only one the workspace enables.
+        // The server's certificate must name the host connected to, as the Java client
+        // checks it.
+        TlsOptions::new()
+            .with_pem_ca(&self.ca_pem)?
+            .with_pem_identity(&self.certificate_pem, &self.key_pem)
+    }
+}
+
 /// A connected ZooKeeper session with bounded operations.
 #[derive(Debug)]
 pub struct ZnodeClient {
@@ -143,12 +174,40 @@ impl ZnodeClient {
     /// Connects to `connection_string` (`host:port[,host:port...][/chroot]`). Both the
     /// connection and every later call on the client are bounded by `timeout`.
     pub async fn connect(connection_string: &str, timeout: Duration) -> Result<Self, ZnodeError> {
+        Self::connect_with(connection_string, timeout, None).await
+    }
+
+    /// Like [`connect`](Self::connect), over TLS: the servers must present a certificate
+    /// `tls`'s CA signed, and this client presents `tls`'s certificate (mutual TLS).
+    pub async fn connect_secure(
+        connection_string: &str,
+        timeout: Duration,
+        tls: &ClientTls,
+    ) -> Result<Self, ZnodeError> {
+        Self::connect_with(connection_string, timeout, Some(tls)).await
+    }
+
+    async fn connect_with(
+        connection_string: &str,
+        timeout: Duration,
+        tls: Option<&ClientTls>,
+    ) -> Result<Self, ZnodeError> {
+        let connect_error = |source| ZnodeError::Connect {
+            connection_string: connection_string.to_owned(),
+            source,
+        };
         // The session timeout also sets how fast the client notices a dead connection (2/5
         // of it); tying it to the call timeout keeps that detection inside our bound. The
         // server clamps it to at least 2 ticks anyway.
-        let connecting = Client::connector()
-            .with_session_timeout(timeout.max(Duration::from_secs(2)))
-            .connect(connection_string);
+        let connector =
+            Client::connector().with_session_timeout(timeout.max(Duration::from_secs(2)));
+        let connecting = match tls {
+            None => connector.connect(connection_string).boxed(),
+            Some(tls) => connector
+                .with_tls(tls.options().map_err(connect_error)?)
+                .secure_connect(connection_string)
+                .boxed(),
+        };
         match tokio::time::timeout(timeout, connecting).await {
             Ok(Ok(client)) => Ok(Self { client, timeout }),
             Ok(Err(source)) => Err(ZnodeError::Connect {

@@ -43,7 +43,7 @@ use zookeeper_operator::crd::{ZookeeperCluster, ZookeeperZnode};
 struct Unreachable;
 
 impl EnsembleAddress for Unreachable {
-    fn hosts(&self, _cluster: &ZookeeperCluster) -> String {
+    fn hosts(&self, _cluster: &ZookeeperCluster, _port: u16) -> String {
         "127.0.0.1:1".to_owned()
     }
 }
@@ -64,6 +64,12 @@ const GRANTED_BUT_NOT_SEEN: &[(&str, &str, Verb, &str)] = &[
         "poddisruptionbudgets",
         Verb::Create,
         "as for configmaps",
+    ),
+    (
+        "",
+        "secrets",
+        Verb::Delete,
+        "pruning a role group's certificate Secret once the group or TLS is gone",
     ),
     (
         "",

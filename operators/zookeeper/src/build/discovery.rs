@@ -1,19 +1,22 @@
 //! Discovery ConfigMaps: how client applications find an ensemble (named after the
 //! cluster) or their own znode in it (named after the ZNode).
 //!
-//! Both carry the same four keys (and the cluster's a fifth with TLS on), so a client
-//! such as the HDFS operator reads either without knowing which one it got:
+//! Both carry the same keys, so a client such as the HDFS operator reads either without
+//! knowing which one it got:
 //!
 //! | key | cluster ConfigMap | ZNode ConfigMap |
 //! | --- | --- | --- |
 //! | `ZOOKEEPER` | `<hosts>` | `<hosts><chroot>` |
 //! | `ZOOKEEPER_HOSTS` | `<hosts>` | `<hosts>` |
 //! | `ZOOKEEPER_CHROOT` | `/` | `<chroot>` |
-//! | `ZOOKEEPER_CLIENT_PORT` | `2181` | the client port |
+//! | `ZOOKEEPER_CLIENT_PORT` | `2282` or `2181` | the same |
+//! | `ZOOKEEPER_TLS` | `"true"` with TLS on | the same |
+//! | `ca.crt` | the CA to trust, with TLS on | the same |
 //!
-//! `<hosts>` is the client Service's FQDN with port, `<cluster>.<ns>.svc.<domain>:2181`.
-//! With `clusterConfig.tls` on, the cluster's ConfigMap names the secure port, 2282, and
-//! adds `ZOOKEEPER_TLS: "true"`.
+//! `<hosts>` is the client Service's FQDN with port, `<cluster>.<ns>.svc.<domain>:2282`
+//! with TLS on (the default), `:2181` with it off. `ca.crt` has the name a Secret or
+//! ConfigMap mount expects, so a pod can mount the ConfigMap's key as its truststore.
+//! `render` shows no `ca.crt`: the CA exists only in the cluster.
 
 use std::collections::BTreeMap;
 
@@ -36,9 +39,10 @@ pub const ZOOKEEPER_HOSTS_KEY: &str = "ZOOKEEPER_HOSTS";
 pub const ZOOKEEPER_CHROOT_KEY: &str = "ZOOKEEPER_CHROOT";
 /// The client port alone.
 pub const ZOOKEEPER_CLIENT_PORT_KEY: &str = "ZOOKEEPER_CLIENT_PORT";
-/// `"true"` in the cluster's ConfigMap when clients must connect over TLS (absent
-/// otherwise); the CA is in the Secret `clusterConfig.tls.secretName` names.
+/// `"true"` when clients must connect over TLS (absent otherwise).
 pub const ZOOKEEPER_TLS_KEY: &str = "ZOOKEEPER_TLS";
+/// The CA certificate (PEM) clients trust, with TLS on.
+pub const CA_CERTIFICATE_KEY: &str = "ca.crt";
 /// `app.kubernetes.io/component` of ZNode discovery ConfigMaps.
 pub const ZNODE_COMPONENT: &str = "znode";
 
@@ -50,8 +54,8 @@ pub fn cluster_discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
     };
     let hosts = cluster.connection_hosts_at(port);
     let mut data = discovery_data(hosts.clone(), hosts, "/", port);
-    if cluster.tls.is_some() {
-        data.insert(ZOOKEEPER_TLS_KEY.to_owned(), "true".to_owned());
+    if let Some(tls) = &cluster.tls {
+        add_tls(&mut data, tls.ca_pem.as_deref());
     }
     ConfigMap {
         metadata: metadata(
@@ -65,7 +69,8 @@ pub fn cluster_discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
 }
 
 /// The discovery ConfigMap of a ZNode: named after it, in its namespace, pointing at
-/// `hosts` (see [`crate::validate::connection_hosts`]) with `chroot` appended.
+/// `hosts` (see [`crate::validate::connection_hosts`]) with `chroot` appended; with
+/// `tls`, the TLS flag and the CA to trust (`None` in `render`, which has no cluster).
 ///
 /// Its labels are the recommended ones without `app.kubernetes.io/version`: the ZNode
 /// does not know the product version of its cluster, which may live in another
@@ -75,6 +80,7 @@ pub fn znode_discovery_config_map(
     hosts: &str,
     chroot: &str,
     client_port: u16,
+    tls: Option<Option<&str>>,
 ) -> Result<ConfigMap, ReconcileError> {
     let name = znode.name_any();
     let namespace = znode.namespace().ok_or_else(|| {
@@ -100,14 +106,18 @@ pub fn znode_discovery_config_map(
         ]
         .map(|(key, value)| (key.to_owned(), value.to_owned())),
     );
+    let mut data = discovery_data(
+        format!("{hosts}{chroot}"),
+        hosts.to_owned(),
+        chroot,
+        client_port,
+    );
+    if let Some(ca_pem) = tls {
+        add_tls(&mut data, ca_pem);
+    }
     Ok(ConfigMap {
         metadata: metadata(&name, &namespace, labels),
-        data: Some(discovery_data(
-            format!("{hosts}{chroot}"),
-            hosts.to_owned(),
-            chroot,
-            client_port,
-        )),
+        data: Some(data),
         ..ConfigMap::default()
     })
 }
@@ -129,6 +139,13 @@ pub fn znode_path(znode: &ZookeeperZnode) -> Option<String> {
                 .as_ref()
                 .map(|uid| format!("/znode-{uid}"))
         })
+}
+
+fn add_tls(data: &mut BTreeMap<String, String>, ca_pem: Option<&str>) {
+    data.insert(ZOOKEEPER_TLS_KEY.to_owned(), "true".to_owned());
+    if let Some(ca_pem) = ca_pem {
+        data.insert(CA_CERTIFICATE_KEY.to_owned(), ca_pem.to_owned());
+    }
 }
 
 fn discovery_data(
@@ -192,7 +209,8 @@ mod tests {
     #[test]
     fn znode_config_map_has_all_keys() -> Result<(), Box<dyn std::error::Error>> {
         let hosts = "simple-zk.zk.svc.cluster.local:2181";
-        let config_map = znode_discovery_config_map(&znode(None, None)?, hosts, "/znode-x", 2181)?;
+        let config_map =
+            znode_discovery_config_map(&znode(None, None)?, hosts, "/znode-x", 2181, None)?;
         assert_eq!(config_map.metadata.name.as_deref(), Some("hdfs-znode"));
         assert_eq!(config_map.metadata.namespace.as_deref(), Some("apps"));
         assert_eq!(
@@ -213,11 +231,37 @@ mod tests {
     }
 
     #[rstest]
+    #[case::from_the_cluster(Some("-----BEGIN CERTIFICATE-----"), json!({
+        "ZOOKEEPER_TLS": "true",
+        "ca.crt": "-----BEGIN CERTIFICATE-----"
+    }))]
+    #[case::rendered_without_a_cluster(None, json!({"ZOOKEEPER_TLS": "true"}))]
+    fn a_tls_znode_config_map_says_so_and_names_the_ca(
+        #[case] ca_pem: Option<&str>,
+        #[case] tls_keys: serde_json::Value,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let hosts = "simple-zk.zk.svc.cluster.local:2282";
+        let config_map =
+            znode_discovery_config_map(&znode(None, None)?, hosts, "/znode-x", 2282, Some(ca_pem))?;
+        let mut expected = json!({
+            "ZOOKEEPER": "simple-zk.zk.svc.cluster.local:2282/znode-x",
+            "ZOOKEEPER_CHROOT": "/znode-x",
+            "ZOOKEEPER_CLIENT_PORT": "2282",
+            "ZOOKEEPER_HOSTS": "simple-zk.zk.svc.cluster.local:2282"
+        });
+        if let (Some(expected), Some(tls_keys)) = (expected.as_object_mut(), tls_keys.as_object()) {
+            expected.extend(tls_keys.clone());
+        }
+        assert_eq!(serde_json::to_value(&config_map.data)?, expected);
+        Ok(())
+    }
+
+    #[rstest]
     #[case::relative("znode-x")]
     #[case::root("/")]
     #[case::trailing_slash("/a/")]
     fn invalid_chroot_is_rejected(#[case] chroot: &str) -> Result<(), serde_json::Error> {
-        let error = znode_discovery_config_map(&znode(None, None)?, "h:2181", chroot, 2181)
+        let error = znode_discovery_config_map(&znode(None, None)?, "h:2181", chroot, 2181, None)
             .err()
             .map(|error| error.reason().to_owned());
         assert_eq!(error.as_deref(), Some("InvalidZnodePath"));

@@ -13,7 +13,13 @@
 //! | PodDisruptionBudget (unless disabled) | `<zk>-server` | role |
 //! | client Service | `<zk>` | cluster |
 //! | discovery ConfigMap | `<zk>` | cluster |
+//! | CA Secret (TLS with the operator's certificates) | `<zk>-ca` | cluster |
+//! | certificate Secret (the same) | `<zk>-server-<rg>-tls` | role group |
+//!
+//! The Secrets are made by the controller's certificate step, which alone can read what
+//! they hold; `render` shows them without values ([`certificates`]).
 
+pub mod certificates;
 pub mod config_map;
 pub mod container;
 pub mod discovery;

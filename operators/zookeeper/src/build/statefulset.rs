@@ -71,7 +71,7 @@ pub fn stateful_set(
                     .into_iter()
                     .chain(cluster.tls.iter().flat_map(|tls| {
                         [
-                            secret_volume(TLS_VOLUME, &tls.secret_name),
+                            secret_volume(TLS_VOLUME, &tls.secret_name(name)),
                             memory_volume(KEYSTORE_VOLUME, KEYSTORE_SIZE_LIMIT),
                         ]
                     }))

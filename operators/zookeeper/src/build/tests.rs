@@ -58,9 +58,9 @@ fn simple_cluster_has_exactly_the_expected_objects() -> TestResult {
 }
 
 #[rstest]
-#[case::headless("Service/simple-zk-server-default", json!({"clusterIP": "None", "publishNotReadyAddresses": true}), &[("client", 2181), ("quorum", 2888), ("leader-election", 3888)])]
+#[case::headless("Service/simple-zk-server-default", json!({"clusterIP": "None", "publishNotReadyAddresses": true}), &[("client-tls", 2282), ("quorum", 2888), ("leader-election", 3888)])]
 #[case::metrics("Service/simple-zk-server-default-metrics", json!({"clusterIP": "None", "publishNotReadyAddresses": true}), &[("metrics", 7000)])]
-#[case::client("Service/simple-zk", json!({"type": "ClusterIP"}), &[("client", 2181)])]
+#[case::client("Service/simple-zk", json!({"type": "ClusterIP"}), &[("client-tls", 2282)])]
 fn services_expose_the_right_ports(
     #[case] key: &str,
     #[case] expected_spec: Value,
@@ -108,8 +108,9 @@ fn client_service_selects_every_server_and_metrics_are_annotated() -> TestResult
 fn discovery_config_map_points_at_the_client_service() -> TestResult {
     let objects = objects(three_servers())?;
     let data = &object(&objects, "ConfigMap/simple-zk")?["data"];
-    assert_eq!(data["ZOOKEEPER"], "simple-zk.data.svc.cluster.local:2181");
+    assert_eq!(data["ZOOKEEPER"], "simple-zk.data.svc.cluster.local:2282");
     assert_eq!(data["ZOOKEEPER_CHROOT"], "/");
+    assert_eq!(data["ZOOKEEPER_TLS"], "true", "TLS is on by default");
     Ok(())
 }
 
@@ -189,7 +190,7 @@ fn stateful_set_runs_zookeeper_with_least_privilege() -> TestResult {
         .flatten()
         .filter_map(|p| p["containerPort"].as_u64())
         .collect();
-    assert_eq!(ports, [2181, 2888, 3888, 7000]);
+    assert_eq!(ports, [2282, 2888, 3888, 7000], "TLS is on by default");
     assert_eq!(
         main["resources"]["limits"],
         json!({"cpu": "1", "memory": "1Gi"})
@@ -231,7 +232,9 @@ fn stateful_set_runs_zookeeper_with_least_privilege() -> TestResult {
             ("config", "/conf", true),
             ("data", "/data", false),
             ("tmp", "/tmp", false),
-            ("logs", "/logs", false)
+            ("logs", "/logs", false),
+            ("tls", "/tls", true),
+            ("keystore", "/keystore", true)
         ]
     );
     assert_eq!(
@@ -272,7 +275,7 @@ fn every_zoo_cfg_lists_every_replica_of_every_group_with_unique_ids() -> TestRes
     assert_eq!(all[0], all[1]);
     let line = |id: u32, group: &str, ordinal: u32| {
         format!(
-            "server.{id}=simple-zk-server-{group}-{ordinal}.simple-zk-server-{group}.data.svc.cluster.local:2888:3888;2181"
+            "server.{id}=simple-zk-server-{group}-{ordinal}.simple-zk-server-{group}.data.svc.cluster.local:2888:3888"
         )
     };
     assert_eq!(

@@ -78,7 +78,10 @@ fn zoo_cfg_serves_tls_to_clients_and_the_quorum(
 
 #[test]
 fn without_tls_zoo_cfg_has_no_tls_key_and_clients_use_2181() -> TestResult {
-    let cfg = zoo_cfg(json!({"servers": {"roleGroups": {"default": {"replicas": 3}}}}))?;
+    let cfg = zoo_cfg(json!({
+        "clusterConfig": {"tls": {"enabled": false}},
+        "servers": {"roleGroups": {"default": {"replicas": 3}}}
+    }))?;
     assert!(
         !cfg.keys().any(|key| key.starts_with("ssl")
             || ["secureClientPort", "serverCnxnFactory", "clientPortAddress"]
@@ -187,13 +190,15 @@ fn discovery_names_the_secure_port_and_says_tls() -> TestResult {
 
 #[test]
 fn without_tls_users_may_set_the_tls_keys_their_own_way() -> TestResult {
-    let cfg = zoo_cfg(json!({"servers": {
-        "configOverrides": {"zoo.cfg": {
-            "ssl.clientAuth": "want",
-            "serverCnxnFactory": "org.apache.zookeeper.server.NettyServerCnxnFactory",
-        }},
-        "roleGroups": {"default": {}},
-    }}))?;
+    let cfg = zoo_cfg(
+        json!({"clusterConfig": {"tls": {"enabled": false}}, "servers": {
+            "configOverrides": {"zoo.cfg": {
+                "ssl.clientAuth": "want",
+                "serverCnxnFactory": "org.apache.zookeeper.server.NettyServerCnxnFactory",
+            }},
+            "roleGroups": {"default": {}},
+        }}),
+    )?;
     assert_eq!(cfg.get("ssl.clientAuth").map(String::as_str), Some("want"));
     assert_eq!(
         cfg.get("serverCnxnFactory").map(String::as_str),

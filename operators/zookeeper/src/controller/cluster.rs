@@ -5,22 +5,24 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use kube::runtime::controller::Action;
+use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Failed, Prepared};
-use strata_operator::reference::{KeySource, KeysRead, Target};
+use strata_operator::reference::Target;
 use strata_operator::roll::stateless::PodRef;
 use strata_operator::roll::{StatefulSetPods, stateful_sets_with_pods};
 use strata_status::ProgressStep;
 
+use super::certificates::certificate_step;
 use super::leader::{ServerAddress, find_leader};
 use crate::build::build;
 use crate::build::container::TLS_VOLUME;
 use crate::crd::ZookeeperCluster;
 use crate::membership::{self, Plan, PlanError, observe_role_groups};
-use crate::validate::{TLS_SECRET_KEYS, ValidatedCluster};
+use crate::validate::{ValidatedCluster, plaintext_warning};
 
 /// What the cluster controller needs beyond the shared context.
 #[derive(Clone, Debug)]
@@ -39,7 +41,7 @@ pub fn secret_references(cluster: &ZookeeperCluster) -> Vec<Target> {
     let namespace = cluster.namespace().unwrap_or_default();
     tls.secret_name
         .iter()
-        .filter(|_| tls.enabled == Some(true))
+        .filter(|_| tls.enabled != Some(false))
         .map(|name| Target::named(namespace.clone(), name.clone()))
         .collect()
 }
@@ -128,24 +130,32 @@ async fn prepare(
             step = ValidatedCluster::for_membership(cluster, domain, &plan.membership)?;
         }
     }
-    // The TLS Secret must hold what the pods read before any pod waits for it; a
-    // renewed certificate rolls the pods, which read it only when they start.
-    let versions = match &step.tls {
-        Some(tls) => context
-            .references
-            .check_keys(
-                &step.identity.namespace,
-                [KeysRead {
-                    object: KeySource::Secret,
-                    name: &tls.secret_name,
-                    keys: TLS_SECRET_KEYS.to_vec(),
-                    field: "clusterConfig.tls.secretName",
-                }],
+    // The certificates must be there before any pod waits for them; a renewed one
+    // rolls the pods, which read it only when they start.
+    let material = certificate_step(&mut step, context).await?;
+    if let Some(certificates) = &material.certificates
+        && !certificates.issued.is_empty()
+    {
+        let note = format!("Issued {}", certificates.issued.join("; "));
+        tracing::info!(cluster = %step.identity.name.as_str(), "{note}");
+        context
+            .publish_event(
+                cluster,
+                EventType::Normal,
+                "CertificateIssued",
+                "Issue",
+                note,
             )
-            .map_err(ReconcileError::from)?,
-        None => Default::default(),
-    };
-    Ok(with_step(build(&step).rolling_on(&versions), plan))
+            .await;
+    }
+    let mut prepared = build(&step).rolling_on(&material.versions);
+    if let Some(certificates) = material.certificates {
+        certificates.push_into(&mut prepared.objects);
+    }
+    prepared.warnings.extend(plaintext_warning(&step));
+    prepared.warnings.extend(material.warning);
+    prepared.recheck_after = material.renew_in;
+    Ok(with_step(prepared, plan))
 }
 
 /// Servers with and without quorum TLS cannot talk to each other, so switching TLS one

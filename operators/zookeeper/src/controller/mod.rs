@@ -1,5 +1,7 @@
 //! The operator's two controllers and how they are wired together.
 
+pub mod certificates;
+pub mod client_tls;
 pub mod cluster;
 pub mod leader;
 pub mod znode;
@@ -7,7 +9,7 @@ pub mod znode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use strata_operator::cache::ChildKind;
 use strata_operator::controller::{ControllerSpec, OperatorRuntime, run_controller};
 use strata_operator::definition::ControllerDef;
@@ -18,10 +20,12 @@ use self::leader::{PodDnsName, ServerAddress};
 use self::znode::{ClientServiceAddress, EnsembleAddress, ZnodeContext};
 use crate::crd::{ZookeeperCluster, ZookeeperZnode};
 
-/// Kinds the cluster controller creates. The same list drives the watches,
-/// the pruning and the Helm chart's RBAC rules.
+/// Kinds the cluster controller creates, the TLS Secrets among them. The same list
+/// drives the watches, the pruning and the Helm chart's RBAC rules.
 pub fn cluster_child_kinds() -> Vec<ChildKind> {
-    ChildKind::role_group_cluster_kinds()
+    let mut kinds = ChildKind::role_group_cluster_kinds();
+    kinds.push(ChildKind::of::<Secret>());
+    kinds
 }
 
 /// Kinds the ZNode controller creates.
@@ -29,8 +33,9 @@ pub fn znode_child_kinds() -> Vec<ChildKind> {
     vec![ChildKind::of::<ConfigMap>()]
 }
 
-/// The cluster controller: ZookeeperClusters with their children and pods, reading the
-/// key names (never the values) of the TLS Secret each cluster names.
+/// The cluster controller: ZookeeperClusters with their children and pods, watching the
+/// key names of the TLS Secret each cluster names; the certificate step alone reads
+/// Secrets' values.
 pub fn cluster_controller() -> ControllerDef<ZookeeperCluster> {
     ControllerDef::new(ControllerSpec {
         name: "zookeepercluster",

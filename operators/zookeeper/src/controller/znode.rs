@@ -21,7 +21,9 @@ use strata_operator::pipeline::Operated;
 use strata_operator::reference::Target;
 use strata_operator::status::next_resource_status;
 
+use super::client_tls::client_tls;
 use crate::build::{znode_discovery_config_map, znode_path};
+use crate::config::tls::SECURE_CLIENT_PORT;
 use crate::config::zoo_cfg::CLIENT_PORT;
 use crate::crd::{ZnodeStatus, ZookeeperCluster, ZookeeperZnode};
 use crate::znode_client::{ZnodeClient, ZnodeError};
@@ -32,11 +34,11 @@ pub const FINALIZER: &str = "zookeeper.strata.dev/znode-path";
 /// How the controller reaches an ensemble. In a cluster this is the client
 /// Service; tests point it at a local server.
 pub trait EnsembleAddress: Send + Sync {
-    /// The `host:port[,host:port]` connection string of a cluster.
-    fn hosts(&self, cluster: &ZookeeperCluster) -> String;
+    /// The `host:port[,host:port]` connection string of a cluster's client `port`.
+    fn hosts(&self, cluster: &ZookeeperCluster, port: u16) -> String;
 }
 
-/// The client Service `<cluster>.<namespace>.svc.<domain>:2181`.
+/// The client Service `<cluster>.<namespace>.svc.<domain>:<port>`.
 #[derive(Clone, Debug)]
 pub struct ClientServiceAddress {
     /// The cluster's DNS domain, usually `cluster.local`.
@@ -44,9 +46,9 @@ pub struct ClientServiceAddress {
 }
 
 impl EnsembleAddress for ClientServiceAddress {
-    fn hosts(&self, cluster: &ZookeeperCluster) -> String {
+    fn hosts(&self, cluster: &ZookeeperCluster, port: u16) -> String {
         format!(
-            "{}.{}.svc.{}:{CLIENT_PORT}",
+            "{}.{}.svc.{}:{port}",
             cluster.name_any(),
             cluster.namespace().unwrap_or_default(),
             self.cluster_domain
@@ -121,17 +123,39 @@ fn referenced_cluster(
         })
 }
 
-/// Connects to the cluster's ensemble; returns the client and the connection
-/// string it used.
+/// A connected client, and what the ZNode's discovery ConfigMap says of the connection.
+struct Connected {
+    client: ZnodeClient,
+    hosts: String,
+    port: u16,
+    ca_pem: Option<String>,
+}
+
+/// Connects to the cluster's ensemble: over TLS on the secure port unless the cluster
+/// turned TLS off, trusting the cluster's CA and presenting a certificate it signed.
 async fn connect(
     cluster: &ZookeeperCluster,
     context: &Context<ZnodeContext>,
-) -> Result<(ZnodeClient, String), ReconcileError> {
-    let hosts = context.extra.address.hosts(cluster);
-    let client = ZnodeClient::connect(&hosts, context.extra.timeout)
-        .await
-        .map_err(|error| ensemble_error(error, &format!("connecting to {hosts}")))?;
-    Ok((client, hosts))
+) -> Result<Connected, ReconcileError> {
+    let tls = client_tls(cluster, context).await?;
+    let port = if tls.is_some() {
+        SECURE_CLIENT_PORT
+    } else {
+        CLIENT_PORT
+    };
+    let hosts = context.extra.address.hosts(cluster, port);
+    let timeout = context.extra.timeout;
+    let client = match &tls {
+        Some(tls) => ZnodeClient::connect_secure(&hosts, timeout, tls).await,
+        None => ZnodeClient::connect(&hosts, timeout).await,
+    }
+    .map_err(|error| ensemble_error(error, &format!("connecting to {hosts}")))?;
+    Ok(Connected {
+        client,
+        hosts,
+        port,
+        ca_pem: tls.map(|tls| tls.ca_pem),
+    })
 }
 
 fn ensemble_error(error: ZnodeError, doing: &str) -> ReconcileError {
@@ -173,8 +197,9 @@ async fn apply_steps(
     };
     record_path(znode, &path, context, stored).await?;
 
-    let (client, hosts) = connect(&cluster, context).await?;
-    client
+    let connected = connect(&cluster, context).await?;
+    connected
+        .client
         .ensure_path(&path)
         .await
         .map_err(|error| ensemble_error(error, &format!("creating {path}")))?;
@@ -182,9 +207,10 @@ async fn apply_steps(
     let mut desired = DesiredObjects::new();
     desired.push(znode_discovery_config_map(
         znode,
-        &hosts,
+        &connected.hosts,
         &path,
-        CLIENT_PORT,
+        connected.port,
+        connected.ca_pem.as_deref().map(Some),
     )?);
     context.apply(znode, desired, false).await?;
     Ok(())
@@ -302,21 +328,25 @@ async fn remove_path(
             ),
         ));
     }
-    let (client, _) = connect(cluster, context).await?;
-    client.delete_recursive(path).await.map_err(|error| {
-        if error.is_access_denied() {
-            ReconcileError::invalid_spec(
-                "PathProtectedByAcl",
-                format!(
-                    "removing {path} failed: ZooKeeper refused it, because the application set \
+    let connected = connect(cluster, context).await?;
+    connected
+        .client
+        .delete_recursive(path)
+        .await
+        .map_err(|error| {
+            if error.is_access_denied() {
+                ReconcileError::invalid_spec(
+                    "PathProtectedByAcl",
+                    format!(
+                        "removing {path} failed: ZooKeeper refused it, because the application set \
                      ACLs on its nodes; remove the ACLs or delete the nodes with the \
                      application's credentials"
-                ),
-            )
-        } else {
-            ensemble_error(error, &format!("removing {path}"))
-        }
-    })
+                    ),
+                )
+            } else {
+                ensemble_error(error, &format!("removing {path}"))
+            }
+        })
 }
 
 /// The ZNode's status: Available when the path exists and the discovery ConfigMap is

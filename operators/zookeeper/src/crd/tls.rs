@@ -1,10 +1,10 @@
 //! `spec.clusterConfig`: settings of the whole ensemble, today its TLS.
 //!
 //! TLS covers both links ZooKeeper serves: clients on the secure client port, and the
-//! servers' quorum and leader election (`sslQuorum`). Both use the one certificate of
-//! the Secret the user names, as cert-manager writes it (`tls.crt`, `tls.key` in
-//! PKCS#8, `ca.crt`). The operator does not issue certificates of its own yet, so TLS
-//! is off unless asked for; it becomes the default once it does.
+//! servers' quorum and leader election (`sslQuorum`). It is on by default, with
+//! certificates the operator issues from a CA of the cluster's own (no companion
+//! operator); or with the Secret the user names, as cert-manager writes it
+//! (`tls.crt`, `tls.key` in PKCS#8, `ca.crt`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -24,19 +24,28 @@ pub struct ZookeeperClusterConfig {
 pub struct ZookeeperTls {
     /// Whether clients connect over TLS on port 2282 and the servers encrypt their
     /// quorum traffic. The plaintext client port then listens only inside each pod (for
-    /// the probes). Defaults to false for now; `secretName` is required when true.
+    /// the probes). Defaults to true; false serves plaintext to anyone who reaches the
+    /// pods, and says so in the Warning condition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 
-    /// A Secret in the cluster's namespace with `tls.crt` (the server certificate,
-    /// valid for every server pod's FQDN and the client Service's names), `tls.key`
-    /// (its key, PKCS#8: cert-manager's `privateKey.encoding: PKCS8`) and `ca.crt` (the
-    /// CA clients and peers are checked against).
+    /// The user's own certificate instead of the operator's: a Secret in the cluster's
+    /// namespace with `tls.crt` (the server certificate, valid for every server pod's
+    /// FQDN and the client Service's), `tls.key` (its key, PKCS#8: cert-manager's
+    /// `privateKey.encoding: PKCS8`) and `ca.crt` (the CA clients and peers are checked
+    /// against). Unset: the operator keeps a CA in `<cluster>-ca` and a certificate per
+    /// role group in `<cluster>-server-<roleGroup>-tls`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_name: Option<String>,
 
+    /// How long the operator's server certificates are valid, such as `720h` (the
+    /// default, 30 days); each is renewed two thirds into it, and the pods roll onto
+    /// the new one. At least `5m`. Not used with `secretName`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate_lifetime: Option<String>,
+
     /// `None` (the default): clients need no certificate. `Required`: every client
-    /// presents a certificate signed by the CA of `ca.crt` (mutual TLS,
+    /// presents a certificate signed by the cluster's CA (mutual TLS,
     /// `ssl.clientAuth=need`).
     #[serde(default, skip_serializing_if = "ClientAuthentication::is_default")]
     pub client_authentication: ClientAuthentication,

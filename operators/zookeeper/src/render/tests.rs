@@ -23,9 +23,9 @@ fn names(objects: &[Value]) -> Vec<String> {
 }
 
 #[rstest]
-#[case::simple_cluster(SIMPLE, 7, "StatefulSet/simple-zk-server-default")]
-#[case::two_role_groups(TWO_GROUPS, 11, "StatefulSet/split-zk-server-secondary")]
-#[case::cluster_and_a_new_znode(ZNODE, 7, "StatefulSet/simple-zk-server-default")]
+#[case::simple_cluster(SIMPLE, 9, "Secret/simple-zk-server-default-tls")]
+#[case::two_role_groups(TWO_GROUPS, 14, "Secret/split-zk-server-secondary-tls")]
+#[case::cluster_and_a_new_znode(ZNODE, 9, "StatefulSet/simple-zk-server-default")]
 fn examples_render(#[case] yaml: &str, #[case] count: usize, #[case] expected: &str) -> TestResult {
     let objects = rendered(yaml)?;
     let names = names(&objects);
@@ -63,12 +63,12 @@ fn a_new_znode_is_skipped_rather_than_rendered_with_a_path_that_will_never_exist
 #[case::read_back_with_its_uid(
     "  uid: 3f1c\n",
     "",
-    "simple-zk.default.svc.cluster.local:2181/znode-3f1c"
+    "simple-zk.default.svc.cluster.local:2282/znode-3f1c"
 )]
 #[case::read_back_with_its_recorded_path(
     "  uid: 3f1c\n",
     "status:\n  znodePath: /znode-recorded\n",
-    "simple-zk.default.svc.cluster.local:2181/znode-recorded"
+    "simple-zk.default.svc.cluster.local:2282/znode-recorded"
 )]
 fn a_stored_znode_renders_its_config_map_with_the_path_the_controller_uses(
     #[case] metadata: &str,
@@ -84,7 +84,12 @@ fn a_stored_znode_renders_its_config_map_with_the_path_the_controller_uses(
         .find(|object| object["kind"] == "ConfigMap" && object["metadata"]["name"] == "hdfs-znode")
         .ok_or("no znode ConfigMap")?;
     assert_eq!(config_map["data"]["ZOOKEEPER"], expected);
-    assert_eq!(config_map["data"]["ZOOKEEPER_CLIENT_PORT"], "2181");
+    assert_eq!(config_map["data"]["ZOOKEEPER_CLIENT_PORT"], "2282");
+    assert_eq!(config_map["data"]["ZOOKEEPER_TLS"], "true");
+    assert!(
+        config_map["data"].get("ca.crt").is_none(),
+        "the CA exists only in the cluster"
+    );
     Ok(())
 }
 
@@ -106,7 +111,7 @@ fn znodes_without_their_cluster_in_the_file_are_skipped(
     );
     let output = render(&parse_documents(&yaml)?)?;
     let names = names(&output.objects);
-    assert_eq!(names.len(), 7, "{names:?}");
+    assert_eq!(names.len(), 9, "{names:?}");
     assert!(
         !names.iter().any(|name| name.ends_with("/orphan")),
         "{names:?}"

@@ -88,10 +88,15 @@ fn group_config(config: Value) -> Value {
     "ReservedConfigOverride",
     "server.7 is set by the operator"
 )]
-#[case::tls_without_a_secret(
-    json!({"clusterConfig": {"tls": {"enabled": true}}, "servers": {"roleGroups": {"default": {}}}}),
-    "TlsSecretMissing",
-    "clusterConfig.tls.enabled is true but clusterConfig.tls.secretName is not set"
+#[case::certificate_lifetime_too_short(
+    json!({"clusterConfig": {"tls": {"certificateLifetime": "1m"}}, "servers": {"roleGroups": {"default": {}}}}),
+    "InvalidCertificateLifetime",
+    "\"1m\" is shorter than 5m"
+)]
+#[case::certificate_lifetime_unreadable(
+    json!({"clusterConfig": {"tls": {"certificateLifetime": "a month"}}, "servers": {"roleGroups": {"default": {}}}}),
+    "InvalidCertificateLifetime",
+    "clusterConfig.tls.certificateLifetime"
 )]
 #[case::zoo_cfg_tls_key(
     json!({"clusterConfig": {"tls": {"enabled": true, "secretName": "s"}}, "servers": {"configOverrides": {"zoo.cfg": {"ssl.clientAuth": "want"}}, "roleGroups": {"default": {}}}}),
@@ -172,10 +177,10 @@ fn observers_are_marked_in_every_server_line_and_in_their_own_file()
     for group in &validated.servers.groups {
         let text = group.product.zoo_cfg.to_properties();
         assert!(
-            text.contains("server.10=simple-zk-server-readers-0.simple-zk-server-readers.data.svc.cluster.local:2888:3888:observer;2181"),
+            text.contains("server.10=simple-zk-server-readers-0.simple-zk-server-readers.data.svc.cluster.local:2888:3888:observer\n"),
             "{text}"
         );
-        assert!(text.contains("server.1=simple-zk-server-voters-0.simple-zk-server-voters.data.svc.cluster.local:2888:3888;2181"), "{text}");
+        assert!(text.contains("server.1=simple-zk-server-voters-0.simple-zk-server-voters.data.svc.cluster.local:2888:3888\n"), "{text}");
         assert_eq!(
             group.product.zoo_cfg.get("peerType") == Some("observer"),
             group.product.observer
@@ -357,5 +362,41 @@ fn the_settled_membership_validates_to_the_spec() -> Result<(), Box<dyn std::err
         ValidatedCluster::for_membership(&spec, DEFAULT_CLUSTER_DOMAIN, &settled)?,
         desired
     );
+    Ok(())
+}
+
+#[rstest]
+#[case::on_by_default_with_the_operators_certificates(
+    json!({}),
+    Some(CertificateSource::Operator { lifetime: DEFAULT_CERTIFICATE_LIFETIME }),
+    false
+)]
+#[case::a_shorter_lifetime(
+    json!({"certificateLifetime": "10m"}),
+    Some(CertificateSource::Operator { lifetime: std::time::Duration::from_secs(600) }),
+    false
+)]
+#[case::the_users_secret(
+    json!({"secretName": "zk-cert"}),
+    Some(CertificateSource::User { secret_name: "zk-cert".to_owned() }),
+    false
+)]
+#[case::off_with_a_warning(json!({"enabled": false}), None, true)]
+fn tls_is_on_unless_turned_off(
+    #[case] tls: Value,
+    #[case] certificates: Option<CertificateSource>,
+    #[case] warned: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let spec = json!({"clusterConfig": {"tls": tls}, "servers": {"roleGroups": {"default": {}}}});
+    let validated = ValidatedCluster::new(&cluster(spec)?, "cluster.local")?;
+    assert_eq!(
+        validated.tls.as_ref().map(|tls| tls.certificates.clone()),
+        certificates
+    );
+    let warning = plaintext_warning(&validated);
+    assert_eq!(warning.is_some(), warned, "{warning:?}");
+    if let Some(warning) = warning {
+        assert_eq!(warning.reason.as_str(), "TlsDisabled");
+    }
     Ok(())
 }

@@ -55,7 +55,7 @@ impl Forwarded {
 /// A cluster's ensemble as the forwards of its servers' client ports, in place of its
 /// client Service, which has no address on this host.
 impl EnsembleAddress for Forwarded {
-    fn hosts(&self, _cluster: &ZookeeperCluster) -> String {
+    fn hosts(&self, _cluster: &ZookeeperCluster, _port: u16) -> String {
         (0..3)
             .filter_map(|ordinal| self.client(&server_fqdn(ordinal)))
             .collect::<Vec<_>>()

@@ -100,7 +100,7 @@ fn client_config(ca_pem: &str, identity: Option<(&str, &str)>) -> Arc<rustls::Cl
             .expect("a trust anchor");
     }
     let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
+        rustls::crypto::aws_lc_rs::default_provider(),
     ))
     .with_safe_default_protocol_versions()
     .expect("TLS versions")

@@ -169,7 +169,7 @@ fn assert_group_services(harness: &Harness, cluster: &str, group: &str) {
     assert_eq!(
         ports,
         BTreeMap::from([
-            ("client".to_owned(), 2181),
+            ("client-tls".to_owned(), 2282),
             ("leader-election".to_owned(), 3888),
             ("quorum".to_owned(), 2888),
         ])
@@ -223,7 +223,8 @@ fn assert_cluster_objects(harness: &Harness, cluster: &str) {
         .collect();
     assert_eq!(
         ports,
-        vec![(2181, Some(IntOrString::String("client".to_owned())))]
+        vec![(2282, Some(IntOrString::String("client-tls".to_owned())))],
+        "TLS is on by default"
     );
     let role_selector: BTreeMap<_, _> = recommended_labels(cluster, Some("server"), None)
         .into_iter()
@@ -238,11 +239,13 @@ fn assert_cluster_objects(harness: &Harness, cluster: &str) {
     let discovery = stored::<ConfigMap>(harness, cluster)
         .data
         .expect("discovery data");
-    let hosts = format!("{cluster}.default.svc.cluster.local:2181");
+    let hosts = format!("{cluster}.default.svc.cluster.local:2282");
     assert_eq!(discovery["ZOOKEEPER"], hosts);
     assert_eq!(discovery["ZOOKEEPER_HOSTS"], hosts);
     assert_eq!(discovery["ZOOKEEPER_CHROOT"], "/");
-    assert_eq!(discovery["ZOOKEEPER_CLIENT_PORT"], "2181");
+    assert_eq!(discovery["ZOOKEEPER_CLIENT_PORT"], "2282");
+    assert_eq!(discovery["ZOOKEEPER_TLS"], "true");
+    assert!(discovery["ca.crt"].contains("BEGIN CERTIFICATE"));
 
     let pdb = stored::<PodDisruptionBudget>(harness, &format!("{cluster}-server"))
         .spec

@@ -12,6 +12,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod certificates;
 mod config_change;
 mod creation;
 mod deletion;

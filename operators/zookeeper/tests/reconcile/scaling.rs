@@ -114,6 +114,7 @@ async fn removing_a_role_group_prunes_its_objects_but_keeps_its_claims() {
         deleted,
         vec![
             "configmaps/zk-server-secondary".to_owned(),
+            "secrets/zk-server-secondary-tls".to_owned(),
             "services/zk-server-secondary".to_owned(),
             "services/zk-server-secondary-metrics".to_owned(),
             "statefulsets.apps/zk-server-secondary".to_owned(),

@@ -1,11 +1,14 @@
-//! `clusterConfig.tls` with the user's Secret: a missing Secret or key is named before
-//! anything is applied, and the cluster follows once the Secret holds what the pods read;
-//! a renewed certificate rolls the pods through the references hash.
+//! `clusterConfig.tls` with the user's Secret: a missing Secret or key, or a certificate
+//! that leaves a pod out, is named before anything is applied, and the cluster follows
+//! once the Secret holds what the pods read; a renewed certificate rolls the pods
+//! through the references hash. A running ensemble is not switched between TLS and
+//! plaintext.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
+use strata_certificates::authority::{CertificateAuthority, Validity};
 use strata_model::build::REFERENCES_HASH_ANNOTATION;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::manifests::{create_secret, patch_secret};
@@ -20,6 +23,36 @@ use crate::support::{
 };
 
 const SECRET: &str = "zk-tls";
+const DAY: std::time::Duration = std::time::Duration::from_secs(86_400);
+
+/// A certificate as cert-manager's Secret holds it, for `names`, and its CA.
+fn user_certificate(names: &[&str]) -> Vec<(&'static str, String)> {
+    let now = std::time::SystemTime::now();
+    let ca =
+        CertificateAuthority::create("user CA", Validity::starting(now, 30 * DAY)).expect("a CA");
+    let names: Vec<String> = names.iter().map(|name| (*name).to_owned()).collect();
+    let issued = ca
+        .issue(&names, Validity::starting(now, 30 * DAY))
+        .expect("a certificate");
+    vec![
+        ("tls.crt", issued.certificate_pem().to_owned()),
+        ("tls.key", issued.key_pem().to_owned()),
+        ("ca.crt", ca.certificate_pem().to_owned()),
+    ]
+}
+
+/// What a certificate for the cluster `zk` must cover: its pods and its client Service.
+const COVERING: [&str; 2] = [
+    "*.zk-server-default.default.svc.cluster.local",
+    "zk.default.svc.cluster.local",
+];
+
+fn as_pairs<'a>(values: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    values
+        .iter()
+        .map(|(key, value)| (*key, value.as_str()))
+        .collect()
+}
 
 fn tls_spec() -> serde_json::Value {
     json!({
@@ -59,7 +92,8 @@ async fn a_missing_tls_secret_or_key_is_named_and_the_cluster_follows_once_it_is
     assert!(stored_names::<StatefulSet>(&harness).is_empty());
 
     // cert-manager's Secret before its CA is filled in.
-    create_secret(&harness, SECRET, &[("tls.crt", "c"), ("tls.key", "k")]).await;
+    let certificate = user_certificate(&COVERING);
+    create_secret(&harness, SECRET, &as_pairs(&certificate[..2])).await;
     let degraded = wait_for_reason(
         &harness,
         "zk",
@@ -71,7 +105,26 @@ async fn a_missing_tls_secret_or_key_is_named_and_the_cluster_follows_once_it_is
     assert!(degraded.message.contains("ca.crt"), "{degraded:?}");
     assert!(stored_names::<StatefulSet>(&harness).is_empty());
 
-    patch_secret(&harness, SECRET, &[("ca.crt", "a")]).await;
+    // A certificate for the client Service alone leaves the pods out.
+    let narrow = user_certificate(&["zk.default.svc.cluster.local"]);
+    patch_secret(&harness, SECRET, &as_pairs(&narrow)).await;
+    let degraded = wait_for_reason(
+        &harness,
+        "zk",
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "TlsNamesNotCovered",
+    )
+    .await;
+    assert!(
+        degraded
+            .message
+            .contains("zk-server-default-0.zk-server-default.default.svc.cluster.local"),
+        "{degraded:?}"
+    );
+    assert!(stored_names::<StatefulSet>(&harness).is_empty());
+
+    patch_secret(&harness, SECRET, &as_pairs(&certificate)).await;
     let first = wait_for::<StatefulSet>(
         &harness,
         "zk-server-default",
@@ -80,8 +133,18 @@ async fn a_missing_tls_secret_or_key_is_named_and_the_cluster_follows_once_it_is
     )
     .await;
 
+    let discovery: k8s_openapi::api::core::v1::ConfigMap = stored(&harness, "zk");
+    let data = discovery.data.unwrap_or_default();
+    assert_eq!(
+        data.get("ca.crt"),
+        Some(&certificate[2].1),
+        "the user's CA is published"
+    );
+    assert_eq!(data.get("ZOOKEEPER_TLS").map(String::as_str), Some("true"));
+
     // A renewed certificate changes the Secret: the template follows, so the pods roll.
-    patch_secret(&harness, SECRET, &[("tls.crt", "renewed")]).await;
+    let renewed = user_certificate(&COVERING);
+    patch_secret(&harness, SECRET, &as_pairs(&renewed)).await;
     wait_for::<StatefulSet>(
         &harness,
         "zk-server-default",
@@ -106,14 +169,12 @@ async fn annotate(harness: &Harness, value: serde_json::Value) {
 /// its setting, with a reason that says how to switch (stop, change, start).
 #[tokio::test]
 async fn tls_is_not_switched_on_a_running_ensemble_but_on_a_stopped_one() {
-    let harness = started(single_group_spec(3), &["default"]).await;
+    let mut plaintext = single_group_spec(3);
+    plaintext["clusterConfig"] = json!({"tls": {"enabled": false}});
+    let harness = started(plaintext, &["default"]).await;
     run_group(&harness, "zk-server-default", 3);
-    create_secret(
-        &harness,
-        SECRET,
-        &[("tls.crt", "c"), ("tls.key", "k"), ("ca.crt", "a")],
-    )
-    .await;
+    let certificate = user_certificate(&COVERING);
+    create_secret(&harness, SECRET, &as_pairs(&certificate)).await;
     patch_spec(&harness, "zk", tls_spec()).await;
     let degraded = wait_for_reason(
         &harness,

@@ -26,7 +26,7 @@ struct Unreachable {
 }
 
 impl EnsembleAddress for Unreachable {
-    fn hosts(&self, _cluster: &ZookeeperCluster) -> String {
+    fn hosts(&self, _cluster: &ZookeeperCluster, _port: u16) -> String {
         self.hosts.clone()
     }
 }

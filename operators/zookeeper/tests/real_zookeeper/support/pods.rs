@@ -97,7 +97,7 @@ impl SharedHosts {
 }
 
 impl EnsembleAddress for SharedHosts {
-    fn hosts(&self, _cluster: &ZookeeperCluster) -> String {
+    fn hosts(&self, _cluster: &ZookeeperCluster, _port: u16) -> String {
         self.get()
     }
 }

@@ -65,7 +65,7 @@ pub fn expected_server_lines(cluster: &str, groups: &[(&str, u16, u32)]) -> BTre
             servers.insert(
                 offset + u32::from(ordinal),
                 format!(
-                    "{stateful_set}-{ordinal}.{stateful_set}.{}.svc.{}:2888:3888;2181",
+                    "{stateful_set}-{ordinal}.{stateful_set}.{}.svc.{}:2888:3888",
                     super::NAMESPACE,
                     super::CLUSTER_DOMAIN
                 ),

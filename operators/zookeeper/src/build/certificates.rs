@@ -1,0 +1,84 @@
+//! The certificates of a cluster with TLS, as names: which Secrets the operator keeps
+//! and what each certificate must cover. Pure, so the controller and `render` agree.
+//!
+//! A role group's certificate covers its pods by a wildcard under its headless Service
+//! (`*.<zk>-server-<rg>.<ns>.svc.<domain>`), so scaling issues nothing and rolls
+//! nothing, and the client Service's names, which clients connect to.
+
+use std::time::Duration;
+
+use strata_operator::certificates::{CertificateRequest, ServerCertificateRequest};
+
+use crate::validate::ValidatedCluster;
+
+/// The operator's certificates of `cluster`: one per role group.
+pub fn certificate_request(cluster: &ValidatedCluster, lifetime: Duration) -> CertificateRequest {
+    let identity = &cluster.identity;
+    CertificateRequest {
+        namespace: identity.namespace.clone(),
+        ca_secret_name: crate::validate::ca_secret_name(identity.name.as_str()),
+        ca_common_name: format!("{} ZooKeeper CA", identity.name.as_str()),
+        labels: identity.labels.labels(),
+        servers: cluster
+            .servers
+            .groups
+            .iter()
+            .map(|group| {
+                let object_name = group.name.object_name();
+                ServerCertificateRequest {
+                    secret_name: crate::validate::operator_secret_name(object_name),
+                    names: issued_names(cluster, object_name),
+                }
+            })
+            .collect(),
+        lifetime,
+    }
+}
+
+/// The names of a role group's certificate: its pods by a wildcard under its headless
+/// Service, the headless Service itself, and the client Service's names.
+pub fn issued_names(cluster: &ValidatedCluster, group_object_name: &str) -> Vec<String> {
+    let namespace = &cluster.identity.namespace;
+    let domain = &cluster.cluster_domain;
+    let headless = format!("{group_object_name}.{namespace}.svc.{domain}");
+    std::iter::once(format!("*.{headless}"))
+        .chain(std::iter::once(headless))
+        .chain(client_service_names(cluster))
+        .collect()
+}
+
+/// The names a client may use for the client Service, longest first.
+fn client_service_names(cluster: &ValidatedCluster) -> Vec<String> {
+    let name = cluster.identity.name.as_str();
+    let namespace = &cluster.identity.namespace;
+    vec![
+        format!("{name}.{namespace}.svc.{}", cluster.cluster_domain),
+        format!("{name}.{namespace}.svc"),
+        format!("{name}.{namespace}"),
+        name.to_owned(),
+    ]
+}
+
+/// The names a user's certificate must cover: every server pod's FQDN, and the client
+/// Service's FQDN.
+pub fn required_names(cluster: &ValidatedCluster) -> Vec<String> {
+    let mut names: Vec<String> = cluster
+        .servers
+        .groups
+        .iter()
+        .flat_map(|group| {
+            group
+                .product
+                .zoo_cfg
+                .ensemble()
+                .servers()
+                .iter()
+                .map(|server| server.fqdn.clone())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    names.extend(client_service_names(cluster).into_iter().take(1));
+    names.sort();
+    names.dedup();
+    names
+}

@@ -1,0 +1,206 @@
+//! TLS by default, with the operator's own certificates: a CA per cluster made once, a
+//! certificate per role group signed by it and covering the group's pods and the client
+//! Service, both owned by the cluster; the discovery ConfigMap publishes the CA; a new
+//! certificate rolls the pods; a CA Secret that cannot be read is never replaced.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::Api;
+use serde_json::json;
+use strata_certificates::facts::CertificateFacts;
+use strata_model::build::REFERENCES_HASH_ANNOTATION;
+use strata_status::{ConditionStatus, ConditionType};
+use strata_testing::manifests::patch_secret;
+
+use crate::support::conditions::{wait_for_condition, wait_for_reason};
+use crate::support::{Harness, single_group_spec, started, stored, wait_for, wait_for_event};
+
+fn secret_text(secret: &Secret, key: &str) -> String {
+    secret
+        .data
+        .as_ref()
+        .and_then(|data| data.get(key))
+        .map(|bytes| String::from_utf8_lossy(&bytes.0).into_owned())
+        .unwrap_or_default()
+}
+
+fn references_hash(set: &StatefulSet) -> Option<String> {
+    set.spec
+        .template
+        .metadata
+        .as_ref()?
+        .annotations
+        .as_ref()?
+        .get(REFERENCES_HASH_ANNOTATION)
+        .cloned()
+}
+
+async fn secret(harness: &Harness, name: &str) -> Secret {
+    Api::<Secret>::namespaced(harness.server.client(), harness.namespace)
+        .get(name)
+        .await
+        .unwrap_or_else(|error| panic!("Secret {name}: {error}"))
+}
+
+#[tokio::test]
+async fn a_new_cluster_serves_tls_with_a_ca_and_a_certificate_of_its_own() {
+    let harness = started(single_group_spec(3), &["default"]).await;
+    let ca = secret(&harness, "zk-ca").await;
+    let server = secret(&harness, "zk-server-default-tls").await;
+    for secret in [&ca, &server] {
+        let owners = secret.metadata.owner_references.clone().unwrap_or_default();
+        assert_eq!(
+            owners
+                .iter()
+                .map(|owner| owner.name.as_str())
+                .collect::<Vec<_>>(),
+            ["zk"],
+            "{:?} is the cluster's",
+            secret.metadata.name
+        );
+    }
+    let ca_pem = secret_text(&ca, "ca.crt");
+    assert!(secret_text(&ca, "ca.key").contains("PRIVATE KEY"));
+    let facts =
+        CertificateFacts::read("server", &secret_text(&server, "tls.crt")).expect("a certificate");
+    assert!(
+        facts.issued_by(&ca_pem).expect("a check"),
+        "the cluster's CA signed it"
+    );
+    let pods: Vec<String> = (0..5)
+        .map(|ordinal| {
+            format!("zk-server-default-{ordinal}.zk-server-default.default.svc.cluster.local")
+        })
+        .chain(["zk.default.svc.cluster.local".to_owned()])
+        .collect();
+    assert_eq!(
+        facts.missing_names(&pods),
+        Vec::<&str>::new(),
+        "a scale-up needs no new one"
+    );
+    assert_eq!(secret_text(&server, "ca.crt"), ca_pem);
+
+    let set: StatefulSet = stored(&harness, "zk-server-default");
+    let volumes = set
+        .spec
+        .template
+        .spec
+        .and_then(|pod| pod.volumes)
+        .unwrap_or_default();
+    assert!(
+        volumes.iter().any(|volume| volume
+            .secret
+            .as_ref()
+            .and_then(|secret| secret.secret_name.as_deref())
+            == Some("zk-server-default-tls")),
+        "{volumes:?}"
+    );
+    let discovery: ConfigMap = stored(&harness, "zk");
+    let data: BTreeMap<String, String> = discovery.data.unwrap_or_default();
+    assert_eq!(data.get("ca.crt"), Some(&ca_pem));
+    assert_eq!(
+        data.get("ZOOKEEPER").map(String::as_str),
+        Some("zk.default.svc.cluster.local:2282")
+    );
+    wait_for_event(&harness, "zk", "Normal", "CertificateIssued").await;
+    wait_for_condition(
+        &harness,
+        "zk",
+        ConditionType::Warning,
+        ConditionStatus::False,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_replaced_certificate_rolls_the_pods_and_the_ca_stays() {
+    let harness = started(single_group_spec(3), &["default"]).await;
+    let ca_before = secret_text(&secret(&harness, "zk-ca").await, "ca.crt");
+    let first: StatefulSet = stored(&harness, "zk-server-default");
+    assert!(references_hash(&first).is_some());
+
+    // Someone writes a certificate of their own into the operator's Secret: it is not
+    // the cluster CA's, so a new one is issued, and the pods roll onto it.
+    let stranger = strata_certificates::authority::CertificateAuthority::create(
+        "stranger",
+        strata_certificates::authority::Validity::starting(
+            std::time::SystemTime::now(),
+            std::time::Duration::from_secs(86_400),
+        ),
+    )
+    .expect("a CA");
+    patch_secret(
+        &harness,
+        "zk-server-default-tls",
+        &[("tls.crt", stranger.certificate_pem())],
+    )
+    .await;
+    wait_for::<StatefulSet>(
+        &harness,
+        "zk-server-default",
+        "a new references hash",
+        |set| references_hash(set).is_some() && references_hash(set) != references_hash(&first),
+    )
+    .await;
+    let server = secret(&harness, "zk-server-default-tls").await;
+    let facts =
+        CertificateFacts::read("server", &secret_text(&server, "tls.crt")).expect("a certificate");
+    assert!(facts.issued_by(&ca_before).expect("a check"));
+    assert_eq!(
+        secret_text(&secret(&harness, "zk-ca").await, "ca.crt"),
+        ca_before
+    );
+}
+
+#[tokio::test]
+async fn a_ca_secret_that_cannot_be_read_is_named_and_never_replaced() {
+    let harness = started(single_group_spec(3), &["default"]).await;
+    patch_secret(&harness, "zk-ca", &[("ca.crt", "not a certificate")]).await;
+    let degraded = wait_for_reason(
+        &harness,
+        "zk",
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "CaSecretUnreadable",
+    )
+    .await;
+    assert!(degraded.message.contains("zk-ca"), "{degraded:?}");
+    assert!(!degraded.message.contains("PRIVATE KEY"), "{degraded:?}");
+    assert_eq!(
+        secret_text(&secret(&harness, "zk-ca").await, "ca.crt"),
+        "not a certificate"
+    );
+}
+
+#[tokio::test]
+async fn plaintext_is_a_warning() {
+    let mut spec = single_group_spec(3);
+    spec["clusterConfig"] = json!({"tls": {"enabled": false}});
+    let harness = started(spec, &["default"]).await;
+    let warning = wait_for_reason(
+        &harness,
+        "zk",
+        ConditionType::Warning,
+        ConditionStatus::True,
+        "TlsDisabled",
+    )
+    .await;
+    assert!(warning.message.contains("plaintext"), "{warning:?}");
+    let discovery: ConfigMap = stored(&harness, "zk");
+    let data = discovery.data.unwrap_or_default();
+    assert_eq!(
+        data.get("ZOOKEEPER").map(String::as_str),
+        Some("zk.default.svc.cluster.local:2181")
+    );
+    assert!(!data.contains_key("ca.crt") && !data.contains_key("ZOOKEEPER_TLS"));
+    assert!(
+        Api::<Secret>::namespaced(harness.server.client(), harness.namespace)
+            .get_opt("zk-ca")
+            .await
+            .expect("a read")
+            .is_none(),
+        "no CA without TLS"
+    );
+}
