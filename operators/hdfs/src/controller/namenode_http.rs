@@ -1,17 +1,15 @@
 //! Asking a namenode over its HTTP port: a bare GET, and the JMX beans that list every
 //! datanode with its admin state, and give the namenode's safe mode and block counts.
 //!
-//! HTTP/1.0 keeps the client to a few lines: the server sends no chunked encoding and
-//! closes the connection after the body, so the response is everything read until the
-//! end. The operator asks namenodes on the pod network only, and bounds each exchange
-//! by a timeout and the response by [`MAX_RESPONSE_BYTES`].
+//! The exchange itself is the shared bounded HTTP/1.0 GET
+//! ([`strata_operator::product_http`]); the operator asks namenodes on the pod network
+//! only.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use serde::Deserialize;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+pub use strata_operator::product_http::{get, parse_response};
 
 use crate::decommission::{AdminState, BlockHealth, DataNodeReport};
 use crate::journal_sync::out_of_sync_loggers;
@@ -21,43 +19,6 @@ use crate::takeover::SafeMode;
 pub const NAMENODE_INFO_PATH: &str = "/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo";
 /// The JMX query of the bean with the block counts and the namenode's HA state.
 pub const FS_NAMESYSTEM_PATH: &str = "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystem";
-/// The most read of one response: `LiveNodes` takes about 700 bytes a datanode, so
-/// this covers clusters of tens of thousands; a longer answer is cut and fails to parse.
-pub const MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
-
-/// `GET path` from the HTTP server at `address` (`host:port`): the status and the body,
-/// or `None` if it does not answer in `timeout` or does not speak HTTP.
-pub async fn get(address: &str, path: &str, timeout: Duration) -> Option<(u16, String)> {
-    tokio::time::timeout(timeout, exchange(address, path))
-        .await
-        .ok()?
-}
-
-async fn exchange(address: &str, path: &str) -> Option<(u16, String)> {
-    let mut stream = TcpStream::connect(address).await.ok()?;
-    let request = format!("GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.ok()?;
-    let mut response = Vec::new();
-    stream
-        .take(MAX_RESPONSE_BYTES)
-        .read_to_end(&mut response)
-        .await
-        .ok()?;
-    parse_response(&response)
-}
-
-/// The status code and body of a whole HTTP response.
-pub fn parse_response(response: &[u8]) -> Option<(u16, String)> {
-    let text = String::from_utf8_lossy(response);
-    let (head, body) = text.split_once("\r\n\r\n")?;
-    let mut status_line = head.lines().next()?.split_whitespace();
-    status_line
-        .next()
-        .filter(|version| version.starts_with("HTTP/"))?;
-    let status = status_line.next()?.parse().ok()?;
-    Some((status, body.to_owned()))
-}
-
 /// What a namenode's `NameNodeInfo` bean says about the namespace and its datanodes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NameNodeInfo {

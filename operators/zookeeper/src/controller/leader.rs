@@ -1,32 +1,39 @@
-//! Which server leads, asked of the servers themselves with the `srvr` four-letter word.
+//! Which server leads, asked of the servers themselves, on their metrics port.
 //!
 //! The membership planner restarts the leader last ([`crate::membership::plan`]). Only
-//! ZooKeeper knows the leader, so the operator asks each member over its client port,
-//! concurrently and with a short timeout, and only when a restart is due.
+//! ZooKeeper knows the leader, so the operator asks each member, concurrently and with a
+//! short timeout, and only when a restart is due. It asks the Prometheus endpoint
+//! (port 7000, plain HTTP on the pod network, on whether or not clients use TLS): a
+//! serving leader alone exports `leader_uptime`. The client port cannot be asked: with
+//! TLS on, the plaintext one listens inside the pod only, and `srvr` over TLS would need
+//! a client certificate.
 
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use strata_operator::product_http::get;
 
-use crate::config::zoo_cfg::CLIENT_PORT;
+use crate::config::zoo_cfg::METRICS_PORT;
 
-/// Where the leader lookup reaches a server's client port. In a cluster this is the
+/// The metric only a serving leader exports.
+pub const LEADER_METRIC: &str = "leader_uptime";
+
+/// Where the leader lookup reaches a server's metrics port. In a cluster this is the
 /// pod's DNS name ([`PodDnsName`]); a test whose pods run no ZooKeeper (KWOK plays the
 /// kubelets) points it at a loopback port where nothing listens, so the lookup finds
 /// no leader without resolving cluster DNS names on the test machine.
 pub trait ServerAddress: Send + Sync + std::fmt::Debug {
-    /// The `host:port` of the server whose pod has the DNS name `server_fqdn`.
+    /// The `host:port` of the metrics endpoint of the server whose pod has the DNS name
+    /// `server_fqdn`.
     fn address(&self, server_fqdn: &str) -> String;
 }
 
-/// The pod's DNS name under its role group's headless Service, at the client port.
+/// The pod's DNS name under its role group's headless Service, at the metrics port.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PodDnsName;
 
 impl ServerAddress for PodDnsName {
     fn address(&self, server_fqdn: &str) -> String {
-        format!("{server_fqdn}:{CLIENT_PORT}")
+        format!("{server_fqdn}:{METRICS_PORT}")
     }
 }
 
@@ -41,15 +48,12 @@ impl ServerAddress for FixedServerAddress {
     }
 }
 
-/// The id of the server whose `srvr` answer says `Mode: leader`, if any answers so.
-/// `servers` are `(server id, host:port)`; a server that does not answer in `timeout`
-/// is skipped.
+/// The id of the server whose metrics say it leads, if any does. `servers` are
+/// `(server id, host:port)`; a server that does not answer in `timeout` is skipped.
 pub async fn find_leader(servers: Vec<(u32, String)>, timeout: Duration) -> Option<u32> {
     let probes = servers.into_iter().map(|(id, address)| async move {
-        let mode = tokio::time::timeout(timeout, server_mode(&address))
-            .await
-            .ok()??;
-        (mode == "leader").then_some(id)
+        let (status, body) = get(&address, "/metrics", timeout).await?;
+        (status == 200 && leads(&body)).then_some(id)
     });
     futures::future::join_all(probes)
         .await
@@ -58,21 +62,13 @@ pub async fn find_leader(servers: Vec<(u32, String)>, timeout: Duration) -> Opti
         .next()
 }
 
-/// The `Mode:` line of a server's `srvr` answer: `leader`, `follower` or `standalone`.
-async fn server_mode(address: &str) -> Option<String> {
-    let mut stream = TcpStream::connect(address).await.ok()?;
-    stream.write_all(b"srvr").await.ok()?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).await.ok()?;
-    mode_of(&answer).map(str::to_owned)
-}
-
-/// The mode in a `srvr` answer.
-pub fn mode_of(srvr_answer: &str) -> Option<&str> {
-    srvr_answer
-        .lines()
-        .find_map(|line| line.strip_prefix("Mode: "))
-        .map(str::trim)
+/// Whether a metrics page is a serving leader's: it has a `leader_uptime` sample.
+pub fn leads(metrics: &str) -> bool {
+    metrics.lines().any(|line| {
+        line.strip_prefix(LEADER_METRIC)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .is_some_and(|value| value.trim().parse::<f64>().is_ok())
+    })
 }
 
 #[cfg(test)]
@@ -83,13 +79,17 @@ mod tests {
 
     #[rstest]
     #[case::leader(
-        "Zookeeper version: 3.9.5\nLatency min/avg/max: 0/0.0/0\nMode: leader\nNode count: 5\n",
-        Some("leader")
+        "# HELP leader_uptime leader_uptime\n# TYPE leader_uptime gauge\nleader_uptime 41234.0\nquorum_size 3.0\n",
+        true
     )]
-    #[case::follower("Mode: follower\n", Some("follower"))]
-    #[case::not_serving("This ZooKeeper instance is not currently serving requests\n", None)]
-    fn the_mode_is_read_from_the_srvr_answer(#[case] answer: &str, #[case] mode: Option<&str>) {
-        assert_eq!(mode_of(answer), mode);
+    #[case::follower(
+        "# HELP quorum_size quorum_size\nquorum_size 3.0\nuptime 51234.0\n",
+        false
+    )]
+    #[case::only_the_help_line("# HELP leader_uptime leader_uptime\n", false)]
+    #[case::a_longer_name("leader_uptime_total 3.0\n", false)]
+    fn the_leader_is_the_server_with_a_leader_uptime(#[case] metrics: &str, #[case] leader: bool) {
+        assert_eq!(leads(metrics), leader);
     }
 
     #[tokio::test]

@@ -39,15 +39,15 @@ const NODE: &str = "strata-runner-0";
 const CLUSTER: &str = "simple-zk";
 const STATEFUL_SET: &str = "simple-zk-server-default";
 
-/// Each server's client port through the agent's forward of it.
+/// Each server's ports through the agent's forwards of them.
 #[derive(Debug)]
 struct Forwarded(Forwards);
 
 impl Forwarded {
-    fn client(&self, server_fqdn: &str) -> Option<String> {
+    fn port(&self, server_fqdn: &str, port: u16) -> Option<String> {
         let forwards = self.0.read().ok()?;
         forwards
-            .get(&format!("{server_fqdn}:2181"))
+            .get(&format!("{server_fqdn}:{port}"))
             .map(ToString::to_string)
     }
 }
@@ -55,9 +55,9 @@ impl Forwarded {
 /// A cluster's ensemble as the forwards of its servers' client ports, in place of its
 /// client Service, which has no address on this host.
 impl EnsembleAddress for Forwarded {
-    fn hosts(&self, _cluster: &ZookeeperCluster, _port: u16) -> String {
+    fn hosts(&self, _cluster: &ZookeeperCluster, port: u16) -> String {
         (0..3)
-            .filter_map(|ordinal| self.client(&server_fqdn(ordinal)))
+            .filter_map(|ordinal| self.port(&server_fqdn(ordinal), port))
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -65,8 +65,8 @@ impl EnsembleAddress for Forwarded {
 
 impl ServerAddress for Forwarded {
     fn address(&self, server_fqdn: &str) -> String {
-        self.client(server_fqdn)
-            .unwrap_or_else(|| format!("{server_fqdn}:2181"))
+        self.port(server_fqdn, 7000)
+            .unwrap_or_else(|| format!("{server_fqdn}:7000"))
     }
 }
 
@@ -142,7 +142,12 @@ async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three_and_s
         "apiVersion": "zookeeper.strata.dev/v1alpha1",
         "kind": "ZookeeperCluster",
         "metadata": {"name": CLUSTER, "namespace": NAMESPACE},
-        "spec": {"servers": {"roleGroups": {"default": {"replicas": 1}}}}
+        // Plaintext: the ZNode controller reaches the servers through loopback
+        // forwards, whose addresses no certificate names.
+        "spec": {
+            "clusterConfig": {"tls": {"enabled": false}},
+            "servers": {"roleGroups": {"default": {"replicas": 1}}}
+        }
     }))
     .expect("a ZookeeperCluster");
     clusters
@@ -157,7 +162,7 @@ async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three_and_s
     );
 
     let first = forwarded
-        .client(&server_fqdn(0))
+        .port(&server_fqdn(0), 2181)
         .expect("server 0 is forwarded");
     let writer = ZnodeClient::connect(&first, Duration::from_secs(10))
         .await
@@ -181,7 +186,7 @@ async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three_and_s
     let mut modes = Vec::new();
     for ordinal in 0..3 {
         let address = forwarded
-            .client(&server_fqdn(ordinal))
+            .port(&server_fqdn(ordinal), 2181)
             .expect("the server is forwarded")
             .parse()
             .expect("a socket address");
@@ -204,7 +209,7 @@ async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three_and_s
     modes.sort();
     assert_eq!(modes, ["follower", "follower", "leader"]);
     let newest = forwarded
-        .client(&server_fqdn(2))
+        .port(&server_fqdn(2), 2181)
         .expect("server 2 is forwarded");
     let reader = ZnodeClient::connect(&newest, Duration::from_secs(10))
         .await
@@ -261,7 +266,7 @@ async fn a_znode_gets_its_path_and_its_finalizer_removes_it(
     .await;
     assert!(published.ends_with(&path), "{published}");
     let ensemble = forwarded
-        .client(&server_fqdn(1))
+        .port(&server_fqdn(1), 2181)
         .expect("server 1 is forwarded");
     let check = ZnodeClient::connect(&ensemble, Duration::from_secs(10))
         .await

@@ -1,9 +1,12 @@
 //! The examples' ensembles through the pod runner, exactly as rendered (three servers;
 //! and three participants with two observers): ZooKeeper 3.9.5 of the image directory,
-//! each in its own network namespace, with the rendered `zoo.cfg` unchanged (metrics
-//! provider and client ports included), the rendered probes, each server's identity from
-//! the rendered init container, and a ZNode's path written through the operator's own
-//! client. Needs root and the ZooKeeper image directory (`STRATA_ZOOKEEPER_IMAGE`).
+//! each in its own network namespace, with the rendered `zoo.cfg` unchanged (TLS on by
+//! default with the certificates the operator's certificate step makes, metrics provider
+//! and client ports included), the rendered probes, each server's identity from the
+//! rendered init container, and a ZNode's path written through the operator's own
+//! client. The servers are asked inside their pods, on the plaintext port that listens
+//! only there, as the probes ask them. Needs root and the ZooKeeper image directory
+//! (`STRATA_ZOOKEEPER_IMAGE`).
 
 #![allow(clippy::expect_used, clippy::panic)]
 
@@ -16,7 +19,12 @@ use strata_pod_runner::manifest::apply_all;
 use strata_pod_runner::runner::PodRunner;
 use zookeeper_operator::znode_client::ZnodeClient;
 
+use crate::support::issued_secrets;
 use crate::support::pods::{NAMESPACE, four_letter_word, pod_address, pod_runner};
+
+/// The plaintext client port, which listens inside each pod only while TLS is on.
+const INSIDE_THE_POD: std::net::SocketAddr =
+    std::net::SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 2181);
 
 /// An example's documents, as `zookeeper-operator render -f` reads them, with `edit`
 /// applied to its ZookeeperCluster.
@@ -81,9 +89,23 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
     #[case] expected_modes: &[&str],
 ) {
     let mut runner = pod_runner().unwrap_or_else(|error| panic!("{error}"));
-    let objects = zookeeper_operator::render::render(&documents)
+    let mut cluster = documents
+        .iter()
+        .find(|document| document["kind"] == "ZookeeperCluster")
+        .cloned()
+        .expect("the example's cluster");
+    cluster["metadata"]["namespace"] = json!(NAMESPACE);
+    for secret in issued_secrets(&cluster).0 {
+        runner
+            .apply_secret(secret)
+            .unwrap_or_else(|error| panic!("{error}"));
+    }
+    let objects: Vec<Value> = zookeeper_operator::render::render(&documents)
         .unwrap_or_else(|error| panic!("{error}"))
-        .objects;
+        .objects
+        .into_iter()
+        .filter(|object| object["kind"] != "Secret")
+        .collect();
     apply_all(&mut runner, &objects).unwrap_or_else(|error| panic!("{error}"));
     runner
         .wait_ready(NAMESPACE, servers, Duration::from_secs(180))
@@ -94,7 +116,7 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
     // container gave its pod: the `server.<serverId>` line names the pod.
     let mut modes = Vec::new();
     for pod in servers.iter().copied() {
-        let client = pod_address(&runner, pod, 2181).expect("the pod\'s address");
+        let client = INSIDE_THE_POD;
         let (srvr, conf) = in_pod(&runner, pod, move || async move {
             let timeout = Duration::from_secs(5);
             four_letter_word(client, "srvr", timeout)
@@ -123,18 +145,15 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
 
     // A path written through one server is read through another.
     let (first_pod, last_pod) = (servers[0], servers[servers.len() - 1]);
-    let first = pod_address(&runner, first_pod, 2181)
-        .expect("the pod\'s address")
-        .to_string();
-    let last = pod_address(&runner, last_pod, 2181)
-        .expect("the pod\'s address")
-        .to_string();
+    let local = INSIDE_THE_POD.to_string();
     in_pod(&runner, first_pod, move || async move {
-        let writer = ZnodeClient::connect(&first, Duration::from_secs(10)).await?;
-        writer
-            .ensure_path("/znode-through-the-runner/child")
-            .await?;
-        let reader = ZnodeClient::connect(&last, Duration::from_secs(10)).await?;
+        let writer = ZnodeClient::connect(&local, Duration::from_secs(10)).await?;
+        writer.ensure_path("/znode-through-the-runner/child").await
+    })
+    .unwrap_or_else(|error| panic!("{error}"));
+    let local = INSIDE_THE_POD.to_string();
+    in_pod(&runner, last_pod, move || async move {
+        let reader = ZnodeClient::connect(&local, Duration::from_secs(10)).await?;
         reader.exists("/znode-through-the-runner/child").await
     })
     .map(|found| assert!(found, "the path is not replicated"))

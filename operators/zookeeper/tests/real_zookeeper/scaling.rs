@@ -35,6 +35,9 @@ use zookeeper_operator::znode_client::ZnodeClient;
 
 use crate::support::pods::{CLIENT_PORT, NAMESPACE, pod_runner, server_mode};
 
+/// ZooKeeper's metrics port, as rendered: where the leader lookup asks.
+const METRICS_PORT: u16 = 7000;
+
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
 /// How long one scenario may take before it counts as hung.
@@ -67,7 +70,12 @@ fn cluster(groups: Groups) -> Result<ZookeeperCluster, serde_json::Error> {
         "apiVersion": "zookeeper.strata.dev/v1alpha1",
         "kind": "ZookeeperCluster",
         "metadata": {"name": "zk", "namespace": NAMESPACE, "uid": "scaling"},
-        "spec": {"servers": {"roleGroups": role_groups}},
+        // Plaintext: the scenarios read each server's mode with `srvr` through a
+        // forward to its client port (the TLS default is proven in `certificates`).
+        "spec": {
+            "clusterConfig": {"tls": {"enabled": false}},
+            "servers": {"roleGroups": role_groups},
+        },
     }))
 }
 
@@ -80,6 +88,8 @@ struct ServerPod {
     started_with: String,
     /// The host's end of a forward to its client port.
     client: SocketAddr,
+    /// The host's end of a forward to its metrics port, where the leader lookup asks.
+    metrics: SocketAddr,
 }
 
 /// The rendered role groups of the current step, and every pod the runner runs.
@@ -211,6 +221,7 @@ impl Ensemble {
         let started_with = template_of(set);
         self.runner.run(pod)?;
         let client = self.runner.forward(NAMESPACE, &name, CLIENT_PORT).await?;
+        let metrics = self.runner.forward(NAMESPACE, &name, METRICS_PORT).await?;
         self.log.push(format!("started {name}"));
         if !self.ever_ran.contains(&name) {
             self.ever_ran.push(name.clone());
@@ -221,6 +232,7 @@ impl Ensemble {
                 name,
                 started_with,
                 client,
+                metrics,
             },
         );
         Ok(())
@@ -247,7 +259,7 @@ impl Ensemble {
             .iter()
             .filter_map(|((group, ordinal), pod)| {
                 let offset = self.membership.get(group)?.members.myid_offset;
-                Some((offset + ordinal, pod.client.to_string()))
+                Some((offset + ordinal, pod.metrics.to_string()))
             })
             .collect()
     }

@@ -7,7 +7,10 @@
 //!   checking the server's name; plaintext is refused on both ports; a client that trusts
 //!   another CA fails its handshake;
 //! - with `clientAuthentication: Required`, a client without a certificate is refused,
-//!   and one with a certificate the CA signed is served.
+//!   and one with a certificate the CA signed is served: the ZNode controller's client
+//!   among them, creating a znode over mutual TLS with the server's name checked (an IP
+//!   SAN of the loopback forward it connects through, since the test machine resolves
+//!   no cluster name).
 
 #![allow(clippy::expect_used, clippy::panic)]
 
@@ -26,6 +29,8 @@ use serde_json::{Value, json};
 use strata_certificates::authority::{CertificateAuthority, Validity};
 use strata_pod_runner::manifest::apply_all;
 use strata_pod_runner::runner::PodRunner;
+
+use zookeeper_operator::znode_client::{ClientTls, ZnodeClient};
 
 use crate::support::pods::{NAMESPACE, pod_address, pod_runner};
 
@@ -92,7 +97,10 @@ fn tls_secret(ca: &CertificateAuthority, names: &[String]) -> Secret {
 }
 
 /// A TLS client trusting `ca_pem`, with `identity` (certificate and key PEM) if given.
-fn client_config(ca_pem: &str, identity: Option<(&str, &str)>) -> Arc<rustls::ClientConfig> {
+pub(crate) fn client_config(
+    ca_pem: &str,
+    identity: Option<(&str, &str)>,
+) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     for certificate in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
         roots
@@ -120,7 +128,7 @@ fn client_config(ca_pem: &str, identity: Option<(&str, &str)>) -> Arc<rustls::Cl
 }
 
 /// `srvr` over TLS to `address`, checking the server's certificate for `name`.
-fn srvr_over_tls(
+pub(crate) fn srvr_over_tls(
     config: Arc<rustls::ClientConfig>,
     name: &str,
     address: SocketAddr,
@@ -176,7 +184,7 @@ fn srvr_in_plaintext(address: SocketAddr) -> Result<String, String> {
 }
 
 /// Runs `work` on a thread inside `pod`'s network.
-fn in_pod<T: Send + 'static>(
+pub(crate) fn in_pod<T: Send + 'static>(
     runner: &PodRunner,
     pod: &str,
     work: impl FnOnce() -> T + Send + 'static,
@@ -208,7 +216,7 @@ async fn start(cluster: &Value, secret: Secret, pods: &[String]) -> PodRunner {
     runner
 }
 
-fn mode(answer: &str) -> Option<&str> {
+pub(crate) fn mode(answer: &str) -> Option<&str> {
     answer.lines().find_map(|line| line.strip_prefix("Mode: "))
 }
 
@@ -311,9 +319,11 @@ async fn with_client_authentication_required_only_clients_with_a_certificate_are
     };
     let ca = CertificateAuthority::create("mtls CA", validity()).expect("a CA");
     let pods = vec![format!("{name}-server-default-0")];
-    let runner = start(
+    let mut names = server_names(name, 1);
+    names.push("127.0.0.1".to_owned());
+    let mut runner = start(
         &cluster(name, 1, "Required"),
-        tls_secret(&ca, &server_names(name, 1)),
+        tls_secret(&ca, &names),
         &pods,
     )
     .await;
@@ -340,6 +350,23 @@ async fn with_client_authentication_required_only_clients_with_a_certificate_are
     if presents_a_certificate {
         let answer = answer.unwrap_or_else(|error| panic!("a client with a certificate: {error}"));
         assert_eq!(mode(&answer), Some("standalone"), "{answer}");
+        let local = runner
+            .forward(NAMESPACE, &pods[0], SECURE_PORT)
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
+        let tls = ClientTls {
+            ca_pem: ca.certificate_pem().to_owned(),
+            certificate_pem: client_certificate.certificate_pem().to_owned(),
+            key_pem: client_certificate.key_pem().to_owned(),
+        };
+        let client = ZnodeClient::connect_secure(&local.to_string(), TIMEOUT, &tls)
+            .await
+            .unwrap_or_else(|error| panic!("the ZNode client over mutual TLS: {error}"));
+        client
+            .ensure_path("/over-mtls/a")
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
+        assert!(client.exists("/over-mtls/a").await.expect("an answer"));
     } else {
         eprintln!("without a certificate: {answer:?}");
         assert!(
@@ -347,6 +374,5 @@ async fn with_client_authentication_required_only_clients_with_a_certificate_are
             "a client without a certificate was not refused in the handshake: {answer:?}"
         );
     }
-    let mut runner = runner;
     runner.stop_all().await;
 }

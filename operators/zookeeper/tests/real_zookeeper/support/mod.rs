@@ -3,8 +3,20 @@
 
 pub mod pods;
 
+use std::time::SystemTime;
+
+use k8s_openapi::api::core::v1::Secret;
+use serde_json::Value;
+use strata_operator::apply::DesiredObjects;
+use strata_operator::certificates::{StoredSecrets, plan_certificates};
+use zookeeper_operator::build::certificates::certificate_request;
+use zookeeper_operator::crd::ZookeeperCluster;
+use zookeeper_operator::validate::{DEFAULT_CERTIFICATE_LIFETIME, ValidatedCluster};
+
 /// A `ZookeeperCluster` named `name` in `default` with one server: the smallest ensemble,
-/// which ZooKeeper runs in standalone mode.
+/// which ZooKeeper runs in standalone mode. In plaintext: its tests reach it through
+/// loopback forwards, whose addresses no certificate names (TLS is proven in `tls` and
+/// `certificates`).
 pub fn standalone_manifest(name: &str) -> String {
     format!(
         "\
@@ -14,10 +26,38 @@ metadata:
   name: {name}
   namespace: default
 spec:
+  clusterConfig:
+    tls:
+      enabled: false
   servers:
     roleGroups:
       default:
         replicas: 1
 "
     )
+}
+
+/// The Secrets the certificate step writes for `cluster` on its first reconcile, with
+/// their values, and the CA.
+pub fn issued_secrets(cluster: &Value) -> (Vec<Secret>, String) {
+    let cluster: ZookeeperCluster = serde_json::from_value(cluster.clone())
+        .unwrap_or_else(|error| panic!("a cluster: {error}"));
+    let validated =
+        ValidatedCluster::new(&cluster, "cluster.local").unwrap_or_else(|error| panic!("{error}"));
+    let request = certificate_request(&validated, DEFAULT_CERTIFICATE_LIFETIME);
+    let certificates = plan_certificates(&request, &StoredSecrets::default(), SystemTime::now())
+        .unwrap_or_else(|error| panic!("{error}"));
+    let ca_pem = certificates.ca_pem.clone();
+    let mut desired = DesiredObjects::new();
+    certificates.push_into(&mut desired);
+    let secrets = desired
+        .into_objects(false)
+        .unwrap_or_else(|error| panic!("{error}"))
+        .iter()
+        .map(|object| {
+            serde_json::from_value(object.creation_value().clone())
+                .unwrap_or_else(|error| panic!("a Secret: {error}"))
+        })
+        .collect();
+    (secrets, ca_pem)
 }
