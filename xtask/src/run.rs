@@ -19,7 +19,9 @@
 //!   once the ensemble is Ready;
 //! - the HDFS operator's offline placeholder for the ZooKeeper quorum
 //!   (`ZOOKEEPER-of-configmap-<name>:2181`) is replaced by the `ZOOKEEPER` value of that
-//!   ConfigMap, as the operator reads it at run time.
+//!   ConfigMap, as the operator reads it at run time;
+//! - the Secrets `render` shows without values get them ([`secrets`]): ZooKeeper's
+//!   certificates, with the CA in its discovery ConfigMaps, and HDFS's ZKFC keystore.
 //!
 //! Images come from `cargo xtask tools`; a pod whose image has no local directory is
 //! refused with its name. Needs root (network namespaces and mounts).
@@ -36,6 +38,8 @@ use strata_pod_runner::runner::{PodRunner, RunnerOptions};
 
 use crate::operators::registered;
 use crate::tools;
+
+mod secrets;
 
 /// The ZNode kind, whose path the ZooKeeper operator creates at run time.
 const ZNODE_KIND: &str = "ZookeeperZnode";
@@ -60,6 +64,7 @@ pub fn run(workspace: &Path, file: &Path) -> anyhow::Result<()> {
         );
     }
     resolve_zookeeper_placeholders(&mut objects);
+    secrets::fill_secrets(&documents, &mut objects)?;
     let mut images = Images::default();
     for dir in image_directories(workspace)? {
         images
@@ -233,20 +238,15 @@ fn container_ports(objects: &[Value], pod: &str) -> Vec<u16> {
         .collect()
 }
 
-/// Creates a ZNode's path with the ZooKeeper operator's client, from the server pod's
-/// network.
+/// Creates a ZNode's path with the ZooKeeper operator's client, from inside the server
+/// pod, on the plaintext port, which listens there alone while TLS is on.
 async fn create_znode(
     runner: &PodRunner,
     namespace: &str,
     pod: &str,
     path: &str,
 ) -> anyhow::Result<()> {
-    let address = format!(
-        "{}:2181",
-        runner
-            .address(namespace, pod)
-            .context("the ZooKeeper pod's address")?
-    );
+    let address = "127.0.0.1:2181";
     let path = path.to_owned();
     let created = runner.in_pod(namespace, pod, move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -254,7 +254,7 @@ async fn create_znode(
             .build()?;
         runtime.block_on(async move {
             let client = zookeeper_operator::znode_client::ZnodeClient::connect(
-                &address,
+                address,
                 Duration::from_secs(10),
             )
             .await?;

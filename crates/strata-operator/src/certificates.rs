@@ -236,6 +236,15 @@ impl Certificates {
         }
     }
 
+    /// The Secrets as the API server stores them once applied, values included: for
+    /// whoever runs the products without the apply step (the pod runner's tests).
+    pub fn sealed_secrets(&self) -> Vec<Secret> {
+        let ca = self.ca_secret.iter();
+        ca.chain(&self.server_secrets)
+            .map(|(_, sealed)| sealed.clone())
+            .collect()
+    }
+
     /// How long until the first renewal, from `now`.
     pub fn renew_in(&self, now: SystemTime) -> Option<Duration> {
         self.renew_at

@@ -47,3 +47,25 @@ pub fn parse_response(response: &[u8]) -> Option<(u16, String)> {
     let status = status_line.next()?.parse().ok()?;
     Some((status, body.to_owned()))
 }
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    #[rstest]
+    #[case::ok(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{}", Some((200, "{}")))]
+    #[case::standby(b"HTTP/1.1 405 Method Not Allowed\r\n\r\nI am not Active!", Some((405, "I am not Active!")))]
+    #[case::no_body(b"HTTP/1.0 200 OK\r\n\r\n", Some((200, "")))]
+    #[case::cut_in_the_headers(b"HTTP/1.1 200 OK\r\nContent-Ty", None)]
+    #[case::not_http(b"SSH-2.0-OpenSSH\r\n\r\n", None)]
+    #[case::empty(b"", None)]
+    fn responses_are_split_into_status_and_body(
+        #[case] response: &[u8],
+        #[case] parsed: Option<(u16, &str)>,
+    ) {
+        let parsed = parsed.map(|(status, body)| (status, body.to_owned()));
+        assert_eq!(parse_response(response), parsed);
+    }
+}

@@ -11,6 +11,7 @@ or, with watchNamespace, into the Role.
   - ''
   resources:
   - configmaps
+  - secrets
   - services
   verbs:
   - get

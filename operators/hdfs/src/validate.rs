@@ -22,6 +22,7 @@ pub use self::role_group::{
 pub use self::warnings::Warning;
 use crate::build::statefulset::hadoop_user;
 use crate::config::site::client_site;
+use crate::config::zookeeper_tls::ZookeeperConnection;
 use crate::config::{NameNodeAddress, SiteFiles, Topology};
 use crate::crd::{
     APP_NAME, DEFAULT_DFS_REPLICATION, DEFAULT_PRODUCT_VERSION, HdfsCluster, HdfsRole,
@@ -41,8 +42,8 @@ pub struct ValidatedCluster {
     pub cluster_domain: String,
     /// `dfs.replication`.
     pub dfs_replication: u16,
-    /// `ha.zookeeper.quorum`, from the ZNode discovery ConfigMap.
-    pub zookeeper_quorum: String,
+    /// `ha.zookeeper.quorum` and TLS, from the ZNode discovery ConfigMap.
+    pub zookeeper: ZookeeperConnection,
     /// Where every daemon is.
     pub topology: Topology,
     /// The client files of the discovery ConfigMap.
@@ -69,12 +70,12 @@ pub struct ValidatedCluster {
 pub type ValidatedRole = strata_model::identity::ValidatedRole<HdfsRole, ValidatedRoleGroup>;
 
 impl ValidatedCluster {
-    /// Validates `cluster` for the cluster DNS domain, with the ZooKeeper connection
-    /// string the dereference step read from the ZNode discovery ConfigMap.
+    /// Validates `cluster` for the cluster DNS domain, with the ZooKeeper connection the
+    /// dereference step read from the ZNode discovery ConfigMap.
     pub fn new(
         cluster: &HdfsCluster,
         cluster_domain: &str,
-        zookeeper_quorum: &str,
+        zookeeper: &ZookeeperConnection,
     ) -> Result<Self, ReconcileError> {
         let identity = ClusterIdentity::new(PRODUCT, &cluster.metadata, &cluster.spec.image)?;
         check_cluster_domain(cluster_domain)?;
@@ -132,7 +133,7 @@ impl ValidatedCluster {
         let site_context = role_group::SiteContext {
             topology: &topology,
             dfs_replication,
-            zookeeper_quorum,
+            zookeeper,
         };
         let roles = checked
             .into_iter()
@@ -148,7 +149,7 @@ impl ValidatedCluster {
             identity,
             cluster_domain: cluster_domain.to_owned(),
             dfs_replication,
-            zookeeper_quorum: zookeeper_quorum.to_owned(),
+            zookeeper: zookeeper.clone(),
             topology,
             discovery,
             formatter_pod,

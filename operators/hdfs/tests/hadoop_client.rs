@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use hdfs_operator::build::{NameNodeState, build_cluster};
+use hdfs_operator::config::zookeeper_tls::ZookeeperConnection;
 use hdfs_operator::crd::HdfsCluster;
 use hdfs_operator::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -64,7 +65,11 @@ fn expected_client_facts() -> BTreeMap<String, String> {
 
 /// The ConfigMap named `name` of the example, rendered with [`QUORUM`].
 fn config_map(name: &str) -> Result<ConfigMap, Box<dyn std::error::Error>> {
-    let cluster = ValidatedCluster::new(&example()?, DEFAULT_CLUSTER_DOMAIN, QUORUM)?;
+    let cluster = ValidatedCluster::new(
+        &example()?,
+        DEFAULT_CLUSTER_DOMAIN,
+        &ZookeeperConnection::plaintext(QUORUM),
+    )?;
     let objects = build_cluster(&cluster, &NameNodeState::default());
     std::iter::once(objects.discovery_config_map)
         .chain(

@@ -20,8 +20,10 @@ use super::config_map::{
     ZKFC_SCRIPT,
 };
 use super::service::{DATANODE_HTTP, JOURNALNODE_HTTP, NAMENODE_RPC, ZKFC, ports};
+use super::statefulset::{ZOOKEEPER_CA_VOLUME, ZOOKEEPER_CLIENT_VOLUME};
 use crate::config::site::{DATA_MOUNT, EXCLUDE_FILE, NAME_DIR, POD_NAME_VARIABLE};
 use crate::config::topology::{DATANODE_HTTP_PORT, JOURNALNODE_HTTP_PORT, NAMENODE_HTTP_PORT};
+use crate::config::zookeeper_tls;
 use crate::crd::HdfsRole;
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
@@ -275,6 +277,19 @@ pub fn format_container(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) 
 pub fn zkfc_container(cluster: &ValidatedCluster) -> Container {
     let mut env = hadoop_env(ZKFC_CONTAINER);
     env.insert(opts_variable("zkfc"), jvm_opts(ZKFC_HEAP_MIB));
+    let mut mounts = common_mounts();
+    if cluster.zookeeper.tls {
+        mounts.push(volume_mount(
+            ZOOKEEPER_CA_VOLUME,
+            zookeeper_tls::CA_DIR,
+            true,
+        ));
+        mounts.push(volume_mount(
+            ZOOKEEPER_CLIENT_VOLUME,
+            zookeeper_tls::KEYSTORE_DIR,
+            true,
+        ));
+    }
     Container {
         name: ZKFC_CONTAINER.to_owned(),
         image: Some(cluster.identity.image.image.clone()),
@@ -294,7 +309,7 @@ pub fn zkfc_container(cluster: &ValidatedCluster) -> Container {
         })),
         security_context: Some(restricted_security_context()),
         termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
-        volume_mounts: Some(common_mounts()),
+        volume_mounts: Some(mounts),
         ..Container::default()
     }
 }

@@ -18,12 +18,13 @@ pub mod pdb;
 pub mod service;
 pub mod statefulset;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 pub use strata_model::build::RoleGroupObjects;
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 
+use crate::config::zookeeper_tls::fill_client_keystore;
 use crate::validate::{ValidatedCluster, ValidatedRole, ValidatedRoleGroup};
 
 /// What the operator knows about the namespace beyond the spec: the cluster ID once
@@ -57,6 +58,9 @@ pub struct ClusterObjects {
     pub namenode_state: ConfigMap,
     /// `<hdfs>`: the client configuration.
     pub discovery_config_map: ConfigMap,
+    /// `<hdfs>-zookeeper-client`: the ZKFCs' keystore, while ZooKeeper serves TLS. Its
+    /// store is made once, when it is created ([`fill_client_keystore`]).
+    pub zookeeper_client: Option<Secret>,
 }
 
 /// Builds the objects of one role group; the StatefulSet's pod template carries the
@@ -102,6 +106,10 @@ pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> Clust
             .collect(),
         namenode_state: config_map::namenode_state_config_map(cluster, state),
         discovery_config_map: config_map::discovery_config_map(cluster),
+        zookeeper_client: cluster
+            .zookeeper
+            .tls
+            .then(|| statefulset::zookeeper_client_secret(cluster)),
     }
 }
 
@@ -114,8 +122,12 @@ pub fn cluster_objects(cluster: &ValidatedCluster, state: &NameNodeState) -> Des
         pdbs,
         namenode_state,
         discovery_config_map,
+        zookeeper_client,
     } = build_cluster(cluster, state);
     let mut desired = DesiredObjects::new();
+    if let Some(secret) = zookeeper_client {
+        desired.push_create_once(secret, fill_client_keystore);
+    }
     // The state the namenodes mount exists before their pods do.
     desired.push(namenode_state);
     // The names the configuration uses exist before the pods that resolve them.

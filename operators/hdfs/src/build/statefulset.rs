@@ -1,10 +1,10 @@
 //! The StatefulSet of a role group.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::PodSpec;
+use k8s_openapi::api::core::v1::{KeyToPath, PodSpec, Secret, Volume};
 use strata_model::build::{
-    PodUpdates, config_map_volume, pod_security_context_as, preferred_spread, pvc_template,
-    scratch_volume,
+    PodUpdates, config_map_volume, object_meta, pod_security_context_as, preferred_spread,
+    pvc_template, scratch_volume, secret_volume,
 };
 use strata_model::role_group::Workload;
 
@@ -13,6 +13,7 @@ use super::container::{
     CONFIG_VOLUME, DATA_VOLUME, LOG_VOLUME, RUN_VOLUME, STATE_VOLUME, TMP_VOLUME, daemon,
     format_container, refresh_nodes_container, zkfc_container,
 };
+use crate::config::zookeeper_tls;
 use crate::crd::{HdfsRole, PodUser};
 use crate::validate::{ValidatedCluster, ValidatedRole, ValidatedRoleGroup};
 
@@ -74,6 +75,9 @@ pub fn stateful_set(
             STATE_VOLUME,
             &namenode_state_name(cluster),
         ));
+        if cluster.zookeeper.tls {
+            volumes.extend(zookeeper_tls_volumes(cluster));
+        }
         containers.push(zkfc_container(cluster));
         containers.push(refresh_nodes_container(cluster));
         init_containers = Some(vec![format_container(cluster, group)]);
@@ -99,6 +103,49 @@ pub fn stateful_set(
             )],
         },
     )
+}
+
+/// The volume of the ZooKeeper CA, from the ZNode discovery ConfigMap.
+pub const ZOOKEEPER_CA_VOLUME: &str = "zookeeper-ca";
+/// The volume of the ZKFCs' keystore.
+pub const ZOOKEEPER_CLIENT_VOLUME: &str = "zookeeper-client";
+
+/// `<hdfs>-zookeeper-client`: the Secret with the ZKFCs' keystore.
+pub fn zookeeper_client_secret_name(cluster: &ValidatedCluster) -> String {
+    format!("{}-zookeeper-client", cluster.identity.name.as_str())
+}
+
+/// The keystore's Secret, without its store: that is made once, when it is created.
+pub fn zookeeper_client_secret(cluster: &ValidatedCluster) -> Secret {
+    Secret {
+        metadata: object_meta(
+            &zookeeper_client_secret_name(cluster),
+            &cluster.identity.namespace,
+            cluster.identity.labels.labels(),
+        ),
+        type_: Some("Opaque".to_owned()),
+        ..Secret::default()
+    }
+}
+
+/// The namenodes' volumes for TLS to ZooKeeper: the discovery ConfigMap's CA as a PEM
+/// truststore, and the keystore Hadoop insists on.
+fn zookeeper_tls_volumes(cluster: &ValidatedCluster) -> [Volume; 2] {
+    let mut ca = config_map_volume(ZOOKEEPER_CA_VOLUME, &cluster.zookeeper.config_map);
+    if let Some(source) = &mut ca.config_map {
+        source.items = Some(vec![KeyToPath {
+            key: zookeeper_tls::CA_KEY.to_owned(),
+            path: zookeeper_tls::TRUSTSTORE_FILE.to_owned(),
+            ..KeyToPath::default()
+        }]);
+    }
+    [
+        ca,
+        secret_volume(
+            ZOOKEEPER_CLIENT_VOLUME,
+            &zookeeper_client_secret_name(cluster),
+        ),
+    ]
 }
 
 #[cfg(test)]

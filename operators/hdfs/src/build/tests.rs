@@ -7,6 +7,7 @@ use serde_json::json;
 use strata_operator::error::ReconcileError;
 
 use super::*;
+use crate::config::zookeeper_tls::ZookeeperConnection;
 use crate::crd::HdfsRole;
 use crate::validate::tests::validated;
 
@@ -273,4 +274,96 @@ fn an_out_of_memory_error_dumps_the_heap_then_exits() {
             "{flag} in {opts}"
         );
     }
+}
+
+/// With a ZooKeeper that serves TLS, each namenode pod mounts the discovery ConfigMap's
+/// CA as a PEM truststore and the keystore Hadoop insists on, in its ZKFC alone; the
+/// keystore's Secret is created once, its store never rendered.
+#[test]
+fn the_zkfc_reaches_a_tls_zookeeper_through_its_discovery_config_map() -> TestResult {
+    let mut cluster = validated(json!({}))?;
+    cluster.zookeeper = ZookeeperConnection {
+        quorum: "zk.zk.svc.cluster.local:2282/znode-1".to_owned(),
+        tls: true,
+        config_map: "hdfs-znode".to_owned(),
+    };
+    let objects = build_cluster(&cluster, &NameNodeState::default());
+    let namenodes = pod_spec(stateful_set(&objects, "simple-hdfs-namenode-default"));
+    let volumes = namenodes.volumes.unwrap_or_default();
+    let ca = volumes
+        .iter()
+        .find(|volume| volume.name == "zookeeper-ca")
+        .and_then(|volume| volume.config_map.clone())
+        .unwrap_or_default();
+    assert_eq!(ca.name, "hdfs-znode");
+    let items: Vec<(String, String)> = ca
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .map(|item| (item.key, item.path))
+        .collect();
+    assert_eq!(items, [("ca.crt".to_owned(), "ca.pem".to_owned())]);
+    assert!(volumes.iter().any(|volume| {
+        volume.name == "zookeeper-client"
+            && volume
+                .secret
+                .as_ref()
+                .and_then(|secret| secret.secret_name.as_deref())
+                == Some("simple-hdfs-zookeeper-client")
+    }));
+    for container in &namenodes.containers {
+        let mounts: Vec<&str> = container
+            .volume_mounts
+            .iter()
+            .flatten()
+            .map(|mount| mount.name.as_str())
+            .collect();
+        let zkfc = container.name == "zkfc";
+        assert_eq!(mounts.contains(&"zookeeper-ca"), zkfc, "{}", container.name);
+        assert_eq!(
+            mounts.contains(&"zookeeper-client"),
+            zkfc,
+            "{}",
+            container.name
+        );
+    }
+    let datanodes = pod_spec(stateful_set(&objects, "simple-hdfs-datanode-default"));
+    assert!(
+        !datanodes
+            .volumes
+            .unwrap_or_default()
+            .iter()
+            .any(|volume| volume.name.starts_with("zookeeper"))
+    );
+    let secret = objects.zookeeper_client.clone().ok_or_else(|| {
+        ReconcileError::operator_bug("NoKeystore", "the keystore Secret is not built")
+    })?;
+    assert_eq!(
+        secret.metadata.name.as_deref(),
+        Some("simple-hdfs-zookeeper-client")
+    );
+    assert!(
+        secret.data.is_none(),
+        "the store is made when the Secret is created"
+    );
+    let rendered = cluster_objects(&cluster, &NameNodeState::default())
+        .into_objects(false)
+        .map_err(|error| ReconcileError::operator_bug("Erase", error.to_string()))?;
+    let keystore = rendered
+        .into_iter()
+        .find(|object| object.name() == "simple-hdfs-zookeeper-client")
+        .ok_or_else(|| ReconcileError::operator_bug("NoKeystore", "not applied"))?;
+    assert!(keystore.mode().is_create_once());
+    assert!(keystore.creation_value()["data"]["keystore.p12"].is_string());
+    assert!(
+        keystore.into_value().get("data").is_none(),
+        "render shows no store"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_plaintext_zookeeper_needs_no_keystore() -> TestResult {
+    assert!(objects()?.zookeeper_client.is_none());
+    Ok(())
 }

@@ -8,6 +8,7 @@ pub mod log4j;
 pub mod scripts;
 pub mod site;
 pub mod topology;
+pub mod zookeeper_tls;
 
 pub use self::site::{SiteError, SiteFiles};
 pub use self::topology::{NameNodeAddress, Topology};

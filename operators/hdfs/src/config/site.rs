@@ -11,6 +11,7 @@ use strata_model::files::hadoop_xml::{self, HadoopXmlError};
 use strata_model::files::overrides::{self, OverrideError, OwnedKey};
 
 use super::topology::Topology;
+use super::zookeeper_tls::{self, ZookeeperConnection};
 use crate::crd::HdfsRole;
 
 /// Mount point of every role's data volume.
@@ -128,8 +129,9 @@ pub struct ServerSite<'a> {
     pub role: HdfsRole,
     /// `dfs.replication`.
     pub dfs_replication: u16,
-    /// `ha.zookeeper.quorum`: hosts and chroot from the ZNode discovery ConfigMap.
-    pub zookeeper_quorum: &'a str,
+    /// `ha.zookeeper.quorum` (hosts and chroot) and TLS, from the ZNode discovery
+    /// ConfigMap.
+    pub zookeeper: &'a ZookeeperConnection,
     /// `configOverrides` of `core-site.xml`.
     pub core_overrides: &'a BTreeMap<String, String>,
     /// `configOverrides` of `hdfs-site.xml`.
@@ -181,8 +183,11 @@ pub fn server_core_properties(site: &ServerSite<'_>) -> BTreeMap<String, String>
     if site.role == HdfsRole::NameNode {
         properties.insert(
             "ha.zookeeper.quorum".to_owned(),
-            site.zookeeper_quorum.to_owned(),
+            site.zookeeper.quorum.clone(),
         );
+        if site.zookeeper.tls {
+            properties.extend(zookeeper_tls::core_properties());
+        }
     }
     properties.insert(
         "hadoop.prometheus.endpoint.enabled".to_owned(),
@@ -211,6 +216,9 @@ pub fn server_hdfs_properties(site: &ServerSite<'_>) -> BTreeMap<String, String>
     );
     match site.role {
         HdfsRole::NameNode => {
+            if site.zookeeper.tls {
+                set(zookeeper_tls::ZKFC_TLS_PROPERTY, "true".to_owned());
+            }
             set("dfs.namenode.name.dir", NAME_DIR.to_owned());
             set("dfs.reformat.disabled", "true".to_owned());
             set("dfs.hosts.exclude", EXCLUDE_FILE.to_owned());

@@ -19,6 +19,7 @@ use super::namenode_http::NameNodeInfo;
 use super::namenodes::NameNodeHttp;
 use super::{datanodes, journalnodes, removed_groups};
 use crate::build::{NameNodeState, build};
+use crate::config::zookeeper_tls::{ZookeeperConnection, connection_of};
 use crate::crd::{HdfsCluster, HdfsFormatStatus, HdfsRole, PodUser};
 use crate::decommission::{self, DecommissionInput};
 use crate::journal;
@@ -30,8 +31,7 @@ use crate::validate::{ValidatedCluster, Warning, roll_order};
 /// The Available and Degraded reason while every namenode is standby.
 pub const NO_ACTIVE_NAMENODE: Reason = strata_status::reason!("NoActiveNameNode");
 
-/// The key of a ZNode discovery ConfigMap with the connection string and chroot.
-pub const ZOOKEEPER_KEY: &str = "ZOOKEEPER";
+pub use crate::config::zookeeper_tls::ZOOKEEPER_KEY;
 
 /// What the controller needs beyond the shared context.
 #[derive(Clone, Debug)]
@@ -99,8 +99,8 @@ async fn prepare(
     context: &Context<ClusterContext>,
     format: &mut HdfsFormatStatus,
 ) -> Result<Prepared, Failed> {
-    let quorum = zookeeper_quorum(cluster, context)?;
-    let mut validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain, &quorum)?;
+    let zookeeper = zookeeper_connection(cluster, context)?;
+    let mut validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain, &zookeeper)?;
     let namespace = cluster.namespace().unwrap_or_default();
     let running = match cluster.controller_owner_ref(&()) {
         Some(owner) => stateful_sets_with_pods(&context.caches, &owner, &namespace),
@@ -251,7 +251,7 @@ fn no_active_namenode(validated: &ValidatedCluster) -> ServiceOutage {
             } else {
                 format!("none of {}", namenodes.join(", "))
             },
-            validated.zookeeper_quorum,
+            validated.zookeeper.quorum,
         ),
     }
 }
@@ -355,11 +355,11 @@ async fn plan_restart(
     }
 }
 
-/// Step 1: `ha.zookeeper.quorum` from the ZNode discovery ConfigMap.
-fn zookeeper_quorum(
+/// Step 1: `ha.zookeeper.quorum` and TLS from the ZNode discovery ConfigMap.
+fn zookeeper_connection(
     cluster: &HdfsCluster,
     context: &Context<ClusterContext>,
-) -> Result<String, ReconcileError> {
+) -> Result<ZookeeperConnection, ReconcileError> {
     let namespace = cluster.namespace().unwrap_or_default();
     let name = &cluster.spec.cluster_config.zookeeper_config_map_name;
     let config_map = context
@@ -376,25 +376,15 @@ fn zookeeper_quorum(
                 ),
             )
         })?;
-    quorum_of(&config_map).ok_or_else(|| {
+    connection_of(name, &config_map).map_err(|problem| {
         ReconcileError::invalid_spec(
             "ZookeeperConfigMapInvalid",
             format!(
-                "the ConfigMap {namespace}/{name} (clusterConfig.zookeeperConfigMapName) has \
-                 no {ZOOKEEPER_KEY} key; name the discovery ConfigMap of a ZookeeperZnode"
+                "the ConfigMap {namespace}/{name} (clusterConfig.zookeeperConfigMapName): \
+                 {problem}"
             ),
         )
     })
-}
-
-/// The `ZOOKEEPER` value of a ZNode discovery ConfigMap: hosts and chroot.
-pub fn quorum_of(config_map: &ConfigMap) -> Option<String> {
-    config_map
-        .data
-        .as_ref()?
-        .get(ZOOKEEPER_KEY)
-        .map(|value| value.trim().to_owned())
-        .filter(|value| !value.is_empty())
 }
 
 /// The running StatefulSets matched to the validated role groups by name.

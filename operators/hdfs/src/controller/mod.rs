@@ -19,7 +19,9 @@ use crate::crd::HdfsCluster;
 
 /// Kinds the controller creates: watched, applied, pruned, and granted in the chart.
 pub fn child_kinds() -> Vec<ChildKind> {
-    ChildKind::role_group_cluster_kinds()
+    let mut kinds = ChildKind::role_group_cluster_kinds();
+    kinds.push(ChildKind::of::<k8s_openapi::api::core::v1::Secret>());
+    kinds
 }
 
 /// The cluster controller: HdfsClusters with their children and pods, reading the

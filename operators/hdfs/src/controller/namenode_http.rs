@@ -205,6 +205,7 @@ fn insert(nodes: &mut BTreeMap<String, DataNodeReport>, host: String, report: Da
 mod tests {
     use pretty_assertions::assert_eq;
     use rstest::rstest;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
     use super::*;
@@ -372,21 +373,6 @@ mod tests {
     #[case::no_port("dn-0", "dn-0")]
     fn the_host_is_the_key_without_its_port(#[case] key: &str, #[case] host: &str) {
         assert_eq!(host_of(key), host);
-    }
-
-    #[rstest]
-    #[case::ok(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{}", Some((200, "{}")))]
-    #[case::standby(b"HTTP/1.1 405 Method Not Allowed\r\n\r\nI am not Active!", Some((405, "I am not Active!")))]
-    #[case::no_body(b"HTTP/1.0 200 OK\r\n\r\n", Some((200, "")))]
-    #[case::cut_in_the_headers(b"HTTP/1.1 200 OK\r\nContent-Ty", None)]
-    #[case::not_http(b"SSH-2.0-OpenSSH\r\n\r\n", None)]
-    #[case::empty(b"", None)]
-    fn responses_are_split_into_status_and_body(
-        #[case] response: &[u8],
-        #[case] parsed: Option<(u16, &str)>,
-    ) {
-        let parsed = parsed.map(|(status, body)| (status, body.to_owned()));
-        assert_eq!(parse_response(response), parsed);
     }
 
     /// An HTTP server on loopback answering every request with `response`.

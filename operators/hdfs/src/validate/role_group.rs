@@ -16,6 +16,7 @@ use strata_operator::error::ReconcileError;
 use super::ValidatedRole;
 use crate::config::log4j::render_log4j_properties;
 use crate::config::site::{ServerSite, server_site};
+use crate::config::zookeeper_tls::ZookeeperConnection;
 use crate::config::{SiteError, SiteFiles, Topology};
 use crate::crd::{HdfsConfig, HdfsRole, HdfsRoleSpec};
 
@@ -66,7 +67,7 @@ pub(super) struct FirstPass {
 pub(super) struct SiteContext<'a> {
     pub topology: &'a Topology,
     pub dfs_replication: u16,
-    pub zookeeper_quorum: &'a str,
+    pub zookeeper: &'a ZookeeperConnection,
 }
 
 /// First pass: merges and checks every role group of `role`.
@@ -137,7 +138,7 @@ pub(super) fn finish_role(
                 topology: context.topology,
                 role,
                 dfs_replication: context.dfs_replication,
-                zookeeper_quorum: context.zookeeper_quorum,
+                zookeeper: context.zookeeper,
                 core_overrides: &first.core_overrides,
                 hdfs_overrides: &first.hdfs_overrides,
             })

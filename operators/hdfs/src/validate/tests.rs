@@ -45,7 +45,11 @@ fn merge(target: &mut Value, patch: Value) {
 }
 
 pub(crate) fn validated(patch: Value) -> Result<ValidatedCluster, ReconcileError> {
-    ValidatedCluster::new(&cluster(patch), DEFAULT_CLUSTER_DOMAIN, QUORUM)
+    ValidatedCluster::new(
+        &cluster(patch),
+        DEFAULT_CLUSTER_DOMAIN,
+        &ZookeeperConnection::plaintext(QUORUM),
+    )
 }
 
 #[test]

@@ -38,9 +38,9 @@ const FILES: [(&str, usize); 3] = [("small", 1_000), ("medium", 300_000), ("larg
 async fn first_start_formats_once_fails_over_and_keeps_every_file() {
     let _one_hdfs_at_a_time = support::serial().await;
     let mut runner = runner();
-    let quorum = start_zookeeper(&mut runner).await;
+    let zookeeper = start_zookeeper(&mut runner).await;
     let cluster = with_journal_sync_every_two_seconds(example_cluster());
-    let mut objects = hdfs_objects(&cluster, &quorum);
+    let mut objects = hdfs_objects(&cluster, &zookeeper);
     objects.push(client_pod());
     apply_all(&mut runner, &objects).unwrap_or_else(|error| panic!("{error}"));
     let every_pod: Vec<&str> = NAMENODES

@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use hdfs_operator::config::zookeeper_tls::ZookeeperConnection;
 use serde_json::{Value, json};
 use strata_pod_runner::manifest::apply_all;
 use strata_pod_runner::runner::PodRunner;
@@ -25,15 +26,17 @@ const REFUSED: &str = "Too many failed volumes - current valid volumes: 0";
 /// The datanode group's objects, with one replica running as `uid`:`gid`.
 fn datanode_objects(uid: i64, gid: i64) -> Vec<Value> {
     // No namenode runs: the datanode checks its directories before it looks for one.
-    let mut objects: Vec<Value> = hdfs_objects(&example_cluster(), "127.0.0.1:2181/none")
-        .into_iter()
-        .filter(|object| {
-            object["metadata"]["name"].as_str().is_some_and(|name| {
-                name.starts_with("simple-hdfs-datanode-default")
-                    || name == "simple-hdfs-namenode-state"
-            })
+    let mut objects: Vec<Value> = hdfs_objects(
+        &example_cluster(),
+        &ZookeeperConnection::plaintext("127.0.0.1:2181/none"),
+    )
+    .into_iter()
+    .filter(|object| {
+        object["metadata"]["name"].as_str().is_some_and(|name| {
+            name.starts_with("simple-hdfs-datanode-default") || name == "simple-hdfs-namenode-state"
         })
-        .collect();
+    })
+    .collect();
     for object in &mut objects {
         if object["kind"] == "StatefulSet" {
             object["spec"]["replicas"] = json!(1);

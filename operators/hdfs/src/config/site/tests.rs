@@ -27,7 +27,7 @@ fn site(role: HdfsRole) -> ServerSite<'static> {
         topology,
         role,
         dfs_replication: 3,
-        zookeeper_quorum: "zk:2181/chroot",
+        zookeeper: Box::leak(Box::new(ZookeeperConnection::plaintext("zk:2181/chroot"))),
         core_overrides: NO_OVERRIDES,
         hdfs_overrides: NO_OVERRIDES,
     }
@@ -59,6 +59,11 @@ const HADOOP_KEYS: &[&str] = &[
     "dfs.journalnode.edits.dir",
     "dfs.ha.namenode.id",
     "dfs.datanode.data.dir",
+    "dfs.ha.zkfc.client.ssl.enabled",
+    "hadoop.zk.ssl.keystore.location",
+    "hadoop.zk.ssl.keystore.password",
+    "hadoop.zk.ssl.truststore.location",
+    "hadoop.zk.ssl.truststore.password",
 ];
 
 fn generic(key: &str) -> String {
@@ -87,7 +92,11 @@ fn only_the_namenodes_name_the_zookeeper_quorum(#[case] role: HdfsRole, #[case] 
 #[case::journalnode(HdfsRole::JournalNode)]
 #[case::datanode(HdfsRole::DataNode)]
 fn every_written_key_is_a_hadoop_key(#[case] role: HdfsRole) {
-    let site = site(role);
+    let mut site = site(role);
+    site.zookeeper = Box::leak(Box::new(ZookeeperConnection {
+        tls: true,
+        ..site.zookeeper.clone()
+    }));
     let written: Vec<String> = server_core_properties(&site)
         .into_keys()
         .chain(server_hdfs_properties(&site).into_keys())
@@ -234,5 +243,56 @@ fn a_namenode_finds_its_id_by_its_pods_name(#[case] role: HdfsRole, #[case] id: 
     assert_eq!(
         properties["dfs.namenode.rpc-address.hdfs.nn-0"],
         "nn-0.default.svc.cluster.local:8020"
+    );
+}
+
+/// A ZooKeeper that serves TLS (the Strata ZooKeeper default): the ZKFCs connect over
+/// TLS with the discovery ConfigMap's CA, and nothing else changes.
+#[rstest]
+#[case::namenode(HdfsRole::NameNode, true)]
+#[case::journalnode(HdfsRole::JournalNode, false)]
+#[case::datanode(HdfsRole::DataNode, false)]
+fn only_the_namenodes_zkfcs_connect_to_zookeeper_over_tls(
+    #[case] role: HdfsRole,
+    #[case] configured: bool,
+) {
+    let mut site = site(role);
+    site.zookeeper = Box::leak(Box::new(ZookeeperConnection {
+        quorum: "zk.zk.svc.cluster.local:2282/znode-1".to_owned(),
+        tls: true,
+        config_map: "hdfs-znode".to_owned(),
+    }));
+    let core = server_core_properties(&site);
+    let hdfs = server_hdfs_properties(&site);
+    let expected_core = [
+        (
+            "hadoop.zk.ssl.keystore.location",
+            "/strata/zookeeper-client/keystore.p12",
+        ),
+        ("hadoop.zk.ssl.keystore.password", "strata-zookeeper-client"),
+        (
+            "hadoop.zk.ssl.truststore.location",
+            "/strata/zookeeper-ca/ca.pem",
+        ),
+        (
+            "hadoop.zk.ssl.truststore.password",
+            "strata-zookeeper-client",
+        ),
+    ];
+    for (key, value) in expected_core {
+        assert_eq!(
+            core.get(key).map(String::as_str),
+            configured.then_some(value),
+            "{key}"
+        );
+    }
+    assert_eq!(
+        hdfs.get("dfs.ha.zkfc.client.ssl.enabled")
+            .map(String::as_str),
+        configured.then_some("true")
+    );
+    assert!(
+        !core.contains_key("hadoop.zk.ssl.enabled"),
+        "the switch for every Hadoop ZooKeeper client stays Hadoop's default"
     );
 }

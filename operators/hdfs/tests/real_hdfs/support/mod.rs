@@ -11,12 +11,18 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use std::time::SystemTime;
+
 use hdfs_operator::build::{NameNodeState, build_cluster};
+use hdfs_operator::config::zookeeper_tls::{
+    ZookeeperConnection, connection_of, fill_client_keystore,
+};
 use hdfs_operator::crd::HdfsCluster;
 use hdfs_operator::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use serde_json::{Value, json};
+use strata_operator::certificates::{StoredSecrets, plan_certificates};
 use strata_pod_runner::image::Images;
 use strata_pod_runner::manifest::apply_all;
 use strata_pod_runner::pod::Backoff;
@@ -24,6 +30,9 @@ use strata_pod_runner::runner::{PodRunner, RunnerOptions};
 use strata_pod_runner::statefulset;
 use strata_pod_runner::status::PodStatus;
 use strata_testing::tools::{self, HADOOP_IMAGE, ZOOKEEPER_IMAGE};
+use zookeeper_operator::build::certificates::certificate_request;
+use zookeeper_operator::crd::ZookeeperCluster;
+use zookeeper_operator::validate::DEFAULT_CERTIFICATE_LIFETIME;
 use zookeeper_operator::znode_client::ZnodeClient;
 
 /// Every object lives here.
@@ -70,17 +79,20 @@ where
         .unwrap_or_else(|error| panic!("{error}"))
 }
 
-/// The objects the ZooKeeper operator renders for one server and the ZNode HDFS uses,
-/// the ZNode's discovery ConfigMap among them (the ZNode has a uid, as the API server
-/// would give it, so its path is known).
+/// The objects the ZooKeeper operator makes for one server and the ZNode HDFS uses, as a
+/// running operator has them: rendered, with TLS on by default, the certificate Secrets
+/// its certificate step writes (with their values) in place of `render`'s shells, and
+/// the ZNode's discovery ConfigMap with the CA its controller publishes (the ZNode has a
+/// uid, as the API server would give it, so its path is known).
 pub fn zookeeper_objects() -> Vec<Value> {
+    let cluster = json!({
+        "apiVersion": "zookeeper.strata.dev/v1alpha1",
+        "kind": "ZookeeperCluster",
+        "metadata": {"name": "simple-zk", "namespace": NAMESPACE, "uid": "6c1f3f0e-real-zk"},
+        "spec": {"servers": {"roleGroups": {"default": {"replicas": 1}}}}
+    });
     let documents = vec![
-        json!({
-            "apiVersion": "zookeeper.strata.dev/v1alpha1",
-            "kind": "ZookeeperCluster",
-            "metadata": {"name": "simple-zk", "namespace": NAMESPACE, "uid": "6c1f3f0e-real-zk"},
-            "spec": {"servers": {"roleGroups": {"default": {"replicas": 1}}}}
-        }),
+        cluster.clone(),
         json!({
             "apiVersion": "zookeeper.strata.dev/v1alpha1",
             "kind": "ZookeeperZnode",
@@ -88,31 +100,46 @@ pub fn zookeeper_objects() -> Vec<Value> {
             "spec": {"clusterRef": {"name": "simple-zk"}}
         }),
     ];
-    zookeeper_operator::render::render(&documents)
+    let typed: ZookeeperCluster =
+        serde_json::from_value(cluster).unwrap_or_else(|error| panic!("{error}"));
+    let validated = zookeeper_operator::validate::ValidatedCluster::new(&typed, "cluster.local")
+        .unwrap_or_else(|error| panic!("{error}"));
+    let request = certificate_request(&validated, DEFAULT_CERTIFICATE_LIFETIME);
+    let certificates = plan_certificates(&request, &StoredSecrets::default(), SystemTime::now())
+        .unwrap_or_else(|error| panic!("{error}"));
+    let mut objects: Vec<Value> = zookeeper_operator::render::render(&documents)
         .unwrap_or_else(|error| panic!("{error}"))
         .objects
+        .into_iter()
+        .filter(|object| object["kind"] != "Secret")
+        .collect();
+    for object in &mut objects {
+        if object["kind"] == "ConfigMap" && object["metadata"]["name"] == "hdfs-znode" {
+            object["data"]["ca.crt"] = json!(certificates.ca_pem);
+        }
+    }
+    objects.extend(certificates.sealed_secrets().iter().map(to_value));
+    objects
 }
 
+/// The plaintext client port, which listens inside the ZooKeeper pod only while TLS is
+/// on: where the probes ask, and where the test creates the ZNode's path.
+const INSIDE_THE_POD: &str = "127.0.0.1:2181";
+
 /// Creates the ZNode's path with the ZooKeeper operator's own client, from inside the
-/// ZooKeeper pod's network, as the operator does when it reconciles the ZNode.
+/// ZooKeeper pod, as the operator does when it reconciles the ZNode.
 pub fn create_znode_path(runner: &PodRunner) {
-    let address = format!(
-        "{}:2181",
-        runner
-            .address(NAMESPACE, ZOOKEEPER_POD)
-            .expect("ZooKeeper's address")
-    );
     let path = format!("/znode-{ZNODE_UID}");
     in_pod(runner, ZOOKEEPER_POD, move || async move {
-        let client = ZnodeClient::connect(&address, Duration::from_secs(10)).await?;
+        let client = ZnodeClient::connect(INSIDE_THE_POD, Duration::from_secs(10)).await?;
         client.ensure_path(&path).await
     })
     .unwrap_or_else(|error| panic!("the ZNode's path could not be created: {error}"));
 }
 
-/// Starts ZooKeeper as the operator renders it (one server), creates the ZNode's path,
-/// and returns the ZNode's discovery ConfigMap's `ZOOKEEPER` value.
-pub async fn start_zookeeper(runner: &mut PodRunner) -> String {
+/// Starts ZooKeeper as the operator runs it (one server, TLS on), creates the ZNode's
+/// path, and returns the connection the ZNode's discovery ConfigMap describes.
+pub async fn start_zookeeper(runner: &mut PodRunner) -> ZookeeperConnection {
     let objects = zookeeper_objects();
     apply_all(runner, &objects).unwrap_or_else(|error| panic!("{error}"));
     wait_ready(runner, &[ZOOKEEPER_POD], Duration::from_secs(180)).await;
@@ -121,10 +148,15 @@ pub async fn start_zookeeper(runner: &mut PodRunner) -> String {
         .iter()
         .find(|object| object["kind"] == "ConfigMap" && object["metadata"]["name"] == "hdfs-znode")
         .expect("the ZNode's discovery ConfigMap");
-    discovery["data"]["ZOOKEEPER"]
-        .as_str()
-        .expect("a ZOOKEEPER key")
-        .to_owned()
+    let discovery: ConfigMap =
+        serde_json::from_value(discovery.clone()).unwrap_or_else(|error| panic!("{error}"));
+    let connection =
+        connection_of("hdfs-znode", &discovery).unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        connection.tls,
+        "the ZNode's ConfigMap says TLS, as it does by default"
+    );
+    connection
 }
 
 /// One HDFS at a time in this binary: each takes about a dozen JVMs.
@@ -146,9 +178,10 @@ pub fn example_cluster() -> HdfsCluster {
 }
 
 /// The objects the operator builds for `cluster` on its first reconcile, with the
-/// ZooKeeper quorum its ZNode ConfigMap gives.
-pub fn hdfs_objects(cluster: &HdfsCluster, quorum: &str) -> Vec<Value> {
-    let model = ValidatedCluster::new(cluster, DEFAULT_CLUSTER_DOMAIN, quorum)
+/// ZooKeeper connection its ZNode ConfigMap gives: the ZKFCs' keystore Secret with the
+/// store it is created with.
+pub fn hdfs_objects(cluster: &HdfsCluster, zookeeper: &ZookeeperConnection) -> Vec<Value> {
+    let model = ValidatedCluster::new(cluster, DEFAULT_CLUSTER_DOMAIN, zookeeper)
         .unwrap_or_else(|error| panic!("{error}"));
     let state = NameNodeState {
         journal_nodes: model.topology.journalnodes.clone(),
@@ -159,6 +192,10 @@ pub fn hdfs_objects(cluster: &HdfsCluster, quorum: &str) -> Vec<Value> {
         to_value(&objects.namenode_state),
         to_value(&objects.discovery_config_map),
     ];
+    if let Some(mut secret) = objects.zookeeper_client.clone() {
+        fill_client_keystore(&mut secret).unwrap_or_else(|error| panic!("{error}"));
+        values.push(to_value(&secret));
+    }
     values.extend(objects.pod_services.iter().map(to_value));
     for group in &objects.role_groups {
         values.extend([

@@ -184,9 +184,9 @@ impl Operated {
 async fn start_zookeeper_on(agent: &NodeAgent) -> Value {
     let runner = agent.runner();
     let mut runner = runner.lock().await;
-    let rendered = super::zookeeper_objects();
+    let objects = super::zookeeper_objects();
     let (discovery, zookeeper): (Vec<Value>, Vec<Value>) =
-        rendered.into_iter().partition(|object| {
+        objects.into_iter().partition(|object| {
             object["kind"] == "ConfigMap" && object["metadata"]["name"] == "hdfs-znode"
         });
     apply_all(&mut runner, &zookeeper).unwrap_or_else(|error| panic!("{error}"));

@@ -7,7 +7,6 @@ use std::time::SystemTime;
 
 use k8s_openapi::api::core::v1::Secret;
 use serde_json::Value;
-use strata_operator::apply::DesiredObjects;
 use strata_operator::certificates::{StoredSecrets, plan_certificates};
 use zookeeper_operator::build::certificates::certificate_request;
 use zookeeper_operator::crd::ZookeeperCluster;
@@ -39,6 +38,7 @@ spec:
 
 /// The Secrets the certificate step writes for `cluster` on its first reconcile, with
 /// their values, and the CA.
+#[allow(clippy::panic)]
 pub fn issued_secrets(cluster: &Value) -> (Vec<Secret>, String) {
     let cluster: ZookeeperCluster = serde_json::from_value(cluster.clone())
         .unwrap_or_else(|error| panic!("a cluster: {error}"));
@@ -47,17 +47,5 @@ pub fn issued_secrets(cluster: &Value) -> (Vec<Secret>, String) {
     let request = certificate_request(&validated, DEFAULT_CERTIFICATE_LIFETIME);
     let certificates = plan_certificates(&request, &StoredSecrets::default(), SystemTime::now())
         .unwrap_or_else(|error| panic!("{error}"));
-    let ca_pem = certificates.ca_pem.clone();
-    let mut desired = DesiredObjects::new();
-    certificates.push_into(&mut desired);
-    let secrets = desired
-        .into_objects(false)
-        .unwrap_or_else(|error| panic!("{error}"))
-        .iter()
-        .map(|object| {
-            serde_json::from_value(object.creation_value().clone())
-                .unwrap_or_else(|error| panic!("a Secret: {error}"))
-        })
-        .collect();
-    (secrets, ca_pem)
+    (certificates.sealed_secrets(), certificates.ca_pem)
 }
