@@ -49,6 +49,7 @@ fn zoo_cfg_serves_tls_to_clients_and_the_quorum(
         ("clientPortAddress", "127.0.0.1"),
         ("secureClientPort", "2282"),
         ("ssl.clientAuth", client_auth),
+        ("ssl.enabledProtocols", "TLSv1.3,TLSv1.2"),
         ("sslQuorum", "true"),
         ("ssl.keyStore.location", "/keystore/keystore.pem"),
         ("ssl.keyStore.type", "PEM"),

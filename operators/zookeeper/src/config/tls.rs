@@ -28,6 +28,13 @@ pub const TRUSTSTORE_FILE: &str = "/tls/ca.crt";
 pub const NETTY_CONNECTION_FACTORY: &str = "org.apache.zookeeper.server.NettyServerCnxnFactory";
 /// Where the plaintext client port listens while TLS is on: inside the pod only.
 pub const LOOPBACK: &str = "127.0.0.1";
+/// The TLS versions clients may use. ZooKeeper 3.9's Netty server accepts only TLS 1.3
+/// unless told otherwise, and the ZooKeeper 3.8 client (Hadoop 3.4's, which the HDFS
+/// failover controllers run) speaks only TLS 1.2: proven on the real pair, where the
+/// server refused it ("client supported protocol versions [TLSv1.2] are not accepted
+/// by server preferences [TLSv1.3]"). TLS 1.2 with ZooKeeper's AEAD cipher suites is
+/// still sound. The quorum keeps the default: every server is 3.9.
+pub const CLIENT_PROTOCOLS: &str = "TLSv1.3,TLSv1.2";
 
 /// TLS as the validated spec asks for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +62,10 @@ impl TlsSettings {
                 SECURE_CLIENT_PORT.to_string(),
             ),
             ("ssl.clientAuth".to_owned(), client_auth.to_owned()),
+            (
+                "ssl.enabledProtocols".to_owned(),
+                CLIENT_PROTOCOLS.to_owned(),
+            ),
             ("sslQuorum".to_owned(), "true".to_owned()),
         ];
         for prefix in ["ssl", "ssl.quorum"] {
