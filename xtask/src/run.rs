@@ -8,6 +8,7 @@
 //!
 //! - `forward <pod> <container port> 127.0.0.1:<host port>`, once per port;
 //! - `ready <pod>`, when a pod turns Ready;
+//! - `znode <pod> <path>`, once a ZNode's path is created through that server;
 //! - `ignored <kind>/<name>`, for a rendered object no node has a part in;
 //!
 //! so a user can try the product, and a script can drive it.
@@ -202,6 +203,7 @@ async fn serve(
                 pending_znodes = later;
                 for (_, path) in now {
                     create_znode(&runner, &namespace, &pod, &path).await?;
+                    println!("znode {pod} {path}");
                 }
             }
         }

@@ -1,11 +1,11 @@
 //! `cargo xtask run -f`, for real: a ZooKeeper server and a ZNode from a manifest, the
-//! server run by the pod runner as the ZooKeeper operator renders it, its port forwarded
-//! to loopback, the ZNode's path created as the operator would, and everything stopped
-//! on Ctrl-C. Needs root and the ZooKeeper image directory; `cargo xtask test` runs it.
+//! server run by the pod runner as the ZooKeeper operator renders it (TLS on, with the
+//! certificates `run` makes in the operator's place), its ports forwarded to loopback,
+//! the ZNode's path created as the operator would, and everything stopped on Ctrl-C. Needs root and the ZooKeeper image directory; `cargo xtask test` runs it.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -32,15 +32,6 @@ spec:
   clusterRef:
     name: simple-zk
 ";
-
-fn four_letter_word(address: &str, word: &str) -> std::io::Result<String> {
-    let mut stream = TcpStream::connect(address)?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    stream.write_all(word.as_bytes())?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer)?;
-    Ok(answer)
-}
 
 #[test]
 #[ignore = "needs root and the ZooKeeper image directory; run by cargo xtask test"]
@@ -74,11 +65,20 @@ fn run_serves_a_manifest_forwards_its_ports_and_stops_on_ctrl_c() {
             }
         }
     }
-    let client = seen
+    // TLS is on by default: the secure client port is the one published, and the server
+    // turned Ready (its probe asks `srvr` inside the pod) with the certificates `run`
+    // made in the operator's place.
+    let secure = seen
         .iter()
-        .find_map(|line| line.strip_prefix(&format!("forward {pod} 2181 ")))
-        .unwrap_or_else(|| panic!("no forward of port 2181: {seen:#?}"))
+        .find_map(|line| line.strip_prefix(&format!("forward {pod} 2282 ")))
+        .unwrap_or_else(|| panic!("no forward of port 2282: {seen:#?}"))
         .to_owned();
+    assert!(
+        !seen
+            .iter()
+            .any(|line| line.starts_with(&format!("forward {pod} 2181 "))),
+        "the plaintext port listens inside the pod only: {seen:#?}"
+    );
     assert!(
         seen.iter()
             .any(|line| line.starts_with(&format!("forward {pod} 2888 127.0.0.1:"))),
@@ -89,37 +89,18 @@ fn run_serves_a_manifest_forwards_its_ports_and_stops_on_ctrl_c() {
             .any(|line| line == "ignored PodDisruptionBudget/simple-zk-server"),
         "{seen:#?}"
     );
-
-    assert!(
-        four_letter_word(&client, "srvr")
-            .unwrap()
-            .contains("Mode: standalone")
-    );
-    // The ZNode's path, created as the operator would, is there through the forward.
-    let mut found = false;
-    for _ in 0..60 {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        found = runtime.block_on(async {
-            let zookeeper = zookeeper_operator::znode_client::ZnodeClient::connect(
-                &client,
-                Duration::from_secs(5),
-            )
-            .await
-            .ok()?;
-            zookeeper
-                .exists("/znode-strata-run-zookeeperznode-hdfs-znode")
-                .await
-                .ok()
-        }) == Some(true);
-        if found {
-            break;
+    // The ZNode's path, created as the operator would, through the server.
+    let created = format!("znode {pod} /znode-strata-run-zookeeperznode-hdfs-znode");
+    while !seen.contains(&created) {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        match received.recv_timeout(remaining) {
+            Ok(line) => seen.push(line),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("no `{created}`; printed: {seen:#?}");
+            }
         }
-        std::thread::sleep(Duration::from_millis(500));
     }
-    assert!(found, "the ZNode's path was not created");
 
     let interrupted = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -139,7 +120,7 @@ fn run_serves_a_manifest_forwards_its_ports_and_stops_on_ctrl_c() {
     };
     assert!(status.success(), "{status}");
     assert!(
-        four_letter_word(&client, "ruok").is_err(),
+        TcpStream::connect(&secure).is_err(),
         "the forward outlived the run"
     );
 }

@@ -18,7 +18,8 @@ use time::OffsetDateTime;
 use crate::CertificateError;
 use crate::facts::CertificateFacts;
 
-/// How long before `now` a certificate starts: another machine's clock may lag.
+/// How long before `now` a certificate starts: another machine's clock may lag. At most
+/// a tenth of the lifetime ([`Validity::starting`]).
 const BACKDATED: Duration = Duration::from_secs(3600);
 
 /// When a certificate is valid.
@@ -31,10 +32,14 @@ pub struct Validity {
 }
 
 impl Validity {
-    /// Valid for `lifetime` from `now`, and from an hour before `now`.
+    /// Valid for `lifetime` from `now`, and from an hour (at most a tenth of `lifetime`)
+    /// before `now`. The bound keeps a short-lived certificate from being due for
+    /// renewal, two thirds into its whole validity, the moment it is issued: with a full
+    /// hour, a five-minute certificate would be renewed on every reconcile.
     pub fn starting(now: SystemTime, lifetime: Duration) -> Self {
+        let backdated = BACKDATED.min(lifetime / 10);
         Self {
-            not_before: now.checked_sub(BACKDATED).unwrap_or(now),
+            not_before: now.checked_sub(backdated).unwrap_or(now),
             not_after: now + lifetime,
         }
     }

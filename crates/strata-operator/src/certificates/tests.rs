@@ -168,3 +168,23 @@ fn render_shows_where_the_certificates_will_be() {
     assert_eq!(names, ["zk-ca", "zk-server-default-tls"]);
     assert!(secrets.iter().all(|secret| secret.data.is_none()));
 }
+
+/// A lifetime of minutes, as a rotation test uses: the certificate is kept until two
+/// thirds of it, not renewed on every reconcile.
+#[test]
+fn a_short_lived_certificate_is_kept_until_two_thirds_into_its_lifetime() {
+    let minute = Duration::from_secs(60);
+    let mut request = request();
+    request.lifetime = 5 * minute;
+    let first = plan_certificates(&request, &StoredSecrets::default(), now()).expect("plan");
+    let stored = stored_after(first, &StoredSecrets::default());
+    let soon = plan_certificates(&request, &stored, now() + minute).expect("plan");
+    assert!(soon.issued.is_empty(), "{:?}", soon.issued);
+    let renew_in = soon.renew_in(now() + minute).expect("a renewal");
+    assert!(
+        (2 * minute..=3 * minute).contains(&renew_in),
+        "{renew_in:?} after the first minute"
+    );
+    let later = plan_certificates(&request, &stored, now() + 4 * minute).expect("plan");
+    assert_eq!(later.issued.len(), 1, "{:?}", later.issued);
+}

@@ -9,6 +9,7 @@
 
 mod certificates;
 mod operated;
+mod rotation;
 mod runner;
 mod scaling;
 mod support;

@@ -34,17 +34,17 @@ use zookeeper_operator::{OPERATOR_NAME, ZookeeperOperator};
 
 use crate::support::pods::four_letter_word;
 
-const NAMESPACE: &str = "default";
+pub(crate) const NAMESPACE: &str = "default";
 const NODE: &str = "strata-runner-0";
-const CLUSTER: &str = "simple-zk";
+pub(crate) const CLUSTER: &str = "simple-zk";
 const STATEFUL_SET: &str = "simple-zk-server-default";
 
 /// Each server's ports through the agent's forwards of them.
 #[derive(Debug)]
-struct Forwarded(Forwards);
+pub(crate) struct Forwarded(Forwards);
 
 impl Forwarded {
-    fn port(&self, server_fqdn: &str, port: u16) -> Option<String> {
+    pub(crate) fn port(&self, server_fqdn: &str, port: u16) -> Option<String> {
         let forwards = self.0.read().ok()?;
         forwards
             .get(&format!("{server_fqdn}:{port}"))
@@ -71,13 +71,13 @@ impl ServerAddress for Forwarded {
 }
 
 /// The FQDN of the server with `ordinal`.
-fn server_fqdn(ordinal: u32) -> String {
+pub(crate) fn server_fqdn(ordinal: u32) -> String {
     format!("{STATEFUL_SET}-{ordinal}.{STATEFUL_SET}.{NAMESPACE}.svc.cluster.local")
 }
 
 /// Waits until the StatefulSet has `replicas` Ready pods, all on its update revision,
 /// and the cluster is Available and not Progressing.
-async fn wait_settled(client: &kube::Client, replicas: i32, timeout: Duration) {
+pub(crate) async fn wait_settled(client: &kube::Client, replicas: i32, timeout: Duration) {
     let sets: Api<StatefulSet> = Api::namespaced(client.clone(), NAMESPACE);
     let clusters: Api<ZookeeperCluster> = Api::namespaced(client.clone(), NAMESPACE);
     let what = format!("{replicas} servers Ready on the update revision, Available");
@@ -102,40 +102,72 @@ async fn wait_settled(client: &kube::Client, replicas: i32, timeout: Duration) {
     .await;
 }
 
+/// The operator on a real control plane, with the pod runner as its one node.
+pub(crate) struct Operated {
+    pub(crate) control_plane: ControlPlane,
+    pub(crate) client: kube::Client,
+    pub(crate) agent: NodeAgent,
+    pub(crate) forwarded: Arc<Forwarded>,
+    pub(crate) operator: RunningOperator,
+}
+
+impl Operated {
+    /// The control plane, the CRDs, the runner's node and the operator, which reaches
+    /// the servers through the node's forwards.
+    pub(crate) async fn start() -> Self {
+        let control_plane = ControlPlane::start(ControlPlaneOptions {
+            nodes: 0,
+            ..ControlPlaneOptions::default()
+        })
+        .await
+        .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
+        control_plane
+            .install_crds(&ZookeeperOperator::crds())
+            .await
+            .expect("the CRDs are established");
+        let client = control_plane.client().await.expect("a client");
+        let dir = tools::required_path(ZOOKEEPER_IMAGE).unwrap_or_else(|error| panic!("{error}"));
+        let mut images = Images::default();
+        images.add(&dir).unwrap_or_else(|error| panic!("{error}"));
+        let runner = PodRunner::new(RunnerOptions::new(images))
+            .unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"));
+        let agent = NodeAgent::start(client.clone(), NODE, runner)
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
+        let forwarded = Arc::new(Forwarded(agent.forwards()));
+        let operator_client = control_plane
+            .cluster_admin_client(NAMESPACE, OPERATOR_NAME)
+            .await
+            .expect("the operator's identity");
+        let server_address = forwarded.clone();
+        let operator = RunningOperator::start(operator_client, OPERATOR_NAME, move |runtime| {
+            let mut options = RunOptions::for_runtime(&runtime);
+            options.ensemble_address = server_address.clone();
+            options.server_address = server_address;
+            zookeeper_operator::controller::run(runtime, options)
+        });
+        Self {
+            control_plane,
+            client,
+            agent,
+            forwarded,
+            operator,
+        }
+    }
+
+    /// Stops the operator, the node's pods and the control plane.
+    pub(crate) async fn stop(self) {
+        drop(self.operator);
+        self.agent.shutdown().await;
+        drop(self.control_plane);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs root, the control plane and the ZooKeeper image directory; run by cargo xtask test"]
 async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three_and_serves_a_znode() {
-    let control_plane = ControlPlane::start(ControlPlaneOptions {
-        nodes: 0,
-        ..ControlPlaneOptions::default()
-    })
-    .await
-    .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
-    control_plane
-        .install_crds(&ZookeeperOperator::crds())
-        .await
-        .expect("the CRDs are established");
-    let client = control_plane.client().await.expect("a client");
-    let dir = tools::required_path(ZOOKEEPER_IMAGE).unwrap_or_else(|error| panic!("{error}"));
-    let mut images = Images::default();
-    images.add(&dir).unwrap_or_else(|error| panic!("{error}"));
-    let runner = PodRunner::new(RunnerOptions::new(images))
-        .unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"));
-    let agent = NodeAgent::start(client.clone(), NODE, runner)
-        .await
-        .unwrap_or_else(|error| panic!("{error}"));
-    let forwarded = Arc::new(Forwarded(agent.forwards()));
-    let operator_client = control_plane
-        .cluster_admin_client(NAMESPACE, OPERATOR_NAME)
-        .await
-        .expect("the operator's identity");
-    let server_address = forwarded.clone();
-    let operator = RunningOperator::start(operator_client, OPERATOR_NAME, move |runtime| {
-        let mut options = RunOptions::for_runtime(&runtime);
-        options.ensemble_address = server_address.clone();
-        options.server_address = server_address;
-        zookeeper_operator::controller::run(runtime, options)
-    });
+    let operated = Operated::start().await;
+    let (client, forwarded) = (operated.client.clone(), operated.forwarded.clone());
 
     let clusters: Api<ZookeeperCluster> = Api::namespaced(client.clone(), NAMESPACE);
     let cluster: ZookeeperCluster = serde_json::from_value(json!({
@@ -223,10 +255,7 @@ async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three_and_s
     );
 
     a_znode_gets_its_path_and_its_finalizer_removes_it(&client, &forwarded).await;
-
-    drop(operator);
-    agent.shutdown().await;
-    drop(control_plane);
+    operated.stop().await;
 }
 
 /// The ZNode controller against the grown real ensemble: a ZookeeperZnode gets its path

@@ -143,6 +143,17 @@ fn word_over_tls(
     address: SocketAddr,
     word: &str,
 ) -> Result<String, String> {
+    exchange_over_tls(config, name, address, word).map(|(answer, _)| answer)
+}
+
+/// A four-letter word over TLS: the answer, and the certificate the server presented
+/// (DER).
+pub(crate) fn exchange_over_tls(
+    config: Arc<rustls::ClientConfig>,
+    name: &str,
+    address: SocketAddr,
+    word: &str,
+) -> Result<(String, Vec<u8>), String> {
     let server_name = ServerName::try_from(name.to_owned()).map_err(|error| error.to_string())?;
     let mut connection =
         rustls::ClientConnection::new(config, server_name).map_err(|error| error.to_string())?;
@@ -156,11 +167,17 @@ fn word_over_tls(
         .write_all(word.as_bytes())
         .map_err(|error| format!("writing {word}: {error}"))?;
     let mut answer = String::new();
-    match stream.read_to_string(&mut answer) {
-        Ok(_) => Ok(answer),
+    let read = stream.read_to_string(&mut answer);
+    let presented = connection
+        .peer_certificates()
+        .and_then(|chain| chain.first())
+        .map(|leaf| leaf.as_ref().to_vec())
+        .unwrap_or_default();
+    match read {
+        Ok(_) => Ok((answer, presented)),
         // ZooKeeper closes after a four-letter word without a TLS close_notify.
         Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() => {
-            Ok(answer)
+            Ok((answer, presented))
         }
         Err(error) => Err(format!("reading the answer: {error}")),
     }
