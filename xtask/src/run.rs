@@ -21,7 +21,7 @@
 //! - the HDFS operator's offline placeholder for the ZooKeeper quorum
 //!   (`ZOOKEEPER-of-configmap-<name>:2181`) is replaced by the `ZOOKEEPER` value of that
 //!   ConfigMap, as the operator reads it at run time;
-//! - the Secrets `render` shows without values get them ([`secrets`]): ZooKeeper's
+//! - the Secrets `render` shows without values get them (`run/secrets.rs`): ZooKeeper's
 //!   certificates, with the CA in its discovery ConfigMaps, and HDFS's ZKFC keystore.
 //!
 //! Images come from `cargo xtask tools`; a pod whose image has no local directory is

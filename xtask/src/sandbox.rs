@@ -70,6 +70,7 @@ mod operator_pods;
 mod rbac_check;
 mod trino;
 mod zookeeper;
+mod zookeeper_access;
 
 /// The namespace the charts are installed into.
 pub const OPERATOR_NAMESPACE: &str = "strata-operators";

@@ -37,6 +37,7 @@ pub mod postgres;
 pub mod process;
 pub mod slapd;
 pub mod superset;
+pub mod tls;
 pub mod tools;
 pub mod validate;
 pub mod wait;

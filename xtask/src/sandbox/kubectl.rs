@@ -28,6 +28,17 @@ impl Kubectl {
         )
     }
 
+    /// The `data` of the ConfigMap `name` in `namespace`.
+    pub(super) fn config_map_data(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> anyhow::Result<serde_json::Value> {
+        let text = self.in_namespace("get", namespace, &["configmap", name, "-o", "json"])?;
+        let mut config_map: serde_json::Value = serde_json::from_str(&text)?;
+        Ok(config_map["data"].take())
+    }
+
     /// `kubectl <verb> --namespace <namespace> <args>`.
     pub(super) fn in_namespace(
         &self,

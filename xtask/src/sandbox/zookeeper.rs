@@ -4,7 +4,6 @@
 use std::fs;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -12,14 +11,12 @@ use serde_json::{Value, json};
 
 use super::POLL_PERIOD;
 use super::demo::{DemoTarget, on_runner_documents, show};
-use super::kubectl::{Kubectl, output};
+use super::kubectl::Kubectl;
 use super::operator_pods::OperatorPods;
+use super::zookeeper_access::Ensemble;
 use crate::operators;
 use crate::tools::Tools;
-use strata_testing::process::Stop;
 
-/// The client port the operator renders.
-const CLIENT_PORT: u16 = 2181;
 /// The ensemble the growth step creates, and its one role group's StatefulSet.
 const GROWING: &str = "growing-zk";
 /// How long one growth step may take: each adds a server and restarts the others.
@@ -38,11 +35,11 @@ pub(super) async fn real_ensemble(
     step: operators::SandboxZookeeper,
 ) -> anyhow::Result<()> {
     let servers = server_pods(kubectl, target)?;
+    let name = target.resource.rsplit('/').next().unwrap_or_default();
+    let ensemble = Ensemble::read(kubectl, &target.namespace, name)?;
     let mut modes = Vec::new();
     for pod in &servers {
-        let address = forwarded(pods, pod)?;
-        let answer = four_letter_word(address, "srvr")
-            .with_context(|| format!("srvr to {pod} through {address}"))?;
+        let answer = ensemble.four_letter_word(pods, pod, "srvr")?;
         let mode = answer
             .lines()
             .find_map(|line| line.strip_prefix("Mode: "))
@@ -60,18 +57,16 @@ pub(super) async fn real_ensemble(
         bail!("the ensemble {servers:?} does not have one leader and followers: {modes:?}");
     }
     eprintln!(
-        "==> the {} real ZooKeeper servers elected one leader",
-        servers.len()
+        "==> the {} real ZooKeeper servers elected one leader{}",
+        servers.len(),
+        if ensemble.tls() {
+            " (asked over TLS, each server's name checked against the CA of the discovery ConfigMap)"
+        } else {
+            ""
+        }
     );
     let first = servers.first().context("the ensemble has no server")?;
-    znode_step(
-        workspace,
-        tools,
-        kubectl,
-        pods,
-        step,
-        forwarded(pods, first)?,
-    )?;
+    znode_step(workspace, tools, kubectl, pods, step, &ensemble, first)?;
     grow_one_to_three(tools, kubectl, pods, target).await
 }
 
@@ -108,17 +103,18 @@ async fn grow_one_to_three(
     );
     kubectl.run(&["apply", "--server-side", "-f", &file.to_string_lossy()])?;
     show(kubectl, &growing, "Available=True", pods)?;
+    let ensemble = Ensemble::read(kubectl, &target.namespace, GROWING)?;
     let first_pod = format!("{GROWING}-{}-default-0", role_name(&target.role));
     let mut written = Vec::new();
     for servers in 2..=3 {
-        let address = forwarded(pods, &first_pod)?;
         let znode = format!("{GROWTH_PATH}/before-{servers}-servers");
         if written.is_empty() {
-            let _ = zookeeper_cli(tools, address, &["create", GROWTH_PATH, "demo"]);
+            let _ = ensemble.cli(tools, pods, &first_pod, &["create", GROWTH_PATH, "demo"]);
         }
-        zookeeper_cli(
+        ensemble.cli(
             tools,
-            address,
+            pods,
+            &first_pod,
             &[
                 "create",
                 &znode,
@@ -135,8 +131,7 @@ async fn grow_one_to_three(
         let started = Instant::now();
         wait_settled(kubectl, &growing, servers).await?;
         println!("{}", growing.kubectl(kubectl, "get", &[])?);
-        let address = forwarded(pods, &first_pod)?;
-        let children = zookeeper_children(tools, address, GROWTH_PATH)?;
+        let children = ensemble.children(tools, pods, &first_pod, GROWTH_PATH)?;
         let missing: Vec<&String> = written
             .iter()
             .filter(|znode| {
@@ -219,34 +214,6 @@ fn server_pods(kubectl: &Kubectl, target: &DemoTarget) -> anyhow::Result<Vec<Str
     Ok(names)
 }
 
-/// The host's end of the runner's forward to `pod`'s client port.
-fn forwarded(pods: &OperatorPods<'_>, pod: &str) -> anyhow::Result<SocketAddr> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(address) = pods.agent.forwarded(&format!("{pod}:{CLIENT_PORT}")) {
-            return Ok(address);
-        }
-        if Instant::now() > deadline {
-            bail!("the runner forwards no port {CLIENT_PORT} of {pod}");
-        }
-        std::thread::sleep(POLL_PERIOD);
-    }
-}
-
-/// Runs the ZooKeeper CLI (`ZooKeeperMain`, which `zkCli.sh` runs) with one command.
-fn zookeeper_cli(tools: &Tools, address: SocketAddr, command: &[&str]) -> anyhow::Result<String> {
-    output(
-        Command::new(&tools.java)
-            .args(["-Xmx64m", "-cp", &tools.zookeeper_classpath])
-            .arg("org.apache.zookeeper.ZooKeeperMain")
-            .args(["-server", &address.to_string()])
-            .args(command),
-        "the ZooKeeper CLI",
-        command,
-        Stop::Group,
-    )
-}
-
 /// Sends a ZooKeeper four-letter word and returns the answer.
 pub(super) fn four_letter_word(address: SocketAddr, word: &str) -> std::io::Result<String> {
     use std::io::{Read, Write};
@@ -259,23 +226,6 @@ pub(super) fn four_letter_word(address: SocketAddr, word: &str) -> std::io::Resu
     Ok(answer)
 }
 
-/// The children of `path` in the ensemble at `address`, by the ZooKeeper CLI
-/// (`ZooKeeperMain`, which `zkCli.sh` runs): its `[a, b]` line, without the client's
-/// log lines.
-pub(super) fn zookeeper_children(
-    tools: &Tools,
-    address: SocketAddr,
-    path: &str,
-) -> anyhow::Result<String> {
-    let printed = zookeeper_cli(tools, address, &["ls", path])?;
-    printed
-        .lines()
-        .rev()
-        .find(|line| line.starts_with('['))
-        .map(str::to_owned)
-        .with_context(|| format!("the ZooKeeper CLI printed no children of {path}: {printed}"))
-}
-
 /// Applies the sub-resource of `step`, waits for it to be Available, checks that its
 /// discovery ConfigMap holds the published keys and that its path exists in the real
 /// ensemble; then deletes it and checks that the finalizer removed the path.
@@ -285,7 +235,8 @@ fn znode_step(
     kubectl: &Kubectl,
     pods: &OperatorPods<'_>,
     step: operators::SandboxZookeeper,
-    address: SocketAddr,
+    ensemble: &Ensemble,
+    server: &str,
 ) -> anyhow::Result<()> {
     let manifest = workspace.join(step.manifest);
     let text = fs::read_to_string(&manifest)?;
@@ -309,21 +260,12 @@ fn znode_step(
         timeout: super::DEMO_TIMEOUT,
     };
     eprintln!(
-        "==> kubectl apply --server-side -f {} (the operator reaches the real ensemble in-cluster; the demo reads it through {address})",
+        "==> kubectl apply --server-side -f {} (the operator reaches the real ensemble in-cluster; the demo reads it through {server})",
         step.manifest
     );
     kubectl.run(&["apply", "--server-side", "-f", &manifest.to_string_lossy()])?;
     show(kubectl, &target, "Available=True", pods)?;
-    let published: Value = serde_json::from_str(&kubectl.run(&[
-        "get",
-        "--namespace",
-        namespace,
-        "configmap",
-        name,
-        "-o",
-        "json",
-    ])?)?;
-    let data = &published["data"];
+    let data = &kubectl.config_map_data(namespace, name)?;
     println!("configmap/{name}: {data}");
     let missing: Vec<&str> = step
         .published_keys
@@ -336,14 +278,14 @@ fn znode_step(
     }
     let path = data[step.path_key].as_str().unwrap_or_default();
     let node = path.trim_start_matches('/');
-    let root = zookeeper_children(tools, address, "/")?;
+    let root = ensemble.children(tools, pods, server, "/")?;
     if node.is_empty() || !root.contains(node) {
         bail!("the path {path:?} of {resource} is not in the ensemble: {root}");
     }
     eprintln!("==> the path {path} exists in the real ZooKeeper");
     eprintln!("==> kubectl delete {resource}");
     kubectl.run(&["delete", "--namespace", namespace, &resource, "--wait=true"])?;
-    let root = zookeeper_children(tools, address, "/")?;
+    let root = ensemble.children(tools, pods, server, "/")?;
     if root.contains(node) {
         bail!("the finalizer of {resource} left {path} in the ensemble: {root}");
     }

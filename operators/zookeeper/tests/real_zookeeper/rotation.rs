@@ -26,7 +26,9 @@ use strata_testing::control_plane::wait_until;
 use zookeeper_operator::crd::ZookeeperCluster;
 
 use crate::operated::{CLUSTER, NAMESPACE, Operated, server_fqdn, wait_settled};
-use crate::tls::{client_config, exchange_over_tls, mode};
+use strata_testing::tls::four_letter_word;
+
+use crate::tls::{client_config, mode};
 
 const SERVER_SECRET: &str = "simple-zk-server-default-tls";
 
@@ -176,7 +178,7 @@ async fn probe(
         let address = address.parse().expect("a socket address");
         let config = config.clone();
         let answer =
-            tokio::task::spawn_blocking(move || exchange_over_tls(config, &fqdn, address, "srvr"))
+            tokio::task::spawn_blocking(move || four_letter_word(config, &fqdn, address, "srvr"))
                 .await
                 .expect("the probe ran");
         match answer {

@@ -23,12 +23,11 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rstest::rstest;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use serde_json::{Value, json};
 use strata_certificates::authority::{CertificateAuthority, Validity};
 use strata_pod_runner::manifest::apply_all;
 use strata_pod_runner::runner::PodRunner;
+use strata_testing::tls::four_letter_word;
 
 use zookeeper_operator::znode_client::{ClientTls, ZnodeClient};
 
@@ -101,30 +100,7 @@ pub(crate) fn client_config(
     ca_pem: &str,
     identity: Option<(&str, &str)>,
 ) -> Arc<rustls::ClientConfig> {
-    let mut roots = rustls::RootCertStore::empty();
-    for certificate in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
-        roots
-            .add(certificate.expect("a CA certificate"))
-            .expect("a trust anchor");
-    }
-    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::aws_lc_rs::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("TLS versions")
-    .with_root_certificates(roots);
-    let config = match identity {
-        None => builder.with_no_client_auth(),
-        Some((certificate, key)) => builder
-            .with_client_auth_cert(
-                CertificateDer::pem_slice_iter(certificate.as_bytes())
-                    .collect::<Result<Vec<_>, _>>()
-                    .expect("a client certificate"),
-                PrivateKeyDer::from_pem_slice(key.as_bytes()).expect("a client key"),
-            )
-            .expect("a client identity"),
-    };
-    Arc::new(config)
+    strata_testing::tls::client_config(ca_pem, identity).unwrap_or_else(|error| panic!("{error}"))
 }
 
 /// `srvr` over TLS to `address`, checking the server's certificate for `name`.
@@ -143,44 +119,7 @@ fn word_over_tls(
     address: SocketAddr,
     word: &str,
 ) -> Result<String, String> {
-    exchange_over_tls(config, name, address, word).map(|(answer, _)| answer)
-}
-
-/// A four-letter word over TLS: the answer, and the certificate the server presented
-/// (DER).
-pub(crate) fn exchange_over_tls(
-    config: Arc<rustls::ClientConfig>,
-    name: &str,
-    address: SocketAddr,
-    word: &str,
-) -> Result<(String, Vec<u8>), String> {
-    let server_name = ServerName::try_from(name.to_owned()).map_err(|error| error.to_string())?;
-    let mut connection =
-        rustls::ClientConnection::new(config, server_name).map_err(|error| error.to_string())?;
-    let mut socket =
-        TcpStream::connect_timeout(&address, TIMEOUT).map_err(|error| error.to_string())?;
-    socket
-        .set_read_timeout(Some(TIMEOUT))
-        .map_err(|error| error.to_string())?;
-    let mut stream = rustls::Stream::new(&mut connection, &mut socket);
-    stream
-        .write_all(word.as_bytes())
-        .map_err(|error| format!("writing {word}: {error}"))?;
-    let mut answer = String::new();
-    let read = stream.read_to_string(&mut answer);
-    let presented = connection
-        .peer_certificates()
-        .and_then(|chain| chain.first())
-        .map(|leaf| leaf.as_ref().to_vec())
-        .unwrap_or_default();
-    match read {
-        Ok(_) => Ok((answer, presented)),
-        // ZooKeeper closes after a four-letter word without a TLS close_notify.
-        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() => {
-            Ok((answer, presented))
-        }
-        Err(error) => Err(format!("reading the answer: {error}")),
-    }
+    four_letter_word(config, name, address, word).map(|(answer, _)| answer)
 }
 
 /// `srvr` in plaintext: the answer, or why there is none.

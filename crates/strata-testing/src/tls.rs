@@ -1,0 +1,87 @@
+//! A TLS client for tests and the sandbox: it trusts a given CA, presents a certificate
+//! if asked, and checks the server's certificate for a name of the caller's choosing,
+//! so a server reached through a loopback forward is still checked under the DNS name a
+//! client in the cluster would use.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+
+/// How long a connection, the request or the answer may take.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A client configuration trusting `ca_pem`, presenting `identity` (certificate and key
+/// PEM) if given.
+pub fn client_config(
+    ca_pem: &str,
+    identity: Option<(&str, &str)>,
+) -> Result<Arc<rustls::ClientConfig>, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        let certificate = certificate.map_err(|error| format!("the CA: {error}"))?;
+        roots
+            .add(certificate)
+            .map_err(|error| format!("the CA as a trust anchor: {error}"))?;
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::aws_lc_rs::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|error| error.to_string())?
+    .with_root_certificates(roots);
+    let config = match identity {
+        None => builder.with_no_client_auth(),
+        Some((certificate, key)) => {
+            let chain = CertificateDer::pem_slice_iter(certificate.as_bytes())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|error| format!("the client certificate: {error}"))?;
+            let key = PrivateKeyDer::from_pem_slice(key.as_bytes())
+                .map_err(|error| format!("the client key: {error}"))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|error| format!("the client identity: {error}"))?
+        }
+    };
+    Ok(Arc::new(config))
+}
+
+/// A ZooKeeper four-letter word over TLS to `address`, checking the server's certificate
+/// for `name`: the answer, and the certificate the server presented (DER).
+pub fn four_letter_word(
+    config: Arc<rustls::ClientConfig>,
+    name: &str,
+    address: SocketAddr,
+    word: &str,
+) -> Result<(String, Vec<u8>), String> {
+    let server_name = ServerName::try_from(name.to_owned()).map_err(|error| error.to_string())?;
+    let mut connection =
+        rustls::ClientConnection::new(config, server_name).map_err(|error| error.to_string())?;
+    let mut socket =
+        TcpStream::connect_timeout(&address, TIMEOUT).map_err(|error| error.to_string())?;
+    socket
+        .set_read_timeout(Some(TIMEOUT))
+        .map_err(|error| error.to_string())?;
+    let mut stream = rustls::Stream::new(&mut connection, &mut socket);
+    stream
+        .write_all(word.as_bytes())
+        .map_err(|error| format!("writing {word}: {error}"))?;
+    let mut answer = String::new();
+    let read = stream.read_to_string(&mut answer);
+    let presented = connection
+        .peer_certificates()
+        .and_then(|chain| chain.first())
+        .map(|leaf| leaf.as_ref().to_vec())
+        .unwrap_or_default();
+    match read {
+        Ok(_) => Ok((answer, presented)),
+        // ZooKeeper closes after a four-letter word without a TLS close_notify.
+        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() => {
+            Ok((answer, presented))
+        }
+        Err(error) => Err(format!("reading the answer: {error}")),
+    }
+}
