@@ -209,7 +209,8 @@ pub async fn read_secret(
 }
 
 /// The Secrets one reconcile writes, and what the rest of it needs to know of them.
-#[derive(Clone, Debug)]
+/// `Debug` shows what was decided, never a Secret's values.
+#[derive(Clone)]
 pub struct Certificates {
     /// The CA's certificate, for discovery and for clients of the product.
     pub ca_pem: String,
@@ -222,6 +223,17 @@ pub struct Certificates {
     pub renew_at: Option<SystemTime>,
     ca_secret: Option<(Secret, Secret)>,
     server_secrets: Vec<(Secret, Secret)>,
+}
+
+impl std::fmt::Debug for Certificates {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Certificates")
+            .field("fingerprints", &self.fingerprints)
+            .field("issued", &self.issued)
+            .field("renew_at", &self.renew_at)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Certificates {

@@ -142,6 +142,14 @@ fn no_key_is_rendered_compared_or_logged() {
     let mut desired = DesiredObjects::new();
     planned.clone().push_into(&mut desired);
     let logged = format!("{planned:?} {desired:?} {stored:?}");
+    // The key names stand for the values: what shows them, shows the values too.
+    let decided = format!("{planned:?} {desired:?}");
+    for name in ["tls.key", "ca.key"] {
+        assert!(
+            !decided.contains(name),
+            "a Secret's values in Debug output: {decided}"
+        );
+    }
     let rendered: Vec<_> = desired
         .into_objects(false)
         .expect("erase")

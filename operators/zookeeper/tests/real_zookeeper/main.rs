@@ -14,5 +14,6 @@ mod runner;
 mod scaling;
 mod support;
 mod tls;
+mod upgrade;
 mod znode_client;
 mod znode_controller;
