@@ -105,9 +105,11 @@ async fn user_certificate(
             }],
         )
         .map_err(ReconcileError::from)?;
+    // The reference cache's version is `<uid>/<resourceVersion>`; the values read
+    // before are kept by `resourceVersion`.
     let version = versions
         .get(&format!("Secret/{secret_name}"))
-        .map(String::as_str);
+        .and_then(|version| version.rsplit('/').next());
     let data = read_secret(
         &context.client,
         &context.secret_values,

@@ -5,12 +5,13 @@
 //! plaintext.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use kube::Api;
 use kube::api::{Patch, PatchParams};
+use kube::{Api, ResourceExt};
 use serde_json::json;
 use strata_certificates::authority::{CertificateAuthority, Validity};
 use strata_model::build::REFERENCES_HASH_ANNOTATION;
 use strata_status::{ConditionStatus, ConditionType};
+use strata_test_apiserver::Verb;
 use strata_testing::manifests::{create_secret, patch_secret};
 use zookeeper_operator::controller::cluster::runs_tls;
 use zookeeper_operator::crd::ZookeeperCluster;
@@ -152,6 +153,32 @@ async fn a_missing_tls_secret_or_key_is_named_and_the_cluster_follows_once_it_is
         |set| references_hash(set).is_some() && references_hash(set) != references_hash(&first),
     )
     .await;
+
+    // Once the renewal is read, a reconcile in which nothing changed reads no Secret.
+    harness.settle().await;
+    harness.server.reset_requests();
+    let before = harness.reconciles();
+    harness
+        .server
+        .modify::<ZookeeperCluster>(harness.namespace, "zk", |cluster| {
+            cluster
+                .annotations_mut()
+                .insert("test.strata.dev/touched".into(), "1".into());
+        })
+        .expect("touch the cluster");
+    assert!(harness.wait_for_reconcile_after(before).await);
+    harness.settle().await;
+    let secret_reads: Vec<_> = harness
+        .server
+        .requests()
+        .into_iter()
+        .filter(|request| request.resource == "secrets" && request.verb == Verb::Get)
+        .collect();
+    assert_eq!(
+        secret_reads,
+        vec![],
+        "the user's Secret is read again unchanged"
+    );
 }
 
 async fn annotate(harness: &Harness, value: serde_json::Value) {
