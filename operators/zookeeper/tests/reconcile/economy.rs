@@ -5,18 +5,17 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
-use kube::ResourceExt;
 use pretty_assertions::assert_eq;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_test_apiserver::Verb;
-use zookeeper_operator::crd::ZookeeperCluster;
 
 use crate::support::conditions::wait_for_condition;
 use crate::support::inspect::zoo_cfg;
 use crate::support::started;
 use crate::support::workload::run_group;
 use crate::support::{
-    ExpectedObjects, TIMEOUT, cluster, create, start, two_group_spec, wait_for, wait_for_objects,
+    ExpectedObjects, TIMEOUT, cluster, create, start, touch_and_settle, two_group_spec, wait_for,
+    wait_for_objects,
 };
 
 #[tokio::test]
@@ -34,21 +33,10 @@ async fn a_reconcile_with_nothing_changed_sends_no_write_and_no_list() {
     harness.settle().await;
 
     for round in 1..=3 {
-        harness.server.reset_requests();
-        let before = harness.reconciles();
-        harness
-            .server
-            .modify::<ZookeeperCluster>(harness.namespace, "zk", |cluster| {
-                cluster
-                    .annotations_mut()
-                    .insert("test.strata.dev/touched".into(), round.to_string());
-            })
-            .expect("touch the cluster");
         assert!(
-            harness.wait_for_reconcile_after(before).await,
+            touch_and_settle(&harness, &round.to_string()).await,
             "round {round}: touching the cluster triggered no reconcile"
         );
-        harness.settle().await;
 
         assert_eq!(
             harness.server.writes(),

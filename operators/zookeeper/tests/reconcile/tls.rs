@@ -5,8 +5,8 @@
 //! plaintext.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
+use kube::Api;
 use kube::api::{Patch, PatchParams};
-use kube::{Api, ResourceExt};
 use serde_json::json;
 use strata_certificates::authority::{CertificateAuthority, Validity};
 use strata_model::build::REFERENCES_HASH_ANNOTATION;
@@ -20,7 +20,7 @@ use crate::support::conditions::wait_for_reason;
 use crate::support::workload::run_group;
 use crate::support::{
     Harness, cluster, create, patch_spec, single_group_spec, start, started, stored, stored_names,
-    wait_for, wait_for_event,
+    touch_and_settle, wait_for, wait_for_event,
 };
 
 const SECRET: &str = "zk-tls";
@@ -156,18 +156,7 @@ async fn a_missing_tls_secret_or_key_is_named_and_the_cluster_follows_once_it_is
 
     // Once the renewal is read, a reconcile in which nothing changed reads no Secret.
     harness.settle().await;
-    harness.server.reset_requests();
-    let before = harness.reconciles();
-    harness
-        .server
-        .modify::<ZookeeperCluster>(harness.namespace, "zk", |cluster| {
-            cluster
-                .annotations_mut()
-                .insert("test.strata.dev/touched".into(), "1".into());
-        })
-        .expect("touch the cluster");
-    assert!(harness.wait_for_reconcile_after(before).await);
-    harness.settle().await;
+    assert!(touch_and_settle(&harness, "1").await, "no reconcile");
     let secret_reads: Vec<_> = harness
         .server
         .requests()

@@ -12,6 +12,7 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use strata_test_apiserver::TestApiServer;
@@ -239,4 +240,22 @@ pub async fn started(spec: Value, groups: &[&str]) -> Harness {
     create(&harness, &cluster("zk", spec)).await;
     wait_for_objects(&harness, &ExpectedObjects::new("zk", groups)).await;
     harness
+}
+
+/// Clears the request log, touches the cluster `zk` (an annotation, `value`), and waits
+/// for the reconcile that follows to settle; false if none followed.
+pub async fn touch_and_settle(harness: &Harness, value: &str) -> bool {
+    harness.server.reset_requests();
+    let before = harness.reconciles();
+    harness
+        .server
+        .modify::<ZookeeperCluster>(harness.namespace, "zk", |cluster| {
+            cluster
+                .annotations_mut()
+                .insert("test.strata.dev/touched".into(), value.to_owned());
+        })
+        .expect("touch the cluster");
+    let reconciled = harness.wait_for_reconcile_after(before).await;
+    harness.settle().await;
+    reconciled
 }
