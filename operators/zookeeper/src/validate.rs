@@ -272,6 +272,16 @@ impl ValidatedCluster {
         })
     }
 
+    /// Every server of the ensemble this step runs: each role group's `zoo.cfg` lists
+    /// them all, so the first one's list is the ensemble's.
+    pub fn ensemble_servers(&self) -> &[crate::config::server_ids::Server] {
+        self.servers
+            .groups
+            .first()
+            .map(|group| group.product.zoo_cfg.ensemble().servers())
+            .unwrap_or_default()
+    }
+
     /// `<cluster>.<namespace>.svc.<domain>:2181`: how clients reach the ensemble through
     /// the client Service.
     pub fn connection_hosts(&self) -> String {

@@ -63,19 +63,9 @@ fn client_service_names(cluster: &ValidatedCluster) -> Vec<String> {
 /// Service's FQDN.
 pub fn required_names(cluster: &ValidatedCluster) -> Vec<String> {
     let mut names: Vec<String> = cluster
-        .servers
-        .groups
+        .ensemble_servers()
         .iter()
-        .flat_map(|group| {
-            group
-                .product
-                .zoo_cfg
-                .ensemble()
-                .servers()
-                .iter()
-                .map(|server| server.fqdn.clone())
-                .collect::<Vec<_>>()
-        })
+        .map(|server| server.fqdn.clone())
         .collect();
     names.extend(client_service_names(cluster).into_iter().take(1));
     names.sort();

@@ -108,23 +108,13 @@ async fn prepare(
     };
     if plan.restart.is_some() {
         let servers = step
-            .servers
-            .groups
-            .first()
-            .map(|group| {
-                group
-                    .product
-                    .zoo_cfg
-                    .ensemble()
-                    .servers()
-                    .iter()
-                    .map(|server| {
-                        let address = context.extra.server_address.address(&server.fqdn);
-                        (server.id.get(), address)
-                    })
-                    .collect()
+            .ensemble_servers()
+            .iter()
+            .map(|server| {
+                let address = context.extra.server_address.address(&server.fqdn);
+                (server.id.get(), address)
             })
-            .unwrap_or_default();
+            .collect();
         if let Some(leader) = find_leader(servers, LEADER_PROBE_TIMEOUT).await {
             plan = membership::plan(&wanted, &observed, Some(leader), stopped).map_err(refused)?;
             step = ValidatedCluster::for_membership(cluster, domain, &plan.membership)?;

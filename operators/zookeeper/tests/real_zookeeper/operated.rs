@@ -155,6 +155,31 @@ impl Operated {
         }
     }
 
+    /// Creates the cluster [`CLUSTER`] with `spec`.
+    pub(crate) async fn create_cluster(&self, spec: serde_json::Value) {
+        let cluster: ZookeeperCluster = serde_json::from_value(json!({
+            "apiVersion": "zookeeper.strata.dev/v1alpha1",
+            "kind": "ZookeeperCluster",
+            "metadata": {"name": CLUSTER, "namespace": NAMESPACE},
+            "spec": spec,
+        }))
+        .expect("a ZookeeperCluster");
+        Api::<ZookeeperCluster>::namespaced(self.client.clone(), NAMESPACE)
+            .create(&PostParams::default(), &cluster)
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
+    }
+
+    /// The CA the cluster's discovery ConfigMap publishes.
+    pub(crate) async fn discovery_ca(&self) -> String {
+        Api::<ConfigMap>::namespaced(self.client.clone(), NAMESPACE)
+            .get(CLUSTER)
+            .await
+            .ok()
+            .and_then(|config_map| config_map.data?.get("ca.crt").cloned())
+            .expect("the CA in the discovery ConfigMap")
+    }
+
     /// Stops the operator, the node's pods and the control plane.
     pub(crate) async fn stop(self) {
         drop(self.operator);
@@ -170,22 +195,14 @@ async fn the_operator_grows_a_real_3_9_5_ensemble_from_one_server_to_three_and_s
     let (client, forwarded) = (operated.client.clone(), operated.forwarded.clone());
 
     let clusters: Api<ZookeeperCluster> = Api::namespaced(client.clone(), NAMESPACE);
-    let cluster: ZookeeperCluster = serde_json::from_value(json!({
-        "apiVersion": "zookeeper.strata.dev/v1alpha1",
-        "kind": "ZookeeperCluster",
-        "metadata": {"name": CLUSTER, "namespace": NAMESPACE},
-        // Plaintext: the ZNode controller reaches the servers through loopback
-        // forwards, whose addresses no certificate names.
-        "spec": {
+    // Plaintext: the ZNode controller reaches the servers through loopback forwards,
+    // whose addresses no certificate names.
+    operated
+        .create_cluster(json!({
             "clusterConfig": {"tls": {"enabled": false}},
             "servers": {"roleGroups": {"default": {"replicas": 1}}}
-        }
-    }))
-    .expect("a ZookeeperCluster");
-    clusters
-        .create(&PostParams::default(), &cluster)
-        .await
-        .unwrap_or_else(|error| panic!("{error}"));
+        }))
+        .await;
     let started = Instant::now();
     wait_settled(&client, 1, Duration::from_secs(180)).await;
     eprintln!(

@@ -15,17 +15,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
-use kube::api::PostParams;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use serde_json::json;
 use strata_operator::certificates::FINGERPRINT_ANNOTATION;
 use strata_testing::control_plane::wait_until;
-use zookeeper_operator::crd::ZookeeperCluster;
 
-use crate::operated::{CLUSTER, NAMESPACE, Operated, server_fqdn, wait_settled};
+use crate::operated::{NAMESPACE, Operated, server_fqdn, wait_settled};
 use strata_testing::tls::four_letter_word;
 
 use crate::tls::{client_config, mode};
@@ -55,20 +53,12 @@ async fn current_certificate(secrets: &Api<Secret>) -> Option<(String, Vec<u8>)>
 async fn certificates_are_renewed_and_the_ensemble_rolls_onto_them_while_a_majority_serves() {
     let operated = Operated::start().await;
     let client = operated.client.clone();
-    let cluster: ZookeeperCluster = serde_json::from_value(json!({
-        "apiVersion": "zookeeper.strata.dev/v1alpha1",
-        "kind": "ZookeeperCluster",
-        "metadata": {"name": CLUSTER, "namespace": NAMESPACE},
-        "spec": {
+    operated
+        .create_cluster(json!({
             "clusterConfig": {"tls": {"certificateLifetime": "5m"}},
             "servers": {"roleGroups": {"default": {"replicas": 3}}}
-        }
-    }))
-    .expect("a ZookeeperCluster");
-    Api::<ZookeeperCluster>::namespaced(client.clone(), NAMESPACE)
-        .create(&PostParams::default(), &cluster)
-        .await
-        .unwrap_or_else(|error| panic!("{error}"));
+        }))
+        .await;
     let started = Instant::now();
     wait_settled(&client, 3, Duration::from_secs(300)).await;
     eprintln!("three TLS servers Available after {:?}", started.elapsed());
@@ -77,13 +67,7 @@ async fn certificates_are_renewed_and_the_ensemble_rolls_onto_them_while_a_major
     let (first_fingerprint, _) = current_certificate(&secrets)
         .await
         .expect("the operator's server certificate");
-    let ca = Api::<ConfigMap>::namespaced(client.clone(), NAMESPACE)
-        .get(CLUSTER)
-        .await
-        .ok()
-        .and_then(|config_map| config_map.data?.get("ca.crt").cloned())
-        .expect("the CA in the discovery ConfigMap");
-    let config = client_config(&ca, None);
+    let config = client_config(&operated.discovery_ca().await, None);
     // Available counts Ready pods; the node's forwards and a busy host may lag behind.
     wait_until(
         "every server serving over TLS",

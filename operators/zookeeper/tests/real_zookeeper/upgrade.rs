@@ -9,9 +9,8 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams};
 use serde_json::json;
 use strata_testing::control_plane::wait_until;
 use strata_testing::tls::four_letter_word;
@@ -48,21 +47,13 @@ async fn a_plaintext_ensemble_moves_to_tls_by_stop_and_start_and_keeps_its_znode
     let operated = Operated::start().await;
     let client = operated.client.clone();
     let clusters: Api<ZookeeperCluster> = Api::namespaced(client.clone(), NAMESPACE);
-    let cluster: ZookeeperCluster = serde_json::from_value(json!({
-        "apiVersion": "zookeeper.strata.dev/v1alpha1",
-        "kind": "ZookeeperCluster",
-        "metadata": {"name": CLUSTER, "namespace": NAMESPACE},
-        "spec": {
-            // As a cluster created before TLS became the default runs.
+    // As a cluster created before TLS became the default runs.
+    operated
+        .create_cluster(json!({
             "clusterConfig": {"tls": {"enabled": false}},
             "servers": {"roleGroups": {"default": {"replicas": 3}}}
-        }
-    }))
-    .expect("a ZookeeperCluster");
-    clusters
-        .create(&PostParams::default(), &cluster)
-        .await
-        .unwrap_or_else(|error| panic!("{error}"));
+        }))
+        .await;
     wait_settled(&client, 3, Duration::from_secs(300)).await;
     let plaintext = operated
         .forwarded
@@ -105,13 +96,7 @@ async fn a_plaintext_ensemble_moves_to_tls_by_stop_and_start_and_keeps_its_znode
     annotate(&clusters, serde_json::Value::Null).await;
     wait_settled(&client, 3, Duration::from_secs(300)).await;
 
-    let ca = Api::<ConfigMap>::namespaced(client.clone(), NAMESPACE)
-        .get(CLUSTER)
-        .await
-        .ok()
-        .and_then(|config_map| config_map.data?.get("ca.crt").cloned())
-        .expect("the CA in the discovery ConfigMap");
-    let config = client_config(&ca, None);
+    let config = client_config(&operated.discovery_ca().await, None);
     for ordinal in 0..3 {
         let fqdn = server_fqdn(ordinal);
         let answer = wait_until(
