@@ -27,3 +27,4 @@ pub mod reference;
 pub mod render;
 pub mod roll;
 pub mod status;
+pub mod tls;

@@ -10,7 +10,6 @@
 mod role_group;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use strata_model::identity::{ClusterIdentity, Product, ValidatedRole, check_cluster_domain};
 use strata_operator::error::ReconcileError;
@@ -32,6 +31,11 @@ pub use strata_model::quantity::{QuantityError, canonical, parse_milli};
 use strata_model::role::{GenericRoleConfig, Role, RoleGroup};
 
 pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
+use strata_operator::tls::certificate_source;
+pub use strata_operator::tls::{
+    CertificateSource, DEFAULT_CERTIFICATE_LIFETIME, MINIMUM_CERTIFICATE_LIFETIME, TLS_SECRET_KEYS,
+    ca_secret_name, operator_secret_name,
+};
 
 /// A `ZookeeperCluster` with every default applied and every rule checked.
 ///
@@ -63,99 +67,29 @@ pub struct ValidatedTls {
     pub ca_pem: Option<String>,
 }
 
-/// Where the servers' certificates come from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CertificateSource {
-    /// Issued by the operator from the cluster's CA, one per role group, valid for
-    /// `lifetime`.
-    Operator {
-        /// How long each server certificate is valid.
-        lifetime: Duration,
-    },
-    /// The user's Secret, mounted by every server.
-    User {
-        /// Its name.
-        secret_name: String,
-    },
-}
-
 impl ValidatedTls {
     /// The Secret the servers of the role group `group_object_name`
     /// (`<cluster>-server-<roleGroup>`) mount.
     pub fn secret_name(&self, group_object_name: &str) -> String {
-        match &self.certificates {
-            CertificateSource::Operator { .. } => operator_secret_name(group_object_name),
-            CertificateSource::User { secret_name } => secret_name.clone(),
-        }
+        self.certificates.secret_name(group_object_name)
     }
 }
-
-/// `<cluster>-ca`: the Secret with the cluster's CA, made once by the operator.
-pub fn ca_secret_name(cluster_name: &str) -> String {
-    format!("{cluster_name}-ca")
-}
-
-/// `<cluster>-server-<roleGroup>-tls`: the operator's certificate of a role group.
-pub fn operator_secret_name(group_object_name: &str) -> String {
-    format!("{group_object_name}-tls")
-}
-
-/// The Secret keys a server mounts.
-pub const TLS_SECRET_KEYS: [&str; 3] = ["tls.crt", "tls.key", "ca.crt"];
-
-/// The operator's certificates' lifetime unless `certificateLifetime` says otherwise.
-pub const DEFAULT_CERTIFICATE_LIFETIME: Duration = strata_certificates::plan::SERVER_LIFETIME;
-/// The shortest lifetime accepted: a renewal rolls every pod, which takes minutes.
-pub const MINIMUM_CERTIFICATE_LIFETIME: Duration = Duration::from_secs(300);
 
 /// `clusterConfig.tls`: on unless `enabled: false`, with the operator's certificates
 /// unless a Secret is named.
 pub fn validate_tls(tls: &ZookeeperTls) -> Result<Option<ValidatedTls>, ReconcileError> {
-    if tls.enabled == Some(false) {
-        return Ok(None);
-    }
-    let certificates = match tls.secret_name.as_deref() {
-        Some("") => {
-            return Err(ReconcileError::invalid_spec(
-                "TlsSecretMissing",
-                "clusterConfig.tls.secretName is empty: name the Secret with tls.crt, tls.key \
-                 and ca.crt, or leave it out to have the operator issue the certificates",
-            ));
-        }
-        Some(secret_name) => CertificateSource::User {
-            secret_name: secret_name.to_owned(),
-        },
-        None => CertificateSource::Operator {
-            lifetime: certificate_lifetime(tls.certificate_lifetime.as_deref())?,
-        },
-    };
-    Ok(Some(ValidatedTls {
+    let source = certificate_source(
+        tls.enabled,
+        tls.secret_name.as_deref(),
+        tls.certificate_lifetime.as_deref(),
+    )?;
+    Ok(source.map(|certificates| ValidatedTls {
         certificates,
         settings: TlsSettings {
             client_auth_required: tls.client_authentication == ClientAuthentication::Required,
         },
         ca_pem: None,
     }))
-}
-
-fn certificate_lifetime(text: Option<&str>) -> Result<Duration, ReconcileError> {
-    let Some(text) = text else {
-        return Ok(DEFAULT_CERTIFICATE_LIFETIME);
-    };
-    let invalid = |message: String| {
-        ReconcileError::invalid_spec(
-            "InvalidCertificateLifetime",
-            format!("clusterConfig.tls.certificateLifetime: {message}"),
-        )
-    };
-    let seconds = parse_seconds(text).map_err(|error| invalid(error.to_string()))?;
-    let lifetime = Duration::from_secs(seconds.unsigned_abs());
-    if lifetime < MINIMUM_CERTIFICATE_LIFETIME {
-        return Err(invalid(format!(
-            "{text:?} is shorter than 5m: every renewal rolls the ensemble, one server at a time"
-        )));
-    }
-    Ok(lifetime)
 }
 
 /// The Warning a cluster with TLS turned off carries.

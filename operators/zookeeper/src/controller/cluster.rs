@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use kube::runtime::controller::Action;
-use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
@@ -123,28 +122,10 @@ async fn prepare(
     // The certificates must be there before any pod waits for them; a renewed one
     // rolls the pods, which read it only when they start.
     let material = certificate_step(&mut step, context).await?;
-    if let Some(certificates) = &material.certificates
-        && !certificates.issued.is_empty()
-    {
-        let note = format!("Issued {}", certificates.issued.join("; "));
-        tracing::info!(cluster = %step.identity.name.as_str(), "{note}");
-        context
-            .publish_event(
-                cluster,
-                EventType::Normal,
-                "CertificateIssued",
-                "Issue",
-                note,
-            )
-            .await;
-    }
+    material.announce(cluster, context).await;
     let mut prepared = build(&step).rolling_on(&material.versions);
-    if let Some(certificates) = material.certificates {
-        certificates.push_into(&mut prepared.objects);
-    }
+    material.into_prepared(&mut prepared);
     prepared.warnings.extend(plaintext_warning(&step));
-    prepared.warnings.extend(material.warning);
-    prepared.recheck_after = material.renew_in;
     Ok(with_step(prepared, plan))
 }
 

@@ -1,0 +1,275 @@
+//! TLS of a product's servers, as every operator offers it: on by default with
+//! certificates the operator issues ([`crate::certificates`]), or with the user's own
+//! Secret as cert-manager writes it (`tls.crt`, `tls.key` in PKCS#8, `ca.crt`).
+//!
+//! - [`certificate_source`] checks the spec's three settings (`enabled`, `secretName`,
+//!   `certificateLifetime`) into where the certificates come from.
+//! - [`certificate_step`] runs between validation and build. With the operator's
+//!   certificates it reads the stored Secrets and plans the next ones; with the user's
+//!   Secret it reads and checks it before anything is applied (a missing key, a PKCS#1
+//!   key, a certificate from another CA or one that leaves a required name out is a
+//!   Degraded reason; one about to expire is a Warning).
+//! - [`TlsMaterial::into_prepared`] hands the outcome to the apply step: the Secrets,
+//!   what rolls the pods (the server Secrets' fingerprints, or the user's Secret's
+//!   version) and when to come back for the next renewal.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use kube::Resource;
+use kube::runtime::events::EventType;
+use strata_certificates::user::{CA_KEY, check_user_certificate};
+use strata_model::duration::parse_seconds;
+use strata_status::SpecWarning;
+
+use crate::certificates::{
+    CertificateRequest, Certificates, plan_certificates, read_secret, read_stored,
+};
+use crate::controller::Context;
+use crate::error::ReconcileError;
+use crate::pipeline::Prepared;
+use crate::reference::{KeySource, KeysRead};
+
+/// The keys a server reads from its certificate Secret.
+pub const TLS_SECRET_KEYS: [&str; 3] = ["tls.crt", "tls.key", "ca.crt"];
+
+/// The operator's certificates' lifetime unless `certificateLifetime` says otherwise.
+pub const DEFAULT_CERTIFICATE_LIFETIME: Duration = strata_certificates::plan::SERVER_LIFETIME;
+
+/// The shortest lifetime accepted: a renewal rolls every pod, which takes minutes.
+pub const MINIMUM_CERTIFICATE_LIFETIME: Duration = Duration::from_secs(300);
+
+/// The spec field of the user's Secret, as errors name it.
+pub const SECRET_NAME_FIELD: &str = "clusterConfig.tls.secretName";
+
+/// Where the servers' certificates come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CertificateSource {
+    /// Issued by the operator from the cluster's CA, one per role group, valid for
+    /// `lifetime`.
+    Operator {
+        /// How long each server certificate is valid.
+        lifetime: Duration,
+    },
+    /// The user's Secret, mounted by every server.
+    User {
+        /// Its name.
+        secret_name: String,
+    },
+}
+
+impl CertificateSource {
+    /// The Secret the servers of the role group `group_object_name` mount.
+    pub fn secret_name(&self, group_object_name: &str) -> String {
+        match self {
+            Self::Operator { .. } => operator_secret_name(group_object_name),
+            Self::User { secret_name } => secret_name.clone(),
+        }
+    }
+}
+
+/// `<cluster>-ca`: the Secret with the cluster's CA, made once by the operator.
+pub fn ca_secret_name(cluster_name: &str) -> String {
+    format!("{cluster_name}-ca")
+}
+
+/// `<role group object>-tls`: the operator's certificate of a role group.
+pub fn operator_secret_name(group_object_name: &str) -> String {
+    format!("{group_object_name}-tls")
+}
+
+/// `clusterConfig.tls`: on unless `enabled` is false, with the operator's certificates
+/// unless a Secret is named; `None` for plaintext.
+pub fn certificate_source(
+    enabled: Option<bool>,
+    secret_name: Option<&str>,
+    certificate_lifetime: Option<&str>,
+) -> Result<Option<CertificateSource>, ReconcileError> {
+    if enabled == Some(false) {
+        return Ok(None);
+    }
+    Ok(Some(match secret_name {
+        Some("") => {
+            return Err(ReconcileError::invalid_spec(
+                "TlsSecretMissing",
+                format!(
+                    "{SECRET_NAME_FIELD} is empty: name the Secret with tls.crt, tls.key and \
+                     ca.crt, or leave it out to have the operator issue the certificates"
+                ),
+            ));
+        }
+        Some(secret_name) => CertificateSource::User {
+            secret_name: secret_name.to_owned(),
+        },
+        None => CertificateSource::Operator {
+            lifetime: certificate_lifetime_of(certificate_lifetime)?,
+        },
+    }))
+}
+
+fn certificate_lifetime_of(text: Option<&str>) -> Result<Duration, ReconcileError> {
+    let Some(text) = text else {
+        return Ok(DEFAULT_CERTIFICATE_LIFETIME);
+    };
+    let invalid = |message: String| {
+        ReconcileError::invalid_spec(
+            "InvalidCertificateLifetime",
+            format!("clusterConfig.tls.certificateLifetime: {message}"),
+        )
+    };
+    let seconds = parse_seconds(text).map_err(|error| invalid(error.to_string()))?;
+    let lifetime = Duration::from_secs(seconds.unsigned_abs());
+    if lifetime < MINIMUM_CERTIFICATE_LIFETIME {
+        return Err(invalid(format!(
+            "{text:?} is shorter than 5m: every renewal rolls the pods, one at a time"
+        )));
+    }
+    Ok(lifetime)
+}
+
+/// What the certificate step hands to the build step and the status.
+#[derive(Debug, Default)]
+pub struct TlsMaterial {
+    /// What rolls the pods: `Secret/<name>` to its fingerprint or version.
+    pub versions: BTreeMap<String, String>,
+    /// The operator's Secrets to apply, if it issues the certificates.
+    pub certificates: Option<Certificates>,
+    /// A user's certificate close to its end.
+    pub warning: Option<SpecWarning>,
+    /// When to come back for the next renewal.
+    pub renew_in: Option<Duration>,
+    /// The CA clients trust, PEM.
+    pub ca_pem: String,
+}
+
+impl TlsMaterial {
+    /// What the certificates add to the apply step: their Secrets (sealed), the
+    /// expiry warning and the next renewal. The pod templates roll on
+    /// [`TlsMaterial::versions`], which the caller passes to the build.
+    pub fn into_prepared(self, prepared: &mut Prepared) {
+        if let Some(certificates) = self.certificates {
+            certificates.push_into(&mut prepared.objects);
+        }
+        prepared.warnings.extend(self.warning);
+        prepared.recheck_after = self.renew_in;
+    }
+
+    /// Logs and publishes a `CertificateIssued` Event when the step issued anything.
+    pub async fn announce<K, E>(&self, object: &K, context: &Context<E>)
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        let Some(certificates) = &self.certificates else {
+            return;
+        };
+        if certificates.issued.is_empty() {
+            return;
+        }
+        let note = format!("Issued {}", certificates.issued.join("; "));
+        tracing::info!(object = %object.meta().name.as_deref().unwrap_or_default(), "{note}");
+        context
+            .publish_event(
+                object,
+                EventType::Normal,
+                "CertificateIssued",
+                "Issue",
+                note,
+            )
+            .await;
+    }
+}
+
+/// Reads or makes the certificates of one cluster. `request` is what the operator
+/// issues (used with [`CertificateSource::Operator`]); `required_names` are the names a
+/// user's certificate must cover (every server pod's FQDN and the client Service's).
+pub async fn certificate_step<E>(
+    source: &CertificateSource,
+    namespace: &str,
+    request: impl FnOnce(Duration) -> CertificateRequest,
+    required_names: &[String],
+    context: &Context<E>,
+) -> Result<TlsMaterial, ReconcileError> {
+    let now = SystemTime::now();
+    match source {
+        CertificateSource::Operator { lifetime } => {
+            let request = request(*lifetime);
+            let stored = read_stored(
+                &context.client,
+                &context.caches,
+                &context.secret_values,
+                &request,
+            )
+            .await?;
+            let certificates = plan_certificates(&request, &stored, now)?;
+            Ok(TlsMaterial {
+                versions: certificates
+                    .fingerprints
+                    .iter()
+                    .map(|(name, fingerprint)| (format!("Secret/{name}"), fingerprint.clone()))
+                    .collect(),
+                renew_in: certificates.renew_in(now),
+                warning: None,
+                ca_pem: certificates.ca_pem.clone(),
+                certificates: Some(certificates),
+            })
+        }
+        CertificateSource::User { secret_name } => {
+            user_certificate(namespace, secret_name, required_names, context, now).await
+        }
+    }
+}
+
+async fn user_certificate<E>(
+    namespace: &str,
+    secret_name: &str,
+    required_names: &[String],
+    context: &Context<E>,
+    now: SystemTime,
+) -> Result<TlsMaterial, ReconcileError> {
+    // The reference cache says whether the Secret and its keys exist, and its version
+    // rolls the pods; it was registered for the cluster, so a change requeues it.
+    let versions = context
+        .references
+        .check_keys(
+            namespace,
+            [KeysRead {
+                object: KeySource::Secret,
+                name: secret_name,
+                keys: TLS_SECRET_KEYS.to_vec(),
+                field: SECRET_NAME_FIELD,
+            }],
+        )
+        .map_err(ReconcileError::from)?;
+    // The reference cache's version is `<uid>/<resourceVersion>`; the values read
+    // before are kept by `resourceVersion`.
+    let version = versions
+        .get(&format!("Secret/{secret_name}"))
+        .and_then(|version| version.rsplit('/').next());
+    let data = read_secret(
+        &context.client,
+        &context.secret_values,
+        namespace,
+        secret_name,
+        version,
+    )
+    .await?
+    .unwrap_or_default();
+    let checked = check_user_certificate(&data, required_names, now).map_err(|problem| {
+        ReconcileError::invalid_spec(
+            problem.reason(),
+            format!("Secret {secret_name} ({SECRET_NAME_FIELD}): {problem}"),
+        )
+    })?;
+    let ca_pem =
+        String::from_utf8_lossy(data.get(CA_KEY).map_or(&[][..], Vec::as_slice)).into_owned();
+    Ok(TlsMaterial {
+        versions,
+        certificates: None,
+        warning: checked.expiry_warning.map(|message| SpecWarning {
+            reason: strata_status::reason!("TlsCertificateExpiring"),
+            message: format!("Secret {secret_name}: {message}"),
+        }),
+        renew_in: None,
+        ca_pem,
+    })
+}
