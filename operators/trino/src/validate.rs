@@ -12,7 +12,6 @@ use strata_status::{Reason, SpecWarning};
 use crate::config::catalog::{
     ICEBERG_BUNDLED_JDBC_DRIVER, ICEBERG_JDBC_DRIVER_PROPERTY, ValidatedCatalog,
 };
-use crate::config::server::HTTP_PORT;
 use crate::crd::config::{
     DEFAULT_COORDINATOR_GRACEFUL_SHUTDOWN_TIMEOUT, DEFAULT_WORKER_GRACEFUL_SHUTDOWN_TIMEOUT,
 };
@@ -24,9 +23,12 @@ pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
 
 use self::role_group::validate_role_group;
 pub use self::role_group::worker_termination_grace_period;
+pub use self::security::ValidatedSecurity;
+use crate::config::security::SecuritySettings;
 
 mod memory;
 mod role_group;
+mod security;
 
 /// Smallest memory limit accepted: with [`NON_HEAP_RESERVE_MIB`] left outside it, an
 /// 832 MiB heap, enough for the `tpch` load of the real-server test.
@@ -118,6 +120,10 @@ pub struct ValidatedCluster {
     pub roles: Vec<ValidatedRole>,
     /// What validation warns about.
     pub warnings: Vec<SpecWarning>,
+    /// TLS, authentication and authorization.
+    pub security: ValidatedSecurity,
+    /// The cluster's DNS domain, for the names certificates cover.
+    pub cluster_domain: String,
 }
 
 /// One role, checked.
@@ -152,10 +158,14 @@ impl ValidatedCluster {
         if cluster.spec.image.custom.is_none() {
             check_stock_image_drivers(&catalogs)?;
         }
+        let security = ValidatedSecurity::new(&cluster.spec.cluster_config)?;
+        let settings = security.settings();
         let discovery_uri = format!(
-            "http://{}.{}.svc.{cluster_domain}:{HTTP_PORT}",
+            "{}://{}.{}.svc.{cluster_domain}:{}",
+            settings.scheme(),
             discovery_host(identity.name.as_str(), &cluster.spec.coordinators),
-            identity.namespace
+            identity.namespace,
+            settings.port()
         );
         let environment = identity.name.as_str().replace('-', "_");
         let mut roles = Vec::new();
@@ -169,6 +179,7 @@ impl ValidatedCluster {
                 spec,
                 &discovery_uri,
                 &environment,
+                &settings,
             )?);
         }
         let coordinators = roles[0].replicas();
@@ -196,11 +207,14 @@ impl ValidatedCluster {
                     .to_owned(),
             });
         }
+        warnings.extend(security.plaintext_warning());
         Ok(Self {
             identity,
             catalogs,
             roles,
             warnings,
+            security,
+            cluster_domain: cluster_domain.to_owned(),
         })
     }
 
@@ -378,6 +392,7 @@ fn validate_role(
     spec: &Role<TrinoConfig, GenericRoleConfig, TrinoConfigOverrides>,
     discovery_uri: &str,
     environment: &str,
+    security: &SecuritySettings,
 ) -> Result<ValidatedRole, ReconcileError> {
     let role_identity = identity.role_with_groups(role.name(), role.field(), &spec.role_groups)?;
     let defaults = TrinoConfig::product_defaults(match role {
@@ -395,6 +410,7 @@ fn validate_role(
                 &merged,
                 discovery_uri,
                 environment,
+                security,
             )
         })
         .collect::<Result<Vec<_>, ReconcileError>>()?;

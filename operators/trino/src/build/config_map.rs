@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::ConfigMap;
 use strata_model::build::{config_hash, object_meta};
 
-use crate::config::scripts::{GRACEFUL_SHUTDOWN, READY, START};
+use crate::config::scripts::{GRACEFUL_SHUTDOWN, READY, START, TRINO_HTTP};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
 /// Key of the preStop script.
@@ -15,8 +15,15 @@ pub const GRACEFUL_SHUTDOWN_SCRIPT: &str = "graceful-shutdown.sh";
 pub const READY_SCRIPT: &str = "ready.sh";
 /// Key of the container's entry point.
 pub const START_SCRIPT: &str = "start.sh";
+/// Key of what the probe and the hook share.
+pub const TRINO_HTTP_SCRIPT: &str = "trino-http.sh";
 /// Every script, each mounted under `/strata/scripts`.
-pub const SCRIPTS: [&str; 3] = [START_SCRIPT, READY_SCRIPT, GRACEFUL_SHUTDOWN_SCRIPT];
+pub const SCRIPTS: [&str; 4] = [
+    START_SCRIPT,
+    READY_SCRIPT,
+    GRACEFUL_SHUTDOWN_SCRIPT,
+    TRINO_HTTP_SCRIPT,
+];
 
 /// `<trino>-<role>-<rg>`: the files under `/etc/trino` and the probe and hook scripts.
 pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {
@@ -27,6 +34,7 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
     );
     data.insert(READY_SCRIPT.to_owned(), READY.to_owned());
     data.insert(START_SCRIPT.to_owned(), START.to_owned());
+    data.insert(TRINO_HTTP_SCRIPT.to_owned(), TRINO_HTTP.to_owned());
     ConfigMap {
         metadata: group.object_meta(&cluster.identity.namespace),
         data: Some(data),

@@ -1,6 +1,7 @@
-//! The Trino container: `start.sh` execs the launcher in the foreground, so the JVM is
-//! the container's process; its environment (the shared secret and every catalog value
-//! by reference), the probes, and the workers' preStop hook that drains them.
+//! The Trino container: `start.sh` assembles the keystore and execs the launcher in the
+//! foreground, so the JVM is the container's process; its environment (the shared
+//! secret and every catalog value by reference), the probes, the workers' preStop hook
+//! that drains them, and the certificate and password files.
 
 use k8s_openapi::api::core::v1::{
     ConfigMapKeySelector, Container, EnvVar, EnvVarSource, ExecAction, Lifecycle, LifecycleHandler,
@@ -11,11 +12,16 @@ use strata_model::build::{
     restricted_security_context, tcp_probe, volume_mount,
 };
 
+use super::certificates::service_suffix;
 use super::config_map::{GRACEFUL_SHUTDOWN_SCRIPT, READY_SCRIPT, START_SCRIPT};
 use super::internal_secret::{SHARED_SECRET_KEY, internal_secret_name};
-use super::service::HTTP;
+use super::security::SHUTDOWN_PASSWORD_KEY;
+use super::service::server_port;
 use crate::config::catalog::ValueSource;
-use crate::config::server::{DATA_DIR, ETC_DIR, HTTP_PORT, SHARED_SECRET_ENV, SHUTDOWN_USER};
+use crate::config::security::{
+    CA_FILE, KEYSTORE, KEYSTORE_DIR, SHUTDOWN_PASSWORD_DIR, TLS_DIR, USERS_PASSWORD_DIR,
+};
+use crate::config::server::{DATA_DIR, ETC_DIR, SHARED_SECRET_ENV, SHUTDOWN_USER};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
 /// The Trino container, the target of `envOverrides`.
@@ -38,6 +44,22 @@ pub const DATA_VOLUME: &str = "data";
 /// The `/tmp` volume; an `emptyDir`, which is never `noexec`, as Trino's native codecs
 /// need.
 pub const TMP_VOLUME: &str = "tmp";
+/// The certificate Secret's volume, with TLS.
+pub const TLS_VOLUME: &str = "tls";
+/// The in-memory volume of the keystore `start.sh` assembles, with TLS.
+pub const KEYSTORE_VOLUME: &str = "keystore";
+/// The shutdown user's Secret, with authentication.
+pub const SHUTDOWN_PASSWORD_VOLUME: &str = "graceful-shutdown";
+/// The users' password file, with password authentication.
+pub const USERS_PASSWORD_VOLUME: &str = "users";
+/// The variables the probe, the hook and `start.sh` read (`trino-http.sh`).
+pub const TRINO_URL_ENV: &str = "STRATA_TRINO_URL";
+/// The CA the probe and the hook check the node's certificate against.
+pub const TRINO_CA_ENV: &str = "STRATA_TRINO_CA";
+/// Where `start.sh` finds the certificate Secret.
+pub const TLS_DIR_ENV: &str = "STRATA_TLS_DIR";
+/// Where `start.sh` writes the keystore.
+pub const KEYSTORE_ENV: &str = "STRATA_KEYSTORE";
 
 fn from_source(name: &str, source: EnvVarSource) -> EnvVar {
     EnvVar {
@@ -115,26 +137,73 @@ fn referenced_env(cluster: &ValidatedCluster) -> Vec<EnvVar> {
     env
 }
 
-fn mounts() -> Vec<VolumeMount> {
-    vec![
+fn mounts(cluster: &ValidatedCluster) -> Vec<VolumeMount> {
+    let mut mounts = vec![
         volume_mount(ETC_VOLUME, ETC_DIR, true),
         volume_mount(SCRIPTS_VOLUME, SCRIPTS_DIR, true),
         volume_mount(DATA_VOLUME, DATA_DIR, false),
         volume_mount(TMP_VOLUME, "/tmp", false),
+    ];
+    let security = &cluster.security;
+    if security.tls.is_some() {
+        mounts.push(volume_mount(TLS_VOLUME, TLS_DIR, true));
+        mounts.push(volume_mount(KEYSTORE_VOLUME, KEYSTORE_DIR, false));
+    }
+    if security.authenticates() {
+        mounts.push(volume_mount(
+            SHUTDOWN_PASSWORD_VOLUME,
+            SHUTDOWN_PASSWORD_DIR,
+            true,
+        ));
+    }
+    if security.users_secret.is_some() {
+        mounts.push(volume_mount(
+            USERS_PASSWORD_VOLUME,
+            USERS_PASSWORD_DIR,
+            true,
+        ));
+    }
+    mounts
+}
+
+/// The variables of `trino-http.sh` and `start.sh`. With TLS the node's own URL names
+/// its FQDN, which its certificate covers (`$(POD_NAME)` is expanded by the kubelet).
+fn server_env(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Vec<EnvVar> {
+    let value = |name: &str, value: String| EnvVar {
+        name: name.to_owned(),
+        value: Some(value),
+        value_from: None,
+    };
+    let port = server_port(cluster).number;
+    if cluster.security.tls.is_none() {
+        return vec![value(TRINO_URL_ENV, format!("http://127.0.0.1:{port}"))];
+    }
+    let object_name = group.name.object_name();
+    vec![
+        value(
+            TRINO_URL_ENV,
+            format!(
+                "https://$({POD_NAME_ENV}).{object_name}.{}:{port}",
+                service_suffix(cluster)
+            ),
+        ),
+        value(TRINO_CA_ENV, CA_FILE.to_owned()),
+        value(TLS_DIR_ENV, TLS_DIR.to_owned()),
+        value(KEYSTORE_ENV, KEYSTORE.to_owned()),
     ]
 }
 
-fn bash(script: &str, args: &[&str]) -> Vec<String> {
+fn bash(script: &str, args: &[String]) -> Vec<String> {
     let mut command = vec!["bash".to_owned(), format!("{SCRIPTS_DIR}/{script}")];
-    command.extend(args.iter().map(|arg| (*arg).to_owned()));
+    command.extend(args.iter().cloned());
     command
 }
 
 /// The Trino container of a role group's pods.
 ///
 /// - Readiness and startup: `GET /v1/info` says `"starting": false` (an `httpGet`
-///   probe cannot read the body; the script uses bash's `/dev/tcp`, so it needs no
-///   curl). Startup allows 5 minutes for plugin loading.
+///   probe cannot read the body, nor check the certificate). Startup allows 5 minutes
+///   for plugin loading.
 /// - Liveness: the port accepts connections. A node busy with queries still does,
 ///   so liveness never kills a node for being loaded.
 /// - Workers: the preStop hook drains the worker and waits for the JVM to exit.
@@ -144,10 +213,15 @@ pub fn trino(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Containe
     env.extend(
         referenced_env(cluster)
             .into_iter()
+            .chain(server_env(cluster, group))
             .filter(|variable| !overridden.contains(&variable.name)),
     );
-    let port = HTTP_PORT.to_string();
-    let ready = format!("exec bash {SCRIPTS_DIR}/{READY_SCRIPT} {port}");
+    let port = server_port(cluster);
+    let ready = format!("exec bash {SCRIPTS_DIR}/{READY_SCRIPT}");
+    let mut shutdown_args = vec![SHUTDOWN_USER.to_owned()];
+    if cluster.security.authenticates() {
+        shutdown_args.push(format!("{SHUTDOWN_PASSWORD_DIR}/{SHUTDOWN_PASSWORD_KEY}"));
+    }
     Container {
         name: TRINO_CONTAINER.to_owned(),
         image: Some(cluster.identity.image.image.clone()),
@@ -162,18 +236,18 @@ pub fn trino(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Containe
             format!("-Dnode.id=$({POD_NAME_ENV})"),
         ]),
         env: Some(env),
-        ports: Some(vec![container_port(HTTP)]),
+        ports: Some(vec![container_port(port)]),
         resources: Some(resource_requirements(&group.resources)),
         startup_probe: Some(exec_probe(&ready, 5, 60)),
         readiness_probe: Some(exec_probe(&ready, 10, 3)),
-        liveness_probe: Some(tcp_probe(HTTP, 10, 6)),
+        liveness_probe: Some(tcp_probe(port, 10, 6)),
         // A worker drains (it stops taking tasks, then finishes them); the
         // coordinator pauses while it leaves the client Service.
         lifecycle: Some(if group.product.graceful_shutdown {
             Lifecycle {
                 pre_stop: Some(LifecycleHandler {
                     exec: Some(ExecAction {
-                        command: Some(bash(GRACEFUL_SHUTDOWN_SCRIPT, &[&port, SHUTDOWN_USER])),
+                        command: Some(bash(GRACEFUL_SHUTDOWN_SCRIPT, &shutdown_args)),
                     }),
                     ..LifecycleHandler::default()
                 }),
@@ -183,7 +257,7 @@ pub fn trino(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Containe
             pause_before_stop()
         }),
         security_context: Some(restricted_security_context()),
-        volume_mounts: Some(mounts()),
+        volume_mounts: Some(mounts(cluster)),
         ..Container::default()
     }
 }

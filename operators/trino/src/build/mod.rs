@@ -8,11 +8,15 @@
 //! | headless Service | `<trino>-<role>-<rg>` | role group |
 //! | StatefulSet | `<trino>-<role>-<rg>` | role group |
 //! | PodDisruptionBudget (unless disabled) | `<trino>-<role>` | role |
-//! | coordinator Service (8080) | `<trino>-coordinator` | cluster |
+//! | coordinator Service (8443, or 8080 without TLS) | `<trino>-coordinator` | cluster |
+//! | the CA and a certificate per role group (with the operator's certificates) | `<trino>-ca`, `<trino>-<role>-<rg>-tls` | cluster, role group |
+//! | the shutdown user's and the users' password files, the access control rules, the discovery ConfigMap | see [`security`] | cluster |
 
+pub mod certificates;
 pub mod config_map;
 pub mod container;
 pub mod internal_secret;
+pub mod security;
 pub mod service;
 pub mod statefulset;
 
@@ -24,16 +28,31 @@ use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 use strata_operator::roll::stateless::RESTART_TOGETHER_ANNOTATION;
 
+pub use self::security::SecurityMaterial;
 use crate::validate::{TrinoRole, ValidatedCluster};
 
-/// Every object of the cluster in the apply step's form: the Secret and the files
+/// What the build takes beyond the model: what the controller read in the cluster.
+#[derive(Clone, Debug, Default)]
+pub struct BuildInputs {
+    /// The versions of the Secrets and ConfigMaps the catalogs read: a change restarts
+    /// every pod at once.
+    pub catalog_versions: BTreeMap<String, String>,
+    /// The certificates' fingerprints (or the user's Secret's version): a change rolls
+    /// the pods, the workers one at a time through their drain.
+    pub certificate_versions: BTreeMap<String, String>,
+    /// The CA, the rules and the password file.
+    pub security: SecurityMaterial,
+}
+
+/// Every object of the cluster in the apply step's form: the Secrets and the files
 /// first, so they exist before the pods that use them.
-pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
+pub fn cluster_objects(cluster: &ValidatedCluster, inputs: &BuildInputs) -> DesiredObjects {
     let mut desired = DesiredObjects::new();
     desired.push_create_once(
         internal_secret::internal_secret(cluster),
         internal_secret::fill_internal_secret,
     );
+    security::push_security_objects(&mut desired, cluster, &inputs.security);
     let catalogs = config_map::catalog_config_map(cluster);
     let catalog_data = catalogs.data.clone().unwrap_or_default();
     desired.push(catalogs);
@@ -56,17 +75,22 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
     desired.push(service::coordinator_service(cluster));
     desired.annotate_pod_templates(
         RESTART_TOGETHER_ANNOTATION,
-        &catalogs_hash(&catalog_data, &BTreeMap::new()),
+        &restart_together_hash(cluster, &catalog_data, &inputs.catalog_versions),
     );
     desired
 }
 
-/// What every pod restarts for at once, without a drain: the catalog files, and the
-/// versions of the Secrets and ConfigMaps the catalogs read (`versions`). Trino reads
-/// static catalogs only at start, so a catalog change restarts the coordinator and
-/// every running query with it; workers that then drained one by one would serve old
-/// and new catalogs side by side for the whole roll.
-pub fn catalogs_hash(
+/// What every pod restarts for at once, without a drain:
+/// - the catalog files, and the versions of the Secrets and ConfigMaps the catalogs
+///   read (`versions`): Trino reads static catalogs only at start, so a catalog change
+///   restarts the coordinator and every running query with it; workers that then
+///   drained one by one would serve old and new catalogs side by side for the whole
+///   roll;
+/// - whether the nodes speak TLS and authenticate: nodes on either side of a switch
+///   cannot talk to each other, and a drain would wait for workers that cannot reach
+///   the coordinator.
+pub fn restart_together_hash(
+    cluster: &ValidatedCluster,
     catalog_files: &BTreeMap<String, String>,
     versions: &BTreeMap<String, String>,
 ) -> String {
@@ -75,24 +99,24 @@ pub fn catalogs_hash(
         .map(|(file, content)| (format!("catalog/{file}"), content.clone()))
         .collect();
     data.extend(versions.clone());
+    let settings = cluster.security.settings();
+    if settings.tls {
+        data.insert("security/tls".to_owned(), "on".to_owned());
+    }
+    if !settings.authenticators.is_empty() {
+        data.insert("security/authentication".to_owned(), "on".to_owned());
+    }
     config_hash(&data)
 }
 
-/// Step 3 of the pipeline: the objects, rolling on the `versions` of the objects the
-/// catalogs read ([`Prepared::rolling_on`]).
-pub fn build(cluster: &ValidatedCluster, versions: &BTreeMap<String, String>) -> Prepared {
-    let mut objects = cluster_objects(cluster);
-    if !versions.is_empty() {
-        let catalog_files = config_map::catalog_config_map(cluster)
-            .data
-            .unwrap_or_default();
-        objects.annotate_pod_templates(
-            RESTART_TOGETHER_ANNOTATION,
-            &catalogs_hash(&catalog_files, versions),
-        );
-    }
-    let mut prepared =
-        Prepared::new(objects, cluster.identity.image.product_version.clone()).rolling_on(versions);
+/// Step 3 of the pipeline: the objects, rolling on the certificates and restarting
+/// together on the catalogs' references ([`Prepared::rolling_on`]).
+pub fn build(cluster: &ValidatedCluster, inputs: &BuildInputs) -> Prepared {
+    let objects = cluster_objects(cluster, inputs);
+    let mut versions = inputs.catalog_versions.clone();
+    versions.extend(inputs.certificate_versions.clone());
+    let mut prepared = Prepared::new(objects, cluster.identity.image.product_version.clone())
+        .rolling_on(&versions);
     prepared.warnings = cluster.warnings.clone();
     prepared
 }

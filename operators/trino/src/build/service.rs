@@ -1,22 +1,38 @@
-//! Services: the coordinator Service on 8080 for clients, and a headless Service per
+//! Services: the coordinator Service on 8443 (8080 without TLS) for clients, and a headless Service per
 //! role group (the coordinator's carries `discovery.uri`, since it publishes the pod
 //! while it is not Ready).
 
 use k8s_openapi::api::core::v1::Service;
 use strata_model::build::{ContainerPort, client_service as client, object_meta};
 
+use crate::config::security::HTTPS_PORT;
 use crate::config::server::HTTP_PORT;
 use crate::validate::{TrinoRole, ValidatedCluster, ValidatedRoleGroup};
 
-/// The HTTP port of every node.
+/// The HTTP port of every node without TLS.
 pub const HTTP: ContainerPort = ContainerPort {
     name: "http",
     number: HTTP_PORT,
 };
 
+/// The HTTPS port of every node with TLS.
+pub const HTTPS: ContainerPort = ContainerPort {
+    name: "https",
+    number: HTTPS_PORT,
+};
+
+/// The one port every node serves: HTTPS with TLS, HTTP without.
+pub fn server_port(cluster: &ValidatedCluster) -> ContainerPort {
+    if cluster.security.tls.is_some() {
+        HTTPS
+    } else {
+        HTTP
+    }
+}
+
 /// `<trino>-<role>-<rg>`: the StatefulSet's `serviceName`.
 pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Service {
-    group.headless_service(&cluster.identity.namespace, &[HTTP])
+    group.headless_service(&cluster.identity.namespace, &[server_port(cluster)])
 }
 
 /// `<trino>-coordinator`: where clients connect and workers announce themselves.
@@ -32,6 +48,6 @@ pub fn coordinator_service(cluster: &ValidatedCluster) -> Service {
             coordinators.labels(),
         ),
         coordinators.selector(),
-        &[HTTP],
+        &[server_port(cluster)],
     )
 }

@@ -5,12 +5,21 @@ use k8s_openapi::api::core::v1::{
     ConfigMapProjection, KeyToPath, PodSpec, ProjectedVolumeSource, Volume, VolumeProjection,
 };
 use strata_model::build::{
-    PodUpdates, config_map_volume, pod_security_context, preferred_spread, scratch_volume,
+    PodUpdates, config_map_volume, memory_volume, pod_security_context, preferred_spread,
+    scratch_volume, secret_volume,
 };
 use strata_model::role_group::Workload;
 
 use super::config_map::{SCRIPTS, catalog_config_map_name};
-use super::container::{DATA_VOLUME, ETC_VOLUME, SCRIPTS_VOLUME, TMP_VOLUME, trino};
+use super::container::{
+    DATA_VOLUME, ETC_VOLUME, KEYSTORE_VOLUME, SCRIPTS_VOLUME, SHUTDOWN_PASSWORD_VOLUME, TLS_VOLUME,
+    TMP_VOLUME, USERS_PASSWORD_VOLUME, trino,
+};
+use super::security::{
+    access_control_config_map_name, graceful_shutdown_secret_name, password_db_secret_name,
+};
+use crate::config::access_control::RULES_KEY;
+use crate::config::server::ACCESS_CONTROL_RULES;
 use crate::validate::{TrinoRole, ValidatedCluster, ValidatedRole, ValidatedRoleGroup};
 
 /// uid and gid of the image's `trino` user.
@@ -44,12 +53,13 @@ pub fn stateful_set(
                 .to_vec(),
         );
     }
-    let volumes = vec![
+    let mut volumes = vec![
         etc_volume(cluster, group),
         scripts,
         scratch_volume(DATA_VOLUME, &data_limit),
         scratch_volume(TMP_VOLUME, "1Gi"),
     ];
+    volumes.extend(security_volumes(cluster, group));
     group.stateful_set(
         &cluster.identity,
         Workload {
@@ -71,7 +81,35 @@ pub fn stateful_set(
     )
 }
 
-/// `/etc/trino` as one projected volume: the role group's files at the top and each
+/// The certificate Secret and the in-memory keystore with TLS, and the password files
+/// with authentication.
+fn security_volumes(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Vec<Volume> {
+    let security = &cluster.security;
+    let mut volumes = Vec::new();
+    if let Some(source) = &security.tls {
+        volumes.push(secret_volume(
+            TLS_VOLUME,
+            &source.secret_name(group.name.object_name()),
+        ));
+        volumes.push(memory_volume(KEYSTORE_VOLUME, "1Mi"));
+    }
+    if security.authenticates() {
+        volumes.push(secret_volume(
+            SHUTDOWN_PASSWORD_VOLUME,
+            &graceful_shutdown_secret_name(cluster),
+        ));
+    }
+    if security.users_secret.is_some() {
+        volumes.push(secret_volume(
+            USERS_PASSWORD_VOLUME,
+            &password_db_secret_name(cluster),
+        ));
+    }
+    volumes
+}
+
+/// `/etc/trino` as one projected volume: the role group's files at the top, the access
+/// control rules (updated in place, which Trino reads again every few seconds), and each
 /// catalog under `catalog/`. One volume, because a second mount inside a read-only
 /// ConfigMap mount cannot create its mount point.
 fn etc_volume(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Volume {
@@ -102,6 +140,17 @@ fn etc_volume(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Volume 
         }),
         ..VolumeProjection::default()
     }];
+    sources.push(VolumeProjection {
+        config_map: Some(ConfigMapProjection {
+            name: access_control_config_map_name(cluster),
+            items: items(vec![(
+                RULES_KEY.to_owned(),
+                ACCESS_CONTROL_RULES.to_owned(),
+            )]),
+            optional: None,
+        }),
+        ..VolumeProjection::default()
+    });
     if !cluster.catalogs.is_empty() {
         sources.push(VolumeProjection {
             config_map: Some(ConfigMapProjection {

@@ -12,7 +12,9 @@
 //! the documentation.
 
 /// `config.properties`: `installation/deployment.md` (coordinator, discovery),
-/// `admin/properties-http-server.md` (port, shared secret),
+/// `admin/properties-http-server.md` (ports, HTTPS, shared secret),
+/// `security/internal-communication.md`, `security/authentication-types.md`,
+/// `security/password-file.md` (several password authenticators),
 /// `admin/properties-node-scheduler.md`, `admin/properties-resource-management.md`,
 /// `admin/graceful-shutdown.md`, `security/built-in-system-access-control.md`.
 pub const CONFIG_PROPERTIES: &[&str] = &[
@@ -25,13 +27,37 @@ pub const CONFIG_PROPERTIES: &[&str] = &[
     "query.max-memory",
     "query.max-memory-per-node",
     "shutdown.grace-period",
+    "http-server.http.enabled",
+    "http-server.https.enabled",
+    "http-server.https.port",
+    "http-server.https.keystore.path",
+    "internal-communication.https.required",
+    "internal-communication.https.truststore.path",
+    "http-server.authentication.type",
+    "password-authenticator.config-files",
 ];
 
 /// `node.properties`: `installation/deployment.md`.
-pub const NODE_PROPERTIES: &[&str] = &["node.environment", "node.id", "node.data-dir"];
+pub const NODE_PROPERTIES: &[&str] = &[
+    "node.environment",
+    "node.id",
+    "node.data-dir",
+    "node.internal-address-source",
+];
 
 /// `access-control.properties`: `security/file-system-access-control.md`.
-pub const ACCESS_CONTROL_PROPERTIES: &[&str] = &["access-control.name", "security.config-file"];
+pub const ACCESS_CONTROL_PROPERTIES: &[&str] = &[
+    "access-control.name",
+    "security.config-file",
+    "security.refresh-period",
+];
+
+/// A file password authenticator's properties: `security/password-file.md`.
+pub const PASSWORD_AUTHENTICATOR_PROPERTIES: &[&str] = &[
+    "password-authenticator.name",
+    "file.password-file",
+    "file.refresh-period",
+];
 
 /// Top-level sections of the access control rules file:
 /// `security/file-system-access-control.md`.
@@ -43,6 +69,7 @@ pub const ACCESS_CONTROL_RULE_SECTIONS: &[&str] = &[
     "catalog_session_properties",
     "queries",
     "impersonation",
+    "principals",
     "system_information",
     "functions",
     "procedures",

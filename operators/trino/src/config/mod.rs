@@ -3,8 +3,11 @@
 //! Trino release knows (`known_properties`), which tests check every generated key
 //! against.
 
+pub mod access_control;
 pub mod catalog;
 pub mod data_size;
 pub mod known_properties;
+pub mod password_file;
 pub mod scripts;
+pub mod security;
 pub mod server;

@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use strata_model::files::java_properties;
 use strata_model::files::overrides::OwnedKey;
 
+use super::security::SecuritySettings;
+
 /// `/etc/trino`: where the launcher (`--etc-dir`) finds every file.
 pub const ETC_DIR: &str = "/etc/trino";
 /// `node.data-dir`: the launcher's working directory (pid file, heap dumps).
@@ -33,19 +35,33 @@ pub const JVM_CONFIG: &str = "jvm.config";
 pub const LOG_PROPERTIES: &str = "log.properties";
 /// The system access control's properties file.
 pub const ACCESS_CONTROL_PROPERTIES: &str = "access-control.properties";
-/// The rules of the file-based system access control.
+/// The rules of the file-based system access control, from the cluster's access
+/// control ConfigMap.
 pub const ACCESS_CONTROL_RULES: &str = "access-control-rules.json";
 
 /// Keys of `config.properties` the operator owns; an override of one is refused.
-pub const RESERVED_CONFIG_PROPERTIES: [OwnedKey; 9] = [
+pub const RESERVED_CONFIG_PROPERTIES: [OwnedKey; 13] = [
     OwnedKey::exact("coordinator", "it follows the role"),
+    OwnedKey::with_subkeys(
+        "http-server.https",
+        "HTTPS follows clusterConfig.tls and the operator's certificates",
+    ),
+    OwnedKey::with_subkeys(
+        "internal-communication.https",
+        "internal TLS follows clusterConfig.tls",
+    ),
+    OwnedKey::exact(
+        "http-server.authentication.type",
+        "authentication follows clusterConfig.authentication",
+    ),
     OwnedKey::exact(
         "node-scheduler.include-coordinator",
         "the coordinator schedules, the workers run splits",
     ),
-    OwnedKey::exact(
-        "http-server.http.port",
-        "the Services, the probes and the preStop hook use port 8080",
+    OwnedKey::with_subkeys(
+        "http-server.http",
+        "the Services, the probes and the preStop hook use port 8080, or HTTPS on 8443 \
+         with clusterConfig.tls",
     ),
     OwnedKey::exact(
         "discovery.uri",
@@ -57,7 +73,12 @@ pub const RESERVED_CONFIG_PROPERTIES: [OwnedKey; 9] = [
     ),
     OwnedKey::exact(
         "access-control.config-files",
-        "its rules let the preStop hook shut a worker down",
+        "its rules let the preStop hook shut a worker down; set \
+         clusterConfig.authorization.rulesConfigMap for your own",
+    ),
+    OwnedKey::exact(
+        "password-authenticator.config-files",
+        "authentication follows clusterConfig.authentication",
     ),
     OwnedKey::exact(
         "shutdown.grace-period",
@@ -70,7 +91,11 @@ pub const RESERVED_CONFIG_PROPERTIES: [OwnedKey; 9] = [
     ),
 ];
 /// Keys of `node.properties` the operator owns.
-pub const RESERVED_NODE_PROPERTIES: [OwnedKey; 3] = [
+pub const RESERVED_NODE_PROPERTIES: [OwnedKey; 4] = [
+    OwnedKey::exact(
+        "node.internal-address-source",
+        "with TLS each node is known by the FQDN its certificate covers",
+    ),
     OwnedKey::exact(
         "node.environment",
         "every node of the cluster must share the cluster's name",
@@ -131,13 +156,14 @@ pub struct NodeSettings {
     pub query_max_memory_per_node: Option<String>,
     /// `shutdown.grace-period` in seconds, workers only.
     pub shutdown_grace_period_seconds: Option<i64>,
+    /// TLS and authentication.
+    pub security: SecuritySettings,
 }
 
 /// `config.properties`: the operator's keys, then the overrides.
 pub fn config_properties(settings: &NodeSettings, overrides: &BTreeMap<String, String>) -> String {
     let mut entries: Vec<(&str, String)> = vec![
         ("coordinator", settings.coordinator.to_string()),
-        ("http-server.http.port", HTTP_PORT.to_string()),
         ("discovery.uri", settings.discovery_uri.clone()),
         (
             "internal-communication.shared-secret",
@@ -148,6 +174,7 @@ pub fn config_properties(settings: &NodeSettings, overrides: &BTreeMap<String, S
             format!("{ETC_DIR}/{ACCESS_CONTROL_PROPERTIES}"),
         ),
     ];
+    entries.extend(settings.security.config_entries(ETC_DIR));
     if settings.coordinator {
         entries.push(("node-scheduler.include-coordinator", "false".to_owned()));
     }
@@ -166,13 +193,12 @@ pub fn config_properties(settings: &NodeSettings, overrides: &BTreeMap<String, S
 /// `node.properties`. `node.id` is not here: every pod of a role group shares this
 /// file, so the launcher gets `-Dnode.id=<pod name>` on its command line.
 pub fn node_properties(settings: &NodeSettings, overrides: &BTreeMap<String, String>) -> String {
-    properties(
-        vec![
-            ("node.environment", settings.environment.clone()),
-            ("node.data-dir", DATA_DIR.to_owned()),
-        ],
-        overrides,
-    )
+    let mut entries = vec![
+        ("node.environment", settings.environment.clone()),
+        ("node.data-dir", DATA_DIR.to_owned()),
+    ];
+    entries.extend(settings.security.node_entries());
+    properties(entries, overrides)
 }
 
 /// `jvm.config`: the recommended options with the heap, then the overrides (an option
@@ -204,7 +230,9 @@ pub fn log_properties(overrides: &BTreeMap<String, String>) -> String {
     properties(vec![("io.trino", "INFO".to_owned())], overrides)
 }
 
-/// `access-control.properties`: the file-based system access control.
+/// `access-control.properties`: the file-based system access control, whose rules
+/// ([`super::access_control`]) come from the cluster's access control ConfigMap and are
+/// read again every [`RULES_REFRESH_PERIOD`], so that a change needs no restart.
 pub fn access_control_properties() -> String {
     properties(
         vec![
@@ -213,33 +241,28 @@ pub fn access_control_properties() -> String {
                 "security.config-file",
                 format!("{ETC_DIR}/{ACCESS_CONTROL_RULES}"),
             ),
+            ("security.refresh-period", RULES_REFRESH_PERIOD.to_owned()),
         ],
         &BTreeMap::new(),
     )
 }
 
-/// The access control rules. Trino's built-in `default` access control allows
-/// everything except impersonation and writing system information; these rules keep
-/// exactly that and let [`SHUTDOWN_USER`] write system information, which
-/// `PUT /v1/info/state` needs. Sections that allow everything when absent (catalogs,
-/// schemas, tables, queries, session properties) are left out; the four that deny
-/// when absent are written (impersonation stays denied by being absent).
-pub fn access_control_rules() -> String {
-    let rules = serde_json::json!({
-        "system_information": [
-            {"user": SHUTDOWN_USER, "allow": ["read", "write"]},
-            {"allow": ["read"]}
-        ],
-        "functions": [{"privileges": ["EXECUTE", "GRANT_EXECUTE", "OWNERSHIP"]}],
-        "procedures": [{"privileges": ["EXECUTE", "GRANT_EXECUTE"]}],
-        "authorization": [
-            {"original_user": ".*", "new_user": ".*", "new_role": ".*", "allow": true}
-        ]
-    });
-    let mut text = serde_json::to_string_pretty(&rules).unwrap_or_default();
-    text.push('\n');
-    text
+/// The password authenticators' properties files, by file name.
+pub fn authenticator_files(settings: &SecuritySettings) -> Vec<(String, String)> {
+    settings
+        .authenticators
+        .iter()
+        .map(|authenticator| {
+            (
+                authenticator.file_name().to_owned(),
+                properties(authenticator.properties(), &BTreeMap::new()),
+            )
+        })
+        .collect()
 }
+
+/// How often the access control reads its rules again.
+pub const RULES_REFRESH_PERIOD: &str = "10s";
 
 fn properties(entries: Vec<(&str, String)>, overrides: &BTreeMap<String, String>) -> String {
     let mut merged: Vec<(String, String)> = entries

@@ -14,9 +14,10 @@ use strata_operator::pipeline::{Applied, Failed, Prepared};
 use strata_operator::reference::Target;
 use strata_status::{ConditionStatus, ConditionType};
 
+use super::security::{PasswordFiles, security_step};
 use super::workers::roll_workers;
-use crate::build::build;
-use crate::crd::{TrinoCatalog, TrinoCluster, TrinoStatus};
+use crate::build::{BuildInputs, build};
+use crate::crd::{TrinoAuthentication, TrinoCatalog, TrinoCluster, TrinoStatus};
 use crate::validate::ValidatedCluster;
 
 /// How soon a cluster looks again at a catalog the catalog controller has not yet
@@ -28,6 +29,53 @@ pub const UNCHECKED_CATALOG_RETRY: Duration = Duration::from_secs(5);
 pub struct ClusterContext {
     /// The cluster's DNS domain.
     pub cluster_domain: String,
+    /// The password files made from the users Secrets, by the Secrets' versions.
+    pub password_files: Arc<PasswordFiles>,
+}
+
+impl ClusterContext {
+    /// The context for clusters in `cluster_domain`.
+    pub fn new(cluster_domain: impl Into<String>) -> Self {
+        Self {
+            cluster_domain: cluster_domain.into(),
+            password_files: Arc::default(),
+        }
+    }
+}
+
+/// The Secrets a cluster names (the user's certificate, the users), so one that
+/// appears or changes requeues the cluster. Only their key names are cached.
+pub fn secret_references(cluster: &TrinoCluster) -> Vec<Target> {
+    let config = &cluster.spec.cluster_config;
+    let namespace = cluster.namespace().unwrap_or_default();
+    let certificate = config
+        .tls
+        .secret_name
+        .iter()
+        .filter(|_| config.tls.enabled != Some(false));
+    let users = config
+        .authentication
+        .iter()
+        .map(|authentication| match authentication {
+            TrinoAuthentication::Password(password) => &password.secret_name,
+        });
+    certificate
+        .chain(users)
+        .map(|name| Target::named(namespace.clone(), name.clone()))
+        .collect()
+}
+
+/// The ConfigMap with the user's access control rules, so an edit requeues the cluster.
+pub fn config_map_references(cluster: &TrinoCluster) -> Vec<Target> {
+    let namespace = cluster.namespace().unwrap_or_default();
+    cluster
+        .spec
+        .cluster_config
+        .authorization
+        .iter()
+        .filter_map(|authorization| authorization.rules_config_map.clone())
+        .map(|name| Target::named(namespace.clone(), name))
+        .collect()
 }
 
 /// The catalogs a cluster selects: the controller's declared references, so a catalog
@@ -121,7 +169,7 @@ pub async fn reconcile(
     };
     let mut in_use = TrinoStatus::default();
     let applied = async {
-        let (prepared, catalog_names) = prepare(&cluster, &catalogs, &context)?;
+        let (prepared, catalog_names) = prepare(&cluster, &catalogs, &context).await?;
         in_use.catalogs = catalog_names;
         context
             .apply_prepared(cluster.as_ref(), &operation, prepared)
@@ -238,8 +286,8 @@ fn selected_catalogs(
     })
 }
 
-/// Steps 2 and 3.
-fn prepare(
+/// Steps 2 and 3, with the security step between them.
+async fn prepare(
     cluster: &TrinoCluster,
     catalogs: &[TrinoCatalog],
     context: &Context<ClusterContext>,
@@ -247,14 +295,24 @@ fn prepare(
     let validated = ValidatedCluster::new(cluster, catalogs, &context.extra.cluster_domain)?;
     // The pods read catalog values from Secrets and ConfigMaps through the environment,
     // once: each catalog's references hash rolls them when one of those changes.
-    let versions: BTreeMap<String, String> = catalogs
+    let catalog_versions: BTreeMap<String, String> = catalogs
         .iter()
         .filter_map(|catalog| {
             let hash = catalog.status.as_ref()?.references_hash.clone()?;
             Some((format!("TrinoCatalog/{}", catalog.name_any()), hash))
         })
         .collect();
-    let mut prepared = build(&validated, &versions);
+    // The certificates must be there before any pod waits for them; a renewed one
+    // rolls the pods, which read it only when they start.
+    let (tls, security) = security_step(&validated, context).await?;
+    tls.announce(cluster, context).await;
+    let inputs = BuildInputs {
+        catalog_versions,
+        certificate_versions: tls.versions.clone(),
+        security,
+    };
+    let mut prepared = build(&validated, &inputs);
+    tls.into_prepared(&mut prepared);
     roll_workers(&mut prepared, cluster, context);
     Ok((prepared, validated.catalog_names()))
 }

@@ -10,6 +10,7 @@
 
 pub mod catalog;
 pub mod cluster;
+pub mod security;
 pub mod workers;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -28,8 +29,8 @@ pub fn child_kinds() -> Vec<ChildKind> {
     kinds
 }
 
-/// The cluster controller: TrinoClusters with their children and pods, and the
-/// catalogs each selects.
+/// The cluster controller: TrinoClusters with their children and pods, the catalogs
+/// each selects, the Secrets it names (key names only) and its rules ConfigMap.
 pub fn cluster_controller() -> ControllerDef<TrinoCluster> {
     ControllerDef::new(ControllerSpec {
         name: "trinocluster",
@@ -38,6 +39,8 @@ pub fn cluster_controller() -> ControllerDef<TrinoCluster> {
         restarts_pods: false,
     })
     .reading_changes_of::<TrinoCatalog>(cluster::catalog_selection, cluster::catalog_significance)
+    .reading_secret_keys(cluster::secret_references)
+    .reading::<ConfigMap>(cluster::config_map_references)
 }
 
 /// The catalog controller: it creates nothing, and reads the Secrets (key names only)
@@ -69,9 +72,7 @@ pub fn registration() -> OperatorRegistration {
 
 /// Runs both controllers until the runtime shuts down.
 pub async fn run(runtime: OperatorRuntime) {
-    let context = ClusterContext {
-        cluster_domain: runtime.cluster_domain.clone(),
-    };
+    let context = ClusterContext::new(runtime.cluster_domain.clone());
     run_with(runtime, context).await;
 }
 

@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod config;
+pub mod security;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::CustomResource;
@@ -15,6 +16,9 @@ use strata_status::ClusterStatus;
 
 pub use self::catalog::{TrinoCatalog, TrinoCatalogSpec};
 pub use self::config::{TrinoConfig, TrinoConfigOverrides};
+pub use self::security::{
+    PasswordAuthentication, TrinoAuthentication, TrinoAuthorization, TrinoTls,
+};
 
 /// Product name: `app.kubernetes.io/name` of every object.
 pub const APP_NAME: &str = "trino";
@@ -80,6 +84,19 @@ pub struct TrinoClusterConfig {
     /// none (only Trino's built-in `system` catalog). `{}` selects every catalog.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalog_label_selector: Option<LabelSelector>,
+
+    /// HTTPS for clients and TLS between the nodes: on by default.
+    #[serde(default, skip_serializing_if = "TrinoTls::is_default")]
+    pub tls: TrinoTls,
+
+    /// How clients authenticate, tried in order. Empty (the default): clients name
+    /// themselves (`X-Trino-User`) and are believed. Needs TLS.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub authentication: Vec<TrinoAuthentication>,
+
+    /// What authenticated users may do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization: Option<TrinoAuthorization>,
 }
 
 /// What a `TrinoCluster`'s status adds to the shared fields.

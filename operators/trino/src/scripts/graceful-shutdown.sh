@@ -3,36 +3,38 @@
 # JVM has exited. The kubelet sends SIGTERM only after this script returns, and
 # SIGTERM alone does not drain a worker.
 #
-# Usage: graceful-shutdown.sh PORT USER
+# Usage: graceful-shutdown.sh USER [PASSWORD_FILE]
 #
-# Only bash builtins and `sleep` are used, so the hook needs nothing else from an
-# image: the request goes over bash's /dev/tcp. (483's image does install curl, for
-# its own health check, but a custom image need not.) A refused request (anything but 200)
-# exits 1, which the kubelet reports as a FailedPreStopHook Event.
+# With authentication on, USER's password is read from PASSWORD_FILE and handed to
+# curl on its standard input, never on a command line. A refused request (anything
+# but 200) exits 1, which the kubelet reports as a FailedPreStopHook Event.
 set -u
-port="$1"
-user="$2"
-body='"SHUTTING_DOWN"'
+source "$(dirname "${BASH_SOURCE[0]}")/trino-http.sh"
+user="$1"
+password_file="${2:-}"
+port="$(trino_port)"
 
-if ! exec 3<>"/dev/tcp/127.0.0.1/${port}"; then
+if ! (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null; then
     echo "graceful-shutdown: nothing listens on port ${port}; the server is already down"
     exit 0
 fi
-printf 'PUT /v1/info/state HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nX-Trino-User: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' \
-    "${port}" "${user}" "${#body}" "${body}" >&3
-status_line=""
-# A wedged JVM may accept the connection and never answer: give up after 10 s, so
-# the kubelet's SIGTERM follows instead of the hook holding the pod.
-IFS= read -r -t 10 status_line <&3
-exec 3<&- 3>&-
-status_line="${status_line%$'\r'}"
-case "${status_line}" in
-    "HTTP/1.1 200"* | "HTTP/1.0 200"*) ;;
-    *)
-        echo "graceful-shutdown: the worker refused to shut down: ${status_line:-no answer}"
-        exit 1
-        ;;
-esac
+credentials=()
+config=""
+if [[ -n "${password_file}" ]]; then
+    credentials=(--config -)
+    config="user = \"${user}:$(<"${password_file}")\""
+fi
+# A wedged JVM may accept the connection and never answer: curl gives up after 10 s,
+# so the kubelet's SIGTERM follows instead of the hook holding the pod.
+response=$(printf '%s\n' "${config}" | trino_curl /v1/info/state "${credentials[@]}" \
+    --request PUT --header "X-Trino-User: ${user}" \
+    --header 'Content-Type: application/json' --data '"SHUTTING_DOWN"' \
+    --write-out '\n%{http_code}' 2>&1)
+status="${response##*$'\n'}"
+if [[ "${status}" != "200" ]]; then
+    echo "graceful-shutdown: the worker refused to shut down: HTTP ${status}: ${response%$'\n'*}"
+    exit 1
+fi
 echo "graceful-shutdown: the worker is draining; waiting for it to exit"
 
 # The worker waits shutdown.grace-period, drains its tasks, waits again and exits;

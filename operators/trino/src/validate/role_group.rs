@@ -20,10 +20,11 @@ use super::{
 use crate::build::container::POD_NAME_ENV;
 use crate::config::catalog::CATALOG_VARIABLE_PREFIX;
 use crate::config::data_size::{bytes, trino_data_size};
+use crate::config::security::SecuritySettings;
 use crate::config::server::{
-    self, ACCESS_CONTROL_PROPERTIES, ACCESS_CONTROL_RULES, CONFIG_PROPERTIES, JVM_CONFIG,
-    LOG_PROPERTIES, NODE_PROPERTIES, NodeSettings, RESERVED_CONFIG_PROPERTIES,
-    RESERVED_JVM_OPTIONS, RESERVED_NODE_PROPERTIES, SHARED_SECRET_ENV,
+    self, ACCESS_CONTROL_PROPERTIES, CONFIG_PROPERTIES, JVM_CONFIG, LOG_PROPERTIES,
+    NODE_PROPERTIES, NodeSettings, RESERVED_CONFIG_PROPERTIES, RESERVED_JVM_OPTIONS,
+    RESERVED_NODE_PROPERTIES, SHARED_SECRET_ENV,
 };
 use crate::crd::config::DEFAULT_SHUTDOWN_GRACE_PERIOD;
 use crate::crd::{TrinoConfig, TrinoConfigOverrides};
@@ -37,6 +38,7 @@ pub(super) fn validate_role_group(
     merged: &MergedRoleGroup<TrinoConfig, TrinoConfigOverrides>,
     discovery_uri: &str,
     environment: &str,
+    security: &SecuritySettings,
 ) -> Result<ValidatedRoleGroup, ReconcileError> {
     let field = role_group_field(role.field(), &merged.name);
     let problem = |reason: &str, message: String| {
@@ -127,7 +129,8 @@ pub(super) fn validate_role_group(
             "ReservedEnvOverride",
             format!(
                 "envOverrides: {variable} is set by the operator (the node id, the shared \
-                 secret or a catalog value); it is not overridable"
+                 secret, a catalog value or a variable of its scripts); it is not \
+                 overridable"
             ),
         ));
     }
@@ -158,8 +161,9 @@ pub(super) fn validate_role_group(
         query_max_memory: query_max.map(|(_, text)| text),
         query_max_memory_per_node: per_node.map(|(_, text)| text),
         shutdown_grace_period_seconds: grace,
+        security: security.clone(),
     };
-    let files = BTreeMap::from([
+    let mut files = BTreeMap::from([
         (
             CONFIG_PROPERTIES.to_owned(),
             server::config_properties(&settings, &overrides.config_properties),
@@ -180,11 +184,8 @@ pub(super) fn validate_role_group(
             ACCESS_CONTROL_PROPERTIES.to_owned(),
             server::access_control_properties(),
         ),
-        (
-            ACCESS_CONTROL_RULES.to_owned(),
-            server::access_control_rules(),
-        ),
     ]);
+    files.extend(server::authenticator_files(security));
     Ok(group.with(NodeGroup {
         graceful_shutdown: role == TrinoRole::Worker,
         files,
@@ -226,10 +227,16 @@ fn check_overrides(overrides: &TrinoConfigOverrides) -> Result<(), OverrideError
         })
 }
 
+/// The prefix of the variables the operator's scripts read.
+const OPERATOR_VARIABLE_PREFIX: &str = "STRATA_";
+
 /// Whether the operator owns the environment variable `name`: the node id, the shared
-/// secret and every catalog value.
+/// secret, every catalog value and the scripts' variables.
 fn reserved_variable(name: &str) -> bool {
-    name == POD_NAME_ENV || name == SHARED_SECRET_ENV || name.starts_with(CATALOG_VARIABLE_PREFIX)
+    name == POD_NAME_ENV
+        || name == SHARED_SECRET_ENV
+        || name.starts_with(CATALOG_VARIABLE_PREFIX)
+        || name.starts_with(OPERATOR_VARIABLE_PREFIX)
 }
 
 /// Why the operator owns a `jvm.config` option: a heap flag, or a system property

@@ -1,0 +1,169 @@
+//! The rules of the file-based system access control every node enforces: the user's
+//! rules with one rule of the operator's in front, or the operator's defaults.
+//!
+//! The operator's rule lets [`SHUTDOWN_USER`] read and write system information, which
+//! `PUT /v1/info/state` (the preStop drain) needs. It goes first in
+//! `system_information`, where Trino applies the first rule that matches, so it wins
+//! for that user alone; for every other user the user's rules decide, in their order.
+//! A section Trino denies everything in when it is absent stays that way for everyone
+//! but the shutdown user.
+
+use serde_json::{Map, Value, json};
+
+use super::known_properties::ACCESS_CONTROL_RULE_SECTIONS;
+use super::server::SHUTDOWN_USER;
+
+/// The key of the rules in the user's ConfigMap and in the operator's.
+pub const RULES_KEY: &str = "rules.json";
+
+/// Why the user's rules cannot be used. Messages name the problem, never a rule's
+/// content beyond a section's name.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RulesError {
+    /// Not JSON, or not a JSON object.
+    #[error("is not a JSON object of rule sections: {0}")]
+    NotAnObject(String),
+    /// A section Trino's file-based access control does not have.
+    #[error(
+        "has the section {0:?}, which Trino's file-based access control does not know (it \
+         would refuse the file); the sections are {sections}",
+        sections = ACCESS_CONTROL_RULE_SECTIONS.join(", ")
+    )]
+    UnknownSection(String),
+    /// A section that is not a list of rules.
+    #[error("has a section {0:?} that is not a list of rules")]
+    NotAList(String),
+}
+
+/// The operator's rule for the shutdown user.
+fn shutdown_rule() -> Value {
+    json!({"user": SHUTDOWN_USER, "allow": ["read", "write"]})
+}
+
+/// The rules without the user's: Trino's built-in `default` access control (everything
+/// but impersonation and writing system information) and the shutdown user's rule.
+/// Sections that allow everything when absent (catalogs, schemas, tables, queries,
+/// session properties) are left out; the four that deny when absent are written
+/// (impersonation stays denied by being absent).
+fn default_rules() -> Value {
+    json!({
+        "system_information": [shutdown_rule(), {"allow": ["read"]}],
+        "functions": [{"privileges": ["EXECUTE", "GRANT_EXECUTE", "OWNERSHIP"]}],
+        "procedures": [{"privileges": ["EXECUTE", "GRANT_EXECUTE"]}],
+        "authorization": [
+            {"original_user": ".*", "new_user": ".*", "new_role": ".*", "allow": true}
+        ]
+    })
+}
+
+/// The rules file: `user_rules` (the text of the user's `rules.json`) with the shutdown
+/// user's rule first in `system_information`, or the defaults without user rules.
+pub fn access_control_rules(user_rules: Option<&str>) -> Result<String, RulesError> {
+    let rules = match user_rules {
+        None => default_rules(),
+        Some(text) => with_shutdown_rule(text)?,
+    };
+    let mut text = serde_json::to_string_pretty(&rules).unwrap_or_default();
+    text.push('\n');
+    Ok(text)
+}
+
+fn with_shutdown_rule(text: &str) -> Result<Value, RulesError> {
+    let mut sections: Map<String, Value> = match serde_json::from_str(text) {
+        Ok(Value::Object(sections)) => sections,
+        Ok(other) => {
+            return Err(RulesError::NotAnObject(format!(
+                "it is a JSON {}",
+                json_kind(&other)
+            )));
+        }
+        Err(error) => return Err(RulesError::NotAnObject(error.to_string())),
+    };
+    for (name, rules) in &sections {
+        if !ACCESS_CONTROL_RULE_SECTIONS.contains(&name.as_str()) {
+            return Err(RulesError::UnknownSection(name.clone()));
+        }
+        if !rules.is_array() {
+            return Err(RulesError::NotAList(name.clone()));
+        }
+    }
+    let system_information = sections
+        .entry("system_information")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(rules) = system_information {
+        rules.insert(0, shutdown_rule());
+    }
+    Ok(Value::Object(sections))
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    fn parsed(text: &str) -> Value {
+        serde_json::from_str(text).expect("the rules are JSON")
+    }
+
+    #[test]
+    fn without_user_rules_only_the_shutdown_user_writes_system_information() {
+        let rules = parsed(&access_control_rules(None).expect("the defaults"));
+        assert_eq!(
+            rules["system_information"],
+            json!([
+                {"user": SHUTDOWN_USER, "allow": ["read", "write"]},
+                {"allow": ["read"]}
+            ])
+        );
+        assert!(rules.get("impersonation").is_none());
+    }
+
+    #[rstest]
+    #[case::section_absent(
+        r#"{"catalogs": [{"user": "alice", "catalog": "tpch", "allow": "all"}]}"#,
+        json!([{"user": SHUTDOWN_USER, "allow": ["read", "write"]}])
+    )]
+    #[case::section_present(
+        r#"{"system_information": [{"user": "admin", "allow": ["read", "write"]}, {"allow": []}]}"#,
+        json!([
+            {"user": SHUTDOWN_USER, "allow": ["read", "write"]},
+            {"user": "admin", "allow": ["read", "write"]},
+            {"allow": []}
+        ])
+    )]
+    fn the_shutdown_rule_goes_first_and_the_users_rules_follow_in_order(
+        #[case] user_rules: &str,
+        #[case] system_information: Value,
+    ) {
+        let rules = parsed(&access_control_rules(Some(user_rules)).expect("valid rules"));
+        assert_eq!(rules["system_information"], system_information);
+        let user = parsed(user_rules);
+        for (section, value) in user.as_object().expect("an object") {
+            if section != "system_information" {
+                assert_eq!(&rules[section], value, "{section} is kept as written");
+            }
+        }
+    }
+
+    #[rstest]
+    #[case::not_json("{catalogs", "is not a JSON object")]
+    #[case::an_array("[]", "it is a JSON array")]
+    #[case::unknown_section(r#"{"tabels": []}"#, "the section \"tabels\"")]
+    #[case::section_not_a_list(r#"{"catalogs": {"allow": "all"}}"#, "not a list of rules")]
+    fn invalid_user_rules_are_refused_with_the_reason(#[case] text: &str, #[case] says: &str) {
+        let error = access_control_rules(Some(text)).expect_err("refused");
+        assert!(error.to_string().contains(says), "{error}");
+    }
+}

@@ -1,0 +1,132 @@
+//! What TLS and authentication add to the files every node reads, and where in the pod
+//! their material is.
+//!
+//! - TLS: HTTPS on [`HTTPS_PORT`] with the keystore `start.sh` assembles from the
+//!   mounted certificate Secret (Trino reads one PEM file with the chain and the key),
+//!   internal communication over HTTPS against the CA (`internal-communication.https.
+//!   required`: without it the nodes would announce plain HTTP addresses), each node
+//!   known by its FQDN (`node.internal-address-source=FQDN`), which the certificates
+//!   cover, and plain HTTP off.
+//! - Authentication: `PASSWORD`, with the operator's own file authenticator first (the
+//!   shutdown user the preStop hook drains a worker as), then the user's. Every node
+//!   authenticates, workers too, so that only the shutdown user can drain one.
+
+/// The HTTPS port of every node with TLS.
+pub const HTTPS_PORT: u16 = 8443;
+/// Where the certificate Secret (`tls.crt`, `tls.key`, `ca.crt`) is mounted.
+pub const TLS_DIR: &str = "/strata/tls";
+/// The in-memory directory `start.sh` writes the keystore to.
+pub const KEYSTORE_DIR: &str = "/strata/keystore";
+/// The keystore: the certificate and its key in one PEM file, as Trino reads it.
+pub const KEYSTORE: &str = "/strata/keystore/server.pem";
+/// The CA every node and the probes check certificates against.
+pub const CA_FILE: &str = "/strata/tls/ca.crt";
+/// Where the shutdown user's password file is mounted.
+pub const SHUTDOWN_PASSWORD_DIR: &str = "/strata/graceful-shutdown";
+/// Where the users' password file is mounted.
+pub const USERS_PASSWORD_DIR: &str = "/strata/users";
+/// The key of a password file in its Secret, and its file name.
+pub const PASSWORD_DB_KEY: &str = "password.db";
+/// How often a file authenticator reads its file again: a changed users Secret reaches
+/// the running servers without a restart.
+pub const PASSWORD_REFRESH_PERIOD: &str = "5s";
+
+/// TLS and authentication of one cluster, as every node's files see them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SecuritySettings {
+    /// HTTPS and internal TLS.
+    pub tls: bool,
+    /// The password authenticators, in the order Trino tries them; empty without
+    /// authentication.
+    pub authenticators: Vec<PasswordAuthenticator>,
+}
+
+/// One file authenticator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PasswordAuthenticator {
+    /// The operator's: the shutdown user alone.
+    GracefulShutdown,
+    /// The users of `authentication[].password`.
+    Users,
+}
+
+impl PasswordAuthenticator {
+    /// Its properties file under `/etc/trino`.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Self::GracefulShutdown => "shutdown-authenticator.properties",
+            Self::Users => "password-authenticator.properties",
+        }
+    }
+
+    /// Its properties.
+    pub fn properties(self) -> Vec<(&'static str, String)> {
+        let dir = match self {
+            Self::GracefulShutdown => SHUTDOWN_PASSWORD_DIR,
+            Self::Users => USERS_PASSWORD_DIR,
+        };
+        vec![
+            ("password-authenticator.name", "file".to_owned()),
+            ("file.password-file", format!("{dir}/{PASSWORD_DB_KEY}")),
+            ("file.refresh-period", PASSWORD_REFRESH_PERIOD.to_owned()),
+        ]
+    }
+}
+
+impl SecuritySettings {
+    /// The client port: HTTPS with TLS, HTTP without.
+    pub fn port(&self) -> u16 {
+        if self.tls {
+            HTTPS_PORT
+        } else {
+            super::server::HTTP_PORT
+        }
+    }
+
+    /// `https` or `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls { "https" } else { "http" }
+    }
+
+    /// The `config.properties` entries of the server's ports, TLS and authentication.
+    pub fn config_entries(&self, etc_dir: &str) -> Vec<(&'static str, String)> {
+        let mut entries = if self.tls {
+            vec![
+                ("http-server.http.enabled", "false".to_owned()),
+                ("http-server.https.enabled", "true".to_owned()),
+                ("http-server.https.port", HTTPS_PORT.to_string()),
+                ("http-server.https.keystore.path", KEYSTORE.to_owned()),
+                ("internal-communication.https.required", "true".to_owned()),
+                (
+                    "internal-communication.https.truststore.path",
+                    CA_FILE.to_owned(),
+                ),
+            ]
+        } else {
+            vec![(
+                "http-server.http.port",
+                super::server::HTTP_PORT.to_string(),
+            )]
+        };
+        if !self.authenticators.is_empty() {
+            let files: Vec<String> = self
+                .authenticators
+                .iter()
+                .map(|authenticator| format!("{etc_dir}/{}", authenticator.file_name()))
+                .collect();
+            entries.push(("http-server.authentication.type", "PASSWORD".to_owned()));
+            entries.push(("password-authenticator.config-files", files.join(",")));
+        }
+        entries
+    }
+
+    /// The `node.properties` entries: with TLS, each node is known by its FQDN, which
+    /// its certificate covers (by default a node announces its IP address).
+    pub fn node_entries(&self) -> Vec<(&'static str, String)> {
+        if self.tls {
+            vec![("node.internal-address-source", "FQDN".to_owned())]
+        } else {
+            Vec::new()
+        }
+    }
+}
