@@ -12,14 +12,28 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use trino_operator::config::scripts::{GRACEFUL_SHUTDOWN, READY, START};
+use trino_operator::config::scripts::{GRACEFUL_SHUTDOWN, READY, START, TRINO_HTTP};
 use trino_operator::config::server::SHUTDOWN_USER;
 
-/// Writes `script` to a file bash reads (never executed as a file itself).
+/// Writes `script` to a file bash reads (never executed as a file itself), with the
+/// file it sources beside it, as the scripts volume mounts them.
 fn script_file(dir: &tempfile::TempDir, name: &str, script: &str) -> PathBuf {
+    std::fs::write(dir.path().join("trino-http.sh"), TRINO_HTTP).expect("write the library");
     let path = dir.path().join(name);
     std::fs::write(&path, script).expect("write the script");
     path
+}
+
+/// bash running `script` with `args` against the plain HTTP server on `port`, as a node
+/// without TLS does.
+fn bash(script: &PathBuf, port: u16, args: &[&str]) -> Command {
+    let mut command = Command::new("bash");
+    command
+        .arg(script)
+        .args(args)
+        .env("STRATA_TRINO_URL", format!("http://127.0.0.1:{port}"))
+        .env_remove("STRATA_TRINO_CA");
+    command
 }
 
 /// Waits for `child` at most `limit`; kills it by its PID if it is still running.
@@ -108,11 +122,7 @@ fn the_readiness_probe_needs_starting_false() {
         ),
     ] {
         let (port, requests) = serve_once(answer, Duration::ZERO);
-        let child = Command::new("bash")
-            .arg(&ready)
-            .arg(port.to_string())
-            .spawn()
-            .expect("run bash");
+        let child = bash(&ready, port, &[]).spawn().expect("run bash");
         let status = wait(child, Duration::from_secs(10));
         assert_eq!(status.success(), ready_expected, "{answer}");
         let request = requests.recv().expect("the probe asked");
@@ -128,10 +138,8 @@ fn the_readiness_probe_fails_when_nothing_listens() {
         let listener = TcpListener::bind("127.0.0.1:0").expect("port");
         listener.local_addr().expect("address").port()
     };
-    let child = Command::new("bash")
-        .arg(&ready)
-        .arg(port.to_string())
-        .stderr(std::process::Stdio::null())
+    let child = bash(&ready, port, &[])
+        .stdout(std::process::Stdio::null())
         .spawn()
         .expect("run bash");
     assert!(!wait(child, Duration::from_secs(10)).success());
@@ -144,10 +152,7 @@ fn the_pre_stop_hook_asks_the_worker_to_shut_down_and_waits_for_it_to_exit() {
     let draining = Duration::from_secs(3);
     let (port, requests) = serve_once("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", draining);
     let started = Instant::now();
-    let child = Command::new("bash")
-        .arg(&hook)
-        .arg(port.to_string())
-        .arg(SHUTDOWN_USER)
+    let child = bash(&hook, port, &[SHUTDOWN_USER])
         .spawn()
         .expect("run bash");
     let status = wait(child, Duration::from_secs(30));
@@ -161,6 +166,12 @@ fn the_pre_stop_hook_asks_the_worker_to_shut_down_and_waits_for_it_to_exit() {
     let mut lines = head.lines();
     assert_eq!(lines.next(), Some("PUT /v1/info/state HTTP/1.1"));
     let headers: Vec<&str> = lines.collect();
+    assert!(
+        !headers
+            .iter()
+            .any(|header| header.starts_with("Authorization")),
+        "no credentials without a password file: {headers:?}"
+    );
     assert!(
         headers.contains(&"X-Trino-User: graceful-shutdown"),
         "{headers:?}"
@@ -183,11 +194,8 @@ fn the_hook_succeeds_at_once_when_the_server_is_already_down() {
         let listener = TcpListener::bind("127.0.0.1:0").expect("port");
         listener.local_addr().expect("address").port()
     };
-    let child = Command::new("bash")
-        .arg(&hook)
-        .arg(port.to_string())
-        .arg(SHUTDOWN_USER)
-        .stderr(std::process::Stdio::null())
+    let child = bash(&hook, port, &[SHUTDOWN_USER])
+        .stdout(std::process::Stdio::null())
         .spawn()
         .expect("run bash");
     assert!(wait(child, Duration::from_secs(10)).success());
@@ -201,18 +209,75 @@ fn a_refused_shutdown_fails_the_hook_so_the_kubelet_reports_it() {
         "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n",
         Duration::ZERO,
     );
-    let output = Command::new("bash")
-        .arg(&hook)
-        .arg(port.to_string())
-        .arg(SHUTDOWN_USER)
+    let output = bash(&hook, port, &[SHUTDOWN_USER])
         .output()
         .expect("run bash");
     assert!(!output.status.success());
     assert!(
-        String::from_utf8_lossy(&output.stdout).contains("403 Forbidden"),
+        String::from_utf8_lossy(&output.stdout).contains("refused to shut down: HTTP 403"),
         "{}",
         String::from_utf8_lossy(&output.stdout)
     );
+}
+
+/// With authentication on, the hook authenticates as the shutdown user with the password
+/// from its file, which reaches curl on its standard input, never a command line.
+#[test]
+fn with_a_password_file_the_hook_authenticates_as_the_shutdown_user() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hook = script_file(&dir, "graceful-shutdown.sh", GRACEFUL_SHUTDOWN);
+    let password_file = dir.path().join("password");
+    std::fs::write(&password_file, "0123abcd").expect("write the password");
+    let (port, requests) = serve_once(
+        "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        Duration::ZERO,
+    );
+    let child = bash(
+        &hook,
+        port,
+        &[SHUTDOWN_USER, password_file.to_str().expect("a UTF-8 path")],
+    )
+    .spawn()
+    .expect("run bash");
+    assert!(wait(child, Duration::from_secs(30)).success());
+    let request = requests.recv().expect("the hook asked");
+    // base64 of `graceful-shutdown:0123abcd`.
+    assert!(
+        request.contains("Authorization: Basic Z3JhY2VmdWwtc2h1dGRvd246MDEyM2FiY2Q="),
+        "{request}"
+    );
+}
+
+/// `start.sh` joins the certificate and its key into the keystore, readable by its
+/// owner only.
+#[test]
+fn start_assembles_the_keystore_from_the_certificate_secret() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let start = script_file(&dir, "start.sh", START);
+    let tls = dir.path().join("tls");
+    std::fs::create_dir(&tls).expect("tls dir");
+    std::fs::write(tls.join("tls.crt"), "CERTIFICATE").expect("certificate");
+    std::fs::write(tls.join("tls.key"), "KEY\n").expect("key");
+    let keystore = dir.path().join("server.pem");
+    let output = Command::new("bash")
+        .arg(&start)
+        .arg("cat")
+        .arg(&keystore)
+        .env("STRATA_TLS_DIR", &tls)
+        .env("STRATA_KEYSTORE", &keystore)
+        .output()
+        .expect("run bash");
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "CERTIFICATE\nKEY\n"
+    );
+    let mode = std::fs::metadata(&keystore)
+        .expect("keystore")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
 }
 
 /// What `start.sh` hands the launcher for `value` in a comma list variable.

@@ -69,11 +69,6 @@ fn start(server: TestApiServer) -> Harness {
         }
     }
     Harness::start(server, OPERATOR_NAME, |runtime| {
-        run_with(
-            runtime,
-            ClusterContext {
-                cluster_domain: "cluster.local".to_owned(),
-            },
-        )
+        run_with(runtime, ClusterContext::new("cluster.local"))
     })
 }

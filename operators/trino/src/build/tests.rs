@@ -8,8 +8,9 @@ use strata_operator::error::ReconcileError;
 use super::*;
 use crate::config::known_properties::{
     ACCESS_CONTROL_PROPERTIES, ACCESS_CONTROL_RULE_SECTIONS, CONFIG_PROPERTIES, NODE_PROPERTIES,
-    REMOVED_PROPERTIES, TYPED_CONNECTORS, catalog_properties,
+    PASSWORD_AUTHENTICATOR_PROPERTIES, REMOVED_PROPERTIES, TYPED_CONNECTORS, catalog_properties,
 };
+use crate::config::security::PasswordAuthenticator;
 use crate::config::server;
 use crate::crd::TrinoCatalog;
 use crate::validate::tests::{catalog, cluster};
@@ -20,8 +21,30 @@ fn model(patch: Value, catalogs: &[TrinoCatalog]) -> Result<ValidatedCluster, Re
     ValidatedCluster::new(&cluster(patch), catalogs, DEFAULT_CLUSTER_DOMAIN)
 }
 
+/// What the controller would have read: the default rules and a CA.
+fn inputs() -> BuildInputs {
+    BuildInputs {
+        security: SecurityMaterial {
+            ca_pem: Some(CA_PEM.to_owned()),
+            rules: crate::config::access_control::access_control_rules(None).ok(),
+            password_file: None,
+        },
+        ..BuildInputs::default()
+    }
+}
+
+/// A stand-in for the CA's certificate.
+const CA_PEM: &str = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+
 fn objects(model: &ValidatedCluster) -> Result<Vec<Value>, ReconcileError> {
-    Ok(cluster_objects(model)
+    objects_with(model, &inputs())
+}
+
+fn objects_with(
+    model: &ValidatedCluster,
+    inputs: &BuildInputs,
+) -> Result<Vec<Value>, ReconcileError> {
+    Ok(cluster_objects(model, inputs)
         .into_objects(false)
         .map_err(|error| ReconcileError::operator_bug("Erase", error.to_string()))?
         .into_iter()
@@ -77,6 +100,8 @@ fn every_object() -> Result<(), ReconcileError> {
     let names = strata_testing::manifests::object_names(&objects);
     let expected = [
         "Secret/simple-trino-internal-secret",
+        "ConfigMap/simple-trino-access-control",
+        "ConfigMap/simple-trino",
         "ConfigMap/simple-trino-catalog",
         "ConfigMap/simple-trino-coordinator-default",
         "Service/simple-trino-coordinator-default",
@@ -102,18 +127,34 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
         "config": {"queryMaxMemoryPerNode": "1Gi"},
         "roleGroups": {"default": {"replicas": 2}}
     });
-    let model = model(
-        json!({"coordinators": coordinators, "workers": workers}),
+    let secured = model(
+        json!({
+            "coordinators": coordinators,
+            "workers": workers,
+            "clusterConfig": {"authentication": [{"password": {"secretName": "users"}}]}
+        }),
         &every_connector(),
     )?;
+    let plain = model(json!({"clusterConfig": {"tls": {"enabled": false}}}), &[])?;
     let mut written = BTreeSet::new();
-    for group in model.roles.iter().flat_map(|role| &role.groups) {
+    for group in [&secured, &plain]
+        .into_iter()
+        .flat_map(|model| &model.roles)
+        .flat_map(|role| &role.groups)
+    {
+        let authenticators = PasswordAuthenticator::GracefulShutdown
+            .file_name()
+            .to_owned();
         for (file, known) in [
             (server::CONFIG_PROPERTIES, CONFIG_PROPERTIES),
             (server::NODE_PROPERTIES, NODE_PROPERTIES),
             (server::ACCESS_CONTROL_PROPERTIES, ACCESS_CONTROL_PROPERTIES),
+            (authenticators.as_str(), PASSWORD_AUTHENTICATOR_PROPERTIES),
         ] {
-            for key in keys(&group.product.files[file]) {
+            let Some(text) = group.product.files.get(file) else {
+                continue;
+            };
+            for key in keys(text) {
                 assert!(
                     known.contains(&key.as_str()),
                     "{file}: {key} is not documented"
@@ -121,16 +162,18 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
                 written.insert(key);
             }
         }
-        let rules: serde_json::Map<String, Value> =
-            serde_json::from_str(&group.product.files[server::ACCESS_CONTROL_RULES])
-                .map_err(|error| ReconcileError::operator_bug("Rules", error.to_string()))?;
-        for section in rules.keys() {
-            assert!(
-                ACCESS_CONTROL_RULE_SECTIONS.contains(&section.as_str()),
-                "{section}"
-            );
-        }
     }
+    let rules: serde_json::Map<String, Value> = serde_json::from_str(
+        &crate::config::access_control::access_control_rules(None).unwrap_or_default(),
+    )
+    .map_err(|error| ReconcileError::operator_bug("Rules", error.to_string()))?;
+    for section in rules.keys() {
+        assert!(
+            ACCESS_CONTROL_RULE_SECTIONS.contains(&section.as_str()),
+            "{section}"
+        );
+    }
+    let model = secured;
     for catalog in &model.catalogs {
         assert!(TYPED_CONNECTORS.contains(&catalog.connector_name.as_str()));
         let known = catalog_properties(&catalog.connector_name);
@@ -245,7 +288,7 @@ fn coordinator_and_workers_mount_the_same_catalogs() -> Result<(), ReconcileErro
     let objects = objects(&model)?;
     let catalog_items = |name: &str| {
         named(&objects, "StatefulSet", name)["spec"]["template"]["spec"]["volumes"][0]["projected"]
-            ["sources"][1]
+            ["sources"][2]
             .clone()
     };
     let coordinator = catalog_items("simple-trino-coordinator-default");
@@ -269,7 +312,6 @@ fn workers_drain_before_they_stop_and_the_coordinator_pauses() -> Result<(), Rec
         json!([
             "bash",
             "/strata/scripts/graceful-shutdown.sh",
-            "8080",
             "graceful-shutdown"
         ])
     );
@@ -349,6 +391,8 @@ fn the_pods_run_as_the_trino_user_with_a_read_only_root() -> Result<(), Reconcil
             ("/strata/scripts".to_owned(), Value::Bool(true)),
             ("/data/trino".to_owned(), Value::Bool(false)),
             ("/tmp".to_owned(), Value::Bool(false)),
+            ("/strata/tls".to_owned(), Value::Bool(true)),
+            ("/strata/keystore".to_owned(), Value::Bool(false)),
         ]
     );
     Ok(())
@@ -394,3 +438,5 @@ fn every_script_the_container_names_is_mounted(#[case] set: &str) -> Result<(), 
     );
     Ok(())
 }
+
+mod security;

@@ -14,10 +14,6 @@ user="$1"
 password_file="${2:-}"
 port="$(trino_port)"
 
-if ! (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null; then
-    echo "graceful-shutdown: nothing listens on port ${port}; the server is already down"
-    exit 0
-fi
 credentials=()
 config=""
 if [[ -n "${password_file}" ]]; then
@@ -30,7 +26,13 @@ response=$(printf '%s\n' "${config}" | trino_curl /v1/info/state "${credentials[
     --request PUT --header "X-Trino-User: ${user}" \
     --header 'Content-Type: application/json' --data '"SHUTTING_DOWN"' \
     --write-out '\n%{http_code}' 2>&1)
+sent=$?
 status="${response##*$'\n'}"
+# 7: curl could not connect.
+if [[ "${sent}" == 7 ]]; then
+    echo "graceful-shutdown: nothing listens on port ${port}; the server is already down"
+    exit 0
+fi
 if [[ "${status}" != "200" ]]; then
     echo "graceful-shutdown: the worker refused to shut down: HTTP ${status}: ${response%$'\n'*}"
     exit 1

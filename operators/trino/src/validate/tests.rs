@@ -226,26 +226,38 @@ fn coordinator_and_worker_files_differ_where_trino_needs_them_to() -> Result<(),
     assert_eq!(
         group_file(&cluster, TrinoRole::Coordinator, CONFIG_PROPERTIES),
         "coordinator=true\n\
-         http-server.http.port=8080\n\
-         discovery.uri=http://simple-trino-coordinator-default.default.svc.cluster.local:8080\n\
+         discovery.uri=https://simple-trino-coordinator-default.default.svc.cluster.local:8443\n\
          internal-communication.shared-secret=${ENV:TRINO_INTERNAL_SHARED_SECRET}\n\
          access-control.config-files=/etc/trino/access-control.properties\n\
+         http-server.http.enabled=false\n\
+         http-server.https.enabled=true\n\
+         http-server.https.port=8443\n\
+         http-server.https.keystore.path=/strata/keystore/server.pem\n\
+         internal-communication.https.required=true\n\
+         internal-communication.https.truststore.path=/strata/tls/ca.crt\n\
          node-scheduler.include-coordinator=false\n"
     );
     assert_eq!(
         group_file(&cluster, TrinoRole::Worker, CONFIG_PROPERTIES),
         "coordinator=false\n\
-         http-server.http.port=8080\n\
-         discovery.uri=http://simple-trino-coordinator-default.default.svc.cluster.local:8080\n\
+         discovery.uri=https://simple-trino-coordinator-default.default.svc.cluster.local:8443\n\
          internal-communication.shared-secret=${ENV:TRINO_INTERNAL_SHARED_SECRET}\n\
          access-control.config-files=/etc/trino/access-control.properties\n\
+         http-server.http.enabled=false\n\
+         http-server.https.enabled=true\n\
+         http-server.https.port=8443\n\
+         http-server.https.keystore.path=/strata/keystore/server.pem\n\
+         internal-communication.https.required=true\n\
+         internal-communication.https.truststore.path=/strata/tls/ca.crt\n\
          shutdown.grace-period=30s\n"
     );
     for role in [TrinoRole::Coordinator, TrinoRole::Worker] {
         assert_eq!(
             group_file(&cluster, role, NODE_PROPERTIES),
-            "node.environment=simple_trino\nnode.data-dir=/data/trino\n",
-            "node.environment is the same on every node and matches [a-z0-9][_a-z0-9]*"
+            "node.environment=simple_trino\nnode.data-dir=/data/trino\n\
+             node.internal-address-source=FQDN\n",
+            "node.environment is the same on every node and matches [a-z0-9][_a-z0-9]*; \
+             with TLS each node is known by the FQDN its certificate covers"
         );
         assert!(
             group_file(&cluster, role, JVM_CONFIG).starts_with("-server\n-Xmx3276m\n"),
@@ -507,7 +519,7 @@ fn discovery_goes_to_the_coordinator_groups_headless_service(
 ) -> Result<(), ReconcileError> {
     let cluster = validated(json!({"coordinators": {"roleGroups": role_groups}}))?;
     let config = group_file(&cluster, TrinoRole::Worker, CONFIG_PROPERTIES);
-    let expected = format!("discovery.uri=http://{host}.default.svc.cluster.local:8080\n");
+    let expected = format!("discovery.uri=https://{host}.default.svc.cluster.local:8443\n");
     assert!(config.contains(&expected), "{config}");
     Ok(())
 }

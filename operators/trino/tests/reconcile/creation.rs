@@ -40,6 +40,8 @@ async fn a_new_cluster_gets_every_object_and_becomes_available() {
     assert_eq!(
         stored_names::<ConfigMap>(&harness),
         names(&[
+            "simple-trino",
+            "simple-trino-access-control",
             "simple-trino-catalog",
             "simple-trino-coordinator-default",
             "simple-trino-worker-default"
@@ -57,7 +59,15 @@ async fn a_new_cluster_gets_every_object_and_becomes_available() {
         stored_names::<PodDisruptionBudget>(&harness),
         names(&["simple-trino-coordinator", "simple-trino-worker"])
     );
-    assert!(stored_names::<Secret>(&harness).contains("simple-trino-internal-secret"));
+    let secrets = stored_names::<Secret>(&harness);
+    for secret in [
+        "simple-trino-internal-secret",
+        "simple-trino-ca",
+        "simple-trino-coordinator-default-tls",
+        "simple-trino-worker-default-tls",
+    ] {
+        assert!(secrets.contains(secret), "{secret} in {secrets:?}");
+    }
     assert_eq!(
         catalog_files(&harness),
         ["postgres.properties", "tpch.properties"]

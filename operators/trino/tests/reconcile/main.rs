@@ -7,6 +7,7 @@
 mod bad_input;
 mod catalogs;
 mod creation;
+mod security;
 mod worker_roll;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -36,12 +37,7 @@ pub const PASSWORD: &str = "postgres-password-never-logged";
 /// Starts the operator on `server`.
 pub fn start_on(server: TestApiServer) -> Harness {
     Harness::start(server, OPERATOR_NAME, |runtime| {
-        run_with(
-            runtime,
-            ClusterContext {
-                cluster_domain: "cluster.local".to_owned(),
-            },
-        )
+        run_with(runtime, ClusterContext::new("cluster.local"))
     })
 }
 
