@@ -64,26 +64,45 @@ pub struct Plugin {
     pub artifact: &'static str,
     /// The `io.trino.spi.Plugin` implementation.
     pub class: &'static str,
+    /// The release of the artifact (and of the BOM its dependencies are pinned by).
+    pub version: &'static str,
 }
 
-/// The plugins the examples and tests use that Central serves at 483.
-pub const PLUGINS: [Plugin; 3] = [
+/// The plugins the examples and tests use: those Central serves at 483, and the
+/// password authenticators (file and LDAP), which Central serves only up to 449. Their
+/// SPI (`PasswordAuthenticatorFactory`, `PasswordAuthenticator`) is unchanged since, and
+/// the plugin's own libraries load in its own class loader, so 483 runs the 449 plugin
+/// (proven by the real-server tests: logins succeed and fail as they should). The
+/// release's image ships the 483 build of the same code.
+pub const PLUGINS: [Plugin; 4] = [
     Plugin {
         folder: "tpch",
         artifact: "trino-tpch",
         class: "io.trino.plugin.tpch.TpchPlugin",
+        version: VERSION,
     },
     Plugin {
         folder: "tpcds",
         artifact: "trino-tpcds",
         class: "io.trino.plugin.tpcds.TpcdsPlugin",
+        version: VERSION,
     },
     Plugin {
         folder: "memory",
         artifact: "trino-memory",
         class: "io.trino.plugin.memory.MemoryPlugin",
+        version: VERSION,
+    },
+    Plugin {
+        folder: "password-authenticators",
+        artifact: "trino-password-authenticators",
+        class: "io.trino.plugin.password.PasswordAuthenticatorPlugin",
+        version: PASSWORD_AUTHENTICATORS_VERSION,
     },
 ];
+
+/// The newest release of `trino-password-authenticators` Central serves.
+pub const PASSWORD_AUTHENTICATORS_VERSION: &str = "449";
 
 fn manifest() -> String {
     let path =
@@ -178,10 +197,15 @@ fn add_plugin(
 ) -> anyhow::Result<()> {
     let folder = home.join("plugin").join(plugin.folder);
     let pom = work.join(format!("{}.pom.xml", plugin.artifact));
-    fs::write(&pom, PLUGIN_POM.replace("PLUGIN_ARTIFACT", plugin.artifact))
-        .with_context(|| format!("cannot write {}", pom.display()))?;
+    fs::write(
+        &pom,
+        PLUGIN_POM
+            .replace("PLUGIN_ARTIFACT", plugin.artifact)
+            .replace("PLUGIN_VERSION", plugin.version),
+    )
+    .with_context(|| format!("cannot write {}", pom.display()))?;
     image_dir::copy_dependencies(mvn, &pom, &folder)?;
-    let jar = folder.join(format!("{}-{VERSION}.jar", plugin.artifact));
+    let jar = folder.join(format!("{}-{}.jar", plugin.artifact, plugin.version));
     let entries = process::capture(Command::new(java_bin.join("jar")).arg("tf").arg(&jar))?;
     let class_file = format!("{}.class", plugin.class.replace('.', "/"));
     if !entries.lines().any(|entry| entry == class_file) {

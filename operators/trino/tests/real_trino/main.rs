@@ -1,6 +1,8 @@
-//! Trino 483 for real (issue 24): the objects the operator renders for the example (one
-//! coordinator, two workers, the `tpch` and `memory` catalogs), run as rendered by the
-//! pod runner on the release's jars and launcher from Maven Central, on Java 25. Needs
+//! Trino 483 for real (issues 24 and 25): the objects the operator renders for the
+//! example (one coordinator, two workers, the `tpch` and `memory` catalogs, HTTPS with
+//! the operator's certificates, password authentication and the user's rules), run as
+//! rendered by the pod runner on the release's jars and launcher from Maven Central, on
+//! Java 25. Needs
 //! root and the image directory of `cargo xtask tools`; `cargo xtask test` runs it.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
@@ -13,9 +15,9 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use strata_pod_runner::manifest::apply_all;
 use support::{
-    CLIENT_POD, COORDINATOR, MEMORY_LIMIT_MIB, NAMESPACE, SHUTDOWN_GRACE, WORKERS, ask_shutdown,
-    client_answer, client_plan, client_pod, example_documents, log, peak_resident_mib, query,
-    query_error, rendered, resident_mib, runner,
+    CLIENT_POD, COORDINATOR, MEMORY_LIMIT_MIB, NAMESPACE, SHUTDOWN_GRACE, USERS, WORKERS,
+    ask_shutdown, client_answer, client_plan, client_pod, example_documents, fqdn, log,
+    peak_resident_mib, query, query_error, rendered, resident_mib, runner,
 };
 
 /// Queries that fill the workers' memory pools together: hash joins and
@@ -47,7 +49,7 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
             "configOverrides": {"config.properties": {"strata.no-such-property": "1"}}
         }
     }));
-    let objects = rendered(&documents);
+    let (objects, shutdown_password) = rendered(&documents);
     // Everything but the example's own StatefulSets first: the shared objects and the
     // group with the unknown key.
     let (example_sets, first): (Vec<_>, Vec<_>) = objects.into_iter().partition(|object| {
@@ -85,7 +87,10 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
 
     // The example starts: the rendered startup and readiness probes pass against the
     // real /v1/info.
-    let example: Vec<_> = example_sets.into_iter().chain([client_pod()]).collect();
+    let example: Vec<_> = example_sets
+        .into_iter()
+        .chain([client_pod(&USERS)])
+        .collect();
     apply_all(&mut runner, &example).unwrap_or_else(|error| panic!("{error}"));
     let started = Instant::now();
     runner
@@ -114,6 +119,42 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     assert_eq!(nodes, every_node);
+
+    // Issue 25: the nodes know each other by FQDN over internal TLS (the coordinator
+    // lists each worker by the HTTPS address it announced, which its certificate
+    // covers); clients speak HTTPS with a password, and plain HTTP is refused.
+    let uris = query(
+        &runner,
+        "test",
+        "SELECT node_id, http_uri FROM system.runtime.nodes ORDER BY node_id",
+    )
+    .await;
+    for row in uris.as_array().into_iter().flatten() {
+        let pod = row[0].as_str().unwrap_or_default();
+        assert_eq!(
+            row[1],
+            json!(format!("https://{}:8443", fqdn(pod))),
+            "{uris}"
+        );
+    }
+    let login = |user: &'static str, password: &'static str| {
+        client_answer(client_plan(&runner, &["login", user, password]), "a login")
+    };
+    assert_eq!(login("test", "test-password").await["status"], 200);
+    assert_eq!(login("test", "wrong-password").await["status"], 401);
+    assert_eq!(login("nobody", "test-password").await["status"], 401);
+    let coordinator = fqdn(COORDINATOR);
+    let plain = client_answer(client_plan(&runner, &["plain", &coordinator]), "plain HTTP").await;
+    eprintln!("plain HTTP to the coordinator: {plain}");
+    assert_eq!(plain["8080"], "ConnectionRefusedError", "{plain}");
+    assert_eq!(plain["https-port"], "BadStatusLine", "{plain}");
+    // The user's rules: alice may not use the `limited` catalog, but may use others.
+    let denied = query_error(&runner, "alice", "SHOW SCHEMAS FROM limited").await;
+    assert!(denied.contains("Access Denied"), "{denied}");
+    assert_eq!(
+        query(&runner, "alice", "SELECT count(*) FROM tpch.tiny.region").await,
+        json!([[5]])
+    );
 
     // Queries through the coordinator Service, on both catalogs.
     assert_eq!(
@@ -185,21 +226,20 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
         );
     }
 
-    // The rendered rules: only the shutdown user may drain a worker, and the preStop
-    // hook fails visibly when the server refuses; a coordinator never drains.
-    let (status, body) = ask_shutdown(&runner, WORKERS[0], "intruder");
+    // Only the shutdown user may drain a worker: a client that only names a user is
+    // not authenticated, an authenticated user other than the shutdown user is denied
+    // by the rules, and the preStop hook fails visibly when the server refuses; a
+    // coordinator never drains.
+    let (status, body) = ask_shutdown(&runner, WORKERS[0], "intruder", None).await;
+    assert_eq!(status, 401, "{body}");
+    let (status, body) = ask_shutdown(&runner, WORKERS[0], "alice", Some("alice-password")).await;
     assert_eq!(status, 403, "{body}");
     let (code, output) = runner
         .exec(
             NAMESPACE,
             WORKERS[0],
             "trino",
-            &[
-                "bash",
-                "/strata/scripts/graceful-shutdown.sh",
-                "8080",
-                "intruder",
-            ],
+            &["bash", "/strata/scripts/graceful-shutdown.sh", "intruder"],
             Duration::from_secs(30),
         )
         .await
@@ -207,10 +247,16 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
         .expect("the hook answers within 30 s");
     assert_eq!(code, 1, "{output}");
     assert!(
-        output.contains("the worker refused to shut down: HTTP/1.1 403"),
+        output.contains("the worker refused to shut down: HTTP 401"),
         "{output}"
     );
-    let (status, body) = ask_shutdown(&runner, COORDINATOR, "graceful-shutdown");
+    let (status, body) = ask_shutdown(
+        &runner,
+        COORDINATOR,
+        "graceful-shutdown",
+        Some(&shutdown_password),
+    )
+    .await;
     assert!(
         status >= 400 && body.contains("Cannot shutdown coordinator"),
         "{status} {body}"

@@ -105,7 +105,8 @@ async fn the_operator_rolls_a_catalog_change_and_heals_a_broken_coordinator_on_r
         started.elapsed()
     );
     let runner = agent.runner();
-    apply_all(&mut *runner.lock().await, &[client_pod()]).unwrap_or_else(|error| panic!("{error}"));
+    apply_all(&mut *runner.lock().await, &[client_pod(&[])])
+        .unwrap_or_else(|error| panic!("{error}"));
     runner
         .lock()
         .await

@@ -3,8 +3,19 @@
 //! and launcher from Maven Central), and a client pod that speaks Trino's client
 //! protocol through the coordinator Service's name.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+
+use k8s_openapi::api::core::v1::Secret;
+use strata_operator::certificates::{StoredSecrets, plan_certificates};
+use strata_operator::tls::DEFAULT_CERTIFICATE_LIFETIME;
+use trino_operator::build::certificates::certificate_request;
+use trino_operator::build::security::fill_graceful_shutdown_secret;
+use trino_operator::config::password_file::password_file;
+use trino_operator::config::server::SHUTDOWN_USER;
+use trino_operator::crd::{TrinoCatalog, TrinoCluster};
+use trino_operator::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
 
 use serde_json::{Value, json};
 use strata_pod_runner::image::Images;
@@ -33,6 +44,16 @@ const LIMIT_SECRET: &str = "trino-memory-limit";
 const MEMORY_LIMIT_BASE64: &str = "MWtC";
 /// A worker's `shutdownGracePeriod` in the test: short, so that a drain takes seconds.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// The users Secret of the example's password authentication.
+const USERS_SECRET: &str = "trino-users";
+/// The users and their passwords.
+pub const USERS: [(&str, &str); 2] = [("test", "test-password"), ("alice", "alice-password")];
+/// The rules ConfigMap: alice may not use the `limited` catalog; everything else is
+/// allowed.
+const RULES_CONFIG_MAP: &str = "trino-rules";
+/// The rules.
+const RULES: &str =
+    r#"{"catalogs": [{"user": "alice", "catalog": "limited", "allow": "none"}, {"allow": "all"}]}"#;
 
 /// A runner with the Trino image directory. A missing tool fails the test with the
 /// variable to set, never skips it.
@@ -84,10 +105,19 @@ pub fn example_documents(worker_groups: Value) -> Vec<Value> {
             "secretProperties": {"memory.max-data-per-node": {"name": LIMIT_SECRET, "key": "limit"}}
         }}}
     }));
+    documents.push(json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": RULES_CONFIG_MAP, "namespace": NAMESPACE},
+        "data": {"rules.json": RULES}
+    }));
     let cluster = documents
         .iter_mut()
         .find(|document| document["kind"] == "TrinoCluster")
         .expect("the example's TrinoCluster");
+    cluster["spec"]["clusterConfig"]["authentication"] =
+        json!([{"password": {"secretName": USERS_SECRET}}]);
+    cluster["spec"]["clusterConfig"]["authorization"] = json!({"rulesConfigMap": RULES_CONFIG_MAP});
     let small = json!({"resources": {"memory": {"limit": format!("{MEMORY_LIMIT_MIB}Mi")}}});
     cluster["spec"]["coordinators"]["config"] = small.clone();
     let mut worker_config = small;
@@ -103,31 +133,85 @@ pub fn example_documents(worker_groups: Value) -> Vec<Value> {
     documents
 }
 
-/// What the operator renders for `documents`, with the internal shared secret given the
-/// value the operator would create once, and the user's Secret the `limited` catalog
-/// reads.
-pub fn rendered(documents: &[Value]) -> Vec<Value> {
+/// What the operator renders for `documents`, with what it would make in the cluster:
+/// the internal shared secret, the certificates (and the CA in the discovery
+/// ConfigMap), the shutdown user's Secret and the users' password file; and the user's
+/// Secrets the `limited` catalog and the authentication read. Also the shutdown
+/// user's password, which only the pods and the test know.
+pub fn rendered(documents: &[Value]) -> (Vec<Value>, String) {
     let mut objects = trino_operator::render::render(documents)
         .unwrap_or_else(|error| panic!("{error}"))
         .objects;
+    let cluster: TrinoCluster = serde_json::from_value(
+        documents
+            .iter()
+            .find(|document| document["kind"] == "TrinoCluster")
+            .expect("the example's TrinoCluster")
+            .clone(),
+    )
+    .unwrap_or_else(|error| panic!("{error}"));
+    let catalogs: Vec<TrinoCatalog> = Vec::new();
+    let validated = ValidatedCluster::new(&cluster, &catalogs, DEFAULT_CLUSTER_DOMAIN)
+        .unwrap_or_else(|error| panic!("{error}"));
+    let request = certificate_request(&validated, DEFAULT_CERTIFICATE_LIFETIME);
+    let certificates = plan_certificates(&request, &StoredSecrets::default(), SystemTime::now())
+        .unwrap_or_else(|error| panic!("{error}"));
+    let issued: Vec<Value> = certificates
+        .sealed_secrets()
+        .iter()
+        .map(|secret| serde_json::to_value(secret).unwrap_or_else(|error| panic!("{error}")))
+        .collect();
+    objects.retain(|object| {
+        !issued
+            .iter()
+            .any(|secret| secret["metadata"]["name"] == object["metadata"]["name"])
+    });
+    objects.extend(issued);
+    let mut shutdown = Secret::default();
+    fill_graceful_shutdown_secret(&mut shutdown).unwrap_or_else(|error| panic!("{error}"));
+    let shutdown = shutdown.string_data.unwrap_or_default();
+    let users: BTreeMap<String, Vec<u8>> = USERS
+        .iter()
+        .map(|(user, password)| ((*user).to_owned(), password.as_bytes().to_vec()))
+        .collect();
+    let password_db =
+        password_file(&users, SHUTDOWN_USER).unwrap_or_else(|error| panic!("{error}"));
     objects.push(json!({
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {"name": LIMIT_SECRET, "namespace": NAMESPACE},
         "data": {"limit": MEMORY_LIMIT_BASE64}
     }));
+    objects.push(json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "simple-trino-password-db", "namespace": NAMESPACE},
+        "stringData": {"password.db": password_db.text()}
+    }));
     for object in &mut objects {
-        if object["kind"] == "Secret"
-            && object["metadata"]["name"] == "simple-trino-internal-secret"
-        {
-            object["data"] = json!({"sharedSecret": SHARED_SECRET});
+        let name = object["metadata"]["name"].clone();
+        match (object["kind"].as_str(), name.as_str()) {
+            (Some("Secret"), Some("simple-trino-internal-secret")) => {
+                object["data"] = json!({"sharedSecret": SHARED_SECRET});
+            }
+            (Some("Secret"), Some("simple-trino-graceful-shutdown")) => {
+                object["stringData"] = json!(shutdown);
+            }
+            (Some("ConfigMap"), Some("simple-trino")) => {
+                object["data"]["ca.crt"] = json!(certificates.ca_pem);
+            }
+            _ => {}
         }
     }
-    objects
+    let shutdown_password = shutdown.get("password").cloned().unwrap_or_default();
+    (objects, shutdown_password)
 }
 
-/// A pod with the Trino image whose host python3 runs the client.
-pub fn client_pod() -> Value {
+/// A pod with the Trino image whose host python3 runs the client. It reads the
+/// cluster's discovery ConfigMap as a client in the cluster would: the URL into its
+/// environment, the CA as a file. `passwords` are the users who log in with one.
+pub fn client_pod(passwords: &[(&str, &str)]) -> Value {
+    let passwords: BTreeMap<&str, &str> = passwords.iter().copied().collect();
     json!({
         "apiVersion": "v1",
         "kind": "Pod",
@@ -139,10 +223,23 @@ pub fn client_pod() -> Value {
             "containers": [{
                 "name": "client",
                 "image": "docker.io/trinodb/trino:483",
-                "command": ["sleep", "infinity"]
-            }]
+                "command": ["sleep", "infinity"],
+                "envFrom": [{"configMapRef": {"name": "simple-trino"}}],
+                "env": [
+                    {"name": "TRINO_CA", "value": "/strata/discovery/ca.crt"},
+                    {"name": "TRINO_PASSWORDS", "value": json!(passwords).to_string()}
+                ],
+                "volumeMounts": [{"name": "discovery", "mountPath": "/strata/discovery", "readOnly": true}]
+            }],
+            "volumes": [{"name": "discovery", "configMap": {"name": "simple-trino"}}]
         }
     })
+}
+
+/// The FQDN of the pod `pod` of the role group `group` of the example.
+pub fn fqdn(pod: &str) -> String {
+    let group = pod.rsplit_once('-').map_or(pod, |(group, _)| group);
+    format!("{pod}.{group}.{NAMESPACE}.svc.cluster.local")
 }
 
 /// The client's command line for `args`.
@@ -192,30 +289,22 @@ pub async fn query(runner: &PodRunner, user: &str, sql: &str) -> Value {
     answer["rows"].clone()
 }
 
-/// `PUT /v1/info/state "SHUTTING_DOWN"` to `pod` as `user`, from the client pod's
-/// network; the status and body of the answer.
-pub fn ask_shutdown(runner: &PodRunner, pod: &str, user: &str) -> (u16, String) {
-    let address = format!(
-        "{}:8080",
-        runner.address(NAMESPACE, pod).expect("the pod's address")
-    );
-    let user = user.to_owned();
-    runner
-        .in_pod(NAMESPACE, CLIENT_POD, move || {
-            strata_testing::http::request(
-                &address,
-                "PUT",
-                "/v1/info/state",
-                &[
-                    ("X-Trino-User", &user),
-                    ("Content-Type", "application/json"),
-                ],
-                Some("\"SHUTTING_DOWN\""),
-            )
-        })
-        .unwrap_or_else(|error| panic!("{error}"))
-        .map(|response| (response.status, response.body))
-        .unwrap_or_else(|error| panic!("{error}"))
+/// `PUT /v1/info/state "SHUTTING_DOWN"` to `pod` as `user` (with `password`, if any),
+/// from the client pod over HTTPS; the status and body of the answer.
+pub async fn ask_shutdown(
+    runner: &PodRunner,
+    pod: &str,
+    user: &str,
+    password: Option<&str>,
+) -> (u16, String) {
+    let host = fqdn(pod);
+    let mut args = vec!["shutdown", host.as_str(), user];
+    args.extend(password);
+    let answer = client_answer(client_plan(runner, &args), "the shutdown request").await;
+    (
+        u16::try_from(answer["status"].as_u64().unwrap_or_default()).unwrap_or_default(),
+        answer["body"].as_str().unwrap_or_default().to_owned(),
+    )
 }
 
 /// The whole log of a container's `run`-th run.

@@ -2,9 +2,22 @@
 python3: Trino's client protocol (POST /v1/statement, then GET nextUri until there is
 none) through the coordinator Service's name, as a user's client reaches it.
 
+It connects as the cluster's discovery ConfigMap says, which the client pod reads into
+its environment: TRINO is the coordinator's URL, and with TLS the CA in TRINO_CA checks
+the coordinator's certificate for that name. TRINO_PASSWORDS (JSON, user to password)
+gives the users who log in with a password; the others only name themselves.
+
 Usage:
   trino_client.py query USER SQL
       prints {"id": ..., "rows": [...]}; a failed query exits 1 with Trino's message.
+  trino_client.py login USER PASSWORD
+      POSTs a query with these credentials; prints {"status": ...}.
+  trino_client.py plain HOST
+      asks HOST's /v1/info over plain HTTP, on port 8080 and on the HTTPS port; prints
+      what each attempt got: {"8080": ..., "https-port": ...}.
+  trino_client.py shutdown HOST USER [PASSWORD]
+      PUT /v1/info/state "SHUTTING_DOWN" to the node HOST (its FQDN) as USER; prints
+      {"status": ..., "body": ...}.
   trino_client.py probe NODES SQL MAX_SECONDS
       while a change rolls out: every half second asks the number of nodes (cluster
       availability) and runs SQL (the change's effect), until SQL succeeds and NODES
@@ -15,24 +28,43 @@ Usage:
       prints {"states": [...], "id": ..., "rows": [...], "task_nodes": [...]}: every
       state seen, and the nodes that ran the tasks of that query.
 """
+import base64
 import json
+import os
+import ssl
 import sys
 import time
+import urllib.error
 import urllib.request
 
-SERVER = "http://simple-trino-coordinator.default.svc.cluster.local:8080"
+SERVER = os.environ["TRINO"]
+PASSWORDS = json.loads(os.environ.get("TRINO_PASSWORDS") or "{}")
+CONTEXT = ssl.create_default_context(cafile=os.environ["TRINO_CA"]) if SERVER.startswith("https") else None
+
+
+def headers(user, password=None):
+    password = PASSWORDS.get(user) if password is None else password
+    fields = {"X-Trino-User": user}
+    if password:
+        token = base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
+        fields["Authorization"] = "Basic " + token
+    return fields
+
+
+def open_url(request, timeout=60):
+    return urllib.request.urlopen(request, timeout=timeout, context=CONTEXT)
 
 
 def query(user, sql):
     request = urllib.request.Request(
         SERVER + "/v1/statement",
         data=sql.encode(),
-        headers={"X-Trino-User": user},
+        headers=headers(user),
         method="POST",
     )
     rows = []
     while True:
-        with urllib.request.urlopen(request, timeout=60) as response:
+        with open_url(request) as response:
             answer = json.load(response)
         rows.extend(answer.get("data", []))
         if "error" in answer:
@@ -41,7 +73,7 @@ def query(user, sql):
         if not next_uri:
             return answer["id"], rows
         time.sleep(0.05)
-        request = urllib.request.Request(next_uri, headers={"X-Trino-User": user})
+        request = urllib.request.Request(next_uri, headers=headers(user))
 
 
 def drain_watch(worker, sql):
@@ -101,6 +133,49 @@ def probe(nodes, sql, max_seconds):
     }))
 
 
+def status_of(request):
+    try:
+        with open_url(request, timeout=30) as response:
+            return response.status, response.read().decode(errors="replace")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(errors="replace")
+
+
+def login(user, password):
+    request = urllib.request.Request(
+        SERVER + "/v1/statement", data=b"SELECT 1", headers=headers(user, password), method="POST"
+    )
+    print(json.dumps({"status": status_of(request)[0]}))
+
+
+def plain(host):
+    port = SERVER.rsplit(":", 1)[1]
+    seen = {}
+    for name, port in (("8080", "8080"), ("https-port", port)):
+        try:
+            with urllib.request.urlopen("http://%s:%s/v1/info" % (host, port), timeout=10) as response:
+                seen[name] = "HTTP %d" % response.status
+        except urllib.error.URLError as failure:  # refused: the reason is the error
+            reason = failure.reason
+            seen[name] = type(reason).__name__ if isinstance(reason, Exception) else str(reason)
+        except Exception as failure:  # reset, or an answer that is not HTTP
+            seen[name] = type(failure).__name__
+    print(json.dumps(seen))
+
+
+def shutdown(host, user, password=None):
+    scheme, rest = SERVER.split("://", 1)
+    port = rest.rsplit(":", 1)[1]
+    request = urllib.request.Request(
+        "%s://%s:%s/v1/info/state" % (scheme, host, port),
+        data=b'"SHUTTING_DOWN"',
+        headers=dict(headers(user, password or ""), **{"Content-Type": "application/json"}),
+        method="PUT",
+    )
+    status, body = status_of(request)
+    print(json.dumps({"status": status, "body": body[:300]}))
+
+
 def main():
     command = sys.argv[1]
     if command == "query":
@@ -110,6 +185,12 @@ def main():
         probe(int(sys.argv[2]), sys.argv[3], float(sys.argv[4]))
     elif command == "drain-watch":
         drain_watch(sys.argv[2], sys.argv[3])
+    elif command == "login":
+        login(sys.argv[2], sys.argv[3])
+    elif command == "plain":
+        plain(sys.argv[2])
+    elif command == "shutdown":
+        shutdown(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
     else:
         sys.exit("unknown command " + command)
 
