@@ -102,9 +102,24 @@ pub fn request(
     stream
         .set_read_timeout(Some(REQUEST_TIMEOUT))
         .map_err(failed)?;
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nAccept: */*\r\n"
-    );
+    stream
+        .write_all(request_text(address, method, path, headers, body).as_bytes())
+        .map_err(failed)?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).map_err(failed)?;
+    parse_response(&raw).map_err(|error| format!("{method} http://{address}{path}: {error}"))
+}
+
+/// The text of an HTTP/1.1 request on a connection of its own (`Connection: close`).
+pub(crate) fn request_text(
+    host: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> String {
+    let mut head =
+        format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nAccept: */*\r\n");
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -113,12 +128,7 @@ pub fn request(
         head.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
     head.push_str("\r\n");
-    stream
-        .write_all(format!("{head}{body}").as_bytes())
-        .map_err(failed)?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).map_err(failed)?;
-    parse_response(&raw).map_err(|error| format!("{method} http://{address}{path}: {error}"))
+    format!("{head}{body}")
 }
 
 /// Status, headers and body of a complete HTTP/1.1 response.

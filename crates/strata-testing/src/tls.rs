@@ -85,3 +85,39 @@ pub fn four_letter_word(
         Err(error) => Err(format!("reading the answer: {error}")),
     }
 }
+
+/// One HTTPS request to `address` (a loopback forward, say), checking the server's
+/// certificate for `name`, which is also the request's `Host`; read to the end.
+pub fn https_request(
+    config: Arc<rustls::ClientConfig>,
+    name: &str,
+    address: SocketAddr,
+    request: (&str, &str),
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Result<crate::http::Response, String> {
+    let (method, path) = request;
+    let failed = |error: String| format!("{method} https://{name}{path} via {address}: {error}");
+    let server_name =
+        ServerName::try_from(name.to_owned()).map_err(|error| failed(error.to_string()))?;
+    let mut connection = rustls::ClientConnection::new(config, server_name)
+        .map_err(|error| failed(error.to_string()))?;
+    let mut socket =
+        TcpStream::connect_timeout(&address, TIMEOUT).map_err(|error| failed(error.to_string()))?;
+    socket
+        .set_read_timeout(Some(crate::http::REQUEST_TIMEOUT))
+        .map_err(|error| failed(error.to_string()))?;
+    let mut stream = rustls::Stream::new(&mut connection, &mut socket);
+    let text = crate::http::request_text(name, method, path, headers, body);
+    stream
+        .write_all(text.as_bytes())
+        .map_err(|error| failed(error.to_string()))?;
+    let mut raw = Vec::new();
+    match stream.read_to_end(&mut raw) {
+        Ok(_) => {}
+        // A server may close without a TLS close_notify once it has answered.
+        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof && !raw.is_empty() => {}
+        Err(error) => return Err(failed(error.to_string())),
+    }
+    crate::http::parse_response(&raw).map_err(failed)
+}

@@ -74,7 +74,7 @@ pub(super) async fn demo(
                             .await?;
                     }
                     RealCheck::Trino { coordinator_role } => {
-                        trino::answers_tpch(pods, &target, coordinator_role).await?;
+                        trino::answers_tpch(kubectl, pods, &target, coordinator_role).await?;
                     }
                     RealCheck::Hdfs => hdfs::real_cluster(pods, &target).await?,
                 }
