@@ -19,7 +19,8 @@ use super::security::SHUTDOWN_PASSWORD_KEY;
 use super::service::server_port;
 use crate::config::catalog::ValueSource;
 use crate::config::security::{
-    CA_FILE, KEYSTORE, KEYSTORE_DIR, SHUTDOWN_PASSWORD_DIR, TLS_DIR, USERS_PASSWORD_DIR,
+    CA_FILE, KEYSTORE, KEYSTORE_DIR, LDAP_CA_DIR, SHUTDOWN_PASSWORD_DIR, TLS_DIR,
+    USERS_PASSWORD_DIR,
 };
 use crate::config::server::{DATA_DIR, ETC_DIR, SHARED_SECRET_ENV, SHUTDOWN_USER};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
@@ -52,6 +53,8 @@ pub const KEYSTORE_VOLUME: &str = "keystore";
 pub const SHUTDOWN_PASSWORD_VOLUME: &str = "graceful-shutdown";
 /// The users' password file, with password authentication.
 pub const USERS_PASSWORD_VOLUME: &str = "users";
+/// The LDAP server's CA, from the user's ConfigMap.
+pub const LDAP_CA_VOLUME: &str = "ldap-ca";
 /// The variables the probe, the hook and `start.sh` read (`trino-http.sh`).
 pub const TRINO_URL_ENV: &str = "STRATA_TRINO_URL";
 /// The CA the probe and the hook check the node's certificate against.
@@ -162,6 +165,9 @@ fn mounts(cluster: &ValidatedCluster) -> Vec<VolumeMount> {
             USERS_PASSWORD_DIR,
             true,
         ));
+    }
+    if let Some((_, Some(_))) = &security.ldap {
+        mounts.push(volume_mount(LDAP_CA_VOLUME, LDAP_CA_DIR, true));
     }
     mounts
 }

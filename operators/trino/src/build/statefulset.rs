@@ -12,8 +12,8 @@ use strata_model::role_group::Workload;
 
 use super::config_map::{SCRIPTS, catalog_config_map_name};
 use super::container::{
-    DATA_VOLUME, ETC_VOLUME, KEYSTORE_VOLUME, SCRIPTS_VOLUME, SHUTDOWN_PASSWORD_VOLUME, TLS_VOLUME,
-    TMP_VOLUME, USERS_PASSWORD_VOLUME, trino,
+    DATA_VOLUME, ETC_VOLUME, KEYSTORE_VOLUME, LDAP_CA_VOLUME, SCRIPTS_VOLUME,
+    SHUTDOWN_PASSWORD_VOLUME, TLS_VOLUME, TMP_VOLUME, USERS_PASSWORD_VOLUME, trino,
 };
 use super::security::{
     access_control_config_map_name, graceful_shutdown_secret_name, password_db_secret_name,
@@ -104,6 +104,9 @@ fn security_volumes(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> V
             USERS_PASSWORD_VOLUME,
             &password_db_secret_name(cluster),
         ));
+    }
+    if let Some((_, Some(ca))) = &security.ldap {
+        volumes.push(config_map_volume(LDAP_CA_VOLUME, ca));
     }
     volumes
 }

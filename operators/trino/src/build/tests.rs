@@ -7,8 +7,9 @@ use strata_operator::error::ReconcileError;
 
 use super::*;
 use crate::config::known_properties::{
-    ACCESS_CONTROL_PROPERTIES, ACCESS_CONTROL_RULE_SECTIONS, CONFIG_PROPERTIES, NODE_PROPERTIES,
-    PASSWORD_AUTHENTICATOR_PROPERTIES, REMOVED_PROPERTIES, TYPED_CONNECTORS, catalog_properties,
+    ACCESS_CONTROL_PROPERTIES, ACCESS_CONTROL_RULE_SECTIONS, CONFIG_PROPERTIES,
+    LDAP_AUTHENTICATOR_PROPERTIES, NODE_PROPERTIES, PASSWORD_AUTHENTICATOR_PROPERTIES,
+    REMOVED_PROPERTIES, TYPED_CONNECTORS, catalog_properties,
 };
 use crate::config::security::PasswordAuthenticator;
 use crate::config::server;
@@ -131,7 +132,12 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
         json!({
             "coordinators": coordinators,
             "workers": workers,
-            "clusterConfig": {"authentication": [{"password": {"secretName": "users"}}]}
+            "clusterConfig": {"authentication": [
+                {"password": {"secretName": "users"}},
+                {"ldap": {"url": "ldap://l:389", "allowInsecure": true, "caConfigMap": "ca",
+                          "userBindPattern": "uid=${USER}", "userBaseDn": "dc=x",
+                          "groupAuthPattern": "(uid=${USER})"}}
+            ]}
         }),
         &every_connector(),
     )?;
@@ -150,6 +156,10 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
             (server::NODE_PROPERTIES, NODE_PROPERTIES),
             (server::ACCESS_CONTROL_PROPERTIES, ACCESS_CONTROL_PROPERTIES),
             (authenticators.as_str(), PASSWORD_AUTHENTICATOR_PROPERTIES),
+            (
+                "ldap-authenticator.properties",
+                LDAP_AUTHENTICATOR_PROPERTIES,
+            ),
         ] {
             let Some(text) = group.product.files.get(file) else {
                 continue;
@@ -196,7 +206,11 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
     let typed = TYPED_CONNECTORS
         .iter()
         .flat_map(|connector| catalog_properties(connector).iter());
-    for key in CONFIG_PROPERTIES.iter().chain(typed) {
+    for key in CONFIG_PROPERTIES
+        .iter()
+        .chain(typed)
+        .chain(LDAP_AUTHENTICATOR_PROPERTIES)
+    {
         assert!(
             written.contains(*key),
             "the fixture writes every listed key at least once, so the check saw each \

@@ -59,6 +59,17 @@ pub const PASSWORD_AUTHENTICATOR_PROPERTIES: &[&str] = &[
     "file.refresh-period",
 ];
 
+/// The LDAP password authenticator's properties: `security/ldap.md`.
+pub const LDAP_AUTHENTICATOR_PROPERTIES: &[&str] = &[
+    "password-authenticator.name",
+    "ldap.url",
+    "ldap.user-bind-pattern",
+    "ldap.user-base-dn",
+    "ldap.group-auth-pattern",
+    "ldap.ssl.truststore.path",
+    "ldap.allow-insecure",
+];
+
 /// Top-level sections of the access control rules file:
 /// `security/file-system-access-control.md`.
 pub const ACCESS_CONTROL_RULE_SECTIONS: &[&str] = &[

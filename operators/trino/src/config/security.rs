@@ -8,7 +8,8 @@
 //!   known by its FQDN (`node.internal-address-source=FQDN`), which the certificates
 //!   cover, and plain HTTP off.
 //! - Authentication: `PASSWORD`, with the operator's own file authenticator first (the
-//!   shutdown user the preStop hook drains a worker as), then the user's. Every node
+//!   shutdown user the preStop hook drains a worker as), then the user's file and LDAP
+//!   directory, in the spec's order. Every node
 //!   authenticates, workers too, so that only the shutdown user can drain one.
 
 /// The HTTPS port of every node with TLS.
@@ -41,35 +42,83 @@ pub struct SecuritySettings {
     pub authenticators: Vec<PasswordAuthenticator>,
 }
 
-/// One file authenticator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where the LDAP server's CA is mounted.
+pub const LDAP_CA_DIR: &str = "/strata/ldap-ca";
+/// The key of the CA in the user's ConfigMap, and its file name.
+pub const LDAP_CA_KEY: &str = "ca.crt";
+
+/// One password authenticator.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PasswordAuthenticator {
-    /// The operator's: the shutdown user alone.
+    /// The operator's file: the shutdown user alone.
     GracefulShutdown,
-    /// The users of `authentication[].password`.
+    /// The file of the users of `authentication[].password`.
     Users,
+    /// An LDAP directory, `authentication[].ldap`.
+    Ldap(LdapSettings),
+}
+
+/// The checked settings of Trino's LDAP authenticator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LdapSettings {
+    /// `ldap.url`.
+    pub url: String,
+    /// `ldap.user-bind-pattern`.
+    pub user_bind_pattern: String,
+    /// `ldap.user-base-dn` and `ldap.group-auth-pattern`, together.
+    pub group_search: Option<(String, String)>,
+    /// Whether the CA of a ConfigMap is mounted as `ldap.ssl.truststore.path`.
+    pub ca_mounted: bool,
+    /// `ldap.allow-insecure`: `ldap://`.
+    pub allow_insecure: bool,
 }
 
 impl PasswordAuthenticator {
     /// Its properties file under `/etc/trino`.
-    pub fn file_name(self) -> &'static str {
+    pub fn file_name(&self) -> &'static str {
         match self {
             Self::GracefulShutdown => "shutdown-authenticator.properties",
             Self::Users => "password-authenticator.properties",
+            Self::Ldap(_) => "ldap-authenticator.properties",
         }
     }
 
     /// Its properties.
-    pub fn properties(self) -> Vec<(&'static str, String)> {
+    pub fn properties(&self) -> Vec<(&'static str, String)> {
         let dir = match self {
             Self::GracefulShutdown => SHUTDOWN_PASSWORD_DIR,
             Self::Users => USERS_PASSWORD_DIR,
+            Self::Ldap(ldap) => return ldap.properties(),
         };
         vec![
             ("password-authenticator.name", "file".to_owned()),
             ("file.password-file", format!("{dir}/{PASSWORD_DB_KEY}")),
             ("file.refresh-period", PASSWORD_REFRESH_PERIOD.to_owned()),
         ]
+    }
+}
+
+impl LdapSettings {
+    fn properties(&self) -> Vec<(&'static str, String)> {
+        let mut properties = vec![
+            ("password-authenticator.name", "ldap".to_owned()),
+            ("ldap.url", self.url.clone()),
+            ("ldap.user-bind-pattern", self.user_bind_pattern.clone()),
+        ];
+        if let Some((base, pattern)) = &self.group_search {
+            properties.push(("ldap.user-base-dn", base.clone()));
+            properties.push(("ldap.group-auth-pattern", pattern.clone()));
+        }
+        if self.ca_mounted {
+            properties.push((
+                "ldap.ssl.truststore.path",
+                format!("{LDAP_CA_DIR}/{LDAP_CA_KEY}"),
+            ));
+        }
+        if self.allow_insecure {
+            properties.push(("ldap.allow-insecure", "true".to_owned()));
+        }
+        properties
     }
 }
 

@@ -56,8 +56,9 @@ pub fn secret_references(cluster: &TrinoCluster) -> Vec<Target> {
     let users = config
         .authentication
         .iter()
-        .map(|authentication| match authentication {
-            TrinoAuthentication::Password(password) => &password.secret_name,
+        .filter_map(|authentication| match authentication {
+            TrinoAuthentication::Password(password) => Some(&password.secret_name),
+            TrinoAuthentication::Ldap(_) => None,
         });
     certificate
         .chain(users)
@@ -65,15 +66,24 @@ pub fn secret_references(cluster: &TrinoCluster) -> Vec<Target> {
         .collect()
 }
 
-/// The ConfigMap with the user's access control rules, so an edit requeues the cluster.
+/// The ConfigMaps with the user's access control rules and the LDAP server's CA, so
+/// an edit requeues the cluster.
 pub fn config_map_references(cluster: &TrinoCluster) -> Vec<Target> {
     let namespace = cluster.namespace().unwrap_or_default();
-    cluster
-        .spec
-        .cluster_config
+    let config = &cluster.spec.cluster_config;
+    let rules = config
         .authorization
         .iter()
-        .filter_map(|authorization| authorization.rules_config_map.clone())
+        .filter_map(|authorization| authorization.rules_config_map.clone());
+    let ldap_ca = config
+        .authentication
+        .iter()
+        .filter_map(|authentication| match authentication {
+            TrinoAuthentication::Ldap(ldap) => ldap.ca_config_map.clone(),
+            TrinoAuthentication::Password(_) => None,
+        });
+    rules
+        .chain(ldap_ca)
         .map(|name| Target::named(namespace.clone(), name))
         .collect()
 }

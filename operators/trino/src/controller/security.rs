@@ -7,6 +7,8 @@
 //!   [`strata_operator::certificates::read_secret`]) and made into the password file;
 //!   the file is kept by the Secret's version, so passwords are hashed again only when
 //!   the Secret changes (or the operator restarts).
+//! - LDAP: the ConfigMap with the server's CA must have `ca.crt`; its version rolls
+//!   the pods, which read it at start.
 //! - Authorization: the user's rules, from the ConfigMap the reference cache holds,
 //!   with the operator's rule for the shutdown user in front.
 //!
@@ -27,6 +29,7 @@ use crate::build::SecurityMaterial;
 use crate::build::certificates::{certificate_request, required_names};
 use crate::config::access_control::{RULES_KEY, access_control_rules};
 use crate::config::password_file::{PasswordFile, password_file};
+use crate::config::security::LDAP_CA_KEY;
 use crate::config::server::SHUTDOWN_USER;
 use crate::validate::ValidatedCluster;
 
@@ -34,6 +37,8 @@ use crate::validate::ValidatedCluster;
 const USERS_FIELD: &str = "clusterConfig.authentication[].password.secretName";
 /// The spec field of the rules ConfigMap.
 const RULES_FIELD: &str = "clusterConfig.authorization.rulesConfigMap";
+/// The spec field of the LDAP server's CA.
+const LDAP_CA_FIELD: &str = "clusterConfig.authentication[].ldap.caConfigMap";
 
 /// Password files made before, by `(namespace, Secret)`, with the version of the
 /// Secret each was made from.
@@ -64,7 +69,7 @@ pub async fn security_step(
 ) -> Result<(TlsMaterial, SecurityMaterial), ReconcileError> {
     let security = &cluster.security;
     let namespace = &cluster.identity.namespace;
-    let tls = match &security.tls {
+    let mut tls = match &security.tls {
         Some(source) => {
             certificate_step(
                 source,
@@ -77,6 +82,22 @@ pub async fn security_step(
         }
         None => TlsMaterial::default(),
     };
+    // The LDAP server's CA is read at start: a new one rolls the pods.
+    if let Some((_, Some(name))) = &security.ldap {
+        let versions = context
+            .references
+            .check_keys(
+                namespace,
+                [KeysRead {
+                    object: KeySource::ConfigMap,
+                    name,
+                    keys: vec![LDAP_CA_KEY],
+                    field: LDAP_CA_FIELD,
+                }],
+            )
+            .map_err(ReconcileError::from)?;
+        tls.versions.extend(versions);
+    }
     let rules = match &security.rules_config_map {
         Some(name) => user_rules(namespace, name, context)?,
         None => access_control_rules(None).unwrap_or_default(),

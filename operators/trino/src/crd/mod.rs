@@ -17,7 +17,7 @@ use strata_status::ClusterStatus;
 pub use self::catalog::{TrinoCatalog, TrinoCatalogSpec};
 pub use self::config::{TrinoConfig, TrinoConfigOverrides};
 pub use self::security::{
-    PasswordAuthentication, TrinoAuthentication, TrinoAuthorization, TrinoTls,
+    LdapAuthentication, PasswordAuthentication, TrinoAuthentication, TrinoAuthorization, TrinoTls,
 };
 
 /// Product name: `app.kubernetes.io/name` of every object.

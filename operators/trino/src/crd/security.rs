@@ -50,6 +50,36 @@ pub enum TrinoAuthentication {
     /// Users and passwords from a Secret, written as the bcrypt password file Trino
     /// reads.
     Password(PasswordAuthentication),
+    /// Users of an LDAP directory: Trino binds as the user to check the password.
+    Ldap(LdapAuthentication),
+}
+
+/// `authentication[].ldap`: Trino's LDAP password authenticator, binding as the user.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct LdapAuthentication {
+    /// The server, `ldaps://<host>:<port>`. `ldap://` sends passwords in clear text and
+    /// needs `allowInsecure: true`.
+    pub url: String,
+    /// The DN to bind as, with `${USER}` for the login name, such as
+    /// `uid=${USER},ou=people,dc=example,dc=org`; several patterns separated by `:` are
+    /// tried in order.
+    pub user_bind_pattern: String,
+    /// With `groupAuthPattern`: where to search, as the user, for the entry the pattern
+    /// finds; a user it finds nothing for is refused (group membership).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_base_dn: Option<String>,
+    /// An LDAP filter with `${USER}`, such as
+    /// `(&(objectClass=inetOrgPerson)(uid=${USER})(memberOf=cn=trino,ou=groups,dc=example,dc=org))`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_auth_pattern: Option<String>,
+    /// A ConfigMap in the cluster's namespace whose `ca.crt` is the CA the server's
+    /// certificate is checked against. Unset: the JVM's default trust store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_config_map: Option<String>,
+    /// Allow `ldap://`, which sends every password in clear text. False by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_insecure: bool,
 }
 
 /// `authentication[].password`.

@@ -4,8 +4,8 @@ use strata_operator::error::ReconcileError;
 use strata_operator::tls::{CertificateSource, certificate_source};
 use strata_status::SpecWarning;
 
-use crate::config::security::{PasswordAuthenticator, SecuritySettings};
-use crate::crd::{TrinoAuthentication, TrinoClusterConfig};
+use crate::config::security::{LdapSettings, PasswordAuthenticator, SecuritySettings};
+use crate::crd::{LdapAuthentication, TrinoAuthentication, TrinoClusterConfig};
 
 /// TLS, authentication and authorization, checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,11 +16,16 @@ pub struct ValidatedSecurity {
     pub users_secret: Option<String>,
     /// The ConfigMap with the user's access control rules.
     pub rules_config_map: Option<String>,
+    /// The LDAP directory, with the ConfigMap of its CA.
+    pub ldap: Option<(LdapSettings, Option<String>)>,
+    /// The user's authenticators in the spec's order (the shutdown user's comes first).
+    pub user_authenticators: Vec<PasswordAuthenticator>,
 }
 
 impl ValidatedSecurity {
     /// Checks the three settings: authentication needs TLS (Trino refuses passwords
-    /// over plain HTTP), and every name must be set.
+    /// over plain HTTP), every name must be set, and LDAP must not send passwords in
+    /// clear text unless the user says so.
     pub fn new(config: &TrinoClusterConfig) -> Result<Self, ReconcileError> {
         let tls = certificate_source(
             config.tls.enabled,
@@ -28,9 +33,22 @@ impl ValidatedSecurity {
             config.tls.certificate_lifetime.as_deref(),
         )?;
         let mut users_secret = None;
+        let mut ldap = None;
+        let mut user_authenticators = Vec::new();
         for (index, authentication) in config.authentication.iter().enumerate() {
             let field = format!("clusterConfig.authentication[{index}]");
             match authentication {
+                TrinoAuthentication::Ldap(spec) => {
+                    if ldap.is_some() {
+                        return Err(invalid(format!(
+                            "{field} is a second LDAP authentication: Trino takes one \
+                             directory; list several patterns in userBindPattern instead"
+                        )));
+                    }
+                    let settings = ldap_settings(&field, spec)?;
+                    user_authenticators.push(PasswordAuthenticator::Ldap(settings.clone()));
+                    ldap = Some((settings, spec.ca_config_map.clone()));
+                }
                 TrinoAuthentication::Password(password) => {
                     if password.secret_name.is_empty() {
                         return Err(invalid(format!(
@@ -45,6 +63,7 @@ impl ValidatedSecurity {
                         )));
                     }
                     users_secret = Some(password.secret_name.clone());
+                    user_authenticators.push(PasswordAuthenticator::Users);
                 }
             }
         }
@@ -70,12 +89,14 @@ impl ValidatedSecurity {
             tls,
             users_secret,
             rules_config_map,
+            ldap,
+            user_authenticators,
         })
     }
 
     /// Whether clients must authenticate.
     pub fn authenticates(&self) -> bool {
-        self.users_secret.is_some()
+        !self.user_authenticators.is_empty()
     }
 
     /// What every node's files say.
@@ -84,9 +105,7 @@ impl ValidatedSecurity {
         if self.authenticates() {
             authenticators.push(PasswordAuthenticator::GracefulShutdown);
         }
-        if self.users_secret.is_some() {
-            authenticators.push(PasswordAuthenticator::Users);
-        }
+        authenticators.extend(self.user_authenticators.iter().cloned());
         SecuritySettings {
             tls: self.tls.is_some(),
             authenticators,
@@ -104,6 +123,55 @@ impl ValidatedSecurity {
                 .to_owned(),
         })
     }
+}
+
+/// `authentication[].ldap`, checked: an `ldaps://` URL (or `ldap://` allowed
+/// explicitly), a bind pattern with `${USER}`, and a group search given whole.
+fn ldap_settings(field: &str, spec: &LdapAuthentication) -> Result<LdapSettings, ReconcileError> {
+    let insecure = spec.url.starts_with("ldap://");
+    if !insecure && !spec.url.starts_with("ldaps://") {
+        return Err(invalid(format!(
+            "{field}.ldap.url {:?} is not an ldaps:// (or ldap://) URL",
+            spec.url
+        )));
+    }
+    if insecure && !spec.allow_insecure {
+        return Err(ReconcileError::invalid_spec(
+            "InsecureLdap",
+            format!(
+                "{field}.ldap.url is ldap://, which sends every password in clear text: use \
+                 ldaps://, or set allowInsecure: true"
+            ),
+        ));
+    }
+    if !spec.user_bind_pattern.contains("${USER}") {
+        return Err(invalid(format!(
+            "{field}.ldap.userBindPattern has no ${{USER}}: every login would bind as the \
+             same DN"
+        )));
+    }
+    let group_search = match (&spec.user_base_dn, &spec.group_auth_pattern) {
+        (None, None) => None,
+        (Some(base), Some(pattern)) if !base.is_empty() && pattern.contains("${USER}") => {
+            Some((base.clone(), pattern.clone()))
+        }
+        _ => {
+            return Err(invalid(format!(
+                "{field}.ldap: userBaseDn and groupAuthPattern go together, and the pattern \
+                 names ${{USER}}"
+            )));
+        }
+    };
+    if spec.ca_config_map.as_deref() == Some("") {
+        return Err(invalid(format!("{field}.ldap.caConfigMap is empty")));
+    }
+    Ok(LdapSettings {
+        url: spec.url.clone(),
+        user_bind_pattern: spec.user_bind_pattern.clone(),
+        group_search,
+        ca_mounted: spec.ca_config_map.is_some(),
+        allow_insecure: spec.allow_insecure,
+    })
 }
 
 fn invalid(message: String) -> ReconcileError {

@@ -211,6 +211,22 @@ fn authentication_needs_every_node_to_check_passwords_with_the_shutdown_user_fir
     r#"{"clusterConfig": {"tls": {"secretName": ""}}}"#,
     "TlsSecretMissing"
 )]
+#[case::ldap_in_clear_text(
+    r#"{"clusterConfig": {"authentication": [{"ldap": {"url": "ldap://ldap:389", "userBindPattern": "uid=${USER},dc=x"}}]}}"#,
+    "InsecureLdap"
+)]
+#[case::ldap_without_a_scheme(
+    r#"{"clusterConfig": {"authentication": [{"ldap": {"url": "ldap.example.org", "userBindPattern": "uid=${USER},dc=x"}}]}}"#,
+    "InvalidAuthentication"
+)]
+#[case::ldap_pattern_without_the_user(
+    r#"{"clusterConfig": {"authentication": [{"ldap": {"url": "ldaps://ldap:636", "userBindPattern": "uid=admin,dc=x"}}]}}"#,
+    "InvalidAuthentication"
+)]
+#[case::ldap_half_a_group_search(
+    r#"{"clusterConfig": {"authentication": [{"ldap": {"url": "ldaps://ldap:636", "userBindPattern": "uid=${USER},dc=x", "userBaseDn": "dc=x"}}]}}"#,
+    "InvalidAuthentication"
+)]
 fn invalid_security_settings_are_refused(#[case] text: &str, #[case] reason: &str) {
     let error = model(patch(text), &[]).expect_err("refused");
     assert_eq!(error.reason(), reason, "{error}");
@@ -253,6 +269,57 @@ fn switching_tls_restarts_every_pod_together() -> Result<(), ReconcileError> {
     assert_ne!(
         together(json!({}))?,
         together(json!({"clusterConfig": {"tls": {"enabled": false}}}))?
+    );
+    Ok(())
+}
+
+#[test]
+fn ldap_comes_after_the_shutdown_user_and_trusts_the_users_ca() -> Result<(), ReconcileError> {
+    let model = model(
+        patch(
+            r#"{"clusterConfig": {"authentication": [
+                {"ldap": {"url": "ldaps://openldap:636", "userBindPattern": "uid=${USER},ou=people,dc=example,dc=org",
+                          "userBaseDn": "ou=people,dc=example,dc=org", "groupAuthPattern": "(uid=${USER})",
+                          "caConfigMap": "ldap-ca"}},
+                {"password": {"secretName": "users"}}
+            ]}}"#,
+        ),
+        &[],
+    )?;
+    let objects = objects(&model)?;
+    let data = &named(&objects, "ConfigMap", "simple-trino-worker-default")["data"];
+    let config = data[server::CONFIG_PROPERTIES].as_str().unwrap_or_default();
+    assert!(
+        config.contains(
+            "password-authenticator.config-files=/etc/trino/shutdown-authenticator.properties,\
+             /etc/trino/ldap-authenticator.properties,/etc/trino/password-authenticator.properties"
+        ),
+        "the user's authenticators in the spec's order, after the shutdown user's: {config}"
+    );
+    let ldap = data["ldap-authenticator.properties"]
+        .as_str()
+        .unwrap_or_default();
+    for line in [
+        "password-authenticator.name=ldap",
+        "ldap.url=ldaps://openldap:636",
+        "ldap.user-bind-pattern=uid=${USER},ou=people,dc=example,dc=org",
+        "ldap.user-base-dn=ou=people,dc=example,dc=org",
+        "ldap.group-auth-pattern=(uid=${USER})",
+        "ldap.ssl.truststore.path=/strata/ldap-ca/ca.crt",
+    ] {
+        assert!(
+            ldap.lines().any(|written| written == line),
+            "{line} in {ldap}"
+        );
+    }
+    assert!(!ldap.contains("allow-insecure"), "{ldap}");
+    let pod =
+        &named(&objects, "StatefulSet", "simple-trino-worker-default")["spec"]["template"]["spec"];
+    assert!(
+        pod["volumes"].as_array().is_some_and(|volumes| volumes
+            .iter()
+            .any(|volume| volume["name"] == "ldap-ca" && volume["configMap"]["name"] == "ldap-ca")),
+        "{pod}"
     );
     Ok(())
 }
