@@ -172,7 +172,9 @@ impl Drop for ThrowawaySlapd {
     }
 }
 
-fn slapd_conf(dir: &Path) -> String {
+/// The `slapd.conf` of a directory kept under `dir`: the schemas a person needs, and one
+/// MDB database for [`SUFFIX`] in `dir/data`, with no access rules.
+pub fn slapd_conf(dir: &Path) -> String {
     format!(
         "include /etc/ldap/schema/core.schema\n\
          include /etc/ldap/schema/cosine.schema\n\
@@ -189,7 +191,9 @@ fn slapd_conf(dir: &Path) -> String {
     )
 }
 
-fn directory_ldif(bind_password: &str, users: &[LdapUser]) -> String {
+/// The directory as LDIF: the organisation, the search account [`BIND_DN`] with
+/// `bind_password`, the unit [`PEOPLE`] and `users` under it.
+pub fn directory_ldif(bind_password: &str, users: &[LdapUser]) -> String {
     let mut ldif = format!(
         "dn: {SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\no: Example\n\
          dc: example\n\n\

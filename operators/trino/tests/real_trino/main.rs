@@ -1,12 +1,14 @@
 //! Trino 483 for real (issues 24 and 25): the objects the operator renders for the
 //! example (one coordinator, two workers, the `tpch` and `memory` catalogs, HTTPS with
-//! the operator's certificates, password authentication and the user's rules), run as
+//! the operator's certificates, password and LDAP authentication against a real slapd,
+//! and the user's rules), run as
 //! rendered by the pod runner on the release's jars and launcher from Maven Central, on
 //! Java 25. Needs
 //! root and the image directory of `cargo xtask tools`; `cargo xtask test` runs it.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod openldap;
 mod operated;
 mod support;
 
@@ -96,7 +98,13 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
     runner
         .wait_ready(
             NAMESPACE,
-            &[COORDINATOR, WORKERS[0], WORKERS[1], CLIENT_POD],
+            &[
+                COORDINATOR,
+                WORKERS[0],
+                WORKERS[1],
+                CLIENT_POD,
+                openldap::POD,
+            ],
             Duration::from_secs(300),
         )
         .await
@@ -143,6 +151,11 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
     assert_eq!(login("test", "test-password").await["status"], 200);
     assert_eq!(login("test", "wrong-password").await["status"], 401);
     assert_eq!(login("nobody", "test-password").await["status"], 401);
+    // A directory user logs in over ldaps (the server's certificate checked against
+    // the CA of the ConfigMap the cluster names); a wrong password is refused.
+    let (ldap_user, ldap_password) = openldap::USER;
+    assert_eq!(login(ldap_user, ldap_password).await["status"], 200);
+    assert_eq!(login(ldap_user, "wrong-password").await["status"], 401);
     let coordinator = fqdn(COORDINATOR);
     let plain = client_answer(client_plan(&runner, &["plain", &coordinator]), "plain HTTP").await;
     eprintln!("plain HTTP to the coordinator: {plain}");

@@ -44,7 +44,8 @@ const LIMIT_SECRET: &str = "trino-memory-limit";
 const MEMORY_LIMIT_BASE64: &str = "MWtC";
 /// A worker's `shutdownGracePeriod` in the test: short, so that a drain takes seconds.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-/// The users Secret of the example's password authentication.
+/// The users Secret of the example's password authentication (the example also logs
+/// users in against an LDAP directory, `openldap.rs`).
 const USERS_SECRET: &str = "trino-users";
 /// The users and their passwords.
 pub const USERS: [(&str, &str); 2] = [("test", "test-password"), ("alice", "alice-password")];
@@ -115,8 +116,10 @@ pub fn example_documents(worker_groups: Value) -> Vec<Value> {
         .iter_mut()
         .find(|document| document["kind"] == "TrinoCluster")
         .expect("the example's TrinoCluster");
-    cluster["spec"]["clusterConfig"]["authentication"] =
-        json!([{"password": {"secretName": USERS_SECRET}}]);
+    cluster["spec"]["clusterConfig"]["authentication"] = json!([
+        {"password": {"secretName": USERS_SECRET}},
+        crate::openldap::authentication()
+    ]);
     cluster["spec"]["clusterConfig"]["authorization"] = json!({"rulesConfigMap": RULES_CONFIG_MAP});
     let small = json!({"resources": {"memory": {"limit": format!("{MEMORY_LIMIT_MIB}Mi")}}});
     cluster["spec"]["coordinators"]["config"] = small.clone();
@@ -182,6 +185,7 @@ pub fn rendered(documents: &[Value]) -> (Vec<Value>, String) {
         "metadata": {"name": LIMIT_SECRET, "namespace": NAMESPACE},
         "data": {"limit": MEMORY_LIMIT_BASE64}
     }));
+    objects.extend(crate::openldap::objects());
     objects.push(json!({
         "apiVersion": "v1",
         "kind": "Secret",
