@@ -19,7 +19,8 @@ use super::security::SHUTDOWN_PASSWORD_KEY;
 use super::service::server_port;
 use crate::config::catalog::ValueSource;
 use crate::config::security::{
-    CA_FILE, KEYSTORE, KEYSTORE_DIR, LDAP_CA_DIR, SHUTDOWN_PASSWORD_DIR, TLS_DIR,
+    CA_FILE, KEYSTORE, KEYSTORE_DIR, LDAP_CA_DIR, OAUTH2_CA_DIR, OAUTH2_CLIENT_ID_ENV,
+    OAUTH2_CLIENT_KEYS, OAUTH2_CLIENT_SECRET_ENV, SHUTDOWN_PASSWORD_DIR, TLS_DIR,
     USERS_PASSWORD_DIR,
 };
 use crate::config::server::{DATA_DIR, ETC_DIR, SHARED_SECRET_ENV, SHUTDOWN_USER};
@@ -55,6 +56,8 @@ pub const SHUTDOWN_PASSWORD_VOLUME: &str = "graceful-shutdown";
 pub const USERS_PASSWORD_VOLUME: &str = "users";
 /// The LDAP server's CA, from the user's ConfigMap.
 pub const LDAP_CA_VOLUME: &str = "ldap-ca";
+/// The OAuth2 provider's CA, from the user's ConfigMap.
+pub const OAUTH2_CA_VOLUME: &str = "oauth2-ca";
 /// The variables the probe, the hook and `start.sh` read (`trino-http.sh`).
 pub const TRINO_URL_ENV: &str = "STRATA_TRINO_URL";
 /// The CA the probe and the hook check the node's certificate against.
@@ -73,7 +76,7 @@ fn from_source(name: &str, source: EnvVarSource) -> EnvVar {
 }
 
 /// The operator's variables that read a value from elsewhere: the pod's name, the
-/// shared secret, and each catalog's values.
+/// shared secret, each catalog's values and the OAuth2 client's credentials.
 fn referenced_env(cluster: &ValidatedCluster) -> Vec<EnvVar> {
     let mut env = vec![
         from_source(
@@ -123,6 +126,24 @@ fn referenced_env(cluster: &ValidatedCluster) -> Vec<EnvVar> {
         };
         env.push(from_source(&variable.variable, source));
     }
+    if let Some((_, secret, _)) = &cluster.security.oauth2 {
+        for (variable, key) in [OAUTH2_CLIENT_ID_ENV, OAUTH2_CLIENT_SECRET_ENV]
+            .into_iter()
+            .zip(OAUTH2_CLIENT_KEYS)
+        {
+            env.push(from_source(
+                variable,
+                EnvVarSource {
+                    secret_key_ref: Some(SecretKeySelector {
+                        name: secret.clone(),
+                        key: key.to_owned(),
+                        optional: Some(false),
+                    }),
+                    ..EnvVarSource::default()
+                },
+            ));
+        }
+    }
     let comma_lists: Vec<&str> = cluster
         .catalogs
         .iter()
@@ -168,6 +189,9 @@ fn mounts(cluster: &ValidatedCluster) -> Vec<VolumeMount> {
     }
     if let Some((_, Some(_))) = &security.ldap {
         mounts.push(volume_mount(LDAP_CA_VOLUME, LDAP_CA_DIR, true));
+    }
+    if let Some((_, _, Some(_))) = &security.oauth2 {
+        mounts.push(volume_mount(OAUTH2_CA_VOLUME, OAUTH2_CA_DIR, true));
     }
     mounts
 }

@@ -12,7 +12,7 @@ use strata_model::role_group::Workload;
 
 use super::config_map::{SCRIPTS, catalog_config_map_name};
 use super::container::{
-    DATA_VOLUME, ETC_VOLUME, KEYSTORE_VOLUME, LDAP_CA_VOLUME, SCRIPTS_VOLUME,
+    DATA_VOLUME, ETC_VOLUME, KEYSTORE_VOLUME, LDAP_CA_VOLUME, OAUTH2_CA_VOLUME, SCRIPTS_VOLUME,
     SHUTDOWN_PASSWORD_VOLUME, TLS_VOLUME, TMP_VOLUME, USERS_PASSWORD_VOLUME, trino,
 };
 use super::security::{
@@ -107,6 +107,9 @@ fn security_volumes(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> V
     }
     if let Some((_, Some(ca))) = &security.ldap {
         volumes.push(config_map_volume(LDAP_CA_VOLUME, ca));
+    }
+    if let Some((_, _, Some(ca))) = &security.oauth2 {
+        volumes.push(config_map_volume(OAUTH2_CA_VOLUME, ca));
     }
     volumes
 }

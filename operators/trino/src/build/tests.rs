@@ -136,7 +136,9 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
                 {"password": {"secretName": "users"}},
                 {"ldap": {"url": "ldap://l:389", "allowInsecure": true, "caConfigMap": "ca",
                           "userBindPattern": "uid=${USER}", "userBaseDn": "dc=x",
-                          "groupAuthPattern": "(uid=${USER})"}}
+                          "groupAuthPattern": "(uid=${USER})"}},
+                {"oauth2": {"issuer": "https://idp/realm", "clientCredentialsSecret": "c",
+                            "principalField": "email", "scopes": ["openid"], "caConfigMap": "ca"}}
             ]}
         }),
         &every_connector(),

@@ -14,7 +14,7 @@
 /// `config.properties`: `installation/deployment.md` (coordinator, discovery),
 /// `admin/properties-http-server.md` (ports, HTTPS, shared secret),
 /// `security/internal-communication.md`, `security/authentication-types.md`,
-/// `security/password-file.md` (several password authenticators),
+/// `security/password-file.md` (several password authenticators), `security/oauth2.md`,
 /// `admin/properties-node-scheduler.md`, `admin/properties-resource-management.md`,
 /// `admin/graceful-shutdown.md`, `security/built-in-system-access-control.md`.
 pub const CONFIG_PROPERTIES: &[&str] = &[
@@ -35,6 +35,13 @@ pub const CONFIG_PROPERTIES: &[&str] = &[
     "internal-communication.https.truststore.path",
     "http-server.authentication.type",
     "password-authenticator.config-files",
+    "http-server.authentication.oauth2.issuer",
+    "http-server.authentication.oauth2.client-id",
+    "http-server.authentication.oauth2.client-secret",
+    "http-server.authentication.oauth2.principal-field",
+    "http-server.authentication.oauth2.scopes",
+    "oauth2-jwk.http-client.trust-store-path",
+    "web-ui.authentication.type",
 ];
 
 /// `node.properties`: `installation/deployment.md`.

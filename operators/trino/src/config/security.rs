@@ -40,6 +40,73 @@ pub struct SecuritySettings {
     /// The password authenticators, in the order Trino tries them; empty without
     /// authentication.
     pub authenticators: Vec<PasswordAuthenticator>,
+    /// OAuth 2.0 with OpenID Connect.
+    pub oauth2: Option<OAuth2Settings>,
+}
+
+/// Where the OpenID Connect provider's CA is mounted.
+pub const OAUTH2_CA_DIR: &str = "/strata/oauth2-ca";
+/// The variable with Trino's client id at the provider.
+pub const OAUTH2_CLIENT_ID_ENV: &str = "STRATA_OAUTH2_CLIENT_ID";
+/// The variable with its client secret.
+pub const OAUTH2_CLIENT_SECRET_ENV: &str = "STRATA_OAUTH2_CLIENT_SECRET";
+/// The keys of the client credentials Secret.
+pub const OAUTH2_CLIENT_KEYS: [&str; 2] = ["clientId", "clientSecret"];
+
+/// The checked settings of Trino's OAuth 2.0 authenticator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OAuth2Settings {
+    /// `http-server.authentication.oauth2.issuer`.
+    pub issuer: String,
+    /// `principal-field`, when not Trino's default.
+    pub principal_field: Option<String>,
+    /// `scopes`, when not Trino's default.
+    pub scopes: Vec<String>,
+    /// Whether the CA of a ConfigMap is the trust store of Trino's client of the
+    /// provider (`oauth2-jwk.http-client.trust-store-path`).
+    pub ca_mounted: bool,
+}
+
+impl OAuth2Settings {
+    /// Its `config.properties` entries: the client's credentials come from the
+    /// environment, which reads them from the user's Secret.
+    fn config_entries(&self) -> Vec<(&'static str, String)> {
+        let mut entries = vec![
+            (
+                "http-server.authentication.oauth2.issuer",
+                self.issuer.clone(),
+            ),
+            (
+                "http-server.authentication.oauth2.client-id",
+                format!("${{ENV:{OAUTH2_CLIENT_ID_ENV}}}"),
+            ),
+            (
+                "http-server.authentication.oauth2.client-secret",
+                format!("${{ENV:{OAUTH2_CLIENT_SECRET_ENV}}}"),
+            ),
+        ];
+        if let Some(field) = &self.principal_field {
+            entries.push((
+                "http-server.authentication.oauth2.principal-field",
+                field.clone(),
+            ));
+        }
+        if !self.scopes.is_empty() {
+            entries.push((
+                "http-server.authentication.oauth2.scopes",
+                self.scopes.join(","),
+            ));
+        }
+        if self.ca_mounted {
+            entries.push((
+                "oauth2-jwk.http-client.trust-store-path",
+                format!("{OAUTH2_CA_DIR}/{LDAP_CA_KEY}"),
+            ));
+        }
+        // The web UI signs in through the provider, not with a password form.
+        entries.push(("web-ui.authentication.type", "oauth2".to_owned()));
+        entries
+    }
 }
 
 /// Where the LDAP server's CA is mounted.
@@ -163,8 +230,16 @@ impl SecuritySettings {
                 .iter()
                 .map(|authenticator| format!("{etc_dir}/{}", authenticator.file_name()))
                 .collect();
-            entries.push(("http-server.authentication.type", "PASSWORD".to_owned()));
+            let types = if self.oauth2.is_some() {
+                "PASSWORD,OAUTH2"
+            } else {
+                "PASSWORD"
+            };
+            entries.push(("http-server.authentication.type", types.to_owned()));
             entries.push(("password-authenticator.config-files", files.join(",")));
+        }
+        if let Some(oauth2) = &self.oauth2 {
+            entries.extend(oauth2.config_entries());
         }
         entries
     }

@@ -43,8 +43,8 @@ impl ClusterContext {
     }
 }
 
-/// The Secrets a cluster names (the user's certificate, the users), so one that
-/// appears or changes requeues the cluster. Only their key names are cached.
+/// The Secrets a cluster names (the user's certificate, the users, the OAuth2 client),
+/// so one that appears or changes requeues the cluster. Only their key names are cached.
 pub fn secret_references(cluster: &TrinoCluster) -> Vec<Target> {
     let config = &cluster.spec.cluster_config;
     let namespace = cluster.namespace().unwrap_or_default();
@@ -58,6 +58,7 @@ pub fn secret_references(cluster: &TrinoCluster) -> Vec<Target> {
         .iter()
         .filter_map(|authentication| match authentication {
             TrinoAuthentication::Password(password) => Some(&password.secret_name),
+            TrinoAuthentication::Oauth2(oauth2) => Some(&oauth2.client_credentials_secret),
             TrinoAuthentication::Ldap(_) => None,
         });
     certificate
@@ -66,8 +67,8 @@ pub fn secret_references(cluster: &TrinoCluster) -> Vec<Target> {
         .collect()
 }
 
-/// The ConfigMaps with the user's access control rules and the LDAP server's CA, so
-/// an edit requeues the cluster.
+/// The ConfigMaps with the user's access control rules and the CAs of the LDAP server
+/// and the OAuth2 provider, so an edit requeues the cluster.
 pub fn config_map_references(cluster: &TrinoCluster) -> Vec<Target> {
     let namespace = cluster.namespace().unwrap_or_default();
     let config = &cluster.spec.cluster_config;
@@ -80,6 +81,7 @@ pub fn config_map_references(cluster: &TrinoCluster) -> Vec<Target> {
         .iter()
         .filter_map(|authentication| match authentication {
             TrinoAuthentication::Ldap(ldap) => ldap.ca_config_map.clone(),
+            TrinoAuthentication::Oauth2(oauth2) => oauth2.ca_config_map.clone(),
             TrinoAuthentication::Password(_) => None,
         });
     rules

@@ -7,8 +7,9 @@
 //!   [`strata_operator::certificates::read_secret`]) and made into the password file;
 //!   the file is kept by the Secret's version, so passwords are hashed again only when
 //!   the Secret changes (or the operator restarts).
-//! - LDAP: the ConfigMap with the server's CA must have `ca.crt`; its version rolls
-//!   the pods, which read it at start.
+//! - LDAP and OAuth2: the ConfigMaps with the servers' CAs must have `ca.crt`, the
+//!   OAuth2 client's Secret `clientId` and `clientSecret`; their versions roll the
+//!   pods, which read them at start.
 //! - Authorization: the user's rules, from the ConfigMap the reference cache holds,
 //!   with the operator's rule for the shutdown user in front.
 //!
@@ -29,7 +30,7 @@ use crate::build::SecurityMaterial;
 use crate::build::certificates::{certificate_request, required_names};
 use crate::config::access_control::{RULES_KEY, access_control_rules};
 use crate::config::password_file::{PasswordFile, password_file};
-use crate::config::security::LDAP_CA_KEY;
+use crate::config::security::{LDAP_CA_KEY, OAUTH2_CLIENT_KEYS};
 use crate::config::server::SHUTDOWN_USER;
 use crate::validate::ValidatedCluster;
 
@@ -39,6 +40,10 @@ const USERS_FIELD: &str = "clusterConfig.authentication[].password.secretName";
 const RULES_FIELD: &str = "clusterConfig.authorization.rulesConfigMap";
 /// The spec field of the LDAP server's CA.
 const LDAP_CA_FIELD: &str = "clusterConfig.authentication[].ldap.caConfigMap";
+/// The spec field of the OAuth2 client's credentials.
+const OAUTH2_CLIENT_FIELD: &str = "clusterConfig.authentication[].oauth2.clientCredentialsSecret";
+/// The spec field of the OAuth2 provider's CA.
+const OAUTH2_CA_FIELD: &str = "clusterConfig.authentication[].oauth2.caConfigMap";
 
 /// Password files made before, by `(namespace, Secret)`, with the version of the
 /// Secret each was made from.
@@ -82,22 +87,38 @@ pub async fn security_step(
         }
         None => TlsMaterial::default(),
     };
-    // The LDAP server's CA is read at start: a new one rolls the pods.
+    // The CAs of the LDAP server and the OAuth2 provider, and the OAuth2 client's
+    // credentials, are read at start: a new version rolls the pods.
+    let mut reads = Vec::new();
     if let Some((_, Some(name))) = &security.ldap {
-        let versions = context
-            .references
-            .check_keys(
-                namespace,
-                [KeysRead {
-                    object: KeySource::ConfigMap,
-                    name,
-                    keys: vec![LDAP_CA_KEY],
-                    field: LDAP_CA_FIELD,
-                }],
-            )
-            .map_err(ReconcileError::from)?;
-        tls.versions.extend(versions);
+        reads.push(KeysRead {
+            object: KeySource::ConfigMap,
+            name,
+            keys: vec![LDAP_CA_KEY],
+            field: LDAP_CA_FIELD,
+        });
     }
+    if let Some((_, secret, ca)) = &security.oauth2 {
+        reads.push(KeysRead {
+            object: KeySource::Secret,
+            name: secret,
+            keys: OAUTH2_CLIENT_KEYS.to_vec(),
+            field: OAUTH2_CLIENT_FIELD,
+        });
+        if let Some(ca) = ca {
+            reads.push(KeysRead {
+                object: KeySource::ConfigMap,
+                name: ca,
+                keys: vec![LDAP_CA_KEY],
+                field: OAUTH2_CA_FIELD,
+            });
+        }
+    }
+    let versions = context
+        .references
+        .check_keys(namespace, reads)
+        .map_err(ReconcileError::from)?;
+    tls.versions.extend(versions);
     let rules = match &security.rules_config_map {
         Some(name) => user_rules(namespace, name, context)?,
         None => access_control_rules(None).unwrap_or_default(),

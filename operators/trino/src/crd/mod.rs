@@ -17,7 +17,8 @@ use strata_status::ClusterStatus;
 pub use self::catalog::{TrinoCatalog, TrinoCatalogSpec};
 pub use self::config::{TrinoConfig, TrinoConfigOverrides};
 pub use self::security::{
-    LdapAuthentication, PasswordAuthentication, TrinoAuthentication, TrinoAuthorization, TrinoTls,
+    LdapAuthentication, OAuth2Authentication, PasswordAuthentication, TrinoAuthentication,
+    TrinoAuthorization, TrinoTls,
 };
 
 /// Product name: `app.kubernetes.io/name` of every object.

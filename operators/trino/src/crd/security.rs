@@ -52,6 +52,33 @@ pub enum TrinoAuthentication {
     Password(PasswordAuthentication),
     /// Users of an LDAP directory: Trino binds as the user to check the password.
     Ldap(LdapAuthentication),
+    /// Users of an OpenID Connect provider: clients send its access tokens
+    /// (`Authorization: Bearer`), and the web UI signs in through it.
+    Oauth2(OAuth2Authentication),
+}
+
+/// `authentication[].oauth2`: Trino's OAuth 2.0 authenticator with OpenID Connect
+/// discovery. Every node fetches the provider's discovery document when it starts, and
+/// does not start without it.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuth2Authentication {
+    /// The provider's issuer URL, `https://...`, exactly as its discovery document
+    /// names it (a trailing `/` matters).
+    pub issuer: String,
+    /// A Secret in the cluster's namespace with `clientId` and `clientSecret`, Trino's
+    /// client at the provider.
+    pub client_credentials_secret: String,
+    /// The claim that names the user. Trino's default: `sub`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal_field: Option<String>,
+    /// The scopes the web UI asks for. Trino's default: `openid`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// A ConfigMap in the cluster's namespace whose `ca.crt` the provider's certificate
+    /// is checked against. Unset: the JVM's default trust store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_config_map: Option<String>,
 }
 
 /// `authentication[].ldap`: Trino's LDAP password authenticator, binding as the user.

@@ -4,8 +4,12 @@ use strata_operator::error::ReconcileError;
 use strata_operator::tls::{CertificateSource, certificate_source};
 use strata_status::SpecWarning;
 
-use crate::config::security::{LdapSettings, PasswordAuthenticator, SecuritySettings};
-use crate::crd::{LdapAuthentication, TrinoAuthentication, TrinoClusterConfig};
+use crate::config::security::{
+    LdapSettings, OAuth2Settings, PasswordAuthenticator, SecuritySettings,
+};
+use crate::crd::{
+    LdapAuthentication, OAuth2Authentication, TrinoAuthentication, TrinoClusterConfig,
+};
 
 /// TLS, authentication and authorization, checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +24,8 @@ pub struct ValidatedSecurity {
     pub ldap: Option<(LdapSettings, Option<String>)>,
     /// The user's authenticators in the spec's order (the shutdown user's comes first).
     pub user_authenticators: Vec<PasswordAuthenticator>,
+    /// OAuth 2.0: its settings, the client credentials Secret and its CA's ConfigMap.
+    pub oauth2: Option<(OAuth2Settings, String, Option<String>)>,
 }
 
 impl ValidatedSecurity {
@@ -34,10 +40,24 @@ impl ValidatedSecurity {
         )?;
         let mut users_secret = None;
         let mut ldap = None;
+        let mut oauth2 = None;
         let mut user_authenticators = Vec::new();
         for (index, authentication) in config.authentication.iter().enumerate() {
             let field = format!("clusterConfig.authentication[{index}]");
             match authentication {
+                TrinoAuthentication::Oauth2(spec) => {
+                    if oauth2.is_some() {
+                        return Err(invalid(format!(
+                            "{field} is a second OAuth2 authentication: Trino takes one \
+                             provider"
+                        )));
+                    }
+                    oauth2 = Some((
+                        oauth2_settings(&field, spec)?,
+                        spec.client_credentials_secret.clone(),
+                        spec.ca_config_map.clone(),
+                    ));
+                }
                 TrinoAuthentication::Ldap(spec) => {
                     if ldap.is_some() {
                         return Err(invalid(format!(
@@ -91,12 +111,13 @@ impl ValidatedSecurity {
             rules_config_map,
             ldap,
             user_authenticators,
+            oauth2,
         })
     }
 
     /// Whether clients must authenticate.
     pub fn authenticates(&self) -> bool {
-        !self.user_authenticators.is_empty()
+        !self.user_authenticators.is_empty() || self.oauth2.is_some()
     }
 
     /// What every node's files say.
@@ -109,6 +130,10 @@ impl ValidatedSecurity {
         SecuritySettings {
             tls: self.tls.is_some(),
             authenticators,
+            oauth2: self
+                .oauth2
+                .as_ref()
+                .map(|(settings, _, _)| settings.clone()),
         }
     }
 
@@ -171,6 +196,38 @@ fn ldap_settings(field: &str, spec: &LdapAuthentication) -> Result<LdapSettings,
         group_search,
         ca_mounted: spec.ca_config_map.is_some(),
         allow_insecure: spec.allow_insecure,
+    })
+}
+
+/// `authentication[].oauth2`, checked: an `https://` issuer, and the names set.
+fn oauth2_settings(
+    field: &str,
+    spec: &OAuth2Authentication,
+) -> Result<OAuth2Settings, ReconcileError> {
+    if !spec.issuer.starts_with("https://") {
+        return Err(invalid(format!(
+            "{field}.oauth2.issuer {:?} is not an https:// URL: tokens and client secrets \
+             would cross the network in clear text",
+            spec.issuer
+        )));
+    }
+    if spec.client_credentials_secret.is_empty() {
+        return Err(invalid(format!(
+            "{field}.oauth2.clientCredentialsSecret is empty: name the Secret with clientId \
+             and clientSecret"
+        )));
+    }
+    if spec.ca_config_map.as_deref() == Some("") {
+        return Err(invalid(format!("{field}.oauth2.caConfigMap is empty")));
+    }
+    if spec.principal_field.as_deref() == Some("") {
+        return Err(invalid(format!("{field}.oauth2.principalField is empty")));
+    }
+    Ok(OAuth2Settings {
+        issuer: spec.issuer.clone(),
+        principal_field: spec.principal_field.clone(),
+        scopes: spec.scopes.clone(),
+        ca_mounted: spec.ca_config_map.is_some(),
     })
 }
 

@@ -1,13 +1,14 @@
 //! Trino 483 for real (issues 24 and 25): the objects the operator renders for the
 //! example (one coordinator, two workers, the `tpch` and `memory` catalogs, HTTPS with
-//! the operator's certificates, password and LDAP authentication against a real slapd,
-//! and the user's rules), run as
+//! the operator's certificates, password, LDAP (a real slapd) and OAuth2 (a real OpenID
+//! Connect provider) authentication, and the user's rules), run as
 //! rendered by the pod runner on the release's jars and launcher from Maven Central, on
 //! Java 25. Needs
 //! root and the image directory of `cargo xtask tools`; `cargo xtask test` runs it.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod oidc;
 mod openldap;
 mod operated;
 mod support;
@@ -86,6 +87,16 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
         .delete(NAMESPACE, UNKNOWN_KEY_POD)
         .await
         .unwrap_or_else(|error| panic!("{error}"));
+    // Every node fetches the OpenID Connect provider's discovery document when it
+    // starts, and does not start without it.
+    runner
+        .wait_ready(
+            NAMESPACE,
+            &[oidc::POD, openldap::POD],
+            Duration::from_secs(120),
+        )
+        .await
+        .unwrap_or_else(|report| panic!("{report}"));
 
     // The example starts: the rendered startup and readiness probes pass against the
     // real /v1/info.
@@ -156,6 +167,19 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
     let (ldap_user, ldap_password) = openldap::USER;
     assert_eq!(login(ldap_user, ldap_password).await["status"], 200);
     assert_eq!(login(ldap_user, "wrong-password").await["status"], 401);
+    // A client with an access token of the OpenID Connect provider (over HTTPS, its CA
+    // from a ConfigMap) is the token's subject; a token whose signature was tampered
+    // with gets 401.
+    let issuer = oidc::issuer();
+    let oauth2 = client_answer(
+        client_plan(&runner, &["oauth2", &issuer, "dave"]),
+        "an OAuth2 login",
+    )
+    .await;
+    assert_eq!(
+        oauth2,
+        json!({"valid": {"status": 200, "rows": [["dave"]]}, "tampered": {"status": 401}})
+    );
     let coordinator = fqdn(COORDINATOR);
     let plain = client_answer(client_plan(&runner, &["plain", &coordinator]), "plain HTTP").await;
     eprintln!("plain HTTP to the coordinator: {plain}");

@@ -118,7 +118,8 @@ pub fn example_documents(worker_groups: Value) -> Vec<Value> {
         .expect("the example's TrinoCluster");
     cluster["spec"]["clusterConfig"]["authentication"] = json!([
         {"password": {"secretName": USERS_SECRET}},
-        crate::openldap::authentication()
+        crate::openldap::authentication(),
+        crate::oidc::authentication()
     ]);
     cluster["spec"]["clusterConfig"]["authorization"] = json!({"rulesConfigMap": RULES_CONFIG_MAP});
     let small = json!({"resources": {"memory": {"limit": format!("{MEMORY_LIMIT_MIB}Mi")}}});
@@ -186,6 +187,7 @@ pub fn rendered(documents: &[Value]) -> (Vec<Value>, String) {
         "data": {"limit": MEMORY_LIMIT_BASE64}
     }));
     objects.extend(crate::openldap::objects());
+    objects.extend(crate::oidc::objects());
     objects.push(json!({
         "apiVersion": "v1",
         "kind": "Secret",
@@ -233,9 +235,15 @@ pub fn client_pod(passwords: &[(&str, &str)]) -> Value {
                     {"name": "TRINO_CA", "value": "/strata/discovery/ca.crt"},
                     {"name": "TRINO_PASSWORDS", "value": json!(passwords).to_string()}
                 ],
-                "volumeMounts": [{"name": "discovery", "mountPath": "/strata/discovery", "readOnly": true}]
+                "volumeMounts": [
+                    {"name": "discovery", "mountPath": "/strata/discovery", "readOnly": true},
+                    {"name": "oidc-ca", "mountPath": "/strata/oidc-ca", "readOnly": true}
+                ]
             }],
-            "volumes": [{"name": "discovery", "configMap": {"name": "simple-trino"}}]
+            "volumes": [
+                {"name": "discovery", "configMap": {"name": "simple-trino"}},
+                {"name": "oidc-ca", "configMap": {"name": "oidc-ca", "optional": true}}
+            ]
         }
     })
 }

@@ -15,6 +15,11 @@ Usage:
   trino_client.py plain HOST
       asks HOST's /v1/info over plain HTTP, on port 8080 and on the HTTPS port; prints
       what each attempt got: {"8080": ..., "https-port": ...}.
+  trino_client.py oauth2 ISSUER CLIENT_ID
+      gets an access token from the OpenID Connect provider ISSUER (client-credentials
+      grant, its CA in /strata/oidc-ca/ca.crt), runs `SELECT current_user` with it as
+      a Bearer token, and again with its signature tampered with; prints
+      {"valid": {"status": ..., "rows": ...}, "tampered": {"status": ...}}.
   trino_client.py shutdown HOST USER [PASSWORD]
       PUT /v1/info/state "SHUTTING_DOWN" to the node HOST (its FQDN) as USER; prints
       {"status": ..., "body": ...}.
@@ -35,6 +40,7 @@ import ssl
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 SERVER = os.environ["TRINO"]
@@ -176,6 +182,42 @@ def shutdown(host, user, password=None):
     print(json.dumps({"status": status, "body": body[:300]}))
 
 
+def bearer_query(token, sql):
+    request = urllib.request.Request(
+        SERVER + "/v1/statement", data=sql.encode(),
+        headers={"Authorization": "Bearer " + token}, method="POST",
+    )
+    rows = []
+    try:
+        while True:
+            with open_url(request) as response:
+                answer = json.load(response)
+            rows.extend(answer.get("data", []))
+            next_uri = answer.get("nextUri")
+            if not next_uri:
+                return {"status": 200, "rows": rows}
+            time.sleep(0.05)
+            request = urllib.request.Request(next_uri, headers={"Authorization": "Bearer " + token})
+    except urllib.error.HTTPError as error:
+        return {"status": error.code}
+
+
+def oauth2(issuer, client_id):
+    context = ssl.create_default_context(cafile="/strata/oidc-ca/ca.crt")
+    form = urllib.parse.urlencode({
+        "grant_type": "client_credentials", "client_id": client_id, "client_secret": "unused",
+    }).encode()
+    with urllib.request.urlopen(
+        urllib.request.Request(issuer + "/token", data=form, method="POST"), timeout=30, context=context
+    ) as response:
+        token = json.load(response)["access_token"]
+    tail = "AAAA" if not token.endswith("AAAA") else "BBBB"
+    print(json.dumps({
+        "valid": bearer_query(token, "SELECT current_user"),
+        "tampered": bearer_query(token[:-4] + tail, "SELECT current_user"),
+    }))
+
+
 def main():
     command = sys.argv[1]
     if command == "query":
@@ -187,6 +229,8 @@ def main():
         drain_watch(sys.argv[2], sys.argv[3])
     elif command == "login":
         login(sys.argv[2], sys.argv[3])
+    elif command == "oauth2":
+        oauth2(sys.argv[2], sys.argv[3])
     elif command == "plain":
         plain(sys.argv[2])
     elif command == "shutdown":

@@ -211,6 +211,14 @@ fn authentication_needs_every_node_to_check_passwords_with_the_shutdown_user_fir
     r#"{"clusterConfig": {"tls": {"secretName": ""}}}"#,
     "TlsSecretMissing"
 )]
+#[case::oauth2_issuer_in_clear_text(
+    r#"{"clusterConfig": {"authentication": [{"oauth2": {"issuer": "http://idp/realm", "clientCredentialsSecret": "c"}}]}}"#,
+    "InvalidAuthentication"
+)]
+#[case::oauth2_without_client(
+    r#"{"clusterConfig": {"authentication": [{"oauth2": {"issuer": "https://idp/realm", "clientCredentialsSecret": ""}}]}}"#,
+    "InvalidAuthentication"
+)]
 #[case::ldap_in_clear_text(
     r#"{"clusterConfig": {"authentication": [{"ldap": {"url": "ldap://ldap:389", "userBindPattern": "uid=${USER},dc=x"}}]}}"#,
     "InsecureLdap"
@@ -320,6 +328,55 @@ fn ldap_comes_after_the_shutdown_user_and_trusts_the_users_ca() -> Result<(), Re
             .iter()
             .any(|volume| volume["name"] == "ldap-ca" && volume["configMap"]["name"] == "ldap-ca")),
         "{pod}"
+    );
+    Ok(())
+}
+
+#[test]
+fn oauth2_reads_its_client_from_the_secret_and_trusts_the_providers_ca()
+-> Result<(), ReconcileError> {
+    let model = model(
+        patch(
+            r#"{"clusterConfig": {"authentication": [{"oauth2": {
+                "issuer": "https://idp.example.org/realms/data", "clientCredentialsSecret": "trino-client",
+                "principalField": "preferred_username", "scopes": ["openid", "profile"],
+                "caConfigMap": "idp-ca"}}]}}"#,
+        ),
+        &[],
+    )?;
+    let objects = objects(&model)?;
+    let config = config_properties(&objects, "simple-trino-coordinator-default");
+    for line in [
+        "http-server.authentication.type=PASSWORD,OAUTH2",
+        "password-authenticator.config-files=/etc/trino/shutdown-authenticator.properties",
+        "http-server.authentication.oauth2.issuer=https://idp.example.org/realms/data",
+        "http-server.authentication.oauth2.client-id=${ENV:STRATA_OAUTH2_CLIENT_ID}",
+        "http-server.authentication.oauth2.client-secret=${ENV:STRATA_OAUTH2_CLIENT_SECRET}",
+        "http-server.authentication.oauth2.principal-field=preferred_username",
+        "http-server.authentication.oauth2.scopes=openid,profile",
+        "oauth2-jwk.http-client.trust-store-path=/strata/oauth2-ca/ca.crt",
+        "web-ui.authentication.type=oauth2",
+    ] {
+        assert!(
+            config.lines().any(|written| written == line),
+            "{line} in {config}"
+        );
+    }
+    let container = container(&objects, "simple-trino-coordinator-default");
+    let secret_of = |name: &str| {
+        container["env"]
+            .as_array()
+            .and_then(|env| env.iter().find(|variable| variable["name"] == name))
+            .map(|variable| variable["valueFrom"]["secretKeyRef"].clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        secret_of("STRATA_OAUTH2_CLIENT_SECRET"),
+        json!({"name": "trino-client", "key": "clientSecret", "optional": false})
+    );
+    assert_eq!(
+        secret_of("STRATA_OAUTH2_CLIENT_ID"),
+        json!({"name": "trino-client", "key": "clientId", "optional": false})
     );
     Ok(())
 }
