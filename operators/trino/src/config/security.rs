@@ -69,8 +69,10 @@ pub struct OAuth2Settings {
 
 impl OAuth2Settings {
     /// Its `config.properties` entries: the client's credentials come from the
-    /// environment, which reads them from the user's Secret.
-    fn config_entries(&self) -> Vec<(&'static str, String)> {
+    /// environment, which reads them from the user's Secret. Only a coordinator serves
+    /// the web UI (a worker refuses to start with a `web-ui.*` key, which it does not
+    /// use).
+    fn config_entries(&self, coordinator: bool) -> Vec<(&'static str, String)> {
         let mut entries = vec![
             (
                 "http-server.authentication.oauth2.issuer",
@@ -104,7 +106,9 @@ impl OAuth2Settings {
             ));
         }
         // The web UI signs in through the provider, not with a password form.
-        entries.push(("web-ui.authentication.type", "oauth2".to_owned()));
+        if coordinator {
+            entries.push(("web-ui.authentication.type", "oauth2".to_owned()));
+        }
         entries
     }
 }
@@ -205,7 +209,7 @@ impl SecuritySettings {
     }
 
     /// The `config.properties` entries of the server's ports, TLS and authentication.
-    pub fn config_entries(&self, etc_dir: &str) -> Vec<(&'static str, String)> {
+    pub fn config_entries(&self, etc_dir: &str, coordinator: bool) -> Vec<(&'static str, String)> {
         let mut entries = if self.tls {
             vec![
                 ("http-server.http.enabled", "false".to_owned()),
@@ -239,7 +243,7 @@ impl SecuritySettings {
             entries.push(("password-authenticator.config-files", files.join(",")));
         }
         if let Some(oauth2) = &self.oauth2 {
-            entries.extend(oauth2.config_entries());
+            entries.extend(oauth2.config_entries(coordinator));
         }
         entries
     }

@@ -174,7 +174,11 @@ pub fn config_properties(settings: &NodeSettings, overrides: &BTreeMap<String, S
             format!("{ETC_DIR}/{ACCESS_CONTROL_PROPERTIES}"),
         ),
     ];
-    entries.extend(settings.security.config_entries(ETC_DIR));
+    entries.extend(
+        settings
+            .security
+            .config_entries(ETC_DIR, settings.coordinator),
+    );
     if settings.coordinator {
         entries.push(("node-scheduler.include-coordinator", "false".to_owned()));
     }

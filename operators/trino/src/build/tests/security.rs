@@ -362,6 +362,11 @@ fn oauth2_reads_its_client_from_the_secret_and_trusts_the_providers_ca()
             "{line} in {config}"
         );
     }
+    let worker = config_properties(&objects, "simple-trino-worker-default");
+    assert!(
+        !worker.contains("web-ui."),
+        "a worker serves no web UI and refuses the key: {worker}"
+    );
     let container = container(&objects, "simple-trino-coordinator-default");
     let secret_of = |name: &str| {
         container["env"]
