@@ -8,9 +8,7 @@ use strata_operator::error::ReconcileError;
 
 use crate::build::secret_key::SECRET_KEY_KEY;
 use crate::config::packages::{Wheel, wheels};
-use crate::config::superset_config::{
-    AuthSetting, DatabaseSetting, Registration, SupersetSettings, render,
-};
+use crate::config::superset_config::{AuthSetting, Registration, SupersetSettings, render};
 use crate::crd::{
     APP_NAME, DEFAULT_PRODUCT_VERSION, DEFAULT_ROW_LIMIT, DEFAULT_WEBSERVER_TIMEOUT, NODE_ROLE,
     OPERATOR_NAME, SupersetCluster, SupersetConfig, UPSTREAM_IMAGE_REPOSITORY,
@@ -50,21 +48,6 @@ impl SecretKeySource {
             Self::User(name) | Self::Generated(name) => name,
         }
     }
-}
-
-/// The metadata database, checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ValidatedDatabase {
-    /// PostgreSQL; credentials from a Secret.
-    Postgresql {
-        /// The Secret with `username` and `password`.
-        credentials_secret: String,
-    },
-    /// A URI from a Secret.
-    Generic {
-        /// The Secret with `uri`.
-        uri_secret: String,
-    },
 }
 
 /// A `SupersetCluster` with every default applied and every rule checked.
@@ -121,40 +104,7 @@ impl ValidatedCluster {
         let role =
             identity.role_with_groups(NODE_ROLE, "nodes", &cluster.spec.nodes.role_groups)?;
         let database = &config.metadata_database;
-        let (validated_database, database_setting) = match (&database.postgresql, &database.generic)
-        {
-            (Some(postgresql), None) => (
-                ValidatedDatabase::Postgresql {
-                    credentials_secret: postgresql.credentials_secret.clone(),
-                },
-                DatabaseSetting::Postgresql {
-                    host: postgresql.host.clone(),
-                    port: postgresql.port,
-                    database: postgresql.database.clone(),
-                    driver: database.driver,
-                },
-            ),
-            (None, Some(generic)) => (
-                ValidatedDatabase::Generic {
-                    uri_secret: generic.uri_secret.clone(),
-                },
-                DatabaseSetting::FromEnvironment,
-            ),
-            (postgresql, _) => {
-                return Err(ReconcileError::invalid_spec(
-                    "InvalidMetadataDatabase",
-                    format!(
-                        "clusterConfig.metadataDatabase must name exactly one of postgresql \
-                             or generic, but names {}",
-                        if postgresql.is_some() {
-                            "both"
-                        } else {
-                            "neither"
-                        }
-                    ),
-                ));
-            }
-        };
+        let (validated_database, database_setting) = database::database(database)?;
         let (authentication, auth_secret) = authentication(
             config.authentication.as_ref(),
             cluster.spec.image.custom.is_none(),
@@ -236,7 +186,9 @@ impl ValidatedCluster {
     /// before anything is applied.
     pub fn secrets(&self) -> Vec<SecretUse> {
         let mut secrets = vec![match &self.database {
-            ValidatedDatabase::Postgresql { credentials_secret } => SecretUse {
+            ValidatedDatabase::Postgresql {
+                credentials_secret, ..
+            } => SecretUse {
                 name: credentials_secret.clone(),
                 keys: vec!["username", "password"],
                 field: "clusterConfig.metadataDatabase.postgresql.credentialsSecret",
@@ -363,6 +315,10 @@ const PRODUCT: Product = Product {
     repository: UPSTREAM_IMAGE_REPOSITORY,
     default_version: DEFAULT_PRODUCT_VERSION,
 };
+
+mod database;
+
+pub use self::database::{CA_FIELD, CA_KEY, CaSource, DATABASE_CA_DIR, ValidatedDatabase};
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -6,7 +6,10 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::ConfigMap;
 use strata_model::build::object_meta;
 
-use crate::config::scripts::{INIT_DATABASE, OIDC_SECURITY_MANAGER, OIDC_SECURITY_MANAGER_FILE};
+use crate::config::scripts::{
+    DATABASE_TLS_HOOK, DATABASE_TLS_HOOK_FILE, INIT_DATABASE, OIDC_SECURITY_MANAGER,
+    OIDC_SECURITY_MANAGER_FILE,
+};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
 /// Key of the configuration file.
@@ -15,7 +18,8 @@ pub const SUPERSET_CONFIG: &str = "superset_config.py";
 pub const INIT_SCRIPT: &str = "init_database.py";
 
 /// `<superset>-node-<rg>`: `superset_config.py`, the init script and, with OIDC, the
-/// security manager, hashed into the pod template.
+/// security manager and, with TLS to the database, its hook; hashed into the pod
+/// template.
 pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {
     let mut data = BTreeMap::from([
         (
@@ -24,6 +28,12 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
         ),
         (INIT_SCRIPT.to_owned(), INIT_DATABASE.to_owned()),
     ]);
+    if cluster.database.tls() {
+        data.insert(
+            DATABASE_TLS_HOOK_FILE.to_owned(),
+            DATABASE_TLS_HOOK.to_owned(),
+        );
+    }
     if cluster.oidc_login {
         data.insert(
             OIDC_SECURITY_MANAGER_FILE.to_owned(),

@@ -17,7 +17,7 @@ use crate::config::superset_config::{
     DB_PASSWORD_ENV, DB_USERNAME_ENV, LDAP_BIND_PASSWORD_ENV, MAPBOX_API_KEY_ENV,
     OIDC_CLIENT_SECRET_ENV,
 };
-use crate::validate::{ValidatedCluster, ValidatedDatabase, ValidatedRoleGroup};
+use crate::validate::{DATABASE_CA_DIR, ValidatedCluster, ValidatedDatabase, ValidatedRoleGroup};
 
 /// The web server container, the target of `envOverrides`.
 pub const SUPERSET_CONTAINER: &str = "superset";
@@ -40,6 +40,8 @@ pub const PACKAGES_VOLUME: &str = "packages";
 pub const HOME_VOLUME: &str = "superset-home";
 /// The `/tmp` volume.
 pub const TMP_VOLUME: &str = "tmp";
+/// The metadata database's CA certificate.
+pub const DATABASE_CA_VOLUME: &str = "metadata-database-ca";
 
 fn secret_variable(name: &str, secret: &str, key: &str) -> EnvVar {
     EnvVar {
@@ -77,7 +79,9 @@ fn superset_env(cluster: &ValidatedCluster) -> (BTreeMap<String, String>, Vec<En
         SECRET_KEY_KEY,
     )];
     match &cluster.database {
-        ValidatedDatabase::Postgresql { credentials_secret } => {
+        ValidatedDatabase::Postgresql {
+            credentials_secret, ..
+        } => {
             secrets.push(secret_variable(
                 DB_USERNAME_ENV,
                 credentials_secret,
@@ -117,6 +121,9 @@ fn mounts(cluster: &ValidatedCluster) -> Vec<k8s_openapi::api::core::v1::VolumeM
     ];
     if !cluster.wheels.is_empty() {
         mounts.push(volume_mount(PACKAGES_VOLUME, WHEEL_DIR, true));
+    }
+    if cluster.database.ca().is_some() {
+        mounts.push(volume_mount(DATABASE_CA_VOLUME, DATABASE_CA_DIR, true));
     }
     mounts
 }

@@ -1,17 +1,21 @@
 //! The StatefulSet of a role group.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::PodSpec;
+use k8s_openapi::api::core::v1::{
+    ConfigMapVolumeSource, KeyToPath, PodSpec, SecretVolumeSource, Volume,
+};
 use strata_model::build::{
     PodUpdates, config_map_volume, pod_security_context, preferred_spread, scratch_volume,
 };
 use strata_model::role_group::Workload;
+use strata_operator::reference::KeySource;
 
 use super::config_map::packages_name;
 use super::container::{
-    CONFIG_VOLUME, HOME_VOLUME, PACKAGES_VOLUME, TMP_VOLUME, init_database, web_server,
+    CONFIG_VOLUME, DATABASE_CA_VOLUME, HOME_VOLUME, PACKAGES_VOLUME, TMP_VOLUME, init_database,
+    web_server,
 };
-use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
+use crate::validate::{CA_KEY, CaSource, ValidatedCluster, ValidatedRoleGroup};
 
 /// uid and gid of the image's `superset` user, which it creates without a number.
 pub const SUPERSET_UID: i64 = 1000;
@@ -38,6 +42,9 @@ pub fn stateful_set(
     if !cluster.wheels.is_empty() {
         volumes.push(config_map_volume(PACKAGES_VOLUME, &packages_name(cluster)));
     }
+    if let Some(ca) = cluster.database.ca() {
+        volumes.push(ca_volume(ca));
+    }
     group.stateful_set(
         &cluster.identity,
         Workload {
@@ -55,4 +62,35 @@ pub fn stateful_set(
             claims: Vec::new(),
         },
     )
+}
+
+/// The metadata database's CA: only `ca.crt`, so a Secret that also holds a key (a
+/// cert-manager Secret named by mistake) never puts that key in the pod.
+fn ca_volume(ca: &CaSource) -> Volume {
+    let items = Some(vec![KeyToPath {
+        key: CA_KEY.to_owned(),
+        path: CA_KEY.to_owned(),
+        ..KeyToPath::default()
+    }]);
+    let mut volume = Volume {
+        name: DATABASE_CA_VOLUME.to_owned(),
+        ..Volume::default()
+    };
+    match ca.object {
+        KeySource::Secret => {
+            volume.secret = Some(SecretVolumeSource {
+                secret_name: Some(ca.name.clone()),
+                items,
+                ..SecretVolumeSource::default()
+            });
+        }
+        KeySource::ConfigMap => {
+            volume.config_map = Some(ConfigMapVolumeSource {
+                name: ca.name.clone(),
+                items,
+                ..ConfigMapVolumeSource::default()
+            });
+        }
+    }
+    volume
 }

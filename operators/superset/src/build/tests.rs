@@ -188,3 +188,44 @@ fn env_overrides_reach_the_init_container_as_well_as_the_web_server() -> Result<
     }
     Ok(())
 }
+
+/// The CA reaches both containers as `ca.crt` alone, and the hook ships next to
+/// `superset_config.py`.
+#[test]
+fn the_database_ca_is_mounted_alone_and_the_tls_hook_ships() -> Result<(), ReconcileError> {
+    let objects = objects(json!({"metadataDatabase": {"postgresql": {
+        "host": "postgres.db.svc", "database": "superset", "credentialsSecret": "superset-db",
+        "tls": {"caCertificate": {"secretName": "db-tls"}}
+    }}}))?;
+    let set = named(&objects, "StatefulSet", "simple-superset-node-default");
+    let pod = &set["spec"]["template"]["spec"];
+    let volume = pod["volumes"]
+        .as_array()
+        .and_then(|volumes| {
+            volumes
+                .iter()
+                .find(|volume| volume["name"] == "metadata-database-ca")
+        })
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        volume["secret"],
+        json!({"secretName": "db-tls", "items": [{"key": "ca.crt", "path": "ca.crt"}]})
+    );
+    for container in [&pod["initContainers"][0], &pod["containers"][0]] {
+        let mounted = container["volumeMounts"].as_array().is_some_and(|mounts| {
+            mounts.iter().any(|mount| {
+                mount["name"] == "metadata-database-ca"
+                    && mount["mountPath"] == "/strata/metadata-database-tls"
+                    && mount["readOnly"] == true
+            })
+        });
+        assert!(mounted, "{container}");
+    }
+    let config = named(&objects, "ConfigMap", "simple-superset-node-default");
+    let hook = config["data"]["strata_database_tls.py"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(hook.contains("def secure_metadata_database("), "{config}");
+    Ok(())
+}

@@ -12,3 +12,10 @@ pub const OIDC_SECURITY_MANAGER: &str = include_str!("../scripts/strata_oidc.py"
 /// The file of [`OIDC_SECURITY_MANAGER`] in the config directory, which is on
 /// `PYTHONPATH`, so that `superset_config.py` imports it as `strata_oidc`.
 pub const OIDC_SECURITY_MANAGER_FILE: &str = "strata_oidc.py";
+
+/// The metadata database's TLS hook (`superset_config.py` imports it as
+/// `strata_database_tls`).
+pub const DATABASE_TLS_HOOK: &str = include_str!("../scripts/strata_database_tls.py");
+
+/// The file of [`DATABASE_TLS_HOOK`] in the config directory.
+pub const DATABASE_TLS_HOOK_FILE: &str = "strata_database_tls.py";

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use strata_model::files::python::{self, PyValue, PythonError, string_literal};
 
-use crate::crd::Driver;
+use crate::crd::{Driver, SslMode};
 
 /// Environment variable with the metadata database user (from its Secret).
 pub const DB_USERNAME_ENV: &str = "STRATA_DB_USERNAME";
@@ -36,11 +36,27 @@ pub enum DatabaseSetting {
         database: String,
         /// The driver in the URI's scheme.
         driver: Driver,
+        /// TLS to the database, when the spec sets it.
+        tls: Option<DatabaseTlsSetting>,
     },
     /// The URI comes whole from the environment (`SUPERSET__SQLALCHEMY_DATABASE_URI`),
     /// which Superset 6 reads itself; the file says nothing.
     FromEnvironment,
 }
+
+/// TLS to the metadata database: applied by `strata_database_tls.py` to every
+/// connection to it, the migrations' included (Superset's Alembic environment builds
+/// its engine from the URI alone, so engine options would miss them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatabaseTlsSetting {
+    /// libpq's `sslmode`.
+    pub ssl_mode: SslMode,
+    /// The CA certificate's path in the pod; the system trust store when `None`.
+    pub ca_file: Option<String>,
+}
+
+/// The config's name for the TLS hook's result, which says the hook is installed.
+pub const DATABASE_TLS_SETTING: &str = "STRATA_METADATA_DATABASE_TLS";
 
 /// How users log in.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,6 +113,16 @@ pub struct SupersetSettings {
     pub authentication: Option<AuthSetting>,
 }
 
+impl SupersetSettings {
+    /// Whether the file installs the TLS hook, which ships next to it.
+    pub fn database_tls(&self) -> bool {
+        matches!(
+            self.database,
+            DatabaseSetting::Postgresql { tls: Some(_), .. }
+        )
+    }
+}
+
 fn env(name: &str) -> PyValue {
     PyValue::Expression(format!("os.environ[{}]", string_literal(name)))
 }
@@ -122,6 +148,7 @@ pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
         port,
         database,
         driver,
+        tls,
     } = &settings.database
     {
         let scheme = match driver {
@@ -138,6 +165,21 @@ pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
                 string_literal(&format!("@{host}:{port}/{database}")),
             )),
         ));
+        if let Some(tls) = tls {
+            out.push((
+                DATABASE_TLS_SETTING.to_owned(),
+                PyValue::Expression(format!(
+                    "secure_metadata_database(host={}, port={port}, database={}, ssl_mode={}, \
+                     ca_file={})",
+                    string_literal(host),
+                    string_literal(database),
+                    string_literal(&tls.ssl_mode.to_string()),
+                    tls.ca_file
+                        .as_deref()
+                        .map_or_else(|| "None".to_owned(), string_literal),
+                )),
+            ));
+        }
     }
     out.push((
         "ROW_LIMIT".to_owned(),
@@ -270,6 +312,9 @@ fn imports(settings: &SupersetSettings) -> Vec<&'static str> {
     ];
     if matches!(settings.authentication, Some(AuthSetting::Oidc { .. })) {
         imports.push("from strata_oidc import OidcSecurityManager");
+    }
+    if settings.database_tls() {
+        imports.push("from strata_database_tls import secure_metadata_database");
     }
     imports
 }

@@ -13,8 +13,8 @@ use strata_operator::reference::{KeySource, KeysRead, Target};
 
 use crate::build::build;
 use crate::build::secret_key::SECRET_KEY_KEY;
-use crate::crd::SupersetCluster;
-use crate::validate::{SecretKeySource, ValidatedCluster};
+use crate::crd::{CaCertificate, SupersetCluster};
+use crate::validate::{CA_FIELD, CA_KEY, SecretKeySource, ValidatedCluster};
 
 /// What the controller needs beyond the shared context.
 #[derive(Clone, Debug)]
@@ -59,8 +59,29 @@ pub fn secret_references(cluster: &SupersetCluster) -> Vec<Target> {
             auth.and_then(|auth| auth.oidc.as_ref())
                 .map(|oidc| oidc.client_secret_secret.clone()),
         )
+        .chain(database_ca(cluster).and_then(|ca| ca.secret_name.clone()))
         .map(|name| Target::named(namespace.clone(), name))
         .collect()
+}
+
+/// The ConfigMaps a cluster names: the metadata database's CA, when it is in one.
+pub fn config_map_references(cluster: &SupersetCluster) -> Vec<Target> {
+    let namespace = cluster.namespace().unwrap_or_default();
+    database_ca(cluster)
+        .and_then(|ca| ca.config_map_name.clone())
+        .map(|name| Target::named(namespace, name))
+        .into_iter()
+        .collect()
+}
+
+fn database_ca(cluster: &SupersetCluster) -> Option<&CaCertificate> {
+    let postgresql = cluster
+        .spec
+        .cluster_config
+        .metadata_database
+        .postgresql
+        .as_ref()?;
+    postgresql.tls.as_ref()?.ca_certificate.as_ref()
 }
 
 /// A generated `SECRET_KEY` Secret that exists already is adopted as it is, so it
@@ -128,20 +149,30 @@ fn prepare(
 ) -> Result<Prepared, Failed> {
     let validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain)?;
     let secrets = validated.secrets();
+    let ca = validated.database.ca().map(|ca| KeysRead {
+        object: ca.object,
+        name: &ca.name,
+        keys: vec![CA_KEY],
+        field: CA_FIELD,
+    });
     let versions = context
         .references
         .check_keys(
             &validated.identity.namespace,
-            secrets.iter().map(|secret| KeysRead {
-                object: KeySource::Secret,
-                name: &secret.name,
-                keys: secret.keys.clone(),
-                field: secret.field,
-            }),
+            secrets
+                .iter()
+                .map(|secret| KeysRead {
+                    object: KeySource::Secret,
+                    name: &secret.name,
+                    keys: secret.keys.clone(),
+                    field: secret.field,
+                })
+                .chain(ca),
         )
         .map_err(ReconcileError::from)?;
     check_adopted_secret_key(&validated, context)?;
     // The pods read these Secrets through `secretKeyRef`, which a running pod never
-    // re-reads: a rotated password reaches them only by a restart.
+    // re-reads: a rotated password reaches them only by a restart. The database's CA
+    // is read once per process, into the TLS context, so it rolls them too.
     Ok(build(&validated).rolling_on(&versions))
 }

@@ -2,7 +2,7 @@
 
 pub mod cluster;
 
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use strata_operator::cache::ChildKind;
 use strata_operator::controller::{ControllerSpec, OperatorRuntime, run_controller};
 use strata_operator::definition::ControllerDef;
@@ -19,7 +19,8 @@ pub fn child_kinds() -> Vec<ChildKind> {
 }
 
 /// The cluster controller: SupersetClusters with their children and pods, reading the
-/// key names (never the values) of the Secrets each cluster names.
+/// key names (never the values) of the Secrets each cluster names, and the ConfigMap
+/// of the metadata database's CA.
 pub fn cluster_controller() -> ControllerDef<SupersetCluster> {
     ControllerDef::new(ControllerSpec {
         name: "supersetcluster",
@@ -28,6 +29,7 @@ pub fn cluster_controller() -> ControllerDef<SupersetCluster> {
         restarts_pods: false,
     })
     .reading_secret_keys(cluster::secret_references)
+    .reading::<ConfigMap>(cluster::config_map_references)
 }
 
 /// The controller as the Helm chart's RBAC rules see it.

@@ -149,6 +149,56 @@ pub struct PostgresqlDatabase {
     pub database: String,
     /// A Secret with the keys `username` and `password`.
     pub credentials_secret: String,
+    /// TLS to the database. Without it the driver decides: pg8000 tries TLS without
+    /// checking the server's certificate, and falls back to plaintext.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<DatabaseTls>,
+}
+
+/// TLS to the metadata database, in libpq's terms.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct DatabaseTls {
+    /// libpq's `sslmode`; defaults to `verify-full`.
+    #[serde(default)]
+    pub ssl_mode: SslMode,
+    /// The CA that signed the database server's certificate, as the key `ca.crt` of a
+    /// Secret or ConfigMap (cert-manager's and trust-manager's key). Without it the
+    /// image's system trust store is used, which suits a managed database whose
+    /// certificate a public CA signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_certificate: Option<CaCertificate>,
+}
+
+/// How the connection to the database is secured: libpq's `sslmode` values.
+#[derive(
+    Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq, strum::Display,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum SslMode {
+    /// Plaintext only.
+    Disable,
+    /// Encrypted; the server's certificate is not checked, so an attacker in the path
+    /// can pose as the database.
+    Require,
+    /// Encrypted, and the server's certificate is signed by the CA.
+    VerifyCa,
+    /// Encrypted, signed by the CA, and naming `host`.
+    #[default]
+    VerifyFull,
+}
+
+/// Where a CA certificate is: exactly one of the two, key `ca.crt`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct CaCertificate {
+    /// A Secret with the key `ca.crt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_name: Option<String>,
+    /// A ConfigMap with the key `ca.crt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map_name: Option<String>,
 }
 
 fn default_postgresql_port() -> u16 {

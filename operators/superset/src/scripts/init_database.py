@@ -105,10 +105,16 @@ def advisory_lock():
     except ImportError as error:
         driver_missing(error)
     except Exception as error:  # noqa: BLE001
+        check = "metadataDatabase and its Secret"
+        if "SSL" in type(error).__name__:
+            check = (
+                "metadataDatabase.postgresql.tls: the server's certificate must be "
+                "signed by its CA and, with verify-full, name the host"
+            )
         stop(
             "DatabaseUnreachable",
             f"the metadata database does not answer ({type(error).__name__}); check "
-            "metadataDatabase and its Secret",
+            f"{check}",
         )
     return None
 

@@ -2,6 +2,7 @@ use pretty_assertions::assert_eq;
 use rstest::rstest;
 use serde_json::{Value, json};
 use strata_operator::error::ReconcileError;
+use strata_operator::reference::KeySource;
 
 use super::*;
 
@@ -88,6 +89,18 @@ fn the_secrets_the_pods_read_are_listed_with_their_keys() -> Result<(), Reconcil
     }}),
     "OidcWithoutOpenidScope"
 )]
+#[case::database_ca_in_a_secret_and_a_configmap(
+    postgresql_tls(json!({"caCertificate": {"secretName": "ca", "configMapName": "ca"}})),
+    "InvalidDatabaseTls"
+)]
+#[case::database_ca_naming_nothing(
+    postgresql_tls(json!({"caCertificate": {}})),
+    "InvalidDatabaseTls"
+)]
+#[case::database_ca_that_require_never_checks(
+    postgresql_tls(json!({"sslMode": "require", "caCertificate": {"secretName": "ca"}})),
+    "InvalidDatabaseTls"
+)]
 fn invalid_cluster_configs_are_refused_with_a_reason(#[case] config: Value, #[case] reason: &str) {
     match validated(config) {
         Ok(_) => unreachable!("the spec must be refused with {reason}"),
@@ -159,5 +172,67 @@ fn ldap_is_accepted_on_a_custom_image() -> Result<(), ReconcileError> {
     );
     with_ldap.spec.image.custom = Some("registry.example.com/superset-ldap:6.1.0".to_owned());
     ValidatedCluster::new(&with_ldap, DEFAULT_CLUSTER_DOMAIN)?;
+    Ok(())
+}
+
+/// `clusterConfig` with the fixture's PostgreSQL database and `tls`.
+fn postgresql_tls(tls: Value) -> Value {
+    json!({"metadataDatabase": {"postgresql": {
+        "host": "postgres.db.svc", "database": "superset", "credentialsSecret": "superset-db",
+        "tls": tls
+    }}})
+}
+
+#[rstest]
+#[case::no_tls_leaves_the_driver_default(json!({}), None, None)]
+#[case::verify_full_by_default_with_a_secret_ca(
+    postgresql_tls(json!({"caCertificate": {"secretName": "db-ca"}})),
+    Some("ssl_mode=\"verify-full\", ca_file=\"/strata/metadata-database-tls/ca.crt\""),
+    Some((KeySource::Secret, "db-ca"))
+)]
+#[case::verify_ca_from_a_configmap(
+    postgresql_tls(json!({"sslMode": "verify-ca", "caCertificate": {"configMapName": "db-ca"}})),
+    Some("ssl_mode=\"verify-ca\", ca_file=\"/strata/metadata-database-tls/ca.crt\""),
+    Some((KeySource::ConfigMap, "db-ca"))
+)]
+#[case::verify_full_against_the_system_trust_store(
+    postgresql_tls(json!({})),
+    Some("ssl_mode=\"verify-full\", ca_file=None"),
+    None
+)]
+#[case::require_encrypts_without_checking(
+    postgresql_tls(json!({"sslMode": "require"})),
+    Some("ssl_mode=\"require\", ca_file=None"),
+    None
+)]
+fn the_metadata_database_tls_reaches_the_config_and_the_ca_is_read(
+    #[case] config: Value,
+    #[case] hook: Option<&str>,
+    #[case] ca: Option<(KeySource, &str)>,
+) -> Result<(), ReconcileError> {
+    let cluster = validated(config)?;
+    let file = &cluster.nodes.groups[0].product.superset_config;
+    match hook {
+        Some(arguments) => {
+            assert!(
+                file.contains("from strata_database_tls import secure_metadata_database"),
+                "{file}"
+            );
+            assert!(
+                file.contains(&format!(
+                    "STRATA_METADATA_DATABASE_TLS = secure_metadata_database(\
+                     host=\"postgres.db.svc\", port=5432, database=\"superset\", {arguments})"
+                )),
+                "{file}"
+            );
+        }
+        None => assert!(!file.contains("strata_database_tls"), "{file}"),
+    }
+    assert_eq!(cluster.database.tls(), hook.is_some());
+    let read = cluster
+        .database
+        .ca()
+        .map(|source| (source.object, source.name.as_str()));
+    assert_eq!(read, ca);
     Ok(())
 }

@@ -5,6 +5,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 mod creation;
+mod database_tls;
 mod secret_key;
 mod secrets;
 

@@ -186,7 +186,7 @@ async fn no_secret_value_reaches_what_the_operator_writes() {
 }
 
 /// The references hash on the pod template of the cluster's StatefulSet, if it exists.
-fn references_hash(harness: &strata_testing::Harness) -> Option<String> {
+pub fn references_hash(harness: &strata_testing::Harness) -> Option<String> {
     harness
         .server
         .get_typed::<StatefulSet>(harness.namespace, &format!("{CLUSTER}-node-default"))?

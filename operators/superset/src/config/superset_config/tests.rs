@@ -14,6 +14,7 @@ fn settings(authentication: Option<AuthSetting>) -> SupersetSettings {
             port: 5432,
             database: "superset".to_owned(),
             driver: Driver::Pg8000,
+            tls: None,
         },
         row_limit: 50_000,
         webserver_timeout: 60,

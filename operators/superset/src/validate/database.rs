@@ -1,0 +1,153 @@
+//! The metadata database: which one, how the pods reach it, and how the connection is
+//! secured.
+
+use strata_operator::error::ReconcileError;
+use strata_operator::reference::KeySource;
+
+use crate::config::superset_config::{DatabaseSetting, DatabaseTlsSetting};
+use crate::crd::{CaCertificate, DatabaseTls, MetadataDatabase, SslMode};
+
+/// Where the pods find the metadata database's CA certificate.
+pub const DATABASE_CA_DIR: &str = "/strata/metadata-database-tls";
+/// The key, and file, of the CA certificate.
+pub const CA_KEY: &str = "ca.crt";
+
+/// The metadata database, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValidatedDatabase {
+    /// PostgreSQL; credentials from a Secret.
+    Postgresql {
+        /// The Secret with `username` and `password`.
+        credentials_secret: String,
+        /// Whether the spec secures the connection (`tls`).
+        tls: bool,
+        /// The object with the CA the server's certificate is checked against.
+        ca: Option<CaSource>,
+    },
+    /// A URI from a Secret.
+    Generic {
+        /// The Secret with `uri`.
+        uri_secret: String,
+    },
+}
+
+impl ValidatedDatabase {
+    /// Whether the pods install the TLS hook.
+    pub fn tls(&self) -> bool {
+        matches!(self, Self::Postgresql { tls: true, .. })
+    }
+
+    /// The object with the database's CA certificate, if one is named.
+    pub fn ca(&self) -> Option<&CaSource> {
+        match self {
+            Self::Postgresql { ca, .. } => ca.as_ref(),
+            Self::Generic { .. } => None,
+        }
+    }
+}
+
+/// A Secret or ConfigMap holding `ca.crt`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaSource {
+    /// Secret or ConfigMap.
+    pub object: KeySource,
+    /// Its name, in the cluster's namespace.
+    pub name: String,
+}
+
+/// The spec's field that names the CA, for messages.
+pub const CA_FIELD: &str = "clusterConfig.metadataDatabase.postgresql.tls.caCertificate";
+
+/// Checks `database`: exactly one variant, and a TLS setting that means what it says.
+pub fn database(
+    database: &MetadataDatabase,
+) -> Result<(ValidatedDatabase, DatabaseSetting), ReconcileError> {
+    match (&database.postgresql, &database.generic) {
+        (Some(postgresql), None) => {
+            let (ca, tls) = match &postgresql.tls {
+                Some(tls) => {
+                    let (ca, setting) = tls_setting(tls)?;
+                    (ca, Some(setting))
+                }
+                None => (None, None),
+            };
+            Ok((
+                ValidatedDatabase::Postgresql {
+                    credentials_secret: postgresql.credentials_secret.clone(),
+                    tls: tls.is_some(),
+                    ca,
+                },
+                DatabaseSetting::Postgresql {
+                    host: postgresql.host.clone(),
+                    port: postgresql.port,
+                    database: postgresql.database.clone(),
+                    driver: database.driver,
+                    tls,
+                },
+            ))
+        }
+        (None, Some(generic)) => Ok((
+            ValidatedDatabase::Generic {
+                uri_secret: generic.uri_secret.clone(),
+            },
+            DatabaseSetting::FromEnvironment,
+        )),
+        (postgresql, _) => Err(ReconcileError::invalid_spec(
+            "InvalidMetadataDatabase",
+            format!(
+                "clusterConfig.metadataDatabase must name exactly one of postgresql or \
+                 generic, but names {}",
+                if postgresql.is_some() {
+                    "both"
+                } else {
+                    "neither"
+                }
+            ),
+        )),
+    }
+}
+
+/// The CA's object and the file's setting. A CA with a mode that never checks one is
+/// refused: it would look like verification where there is none.
+fn tls_setting(
+    tls: &DatabaseTls,
+) -> Result<(Option<CaSource>, DatabaseTlsSetting), ReconcileError> {
+    let ca = tls.ca_certificate.as_ref().map(ca_source).transpose()?;
+    let verifies = matches!(tls.ssl_mode, SslMode::VerifyCa | SslMode::VerifyFull);
+    if ca.is_some() && !verifies {
+        return Err(ReconcileError::invalid_spec(
+            "InvalidDatabaseTls",
+            format!(
+                "{CA_FIELD} is set, but sslMode {} never checks the server's certificate; \
+                 use verify-full (or verify-ca), or remove the CA",
+                tls.ssl_mode
+            ),
+        ));
+    }
+    let setting = DatabaseTlsSetting {
+        ssl_mode: tls.ssl_mode,
+        ca_file: ca.as_ref().map(|_| format!("{DATABASE_CA_DIR}/{CA_KEY}")),
+    };
+    Ok((ca, setting))
+}
+
+fn ca_source(ca: &CaCertificate) -> Result<CaSource, ReconcileError> {
+    match (&ca.secret_name, &ca.config_map_name) {
+        (Some(name), None) => Ok(CaSource {
+            object: KeySource::Secret,
+            name: name.clone(),
+        }),
+        (None, Some(name)) => Ok(CaSource {
+            object: KeySource::ConfigMap,
+            name: name.clone(),
+        }),
+        (secret, _) => Err(ReconcileError::invalid_spec(
+            "InvalidDatabaseTls",
+            format!(
+                "{CA_FIELD} must name exactly one of secretName or configMapName, but names \
+                 {}",
+                if secret.is_some() { "both" } else { "neither" }
+            ),
+        )),
+    }
+}
