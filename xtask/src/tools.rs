@@ -77,6 +77,8 @@ pub struct Tools {
     pub trino_image: PathBuf,
     /// The local stand-in for the `apache/superset:6.1.0` image (holds `app/.venv`).
     pub superset_image: PathBuf,
+    /// The derived Superset image with the Trino client.
+    pub superset_trino_image: PathBuf,
     /// Debian's slapd.
     pub slapd: PathBuf,
     /// python-ldap built for the Superset venv (a directory for `PYTHONPATH`).
@@ -140,6 +142,10 @@ impl Tools {
                 env::SUPERSET_IMAGE,
                 self.superset_image.clone().into_os_string(),
             ),
+            (
+                env::SUPERSET_TRINO_IMAGE,
+                self.superset_trino_image.clone().into_os_string(),
+            ),
             (env::SLAPD, self.slapd.clone().into_os_string()),
             (env::PYTHON_LDAP, self.python_ldap.clone().into_os_string()),
             (
@@ -184,6 +190,10 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
     let (superset_image, _) = step("superset 6.1.0 image directory (the venv)", || {
         superset_image::ensure(&tools_dir, &superset.venv)
     })?;
+    let (superset_trino_image, _) = step(
+        "superset 6.1.0 derived image directory with the Trino client (PyPI)",
+        || superset_image::ensure_trino_derived(&tools_dir, &superset.venv),
+    )?;
 
     let (ldap, _) = step(
         "slapd (Debian package) + python-ldap for the Superset venv (PyPI sdist)",
@@ -320,6 +330,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         zookeeper_image,
         trino_image,
         superset_image,
+        superset_trino_image,
         slapd: ldap.slapd,
         python_ldap: ldap.python_ldap,
         oidc_provider_lib,

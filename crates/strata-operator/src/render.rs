@@ -380,3 +380,28 @@ fn multi_document_yaml(objects: &[Value]) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// Puts the values of `sealed` (a Secret the operator makes at run time) into the
+/// rendered Secret of the same name and namespace, which `render` shows without
+/// them: how `cargo xtask run` and the real tests play an operator's first reconcile.
+pub fn fill_rendered_secret(
+    objects: &mut [Value],
+    sealed: &k8s_openapi::api::core::v1::Secret,
+) -> Result<(), String> {
+    let value = serde_json::to_value(sealed).map_err(|error| error.to_string())?;
+    let rendered = objects.iter_mut().find(|object| {
+        object["kind"] == "Secret"
+            && object["metadata"]["name"] == value["metadata"]["name"]
+            && object["metadata"]["namespace"] == value["metadata"]["namespace"]
+    });
+    match rendered {
+        Some(object) => {
+            object["data"] = value["data"].clone();
+            Ok(())
+        }
+        None => Err(format!(
+            "the operator rendered no Secret {}",
+            value["metadata"]["name"]
+        )),
+    }
+}

@@ -58,6 +58,10 @@ pub const TRINO_IMAGE: &str = "STRATA_TRINO_IMAGE";
 /// `app/.venv` (a link to the Superset venv) and `app/pythonpath`, for the pod runner.
 pub const SUPERSET_IMAGE: &str = "STRATA_SUPERSET_IMAGE";
 
+/// The stand-in for a derived Superset image with the Trino client
+/// (`registry.example.com/superset-trino:6.1.0`), for `trinoConnections`.
+pub const SUPERSET_TRINO_IMAGE: &str = "STRATA_SUPERSET_TRINO_IMAGE";
+
 /// Path of Debian's OpenLDAP server, for [`crate::slapd`].
 pub const SLAPD: &str = "STRATA_SLAPD";
 
@@ -70,7 +74,7 @@ pub const PYTHON_LDAP: &str = "STRATA_PYTHON_LDAP";
 pub const OIDC_PROVIDER_LIB: &str = "STRATA_OIDC_PROVIDER_LIB";
 
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 19] = [
+pub const ALL: [&str; 20] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -87,6 +91,7 @@ pub const ALL: [&str; 19] = [
     ZOOKEEPER_IMAGE,
     TRINO_IMAGE,
     SUPERSET_IMAGE,
+    SUPERSET_TRINO_IMAGE,
     SLAPD,
     PYTHON_LDAP,
     OIDC_PROVIDER_LIB,

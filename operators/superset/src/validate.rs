@@ -76,6 +76,8 @@ pub struct ValidatedCluster {
     pub previous_secret_key: Option<String>,
     /// gunicorn's `--timeout`.
     pub webserver_timeout: u32,
+    /// The Trino connections the init container keeps up to date.
+    pub trino_connections: Vec<ValidatedTrinoConnection>,
     /// The one role, `node`: `<cluster>-node` names its PodDisruptionBudget.
     pub nodes: ValidatedRole<(), ValidatedRoleGroup>,
 }
@@ -110,6 +112,10 @@ impl ValidatedCluster {
             cluster.spec.image.custom.is_none(),
         )?;
         let oidc_login = matches!(authentication, Some(AuthSetting::Oidc { .. }));
+        let trino_connections = trino::trino_connections(
+            &config.trino_connections,
+            cluster.spec.image.custom.is_none(),
+        )?;
         let settings = SupersetSettings {
             database: database_setting,
             row_limit: config.row_limit.unwrap_or(DEFAULT_ROW_LIMIT),
@@ -173,6 +179,7 @@ impl ValidatedCluster {
             secret_key,
             previous_secret_key: config.previous_secret_key_secret.clone(),
             webserver_timeout: settings.webserver_timeout,
+            trino_connections,
             nodes: ValidatedRole::new(
                 (),
                 role,
@@ -228,6 +235,16 @@ impl ValidatedCluster {
                 field: "clusterConfig.mapboxApiKeySecret",
             });
         }
+        secrets.extend(self.trino_connections.iter().filter_map(|connection| {
+            connection
+                .credentials_secret
+                .as_ref()
+                .map(|name| SecretUse {
+                    name: name.clone(),
+                    keys: vec!["username", "password"],
+                    field: "clusterConfig.trinoConnections[].credentialsSecret",
+                })
+        }));
         secrets
     }
 }
@@ -317,8 +334,13 @@ const PRODUCT: Product = Product {
 };
 
 mod database;
+mod trino;
 
 pub use self::database::{CA_FIELD, CA_KEY, CaSource, DATABASE_CA_DIR, ValidatedDatabase};
+pub use self::trino::{
+    CONNECTIONS_FIELD, DISCOVERY_KEYS, TRINO_DISCOVERY_DIR, ValidatedTrinoConnection,
+    discovery_volumes,
+};
 
 #[cfg(test)]
 pub(crate) mod tests;

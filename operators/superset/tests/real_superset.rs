@@ -382,7 +382,7 @@ fn a_secret_key_rotation_re_encrypts_a_stored_database_password() {
         );
         let output = String::from_utf8_lossy(&rotated.stdout);
         assert!(
-            output.contains(&format!("2/4: re-encrypted {rows} row(s) of ")),
+            output.contains(&format!("2/5: re-encrypted {rows} row(s) of ")),
             "{pod} pod: {output}"
         );
     }

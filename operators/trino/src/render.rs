@@ -8,6 +8,8 @@
 //! Catalogs render nothing of their own; a catalog no cluster in the file selects is
 //! listed as skipped.
 
+pub mod fill;
+
 use kube::ResourceExt;
 use serde_json::Value;
 use strata_operator::reference::selector_matches;

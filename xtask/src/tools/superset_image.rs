@@ -16,6 +16,7 @@
 //! venv here runs the host's Python 3.11.
 
 use std::{
+    ffi::OsStr,
     fs,
     os::unix::fs::symlink,
     path::{Path, PathBuf},
@@ -23,14 +24,27 @@ use std::{
 
 use anyhow::Context;
 
-use super::{Outcome, image_dir};
+use super::{Outcome, image_dir, process};
 
 /// The Superset release the image stands in for.
 pub const VERSION: &str = "6.1.0";
 
+/// The reference of the derived image with the Trino client, as a user would push
+/// it; the real tests' clusters name it in `spec.image.custom`.
+pub const TRINO_DERIVED_REFERENCE: &str = "registry.example.com/superset-trino:6.1.0";
+
+/// The Trino client the derived image adds (PyPI). 0.331.0 is the newest whose
+/// dependencies the image already has: 0.332 and later also need the C extensions
+/// `lz4` and `zstandard`.
+pub const TRINO_CLIENT: &str = "trino==0.331.0";
+
 fn manifest() -> String {
+    manifest_for(&["docker.io/apache/superset:6.1.0", "apache/superset:6.1.0"])
+}
+
+fn manifest_for(references: &[&str]) -> String {
     image_dir::ImageManifest {
-        references: &["docker.io/apache/superset:6.1.0", "apache/superset:6.1.0"],
+        references,
         paths: &["/app/.venv", "/app/pythonpath"],
         env: &[
             (
@@ -54,10 +68,38 @@ fn manifest() -> String {
 /// Builds the image directory `tools_dir/images/superset-6.1.0` around `venv` unless
 /// its stamp is current; returns it (the image's `/`, holding `app/`).
 pub fn ensure(tools_dir: &Path, venv: &Path) -> anyhow::Result<(PathBuf, Outcome)> {
-    let image = tools_dir.join("images").join(format!("superset-{VERSION}"));
-    let manifest = manifest();
+    build(
+        tools_dir,
+        venv,
+        &format!("superset-{VERSION}"),
+        &manifest(),
+        None,
+    )
+}
+
+/// The derived image a user builds for `trinoConnections` (docs/superset.md): the
+/// stock image with [`TRINO_CLIENT`]. Here the client goes into `app/pythonpath`,
+/// which is on the image's `PYTHONPATH`, so the stock venv stays as PyPI made it.
+pub fn ensure_trino_derived(tools_dir: &Path, venv: &Path) -> anyhow::Result<(PathBuf, Outcome)> {
+    build(
+        tools_dir,
+        venv,
+        &format!("superset-trino-{VERSION}"),
+        &manifest_for(&[TRINO_DERIVED_REFERENCE]),
+        Some(TRINO_CLIENT),
+    )
+}
+
+fn build(
+    tools_dir: &Path,
+    venv: &Path,
+    name: &str,
+    manifest: &str,
+    package: Option<&str>,
+) -> anyhow::Result<(PathBuf, Outcome)> {
+    let image = tools_dir.join("images").join(name);
     let venv_text = venv.display().to_string();
-    let stamp = image_dir::Stamp::new(&image, &[&venv_text, &manifest]);
+    let stamp = image_dir::Stamp::new(&image, &[&venv_text, manifest, package.unwrap_or("")]);
     if stamp.is_current() {
         return Ok((image, Outcome::AlreadyPresent));
     }
@@ -68,6 +110,17 @@ pub fn ensure(tools_dir: &Path, venv: &Path) -> anyhow::Result<(PathBuf, Outcome
         .with_context(|| format!("cannot create {}", pythonpath.display()))?;
     symlink(venv, app.join(".venv"))
         .with_context(|| format!("cannot link {} into the image", venv.display()))?;
-    stamp.seal(&image, &manifest)?;
+    if let Some(package) = package {
+        process::pip_install(
+            &venv.join("bin/python"),
+            [
+                OsStr::new("--no-deps"),
+                OsStr::new("--target"),
+                pythonpath.as_os_str(),
+                OsStr::new(package),
+            ],
+        )?;
+    }
+    stamp.seal(&image, manifest)?;
     Ok((image, Outcome::Installed))
 }

@@ -17,7 +17,10 @@ use crate::config::superset_config::{
     DB_PASSWORD_ENV, DB_USERNAME_ENV, LDAP_BIND_PASSWORD_ENV, MAPBOX_API_KEY_ENV,
     OIDC_CLIENT_SECRET_ENV,
 };
-use crate::validate::{DATABASE_CA_DIR, ValidatedCluster, ValidatedDatabase, ValidatedRoleGroup};
+use crate::validate::{
+    DATABASE_CA_DIR, TRINO_DISCOVERY_DIR, ValidatedCluster, ValidatedDatabase, ValidatedRoleGroup,
+    discovery_volumes,
+};
 
 /// The web server container, the target of `envOverrides`.
 pub const SUPERSET_CONTAINER: &str = "superset";
@@ -26,6 +29,10 @@ pub const INIT_CONTAINER: &str = "init-database";
 /// The init container's variable with the key a rotation re-encrypts from; the web
 /// server never gets it.
 pub const PREVIOUS_SECRET_KEY_ENV: &str = "STRATA_PREVIOUS_SECRET_KEY";
+/// The init container's variable with the Trino connections (no secret: names,
+/// directories and catalogs); connection `n`'s credentials are in
+/// `STRATA_TRINO_USERNAME_<n>` and `STRATA_TRINO_PASSWORD_<n>`.
+pub const TRINO_CONNECTIONS_ENV: &str = "STRATA_TRINO_CONNECTIONS";
 /// Where the role group ConfigMap is mounted.
 pub const CONFIG_DIR: &str = "/strata/config";
 /// `SUPERSET_HOME` (and `HOME`): writable, as the image expects.
@@ -125,6 +132,14 @@ fn mounts(cluster: &ValidatedCluster) -> Vec<k8s_openapi::api::core::v1::VolumeM
     if cluster.database.ca().is_some() {
         mounts.push(volume_mount(DATABASE_CA_VOLUME, DATABASE_CA_DIR, true));
     }
+    // The web server too: its Trino client reads the CA at each connection.
+    for (config_map, volume) in discovery_volumes(&cluster.trino_connections) {
+        mounts.push(volume_mount(
+            &volume,
+            &format!("{TRINO_DISCOVERY_DIR}/{config_map}"),
+            true,
+        ));
+    }
     mounts
 }
 
@@ -197,6 +212,27 @@ pub fn init_database(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> 
             secrets.push(secret_variable(variable, admin, key));
         }
     }
+    let mut plain = plain;
+    if !cluster.trino_connections.is_empty() {
+        plain.insert(
+            TRINO_CONNECTIONS_ENV.to_owned(),
+            trino_connections_json(cluster),
+        );
+    }
+    for (index, connection) in cluster.trino_connections.iter().enumerate() {
+        if let Some(credentials) = &connection.credentials_secret {
+            secrets.push(secret_variable(
+                &format!("STRATA_TRINO_USERNAME_{index}"),
+                credentials,
+                "username",
+            ));
+            secrets.push(secret_variable(
+                &format!("STRATA_TRINO_PASSWORD_{index}"),
+                credentials,
+                "password",
+            ));
+        }
+    }
     if let Some(previous) = &cluster.previous_secret_key {
         secrets.push(secret_variable(
             PREVIOUS_SECRET_KEY_ENV,
@@ -222,4 +258,22 @@ pub fn init_database(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> 
         volume_mounts: Some(mounts(cluster)),
         ..Container::default()
     }
+}
+
+/// [`TRINO_CONNECTIONS_ENV`]'s value: a JSON list the init script reads.
+fn trino_connections_json(cluster: &ValidatedCluster) -> String {
+    serde_json::Value::Array(
+        cluster
+            .trino_connections
+            .iter()
+            .map(|connection| {
+                serde_json::json!({
+                    "name": connection.name,
+                    "directory": connection.directory,
+                    "catalog": connection.catalog,
+                })
+            })
+            .collect(),
+    )
+    .to_string()
 }

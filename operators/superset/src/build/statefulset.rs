@@ -15,7 +15,7 @@ use super::container::{
     CONFIG_VOLUME, DATABASE_CA_VOLUME, HOME_VOLUME, PACKAGES_VOLUME, TMP_VOLUME, init_database,
     web_server,
 };
-use crate::validate::{CA_KEY, CaSource, ValidatedCluster, ValidatedRoleGroup};
+use crate::validate::{CA_KEY, CaSource, ValidatedCluster, ValidatedRoleGroup, discovery_volumes};
 
 /// uid and gid of the image's `superset` user, which it creates without a number.
 pub const SUPERSET_UID: i64 = 1000;
@@ -44,6 +44,9 @@ pub fn stateful_set(
     }
     if let Some(ca) = cluster.database.ca() {
         volumes.push(ca_volume(ca));
+    }
+    for (config_map, volume) in discovery_volumes(&cluster.trino_connections) {
+        volumes.push(config_map_volume(&volume, config_map));
     }
     group.stateful_set(
         &cluster.identity,

@@ -229,3 +229,60 @@ fn the_database_ca_is_mounted_alone_and_the_tls_hook_ships() -> Result<(), Recon
     assert!(hook.contains("def secure_metadata_database("), "{config}");
     Ok(())
 }
+
+/// The init container learns the connections and their credentials; both containers
+/// mount the discovery ConfigMap, whose CA the web server's Trino client reads.
+#[test]
+fn trino_connections_reach_the_init_container_and_mount_their_discovery()
+-> Result<(), ReconcileError> {
+    let mut with_trino = cluster(
+        json!({"trinoConnections": [{"name": "Trino", "discoveryConfigMap": "simple-trino",
+            "catalog": "tpch", "credentialsSecret": "superset-trino"}]}),
+        Value::Null,
+    );
+    with_trino.spec.image.custom = Some("registry.example.com/superset-trino:6.1.0".to_owned());
+    let objects = objects_of(&ValidatedCluster::new(&with_trino, DEFAULT_CLUSTER_DOMAIN)?)?;
+    let set = named(&objects, "StatefulSet", "simple-superset-node-default");
+    let pod = &set["spec"]["template"]["spec"];
+    assert!(
+        pod["volumes"]
+            .as_array()
+            .is_some_and(|volumes| volumes.contains(
+                &json!({"name": "trino-discovery-0", "configMap": {"name": "simple-trino"}})
+            )),
+        "{pod}"
+    );
+    let init = &pod["initContainers"][0];
+    let env = init["env"].as_array().cloned().unwrap_or_default();
+    let connections = env
+        .iter()
+        .find(|variable| variable["name"] == "STRATA_TRINO_CONNECTIONS")
+        .and_then(|variable| variable["value"].as_str())
+        .map(serde_json::from_str::<Value>)
+        .transpose()
+        .map_err(|error| ReconcileError::operator_bug("Json", error.to_string()))?;
+    assert_eq!(
+        connections,
+        Some(
+            json!([{"name": "Trino", "directory": "/strata/trino/simple-trino", "catalog": "tpch"}])
+        )
+    );
+    assert!(
+        env.contains(
+            &json!({"name": "STRATA_TRINO_PASSWORD_0", "valueFrom": {"secretKeyRef":
+            {"name": "superset-trino", "key": "password", "optional": false}}})
+        ),
+        "{init}"
+    );
+    for container in [init, &pod["containers"][0]] {
+        assert!(
+            container["volumeMounts"].as_array().is_some_and(|mounts| mounts.contains(
+                &json!({"name": "trino-discovery-0", "mountPath": "/strata/trino/simple-trino", "readOnly": true})
+            )),
+            "{container}"
+        );
+    }
+    let web_env = pod["containers"][0]["env"].to_string();
+    assert!(!web_env.contains("STRATA_TRINO"), "{web_env}");
+    Ok(())
+}

@@ -14,7 +14,7 @@ use strata_operator::reference::{KeySource, KeysRead, Target};
 use crate::build::build;
 use crate::build::secret_key::SECRET_KEY_KEY;
 use crate::crd::{CaCertificate, SupersetCluster};
-use crate::validate::{CA_FIELD, CA_KEY, SecretKeySource, ValidatedCluster};
+use crate::validate::{CA_FIELD, CA_KEY, DISCOVERY_KEYS, SecretKeySource, ValidatedCluster};
 
 /// What the controller needs beyond the shared context.
 #[derive(Clone, Debug)]
@@ -60,17 +60,32 @@ pub fn secret_references(cluster: &SupersetCluster) -> Vec<Target> {
                 .map(|oidc| oidc.client_secret_secret.clone()),
         )
         .chain(database_ca(cluster).and_then(|ca| ca.secret_name.clone()))
+        .chain(
+            config
+                .trino_connections
+                .iter()
+                .filter_map(|connection| connection.credentials_secret.clone()),
+        )
         .map(|name| Target::named(namespace.clone(), name))
         .collect()
 }
 
-/// The ConfigMaps a cluster names: the metadata database's CA, when it is in one.
+/// The ConfigMaps a cluster names: the metadata database's CA, when it is in one, and
+/// the discovery ConfigMaps of the Trino clusters it connects to.
 pub fn config_map_references(cluster: &SupersetCluster) -> Vec<Target> {
     let namespace = cluster.namespace().unwrap_or_default();
     database_ca(cluster)
         .and_then(|ca| ca.config_map_name.clone())
-        .map(|name| Target::named(namespace, name))
         .into_iter()
+        .chain(
+            cluster
+                .spec
+                .cluster_config
+                .trino_connections
+                .iter()
+                .map(|connection| connection.discovery_config_map.clone()),
+        )
+        .map(|name| Target::named(namespace.clone(), name))
         .collect()
 }
 
@@ -155,6 +170,16 @@ fn prepare(
         keys: vec![CA_KEY],
         field: CA_FIELD,
     });
+    // A Trino that moves, or turns TLS on, is re-registered by the init containers.
+    let discovery = validated
+        .trino_connections
+        .iter()
+        .map(|connection| KeysRead {
+            object: KeySource::ConfigMap,
+            name: &connection.discovery_config_map,
+            keys: DISCOVERY_KEYS.to_vec(),
+            field: "clusterConfig.trinoConnections[].discoveryConfigMap",
+        });
     let versions = context
         .references
         .check_keys(
@@ -167,7 +192,8 @@ fn prepare(
                     keys: secret.keys.clone(),
                     field: secret.field,
                 })
-                .chain(ca),
+                .chain(ca)
+                .chain(discovery),
         )
         .map_err(ReconcileError::from)?;
     check_adopted_secret_key(&validated, context)?;

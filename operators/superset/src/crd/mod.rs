@@ -109,6 +109,33 @@ pub struct SupersetClusterConfig {
     /// A Secret whose key `apiKey` is the Mapbox API key (`MAPBOX_API_KEY`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mapbox_api_key_secret: Option<String>,
+
+    /// Trino clusters Superset queries, each built from the discovery ConfigMap its
+    /// operator publishes. The init container creates each as a Superset database, or
+    /// brings its address, TLS and credentials up to date, at every pod start. A
+    /// connection removed here stays in Superset, with the charts built on it. Needs
+    /// an image with the `trino` Python package (see the derived image in the docs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trino_connections: Vec<TrinoConnection>,
+}
+
+/// A Superset database on a Trino cluster of the same namespace.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct TrinoConnection {
+    /// The database's name in Superset, unique among the connections.
+    pub name: String,
+    /// The Trino cluster's discovery ConfigMap (it bears the cluster's name): its
+    /// `TRINO_HOST`, `TRINO_PORT` and `TRINO_TLS`, and `ca.crt` with TLS.
+    pub discovery_config_map: String,
+    /// The catalog of queries that name none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<String>,
+    /// A Secret with `username` and `password`, for a Trino with password or LDAP
+    /// authentication. Without it Superset connects as the user `superset` with no
+    /// password, which only a Trino without authentication accepts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
 }
 
 /// A Secret in the cluster's namespace.

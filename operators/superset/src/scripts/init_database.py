@@ -15,6 +15,12 @@ Steps, each a `superset` command exactly as an operator of Superset runs it:
      security manager in this process, so the password is never on a command line
      (which every process of the pod can read in /proc). It changes nothing when the
      user exists, so a later password change in the Secret is not applied here.
+  5. the Trino connections (STRATA_TRINO_CONNECTIONS), each a Superset database
+     built from its Trino's discovery ConfigMap, mounted as files: created, or its
+     URI, password and TLS settings brought up to date; the rest of its settings (and
+     of its `extra`) are the user's and stay. The password goes through Superset's
+     model, which encrypts it with SECRET_KEY, and never onto a command line. Reasons:
+     TrinoDriverMissing, TrinoDiscoveryInvalid, TrinoConnectionFailed.
 
 Pods of a StatefulSet with OrderedReady start one at a time, so two pods do not run
 these steps at once during a rollout. On PostgreSQL the steps also hold a session
@@ -31,6 +37,7 @@ A failed step writes its reason and one sentence to the termination log (the ope
 reports them as Degraded) and exits 1; the output of the command is in the log.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -187,7 +194,7 @@ def re_encrypt(previous_key):
     values reads with the current key. This step looks in both metadatas, tries the
     current key first (so a second pod's run changes nothing), and handles each
     value on its own."""
-    log("2/4: re-encrypting stored secrets from the previous SECRET_KEY")
+    log("2/5: re-encrypting stored secrets from the previous SECRET_KEY")
     try:
         from superset.app import create_app  # noqa: PLC0415
 
@@ -216,7 +223,7 @@ def re_encrypt(previous_key):
                     for row in rows:
                         if rotate_row(conn, text, table, types, row, previous_key, dialect):
                             changed += 1
-            log(f"2/4: re-encrypted {changed} row(s) of {', '.join(sorted(columns))}")
+            log(f"2/5: re-encrypted {changed} row(s) of {', '.join(sorted(columns))}")
     except SystemExit:
         raise
     except UnreadableValue as error:
@@ -231,12 +238,12 @@ def re_encrypt(previous_key):
             f"re-encrypting the stored secrets failed ({type(error).__name__}); the log "
             "of the init-database container has Superset's output",
         )
-    log("2/4: done")
+    log("2/5: done")
 
 
 def create_admin(username):
     """Step 4: the admin user, as `superset fab create-admin` creates it."""
-    log("4/4: the admin user")
+    log("4/5: the admin user")
     try:
         from superset.app import create_app  # noqa: PLC0415
 
@@ -244,7 +251,7 @@ def create_admin(username):
         with app.app_context():
             security = app.appbuilder.sm
             if security.find_user(username=username) is not None:
-                log("4/4: the admin user exists; nothing changed")
+                log("4/5: the admin user exists; nothing changed")
                 return
             role = security.find_role(security.auth_role_admin)
             user = security.add_user(
@@ -267,23 +274,126 @@ def create_admin(username):
             "Flask-AppBuilder did not add the admin user (its reason is in the log of the "
             "init-database container); check the adminUser Secret's keys",
         )
-    log("4/4: done")
+    log("4/5: done")
+
+
+class DiscoveryInvalid(Exception):
+    """A discovery ConfigMap without the keys a Trino operator publishes."""
+
+
+def read_discovery(directory):
+    """TRINO_HOST, TRINO_PORT and TRINO_TLS from the mounted discovery ConfigMap."""
+    values = {}
+    for key in ("TRINO_HOST", "TRINO_PORT", "TRINO_TLS"):
+        try:
+            with open(os.path.join(directory, key), encoding="utf-8") as source:
+                values[key] = source.read().strip()
+        except OSError as error:
+            raise DiscoveryInvalid(f"{directory} has no {key}") from error
+    if not values["TRINO_PORT"].isdigit():
+        raise DiscoveryInvalid(f"{directory}: TRINO_PORT is not a port number")
+    return values
+
+
+def trino_settings(index, connection):
+    """The connection's URI (with its password) and the client's connect_args."""
+    from sqlalchemy.engine import URL  # noqa: PLC0415
+
+    discovery = read_discovery(connection["directory"])
+    tls = discovery["TRINO_TLS"] == "true"
+    url = URL.create(
+        "trino",
+        username=os.environ.get(f"STRATA_TRINO_USERNAME_{index}", "superset"),
+        password=os.environ.get(f"STRATA_TRINO_PASSWORD_{index}"),
+        host=discovery["TRINO_HOST"],
+        port=int(discovery["TRINO_PORT"]),
+        database=connection.get("catalog"),
+    )
+    connect_args = {"http_scheme": "https" if tls else "http"}
+    if tls:
+        connect_args["verify"] = os.path.join(connection["directory"], "ca.crt")
+    return url.render_as_string(hide_password=False), connect_args
+
+
+def updated_extra(extra_json, connect_args):
+    """The database's `extra` with the operator's connect_args; the rest stays."""
+    extra = json.loads(extra_json or "{}")
+    args = extra.setdefault("engine_params", {}).setdefault("connect_args", {})
+    args.pop("verify", None)
+    args.update(connect_args)
+    return json.dumps(extra, sort_keys=True)
+
+
+def register_trino(connections):
+    """Step 5: every Trino connection as a Superset database."""
+    log(f"5/5: {len(connections)} Trino connection(s)")
+    try:
+        import trino.sqlalchemy  # noqa: F401, PLC0415
+    except ImportError as error:
+        stop(
+            "TrinoDriverMissing",
+            f"the `trino` Python package is not in the image ({error}); clusterConfig."
+            "trinoConnections needs an image that adds it",
+        )
+    try:
+        from superset.app import create_app  # noqa: PLC0415
+
+        app = create_app()
+        with app.app_context():
+            from superset import db  # noqa: PLC0415
+            from superset.models.core import Database  # noqa: PLC0415
+
+            for index, connection in enumerate(connections):
+                uri, connect_args = trino_settings(index, connection)
+                name = connection["name"]
+                database = (
+                    db.session.query(Database).filter_by(database_name=name).one_or_none()
+                )
+                if database is None:
+                    database = Database(database_name=name, expose_in_sqllab=True)
+                    db.session.add(database)
+                    log(f"5/5: {name}: created")
+                else:
+                    log(f"5/5: {name}: brought up to date")
+                database.set_sqlalchemy_uri(uri)
+                database.extra = updated_extra(database.extra, connect_args)
+            db.session.commit()
+    except SystemExit:
+        raise
+    except DiscoveryInvalid as error:
+        stop(
+            "TrinoDiscoveryInvalid",
+            f"{error}; clusterConfig.trinoConnections must name a Trino cluster's "
+            "discovery ConfigMap",
+        )
+    except Exception as error:  # noqa: BLE001
+        stop(
+            "TrinoConnectionFailed",
+            f"registering the Trino connections failed ({type(error).__name__}); the log "
+            "of the init-database container has Superset's output",
+        )
+    log("5/5: done")
 
 
 def main():
     lock = advisory_lock()
-    run("1/4", "DatabaseUpgradeFailed", ["db", "upgrade"])
+    run("1/5", "DatabaseUpgradeFailed", ["db", "upgrade"])
     previous_key = os.environ.get("STRATA_PREVIOUS_SECRET_KEY")
     if previous_key:
         re_encrypt(previous_key)
     else:
-        log("2/4: no previousSecretKeySecret, nothing to re-encrypt")
-    run("3/4", "SupersetInitFailed", ["init"])
+        log("2/5: no previousSecretKeySecret, nothing to re-encrypt")
+    run("3/5", "SupersetInitFailed", ["init"])
     admin = os.environ.get("STRATA_ADMIN_USERNAME")
     if admin:
         create_admin(admin)
     else:
-        log("4/4: no adminUser, no admin created")
+        log("4/5: no adminUser, no admin created")
+    connections = json.loads(os.environ.get("STRATA_TRINO_CONNECTIONS", "[]"))
+    if connections:
+        register_trino(connections)
+    else:
+        log("5/5: no trinoConnections")
     if lock is not None:
         lock.close()
 

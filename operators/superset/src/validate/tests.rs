@@ -101,6 +101,10 @@ fn the_secrets_the_pods_read_are_listed_with_their_keys() -> Result<(), Reconcil
     postgresql_tls(json!({"sslMode": "require", "caCertificate": {"secretName": "ca"}})),
     "InvalidDatabaseTls"
 )]
+#[case::trino_connection_on_the_stock_image(
+    json!({"trinoConnections": [{"name": "Trino", "discoveryConfigMap": "simple-trino"}]}),
+    "TrinoConnectionNeedsDriver"
+)]
 fn invalid_cluster_configs_are_refused_with_a_reason(#[case] config: Value, #[case] reason: &str) {
     match validated(config) {
         Ok(_) => unreachable!("the spec must be refused with {reason}"),
@@ -234,5 +238,52 @@ fn the_metadata_database_tls_reaches_the_config_and_the_ca_is_read(
         .ca()
         .map(|source| (source.object, source.name.as_str()));
     assert_eq!(read, ca);
+    Ok(())
+}
+
+/// `clusterConfig` with `connections`, on an image that has the `trino` package.
+fn with_trino(connections: Value) -> Result<ValidatedCluster, ReconcileError> {
+    let mut cluster = cluster(json!({"trinoConnections": connections}), Value::Null);
+    cluster.spec.image.custom = Some("registry.example.com/superset-trino:6.1.0".to_owned());
+    ValidatedCluster::new(&cluster, DEFAULT_CLUSTER_DOMAIN)
+}
+
+#[rstest]
+#[case::a_name_given_twice(json!([
+    {"name": "Trino", "discoveryConfigMap": "a"},
+    {"name": "Trino", "discoveryConfigMap": "b"}
+]))]
+#[case::a_blank_name(json!([{"name": " ", "discoveryConfigMap": "a"}]))]
+#[case::no_configmap(json!([{"name": "Trino", "discoveryConfigMap": ""}]))]
+fn invalid_trino_connections_are_refused(#[case] connections: Value) {
+    match with_trino(connections) {
+        Ok(_) => unreachable!("the connections must be refused"),
+        Err(error) => assert_eq!(error.reason(), "InvalidTrinoConnection", "{error}"),
+    }
+}
+
+#[test]
+fn trino_connections_read_their_discovery_and_credentials() -> Result<(), ReconcileError> {
+    let cluster = with_trino(json!([
+        {"name": "Trino", "discoveryConfigMap": "simple-trino", "catalog": "tpch",
+         "credentialsSecret": "superset-trino"},
+        {"name": "Trino (anonymous)", "discoveryConfigMap": "simple-trino"}
+    ]))?;
+    let directories: Vec<&str> = cluster
+        .trino_connections
+        .iter()
+        .map(|connection| connection.directory.as_str())
+        .collect();
+    assert_eq!(directories, ["/strata/trino/simple-trino"; 2]);
+    assert_eq!(
+        discovery_volumes(&cluster.trino_connections),
+        std::collections::BTreeMap::from([("simple-trino", "trino-discovery-0".to_owned())])
+    );
+    let credentials = cluster
+        .secrets()
+        .into_iter()
+        .find(|secret| secret.name == "superset-trino")
+        .map(|secret| secret.keys);
+    assert_eq!(credentials, Some(vec!["username", "password"]));
     Ok(())
 }
