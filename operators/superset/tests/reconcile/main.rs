@@ -8,6 +8,7 @@ mod creation;
 mod database_tls;
 mod secret_key;
 mod secrets;
+mod trino_connections;
 
 use serde_json::{Value, json};
 use strata_test_apiserver::TestApiServer;
