@@ -11,6 +11,7 @@
 mod oidc;
 mod openldap;
 mod operated;
+mod rotation;
 mod support;
 
 use std::time::{Duration, Instant};

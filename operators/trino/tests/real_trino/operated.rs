@@ -49,29 +49,8 @@ const BAD_JVM_OPTION: &str = "-XX:+StrataNoSuchOption";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs root, the control plane and the Trino image directory; run by cargo xtask test"]
 async fn the_operator_rolls_a_catalog_change_and_heals_a_broken_coordinator_on_real_trino() {
-    let control_plane = ControlPlane::start(ControlPlaneOptions {
-        nodes: 0,
-        ..ControlPlaneOptions::default()
-    })
-    .await
-    .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
-    control_plane
-        .install_crds(&TrinoOperator::crds())
-        .await
-        .expect("the CRDs are established");
-    let client = control_plane.client().await.expect("a client");
-    let agent = NodeAgent::start(client.clone(), NODE, runner())
-        .await
-        .unwrap_or_else(|error| panic!("{error}"));
-    let operator_client = control_plane
-        .cluster_admin_client(NAMESPACE, OPERATOR_NAME)
-        .await
-        .expect("the operator's identity");
-    let operator = RunningOperator::start(
-        operator_client,
-        OPERATOR_NAME,
-        trino_operator::controller::run,
-    );
+    let operated = Operated::start().await;
+    let (client, agent) = (operated.client.clone(), &operated.agent);
     let clusters: Api<TrinoCluster> = Api::namespaced(client.clone(), NAMESPACE);
     let catalogs: Api<TrinoCatalog> = Api::namespaced(client.clone(), NAMESPACE);
 
@@ -113,7 +92,7 @@ async fn the_operator_rolls_a_catalog_change_and_heals_a_broken_coordinator_on_r
         .wait_ready(NAMESPACE, &[CLIENT_POD], Duration::from_secs(60))
         .await
         .unwrap_or_else(|report| panic!("{report}"));
-    assert_eq!(query(&agent, "SHOW CATALOGS").await, json!([["system"]]));
+    assert_eq!(query(agent, "SHOW CATALOGS").await, json!([["system"]]));
 
     // A catalog appears: every pod rolls, and the catalog answers.
     let tpch: TrinoCatalog = serde_json::from_value(json!({
@@ -153,7 +132,7 @@ async fn the_operator_rolls_a_catalog_change_and_heals_a_broken_coordinator_on_r
     eprintln!("while the catalog rolled out, the client saw: {seen}");
     assert_eq!(seen["settled"], true, "{seen}");
     assert_eq!(
-        query(&agent, "SELECT count(*) FROM tpch.tiny.nation").await,
+        query(agent, "SELECT count(*) FROM tpch.tiny.nation").await,
         json!([[25]])
     );
     // Each pod restarted exactly once, the workers within seconds of each other.
@@ -196,23 +175,73 @@ async fn the_operator_rolls_a_catalog_change_and_heals_a_broken_coordinator_on_r
         fixed.elapsed()
     );
     assert_eq!(
-        query(&agent, "SELECT count(*) FROM tpch.tiny.region").await,
+        query(agent, "SELECT count(*) FROM tpch.tiny.region").await,
         json!([[5]])
     );
 
-    drop(operator);
-    agent.shutdown().await;
-    drop(control_plane);
+    operated.stop().await;
+}
+
+/// The control plane, the pod runner as its one node, and the Trino operator.
+pub struct Operated {
+    /// An administrator's client.
+    pub client: kube::Client,
+    /// The node.
+    pub agent: NodeAgent,
+    operator: RunningOperator,
+    control_plane: ControlPlane,
+}
+
+impl Operated {
+    /// Starts them all, with the CRDs installed.
+    pub async fn start() -> Self {
+        let control_plane = ControlPlane::start(ControlPlaneOptions {
+            nodes: 0,
+            ..ControlPlaneOptions::default()
+        })
+        .await
+        .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
+        control_plane
+            .install_crds(&TrinoOperator::crds())
+            .await
+            .expect("the CRDs are established");
+        let client = control_plane.client().await.expect("a client");
+        let agent = NodeAgent::start(client.clone(), NODE, runner())
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
+        let operator_client = control_plane
+            .cluster_admin_client(NAMESPACE, OPERATOR_NAME)
+            .await
+            .expect("the operator's identity");
+        let operator = RunningOperator::start(
+            operator_client,
+            OPERATOR_NAME,
+            trino_operator::controller::run,
+        );
+        Self {
+            client,
+            agent,
+            operator,
+            control_plane,
+        }
+    }
+
+    /// Stops the operator, every pod by its PID, and the control plane.
+    pub async fn stop(self) {
+        drop(self.operator);
+        self.agent.shutdown().await;
+        drop(self.control_plane);
+    }
 }
 
 /// The rows of `sql`, from the client pod on the agent's runner.
-async fn query(agent: &NodeAgent, sql: &str) -> Value {
+pub async fn query(agent: &NodeAgent, sql: &str) -> Value {
     let plan = client_plan(&*agent.runner().lock().await, &["query", "test", sql]);
     client_answer(plan, sql).await["rows"].clone()
 }
 
 /// Each pod of the cluster by name: its uid and when it was created (seconds).
-async fn pod_uids(client: &kube::Client) -> BTreeMap<String, (String, i64)> {
+pub async fn pod_uids(client: &kube::Client) -> BTreeMap<String, (String, i64)> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
     let listed = pods
         .list(&ListParams::default().labels(&format!("app.kubernetes.io/instance={CLUSTER}")))
@@ -245,7 +274,7 @@ async fn patch_jvm_option(clusters: &Api<TrinoCluster>, options: Value) {
 }
 
 /// The update revisions of both StatefulSets.
-async fn update_revisions(client: &kube::Client) -> Vec<Option<String>> {
+pub async fn update_revisions(client: &kube::Client) -> Vec<Option<String>> {
     let sets: Api<StatefulSet> = Api::namespaced(client.clone(), NAMESPACE);
     let mut revisions = Vec::new();
     for name in STATEFUL_SETS {
@@ -256,7 +285,7 @@ async fn update_revisions(client: &kube::Client) -> Vec<Option<String>> {
 }
 
 /// Waits until both StatefulSets have every pod Ready on their update revision.
-async fn wait_rolled_out(client: &kube::Client, timeout: Duration) {
+pub async fn wait_rolled_out(client: &kube::Client, timeout: Duration) {
     let sets: Api<StatefulSet> = Api::namespaced(client.clone(), NAMESPACE);
     wait_until(
         "every pod Ready on its update revision",
@@ -283,7 +312,7 @@ async fn wait_rolled_out(client: &kube::Client, timeout: Duration) {
 }
 
 /// Waits until the cluster's condition `kind` has `status`; returns the condition.
-async fn wait_condition(
+pub async fn wait_condition(
     clusters: &Api<TrinoCluster>,
     kind: &str,
     status: &str,
