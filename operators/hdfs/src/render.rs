@@ -39,6 +39,7 @@ pub fn offline_zookeeper(cluster: &HdfsCluster) -> ZookeeperConnection {
             .cluster_config
             .zookeeper_config_map_name
             .clone(),
+        client_secret: None,
     }
 }
 

@@ -58,8 +58,9 @@ pub struct ClusterObjects {
     pub namenode_state: ConfigMap,
     /// `<hdfs>`: the client configuration.
     pub discovery_config_map: ConfigMap,
-    /// `<hdfs>-zookeeper-client`: the ZKFCs' keystore, while ZooKeeper serves TLS. Its
-    /// store is made once, when it is created ([`fill_client_keystore`]).
+    /// `<hdfs>-zookeeper-client`: the ZKFCs' keystore, while ZooKeeper serves TLS and
+    /// the ZNode gives no client certificate. Its store is made once, when it is
+    /// created ([`fill_client_keystore`]).
     pub zookeeper_client: Option<Secret>,
 }
 
@@ -106,9 +107,7 @@ pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> Clust
             .collect(),
         namenode_state: config_map::namenode_state_config_map(cluster, state),
         discovery_config_map: config_map::discovery_config_map(cluster),
-        zookeeper_client: cluster
-            .zookeeper
-            .tls
+        zookeeper_client: (cluster.zookeeper.tls && cluster.zookeeper.client_secret.is_none())
             .then(|| statefulset::zookeeper_client_secret(cluster)),
     }
 }

@@ -129,7 +129,8 @@ pub fn zookeeper_client_secret(cluster: &ValidatedCluster) -> Secret {
 }
 
 /// The namenodes' volumes for TLS to ZooKeeper: the discovery ConfigMap's CA as a PEM
-/// truststore, and the keystore Hadoop insists on.
+/// truststore, and the keystore: the ZNode's client certificate when it gives one,
+/// else the operator's own, which Hadoop insists on.
 fn zookeeper_tls_volumes(cluster: &ValidatedCluster) -> [Volume; 2] {
     let mut ca = config_map_volume(ZOOKEEPER_CA_VOLUME, &cluster.zookeeper.config_map);
     if let Some(source) = &mut ca.config_map {
@@ -139,13 +140,23 @@ fn zookeeper_tls_volumes(cluster: &ValidatedCluster) -> [Volume; 2] {
             ..KeyToPath::default()
         }]);
     }
-    [
-        ca,
-        secret_volume(
-            ZOOKEEPER_CLIENT_VOLUME,
-            &zookeeper_client_secret_name(cluster),
-        ),
-    ]
+    let mut client = secret_volume(
+        ZOOKEEPER_CLIENT_VOLUME,
+        cluster
+            .zookeeper
+            .client_secret
+            .as_deref()
+            .unwrap_or(&zookeeper_client_secret_name(cluster)),
+    );
+    // The ZNode's Secret also holds the PEM key: only the store goes into the pod.
+    if let (Some(_), Some(source)) = (&cluster.zookeeper.client_secret, &mut client.secret) {
+        source.items = Some(vec![KeyToPath {
+            key: zookeeper_tls::KEYSTORE_FILE.to_owned(),
+            path: zookeeper_tls::KEYSTORE_FILE.to_owned(),
+            ..KeyToPath::default()
+        }]);
+    }
+    [ca, client]
 }
 
 #[cfg(test)]

@@ -286,6 +286,7 @@ fn the_zkfc_reaches_a_tls_zookeeper_through_its_discovery_config_map() -> TestRe
         quorum: "zk.zk.svc.cluster.local:2282/znode-1".to_owned(),
         tls: true,
         config_map: "hdfs-znode".to_owned(),
+        client_secret: None,
     };
     let objects = build_cluster(&cluster, &NameNodeState::default());
     let namenodes = pod_spec(stateful_set(&objects, "simple-hdfs-namenode-default"));
@@ -358,6 +359,41 @@ fn the_zkfc_reaches_a_tls_zookeeper_through_its_discovery_config_map() -> TestRe
     assert!(
         keystore.into_value().get("data").is_none(),
         "render shows no store"
+    );
+    Ok(())
+}
+
+/// A ZooKeeper that requires client certificates: the ZKFCs present the ZNode's,
+/// only its store mounted, and the operator makes no keystore of its own.
+#[test]
+fn the_zkfc_presents_the_znodes_client_certificate() -> TestResult {
+    let mut cluster = validated(json!({}))?;
+    cluster.zookeeper = ZookeeperConnection {
+        quorum: "zk.zk.svc.cluster.local:2282/znode-1".to_owned(),
+        tls: true,
+        config_map: "hdfs-znode".to_owned(),
+        client_secret: Some("hdfs-znode-client-tls".to_owned()),
+    };
+    let objects = build_cluster(&cluster, &NameNodeState::default());
+    assert!(objects.zookeeper_client.is_none());
+    let namenodes = pod_spec(stateful_set(&objects, "simple-hdfs-namenode-default"));
+    let client = namenodes
+        .volumes
+        .unwrap_or_default()
+        .into_iter()
+        .find(|volume| volume.name == "zookeeper-client")
+        .and_then(|volume| volume.secret)
+        .unwrap_or_default();
+    assert_eq!(client.secret_name.as_deref(), Some("hdfs-znode-client-tls"));
+    let items: Vec<(String, String)> = client
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .map(|item| (item.key, item.path))
+        .collect();
+    assert_eq!(
+        items,
+        [("keystore.p12".to_owned(), "keystore.p12".to_owned())]
     );
     Ok(())
 }

@@ -14,8 +14,11 @@
 //!   makes once ([`fill_client_keystore`]) with a key of its own, signed by nobody the
 //!   ensemble trusts: it only satisfies Hadoop. The passwords are not secrets (a PEM
 //!   truststore has none, and the keystore authenticates nobody), so they are constants
-//!   in `core-site.xml`. A ZooKeeper that requires client certificates is not supported
-//!   yet.
+//!   in `core-site.xml`.
+//! - An ensemble that requires client certificates gets the ZNode's own: the Strata
+//!   ZooKeeper operator issues one per ZNode with the cluster's CA and names its
+//!   Secret in the discovery ConfigMap (`ZOOKEEPER_CLIENT_SECRET`). Its `keystore.p12`
+//!   uses the same password, and replaces the operator's keystore in the pods.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
@@ -31,6 +34,9 @@ pub const ZOOKEEPER_KEY: &str = "ZOOKEEPER";
 pub const ZOOKEEPER_TLS_KEY: &str = "ZOOKEEPER_TLS";
 /// The discovery key with the CA certificate the ensemble's certificates lead to.
 pub const CA_KEY: &str = "ca.crt";
+/// The discovery key naming the ZNode's client certificate Secret (its `keystore.p12`
+/// is a PKCS#12 store with [`STORE_PASSWORD`], as the ZooKeeper operator writes it).
+pub const ZOOKEEPER_CLIENT_SECRET_KEY: &str = "ZOOKEEPER_CLIENT_SECRET";
 
 /// Where the CA is mounted, and its file.
 pub const CA_DIR: &str = "/strata/zookeeper-ca";
@@ -52,6 +58,10 @@ pub struct ZookeeperConnection {
     pub tls: bool,
     /// The discovery ConfigMap, whose `ca.crt` the namenodes mount with TLS.
     pub config_map: String,
+    /// The ZNode's client certificate Secret (`ZOOKEEPER_CLIENT_SECRET`), whose
+    /// `keystore.p12` the ZKFCs present to an ensemble that requires client
+    /// certificates; without it, the operator's own keystore that satisfies Hadoop.
+    pub client_secret: Option<String>,
 }
 
 impl ZookeeperConnection {
@@ -61,6 +71,7 @@ impl ZookeeperConnection {
             quorum: quorum.to_owned(),
             tls: false,
             config_map: String::new(),
+            client_secret: None,
         }
     }
 }
@@ -95,10 +106,16 @@ pub fn connection_of(
     if tls && data.get(CA_KEY).is_none_or(|ca| ca.trim().is_empty()) {
         return Err(DiscoveryProblem::NoCa);
     }
+    let client_secret = data
+        .get(ZOOKEEPER_CLIENT_SECRET_KEY)
+        .filter(|_| tls)
+        .map(|secret| secret.trim().to_owned())
+        .filter(|secret| !secret.is_empty());
     Ok(ZookeeperConnection {
         quorum,
         tls,
         config_map: name.to_owned(),
+        client_secret,
     })
 }
 
@@ -169,11 +186,17 @@ mod tests {
     #[rstest]
     #[case::plaintext(
         &[("ZOOKEEPER", "zk:2181/znode-1")],
-        Ok(ZookeeperConnection { quorum: "zk:2181/znode-1".to_owned(), tls: false, config_map: "hdfs-znode".to_owned() })
+        Ok(ZookeeperConnection { quorum: "zk:2181/znode-1".to_owned(), tls: false, config_map: "hdfs-znode".to_owned(), client_secret: None })
     )]
     #[case::tls_with_its_ca(
         &[("ZOOKEEPER", "zk:2282/znode-1"), ("ZOOKEEPER_TLS", "true"), ("ca.crt", "-----BEGIN CERTIFICATE-----")],
-        Ok(ZookeeperConnection { quorum: "zk:2282/znode-1".to_owned(), tls: true, config_map: "hdfs-znode".to_owned() })
+        Ok(ZookeeperConnection { quorum: "zk:2282/znode-1".to_owned(), tls: true, config_map: "hdfs-znode".to_owned(), client_secret: None })
+    )]
+    #[case::tls_with_a_client_certificate(
+        &[("ZOOKEEPER", "zk:2282/znode-1"), ("ZOOKEEPER_TLS", "true"), ("ca.crt", "-----BEGIN CERTIFICATE-----"),
+          ("ZOOKEEPER_CLIENT_SECRET", "hdfs-znode-client-tls")],
+        Ok(ZookeeperConnection { quorum: "zk:2282/znode-1".to_owned(), tls: true, config_map: "hdfs-znode".to_owned(),
+            client_secret: Some("hdfs-znode-client-tls".to_owned()) })
     )]
     #[case::tls_without_a_ca(&[("ZOOKEEPER", "zk:2282/znode-1"), ("ZOOKEEPER_TLS", "true")], Err(DiscoveryProblem::NoCa))]
     #[case::no_quorum(&[("ZOOKEEPER_TLS", "true")], Err(DiscoveryProblem::NoQuorum))]

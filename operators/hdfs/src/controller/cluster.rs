@@ -1,5 +1,6 @@
 //! The HdfsCluster controller: the five pipeline steps, in order.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use strata_operator::roll::stateless::PodRef;
@@ -11,7 +12,7 @@ use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Failed, Prepared};
-use strata_operator::reference::Target;
+use strata_operator::reference::{KeySource, KeysRead, Target};
 use strata_operator::roll::{StatefulSetPods, stateful_sets_with_pods};
 use strata_status::{ProgressStep, Reason, ServiceOutage};
 
@@ -19,7 +20,7 @@ use super::namenode_http::NameNodeInfo;
 use super::namenodes::NameNodeHttp;
 use super::{datanodes, journalnodes, removed_groups};
 use crate::build::{NameNodeState, build};
-use crate::config::zookeeper_tls::{ZookeeperConnection, connection_of};
+use crate::config::zookeeper_tls::{KEYSTORE_FILE, ZookeeperConnection, connection_of};
 use crate::crd::{HdfsCluster, HdfsFormatStatus, HdfsRole, PodUser};
 use crate::decommission::{self, DecommissionInput};
 use crate::journal;
@@ -49,6 +50,19 @@ pub struct ClusterContext {
 /// [`ClusterContext::namenode_check`] in a real cluster: a decommission moves on
 /// within 15 s of the namenode finishing it, for one JMX request per namenode.
 pub const NAMENODE_CHECK: Duration = Duration::from_secs(15);
+
+/// The ZNode's client certificate Secret, named after the ZNode as its discovery
+/// ConfigMap is (`<znode>-client-tls`): a renewal requeues the cluster. Only its key
+/// names are cached.
+pub fn zookeeper_client_reference(cluster: &HdfsCluster) -> Vec<Target> {
+    vec![Target::named(
+        cluster.namespace().unwrap_or_default(),
+        format!(
+            "{}-client-tls",
+            cluster.spec.cluster_config.zookeeper_config_map_name
+        ),
+    )]
+}
 
 /// The ZNode discovery ConfigMap a cluster names: the controller's declared reference,
 /// so a change to it requeues the cluster.
@@ -194,7 +208,25 @@ async fn prepare(
         journal_nodes,
         roll_edits: restart.roll_edits.clone(),
     };
-    let mut prepared = build(&validated, &state);
+    // The ZNode's client certificate is read at the ZKFCs' start: a renewed one
+    // (the Secret's version) rolls the namenodes.
+    let client_versions = match &validated.zookeeper.client_secret {
+        Some(secret) => context
+            .references
+            .check_keys(
+                &namespace,
+                [KeysRead {
+                    object: KeySource::Secret,
+                    name: secret,
+                    keys: vec![KEYSTORE_FILE],
+                    field: "the ZNode's client certificate (ZOOKEEPER_CLIENT_SECRET of \
+                            clusterConfig.zookeeperConfigMapName)",
+                }],
+            )
+            .map_err(ReconcileError::from)?,
+        None => BTreeMap::new(),
+    };
+    let mut prepared = build(&validated, &state).rolling_on(&client_versions);
     prepared.warnings = validated
         .warnings
         .iter()

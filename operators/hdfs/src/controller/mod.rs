@@ -25,7 +25,8 @@ pub fn child_kinds() -> Vec<ChildKind> {
 }
 
 /// The cluster controller: HdfsClusters with their children and pods, reading the
-/// ZNode discovery ConfigMap each cluster names.
+/// ZNode discovery ConfigMap each cluster names, and the key names of the ZNode's
+/// client certificate Secret.
 pub fn cluster_controller() -> ControllerDef<HdfsCluster> {
     ControllerDef::new(ControllerSpec {
         name: "hdfscluster",
@@ -34,6 +35,7 @@ pub fn cluster_controller() -> ControllerDef<HdfsCluster> {
         restarts_pods: true,
     })
     .reading::<ConfigMap>(cluster::zookeeper_reference)
+    .reading_secret_keys(cluster::zookeeper_client_reference)
 }
 
 /// The controller as the Helm chart's RBAC rules see it.

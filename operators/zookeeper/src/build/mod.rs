@@ -26,6 +26,7 @@ pub mod discovery;
 pub mod pdb;
 pub mod service;
 pub mod statefulset;
+pub mod znode_client;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;

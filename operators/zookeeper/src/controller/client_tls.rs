@@ -32,19 +32,30 @@ pub const OPERATOR_CLIENT_NAME: &str = "zookeeper-operator";
 /// room for clock skew.
 const CLIENT_LIFETIME: Duration = Duration::from_secs(3600);
 
+/// How the ZNode controller connects to a cluster with TLS, and, with the operator's
+/// certificates, the CA and lifetime it signs the ZNodes' client certificates with.
+#[derive(Debug)]
+pub struct ClusterTls {
+    /// The controller's own connection.
+    pub client: ClientTls,
+    /// The cluster's CA and its certificates' lifetime; `None` with the user's
+    /// certificates, whose CA key the operator does not have.
+    pub signer: Option<(CertificateAuthority, Duration)>,
+}
+
 /// The TLS the ZNode controller connects with, or `None` when the cluster turned TLS
 /// off. A cluster whose certificates are not there yet is a transient failure: its own
 /// reconcile makes them, or says why it cannot.
 pub async fn client_tls(
     cluster: &ZookeeperCluster,
     context: &Context<ZnodeContext>,
-) -> Result<Option<ClientTls>, ReconcileError> {
+) -> Result<Option<ClusterTls>, ReconcileError> {
     let Some(tls) = validate_tls(&cluster.spec.cluster_config.tls)? else {
         return Ok(None);
     };
     let namespace = cluster.namespace().unwrap_or_default();
     match tls.certificates {
-        CertificateSource::Operator { .. } => {
+        CertificateSource::Operator { lifetime } => {
             let name = ca_secret_name(&cluster.name_any());
             let data = read(context, &namespace, &name).await?;
             let (ca_pem, ca_key) = (text(&data, CA_KEY), text(&data, CA_PRIVATE_KEY_KEY));
@@ -61,18 +72,24 @@ pub async fn client_tls(
                         format!("cannot sign the operator's client certificate: {error}"),
                     )
                 })?;
-            Ok(Some(ClientTls {
-                ca_pem,
-                certificate_pem: issued.certificate_pem().to_owned(),
-                key_pem: issued.key_pem().to_owned(),
+            Ok(Some(ClusterTls {
+                client: ClientTls {
+                    ca_pem,
+                    certificate_pem: issued.certificate_pem().to_owned(),
+                    key_pem: issued.key_pem().to_owned(),
+                },
+                signer: Some((authority, lifetime)),
             }))
         }
         CertificateSource::User { secret_name } => {
             let data = read(context, &namespace, &secret_name).await?;
-            Ok(Some(ClientTls {
-                ca_pem: text(&data, CA_KEY),
-                certificate_pem: text(&data, CERTIFICATE_KEY),
-                key_pem: text(&data, PRIVATE_KEY_KEY),
+            Ok(Some(ClusterTls {
+                client: ClientTls {
+                    ca_pem: text(&data, CA_KEY),
+                    certificate_pem: text(&data, CERTIFICATE_KEY),
+                    key_pem: text(&data, PRIVATE_KEY_KEY),
+                },
+                signer: None,
             }))
         }
     }
@@ -83,17 +100,29 @@ async fn read(
     namespace: &str,
     name: &str,
 ) -> Result<BTreeMap<String, Vec<u8>>, ReconcileError> {
+    read_optional(context, namespace, name)
+        .await?
+        .ok_or_else(|| not_ready(name, "it does not exist yet"))
+}
+
+/// The values of the Secret `name`, `None` when it does not exist.
+pub async fn read_optional(
+    context: &Context<ZnodeContext>,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<BTreeMap<String, Vec<u8>>>, ReconcileError> {
     let api: Api<Secret> = Api::namespaced(context.client.clone(), namespace);
     let secret = api.get_opt(name).await.map_err(|source| {
         ReconcileError::from_kube("SecretReadFailed", format!("reading Secret {name}"), source)
     })?;
-    let secret = secret.ok_or_else(|| not_ready(name, "it does not exist yet"))?;
-    Ok(secret
-        .data
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(key, ByteString(bytes))| (key, bytes))
-        .collect())
+    Ok(secret.map(|secret| {
+        secret
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(key, ByteString(bytes))| (key, bytes))
+            .collect()
+    }))
 }
 
 fn text(data: &BTreeMap<String, Vec<u8>>, key: &str) -> String {

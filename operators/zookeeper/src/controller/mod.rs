@@ -30,7 +30,7 @@ pub fn cluster_child_kinds() -> Vec<ChildKind> {
 
 /// Kinds the ZNode controller creates.
 pub fn znode_child_kinds() -> Vec<ChildKind> {
-    vec![ChildKind::of::<ConfigMap>()]
+    vec![ChildKind::of::<ConfigMap>(), ChildKind::of::<Secret>()]
 }
 
 /// The cluster controller: ZookeeperClusters with their children and pods, watching the

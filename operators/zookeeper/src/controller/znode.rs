@@ -4,16 +4,19 @@
 //!
 //! Pipeline: dereference the cluster (from the cluster watch cache), record
 //! the path in status before using it, create the path over the network,
-//! apply the discovery ConfigMap, write the status.
+//! apply the discovery ConfigMap (and, with the operator's certificates, the
+//! ZNode's client certificate Secret: [`crate::build::znode_client`]), write the
+//! status.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::Event as FinalizerEvent;
 use kube::{Resource, ResourceExt};
+use strata_certificates::authority::CertificateAuthority;
 use strata_operator::apply::DesiredObjects;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
@@ -21,7 +24,8 @@ use strata_operator::pipeline::Operated;
 use strata_operator::reference::Target;
 use strata_operator::status::next_resource_status;
 
-use super::client_tls::client_tls;
+use super::client_tls::{client_tls, read_optional};
+use crate::build::znode_client::{ZOOKEEPER_CLIENT_SECRET_KEY, client_secret, client_secret_name};
 use crate::build::{znode_discovery_config_map, znode_path};
 use crate::config::tls::SECURE_CLIENT_PORT;
 use crate::config::zoo_cfg::CLIENT_PORT;
@@ -129,6 +133,7 @@ struct Connected {
     hosts: String,
     port: u16,
     ca_pem: Option<String>,
+    signer: Option<(CertificateAuthority, Duration)>,
 }
 
 /// Connects to the cluster's ensemble: over TLS on the secure port unless the cluster
@@ -146,15 +151,20 @@ async fn connect(
     let hosts = context.extra.address.hosts(cluster, port);
     let timeout = context.extra.timeout;
     let client = match &tls {
-        Some(tls) => ZnodeClient::connect_secure(&hosts, timeout, tls).await,
+        Some(tls) => ZnodeClient::connect_secure(&hosts, timeout, &tls.client).await,
         None => ZnodeClient::connect(&hosts, timeout).await,
     }
     .map_err(|error| ensemble_error(error, &format!("connecting to {hosts}")))?;
+    let (ca_pem, signer) = match tls {
+        Some(tls) => (Some(tls.client.ca_pem), tls.signer),
+        None => (None, None),
+    };
     Ok(Connected {
         client,
         hosts,
         port,
-        ca_pem: tls.map(|tls| tls.ca_pem),
+        ca_pem,
+        signer,
     })
 }
 
@@ -205,13 +215,35 @@ async fn apply_steps(
         .map_err(|error| ensemble_error(error, &format!("creating {path}")))?;
 
     let mut desired = DesiredObjects::new();
-    desired.push(znode_discovery_config_map(
+    let mut discovery = znode_discovery_config_map(
         znode,
         &connected.hosts,
         &path,
         connected.port,
         connected.ca_pem.as_deref().map(Some),
-    )?);
+    )?;
+    if let Some((authority, lifetime)) = &connected.signer {
+        let namespace = znode.namespace().unwrap_or_default();
+        let name = client_secret_name(&znode.name_any());
+        let existing = read_optional(context, &namespace, &name).await?;
+        let secret = client_secret(
+            &znode.name_any(),
+            &namespace,
+            discovery.metadata.labels.clone().unwrap_or_default(),
+            authority,
+            existing.as_ref(),
+            *lifetime,
+            SystemTime::now(),
+        )?;
+        if let Some(reason) = &secret.issued {
+            tracing::info!(znode = %znode.name_any(), secret = %name, %reason, "client certificate issued");
+        }
+        desired.push_sealed(secret.shown, secret.sealed);
+        if let Some(data) = discovery.data.as_mut() {
+            data.insert(ZOOKEEPER_CLIENT_SECRET_KEY.to_owned(), name);
+        }
+    }
+    desired.push(discovery);
     context.apply(znode, desired, false).await?;
     Ok(())
 }

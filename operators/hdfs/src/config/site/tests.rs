@@ -261,6 +261,7 @@ fn only_the_namenodes_zkfcs_connect_to_zookeeper_over_tls(
         quorum: "zk.zk.svc.cluster.local:2282/znode-1".to_owned(),
         tls: true,
         config_map: "hdfs-znode".to_owned(),
+        client_secret: None,
     }));
     let core = server_core_properties(&site);
     let hdfs = server_hdfs_properties(&site);

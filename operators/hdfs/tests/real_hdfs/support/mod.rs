@@ -1,12 +1,14 @@
 //! HDFS on real Hadoop 3.4.2 through the pod runner: a real ZooKeeper 3.9.5 rendered by
-//! the ZooKeeper operator, the ZNode's path created by the operator's own ZooKeeper
-//! client, and the HDFS objects the HDFS operator builds for the example, with the
+//! the ZooKeeper operator, requiring client certificates, the ZNode's path created by
+//! the operator's own ZooKeeper client and its client certificate issued as the ZNode
+//! controller issues it, and the HDFS objects the HDFS operator builds for the example, with the
 //! ZNode's real discovery ConfigMap, each pod run as rendered.
 
 #![allow(dead_code)]
 
 pub mod operated;
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -22,6 +24,7 @@ use hdfs_operator::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use serde_json::{Value, json};
+use strata_certificates::authority::CertificateAuthority;
 use strata_operator::certificates::{StoredSecrets, plan_certificates};
 use strata_pod_runner::image::Images;
 use strata_pod_runner::manifest::apply_all;
@@ -31,6 +34,7 @@ use strata_pod_runner::statefulset;
 use strata_pod_runner::status::PodStatus;
 use strata_testing::tools::{self, HADOOP_IMAGE, ZOOKEEPER_IMAGE};
 use zookeeper_operator::build::certificates::certificate_request;
+use zookeeper_operator::build::znode_client::client_secret;
 use zookeeper_operator::crd::ZookeeperCluster;
 use zookeeper_operator::validate::DEFAULT_CERTIFICATE_LIFETIME;
 use zookeeper_operator::znode_client::ZnodeClient;
@@ -89,7 +93,10 @@ pub fn zookeeper_objects() -> Vec<Value> {
         "apiVersion": "zookeeper.strata.dev/v1alpha1",
         "kind": "ZookeeperCluster",
         "metadata": {"name": "simple-zk", "namespace": NAMESPACE, "uid": "6c1f3f0e-real-zk"},
-        "spec": {"servers": {"roleGroups": {"default": {"replicas": 1}}}}
+        "spec": {
+            "clusterConfig": {"tls": {"clientAuthentication": "Required"}},
+            "servers": {"roleGroups": {"default": {"replicas": 1}}}
+        }
     });
     let documents = vec![
         cluster.clone(),
@@ -113,12 +120,38 @@ pub fn zookeeper_objects() -> Vec<Value> {
         .into_iter()
         .filter(|object| object["kind"] != "Secret")
         .collect();
+    // What the ZNode controller adds with the operator's certificates: the ZNode's
+    // client certificate, which this ensemble requires, named in its discovery.
+    let sealed = certificates.sealed_secrets();
+    let ca_secret = sealed
+        .iter()
+        .find(|secret| secret.metadata.name.as_deref() == Some("simple-zk-ca"))
+        .and_then(|secret| secret.data.clone())
+        .expect("the CA Secret");
+    let ca_text = |key: &str| String::from_utf8_lossy(&ca_secret[key].0).into_owned();
+    let authority = CertificateAuthority::from_pem(&ca_text("ca.crt"), &ca_text("ca.key"))
+        .unwrap_or_else(|error| panic!("{error}"));
+    let client = client_secret(
+        "hdfs-znode",
+        NAMESPACE,
+        BTreeMap::new(),
+        &authority,
+        None,
+        DEFAULT_CERTIFICATE_LIFETIME,
+        SystemTime::now(),
+    )
+    .unwrap_or_else(|error| panic!("{error}"));
     for object in &mut objects {
         if object["kind"] == "ConfigMap" && object["metadata"]["name"] == "hdfs-znode" {
             object["data"]["ca.crt"] = json!(certificates.ca_pem);
+            object["data"]["ZOOKEEPER_CLIENT_SECRET"] = json!("hdfs-znode-client-tls");
         }
     }
-    objects.extend(certificates.sealed_secrets().iter().map(to_value));
+    objects.extend(sealed.iter().map(to_value));
+    let mut client = to_value(&client.sealed);
+    client["apiVersion"] = json!("v1");
+    client["kind"] = json!("Secret");
+    objects.push(client);
     objects
 }
 

@@ -12,7 +12,7 @@ use hdfs_operator::controller::cluster::ClusterContext;
 use hdfs_operator::controller::namenodes::NameNodeHttp;
 use hdfs_operator::crd::HdfsCluster;
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Api;
 use kube::api::PostParams;
 use serde_json::Value;
@@ -68,7 +68,7 @@ impl Operated {
         let agent = NodeAgent::start(client.clone(), NODE, runner())
             .await
             .unwrap_or_else(|error| panic!("{error}"));
-        let discovery = start_zookeeper_on(&agent).await;
+        let (discovery, client_certificate) = start_zookeeper_on(&agent).await;
         Api::<ConfigMap>::namespaced(client.clone(), NAMESPACE)
             .create(
                 &PostParams::default(),
@@ -76,6 +76,13 @@ impl Operated {
             )
             .await
             .expect("the ZNode's discovery ConfigMap is created");
+        Api::<Secret>::namespaced(client.clone(), NAMESPACE)
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(client_certificate).expect("a Secret"),
+            )
+            .await
+            .expect("the ZNode's client certificate Secret is created");
         let operator_client = control_plane
             .cluster_admin_client(NAMESPACE, OPERATOR_NAME)
             .await
@@ -180,14 +187,15 @@ impl Operated {
 
 /// Runs ZooKeeper on the agent's runner, outside the API (only HDFS is under test),
 /// creates the ZNode's path with the ZooKeeper operator's client, and returns the
-/// ZNode's discovery ConfigMap for the API.
-async fn start_zookeeper_on(agent: &NodeAgent) -> Value {
+/// ZNode's discovery ConfigMap and client certificate Secret for the API.
+async fn start_zookeeper_on(agent: &NodeAgent) -> (Value, Value) {
     let runner = agent.runner();
     let mut runner = runner.lock().await;
     let objects = super::zookeeper_objects();
     let (discovery, zookeeper): (Vec<Value>, Vec<Value>) =
         objects.into_iter().partition(|object| {
-            object["kind"] == "ConfigMap" && object["metadata"]["name"] == "hdfs-znode"
+            object["metadata"]["name"] == "hdfs-znode"
+                || object["metadata"]["name"] == "hdfs-znode-client-tls"
         });
     apply_all(&mut runner, &zookeeper).unwrap_or_else(|error| panic!("{error}"));
     drop(runner);
@@ -203,12 +211,16 @@ async fn start_zookeeper_on(agent: &NodeAgent) -> Value {
     .await;
     let runner = runner.lock().await;
     super::create_znode_path(&runner);
-    let mut discovery = discovery
-        .into_iter()
-        .next()
-        .expect("the ZNode's discovery ConfigMap");
-    if let Some(metadata) = discovery["metadata"].as_object_mut() {
-        metadata.remove("ownerReferences");
-    }
-    discovery
+    let find = |kind: &str| {
+        let mut object = discovery
+            .iter()
+            .find(|object| object["kind"] == kind)
+            .cloned()
+            .unwrap_or_else(|| panic!("the ZNode's {kind}"));
+        if let Some(metadata) = object["metadata"].as_object_mut() {
+            metadata.remove("ownerReferences");
+        }
+        object
+    };
+    (find("ConfigMap"), find("Secret"))
 }
