@@ -42,6 +42,10 @@ pub const CA_PRIVATE_KEY_KEY: &str = "ca.key";
 /// certificate is issued, on the Secret and on the pod templates that mount it.
 pub const FINGERPRINT_ANNOTATION: &str = "strata.dev/certificate-sha256";
 
+/// Annotation with the SHA-256 of the CA Secret's certificates, written when a rotation
+/// step rewrites it: what changes, since its values are never compared.
+pub const CA_FINGERPRINT_ANNOTATION: &str = "strata.dev/ca-sha256";
+
 /// What `render` shows in place of a fingerprint: the certificate exists only in the
 /// cluster.
 pub const ISSUED_IN_CLUSTER: &str = "issued-in-the-cluster";
@@ -102,6 +106,24 @@ impl StoredSecrets {
     /// Secrets with these values, for tests.
     pub fn from_values(values: BTreeMap<String, BTreeMap<String, Vec<u8>>>) -> Self {
         Self(values)
+    }
+
+    /// The CA Secret's values, with a rotation's, if it exists.
+    fn ca(&self, secret: &str) -> Option<rotation::StoredCa> {
+        let data = self.0.get(secret)?;
+        let text = |name: &str| {
+            data.get(name)
+                .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+        };
+        Some(rotation::StoredCa {
+            current: (
+                text(CA_KEY).unwrap_or_default(),
+                text(CA_PRIVATE_KEY_KEY).unwrap_or_default(),
+            ),
+            next: text(rotation::NEXT_CA_KEY).zip(text(rotation::NEXT_CA_PRIVATE_KEY_KEY)),
+            previous: text(rotation::PREVIOUS_CA_KEY),
+            rotated_for: text(rotation::ROTATED_FOR_KEY),
+        })
     }
 
     fn pair(&self, secret: &str, certificate: &str, key: &str) -> Option<(String, String)> {
@@ -221,8 +243,17 @@ pub struct Certificates {
     /// When the first kept certificate is due for renewal, so the cluster is
     /// reconciled again then.
     pub renew_at: Option<SystemTime>,
-    ca_secret: Option<(Secret, Secret)>,
+    /// The pod template annotations a CA rotation in progress needs.
+    pub pod_annotations: Vec<(&'static str, String)>,
+    ca_secret: Option<CaWrite>,
     server_secrets: Vec<(Secret, Secret)>,
+}
+
+/// How the CA Secret is written: created once, or rewritten by a rotation step.
+#[derive(Clone)]
+enum CaWrite {
+    Create(Secret, Secret),
+    Rotate(Secret, Secret),
 }
 
 impl std::fmt::Debug for Certificates {
@@ -240,20 +271,27 @@ impl Certificates {
     /// Adds the Secrets to what the apply step writes: the CA once, and every server
     /// Secret (unchanged ones match their stored copy and are not written again).
     pub fn push_into(self, desired: &mut DesiredObjects) {
-        if let Some((shown, sealed)) = self.ca_secret {
-            desired.push_sealed_once(shown, sealed);
+        match self.ca_secret {
+            Some(CaWrite::Create(shown, sealed)) => desired.push_sealed_once(shown, sealed),
+            Some(CaWrite::Rotate(shown, sealed)) => desired.push_sealed(shown, sealed),
+            None => {}
         }
         for (shown, sealed) in self.server_secrets {
             desired.push_sealed(shown, sealed);
+        }
+        for (key, value) in &self.pod_annotations {
+            desired.annotate_pod_templates(key, value);
         }
     }
 
     /// The Secrets as the API server stores them once applied, values included: for
     /// whoever runs the products without the apply step (the pod runner's tests).
     pub fn sealed_secrets(&self) -> Vec<Secret> {
-        let ca = self.ca_secret.iter();
-        ca.chain(&self.server_secrets)
-            .map(|(_, sealed)| sealed.clone())
+        let ca = self.ca_secret.iter().map(|write| match write {
+            CaWrite::Create(_, sealed) | CaWrite::Rotate(_, sealed) => sealed,
+        });
+        ca.chain(self.server_secrets.iter().map(|(_, sealed)| sealed))
+            .cloned()
             .collect()
     }
 
@@ -264,22 +302,51 @@ impl Certificates {
     }
 }
 
+/// What a CA rotation needs besides the Secrets: the cluster's request, and whether
+/// every pod carries a pod template annotation (see [`rotation`]).
+pub struct RotationInput<'a> {
+    /// The value of the cluster's [`rotation::ROTATE_CA_ANNOTATION`].
+    pub requested: Option<&'a str>,
+    /// Whether every pod of the cluster is Ready with the annotation at that value.
+    pub rolled: &'a dyn Fn(&str, &str) -> bool,
+}
+
+impl std::fmt::Debug for RotationInput<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("RotationInput")
+            .field("requested", &self.requested)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RotationInput<'_> {
+    /// No request, and no pod known to have rolled: a rotation in the Secrets stays
+    /// where it is (offline rendering, tests).
+    pub const NONE: RotationInput<'static> = RotationInput {
+        requested: None,
+        rolled: &|_, _| false,
+    };
+}
+
 /// Decides, from what the Secrets hold at `now`, which CA to keep or create and which
-/// server certificates to keep or issue.
+/// server certificates to keep or issue, with no rotation request.
 pub fn plan_certificates(
     request: &CertificateRequest,
     stored: &StoredSecrets,
     now: SystemTime,
 ) -> Result<Certificates, ReconcileError> {
-    let existing_ca = stored.pair(&request.ca_secret_name, CA_KEY, CA_PRIVATE_KEY_KEY);
-    let ca = plan_ca(
-        existing_ca
-            .as_ref()
-            .map(|(certificate, key)| (certificate.as_str(), key.as_str())),
-        &request.ca_common_name,
-        now,
-    )
-    .map_err(|error| {
+    plan_rotating(request, stored, now, &RotationInput::NONE)
+}
+
+/// [`plan_certificates`], advancing a CA rotation as `rotation` allows.
+pub fn plan_rotating(
+    request: &CertificateRequest,
+    stored: &StoredSecrets,
+    now: SystemTime,
+    rotation: &RotationInput<'_>,
+) -> Result<Certificates, ReconcileError> {
+    let unreadable = |error: strata_certificates::CertificateError| {
         ReconcileError::invalid_spec(
             "CaSecretUnreadable",
             format!(
@@ -289,29 +356,73 @@ pub fn plan_certificates(
                 request.ca_secret_name
             ),
         )
-    })?;
-    let authority = ca.authority();
+    };
+    let (decision, ca_secret) = match stored.ca(&request.ca_secret_name) {
+        Some(stored_ca) => {
+            let decision = rotation::decide_ca(
+                &stored_ca,
+                rotation.requested,
+                rotation.rolled,
+                &request.ca_common_name,
+                now,
+            )
+            .map_err(unreadable)?;
+            let write = decision.write.as_ref().map(|values| {
+                let (mut shown, sealed) =
+                    sealed_secret(request, &request.ca_secret_name, values, None);
+                let certificates: Vec<String> = values
+                    .iter()
+                    .filter(|(key, _)| !key.ends_with(".key"))
+                    .map(|(key, value)| format!("{key}={value}"))
+                    .collect();
+                shown.metadata.annotations = Some(BTreeMap::from([(
+                    CA_FINGERPRINT_ANNOTATION.to_owned(),
+                    rotation::pem_hash(&certificates),
+                )]));
+                let mut sealed = sealed;
+                sealed.metadata.annotations = shown.metadata.annotations.clone();
+                CaWrite::Rotate(shown, sealed)
+            });
+            (decision, write)
+        }
+        None => {
+            let created = match plan_ca(None, &request.ca_common_name, now).map_err(unreadable)? {
+                CaPlan::Create(created) | CaPlan::Keep(created) => created,
+            };
+            let data = [
+                (CA_KEY, created.certificate_pem()),
+                (CA_PRIVATE_KEY_KEY, created.key_pem()),
+            ];
+            let secret = sealed_secret(request, &request.ca_secret_name, &data, None);
+            let decision = rotation::CaDecision {
+                bundle: vec![created.certificate_pem().to_owned()],
+                signer: created,
+                step: rotation::RotationStep::Steady,
+                write: None,
+                annotations: Vec::new(),
+                note: None,
+            };
+            (decision, Some(CaWrite::Create(secret.0, secret.1)))
+        }
+    };
+    let bundle = decision.bundle.join("\n");
+    let authority = &decision.signer;
     let mut certificates = Certificates {
-        ca_pem: authority.certificate_pem().to_owned(),
+        ca_pem: bundle.clone(),
         fingerprints: BTreeMap::new(),
         issued: Vec::new(),
         renew_at: None,
-        ca_secret: match &ca {
-            CaPlan::Keep(_) => None,
-            CaPlan::Create(created) => {
-                let data = [
-                    (CA_KEY, created.certificate_pem()),
-                    (CA_PRIVATE_KEY_KEY, created.key_pem()),
-                ];
-                Some(sealed_secret(request, &request.ca_secret_name, &data, None))
-            }
-        },
+        pod_annotations: decision.annotations.clone(),
+        ca_secret,
         server_secrets: Vec::new(),
     };
-    if matches!(ca, CaPlan::Create(_)) {
+    if matches!(certificates.ca_secret, Some(CaWrite::Create(..))) {
         certificates
             .issued
             .push(format!("the CA in Secret {}", request.ca_secret_name));
+    }
+    if let Some(note) = &decision.note {
+        certificates.issued.push(format!("CA rotation: {note}"));
     }
     for server in &request.servers {
         let existing = stored.pair(&server.secret_name, CERTIFICATE_KEY, PRIVATE_KEY_KEY);
@@ -356,11 +467,16 @@ pub fn plan_certificates(
                 )
             }
         };
-        let fingerprint = fingerprint(&certificate);
+        // A bundle of one CA keeps the fingerprint of the certificate alone, as before
+        // rotations existed; a bundle of two changes it, so the pods roll onto it.
+        let fingerprint = match decision.bundle.len() {
+            1 => fingerprint(&certificate),
+            _ => fingerprint(&format!("{certificate}\n{bundle}")),
+        };
         let data = [
             (CERTIFICATE_KEY, certificate.as_str()),
             (PRIVATE_KEY_KEY, key.as_str()),
-            (CA_KEY, authority.certificate_pem()),
+            (CA_KEY, bundle.as_str()),
         ];
         certificates.server_secrets.push(sealed_secret(
             request,
@@ -391,17 +507,22 @@ pub fn fingerprint(certificate_pem: &str) -> String {
     hex::encode(Sha256::digest(certificate_pem.as_bytes()))
 }
 
-fn sealed_secret(
+fn sealed_secret<V: AsRef<str>>(
     request: &CertificateRequest,
     name: &str,
-    data: &[(&str, &str)],
+    data: &[(&str, V)],
     fingerprint: Option<&str>,
 ) -> (Secret, Secret) {
     let shown = secret_shell(request, name, fingerprint);
     let mut sealed = shown.clone();
     sealed.data = Some(
         data.iter()
-            .map(|(key, value)| ((*key).to_owned(), ByteString(value.as_bytes().to_vec())))
+            .map(|(key, value)| {
+                (
+                    (*key).to_owned(),
+                    ByteString(value.as_ref().as_bytes().to_vec()),
+                )
+            })
             .collect(),
     );
     (shown, sealed)
@@ -421,6 +542,8 @@ fn secret_shell(request: &CertificateRequest, name: &str, fingerprint: Option<&s
         ..Secret::default()
     }
 }
+
+pub mod rotation;
 
 #[cfg(test)]
 mod tests;

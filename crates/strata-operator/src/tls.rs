@@ -16,14 +16,16 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
+use k8s_openapi::api::core::v1::Pod;
 use kube::Resource;
 use kube::runtime::events::EventType;
 use strata_certificates::user::{CA_KEY, check_user_certificate};
 use strata_model::duration::parse_seconds;
+use strata_model::labels::{INSTANCE_LABEL, NAME_LABEL};
 use strata_status::SpecWarning;
 
 use crate::certificates::{
-    CertificateRequest, Certificates, plan_certificates, read_secret, read_stored,
+    CertificateRequest, Certificates, RotationInput, plan_rotating, read_secret, read_stored,
 };
 use crate::controller::Context;
 use crate::error::ReconcileError;
@@ -182,11 +184,17 @@ impl TlsMaterial {
 /// Reads or makes the certificates of one cluster. `request` is what the operator
 /// issues (used with [`CertificateSource::Operator`]); `required_names` are the names a
 /// user's certificate must cover (every server pod's FQDN and the client Service's).
+///
+/// `rotate_ca` is the cluster's
+/// [`ROTATE_CA_ANNOTATION`](crate::certificates::rotation::ROTATE_CA_ANNOTATION): a new value starts a CA
+/// rotation, which advances as the cluster's pods (from the pod cache, by the request's
+/// instance label) roll onto each step.
 pub async fn certificate_step<E>(
     source: &CertificateSource,
     namespace: &str,
     request: impl FnOnce(Duration) -> CertificateRequest,
     required_names: &[String],
+    rotate_ca: Option<&str>,
     context: &Context<E>,
 ) -> Result<TlsMaterial, ReconcileError> {
     let now = SystemTime::now();
@@ -200,7 +208,20 @@ pub async fn certificate_step<E>(
                 &request,
             )
             .await?;
-            let certificates = plan_certificates(&request, &stored, now)?;
+            let selector: BTreeMap<String, String> = request
+                .labels
+                .iter()
+                .filter(|(key, _)| [INSTANCE_LABEL, NAME_LABEL].contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect();
+            let pods = context.caches.pods_matching(namespace, &selector);
+            let rolled =
+                |annotation: &str, value: &str| every_pod_carries(&pods, annotation, value);
+            let rotation = RotationInput {
+                requested: rotate_ca,
+                rolled: &rolled,
+            };
+            let certificates = plan_rotating(&request, &stored, now, &rotation)?;
             Ok(TlsMaterial {
                 versions: certificates
                     .fingerprints
@@ -271,5 +292,28 @@ async fn user_certificate<E>(
         }),
         renew_in: None,
         ca_pem,
+    })
+}
+
+/// Whether every pod is Ready and carries `annotation` at `value`: pods are made from
+/// their set's current template, so once each has it, no pod runs without it.
+fn every_pod_carries(pods: &[Pod], annotation: &str, value: &str) -> bool {
+    pods.iter().all(|pod| {
+        let carries = pod
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|annotations| annotations.get(annotation))
+            .is_some_and(|found| found == value);
+        let ready = pod
+            .status
+            .as_ref()
+            .and_then(|status| status.conditions.as_ref())
+            .is_some_and(|conditions| {
+                conditions
+                    .iter()
+                    .any(|condition| condition.type_ == "Ready" && condition.status == "True")
+            });
+        carries && ready
     })
 }

@@ -196,3 +196,139 @@ fn a_short_lived_certificate_is_kept_until_two_thirds_into_its_lifetime() {
     let later = plan_certificates(&request, &stored, now() + 4 * minute).expect("plan");
     assert_eq!(later.issued.len(), 1, "{:?}", later.issued);
 }
+
+/// Every pod carries every annotation: the rollout of each step is done.
+fn all_rolled(_: &str, _: &str) -> bool {
+    true
+}
+
+fn none_rolled(_: &str, _: &str) -> bool {
+    false
+}
+
+fn plan_with(
+    stored: &StoredSecrets,
+    requested: Option<&str>,
+    rolled: &dyn Fn(&str, &str) -> bool,
+) -> Certificates {
+    plan_rotating(
+        &request(),
+        stored,
+        now(),
+        &RotationInput { requested, rolled },
+    )
+    .expect("a plan")
+}
+
+fn ca_keys(stored: &StoredSecrets) -> Vec<String> {
+    stored.0["zk-ca"].keys().cloned().collect()
+}
+
+fn pem_count(text: &str) -> usize {
+    text.matches("BEGIN CERTIFICATE").count()
+}
+
+/// A whole rotation, one step per reconcile, each only once the pods rolled onto
+/// the one before: both CAs trusted, then the new one signs, then the old one leaves.
+#[test]
+fn a_requested_ca_rotation_trusts_both_then_signs_with_the_new_then_retires_the_old() {
+    let first = plan_certificates(&request(), &StoredSecrets::default(), now()).expect("a plan");
+    let old_ca = first.ca_pem.clone();
+    let stored = stored_after(first, &StoredSecrets::default());
+    let old_server = server_certificate(&stored);
+
+    // Nothing asked: nothing changes, and no pod template annotation.
+    let steady = plan_with(&stored, None, &all_rolled);
+    assert!(steady.pod_annotations.is_empty() && steady.issued.is_empty());
+
+    // Asked: a next CA, trusted next to the old one; the old one still signs.
+    let introduced = plan_with(&stored, Some("2026-11-28"), &none_rolled);
+    assert_eq!(pem_count(&introduced.ca_pem), 2, "both CAs in the bundle");
+    assert!(introduced.ca_pem.starts_with(&old_ca), "oldest first");
+    let annotations: Vec<&str> = introduced
+        .pod_annotations
+        .iter()
+        .map(|(key, _)| *key)
+        .collect();
+    assert_eq!(annotations, [rotation::TRUST_ANNOTATION]);
+    assert!(
+        introduced
+            .issued
+            .iter()
+            .any(|note| note.contains("2026-11-28"))
+    );
+    let stored = stored_after(introduced, &stored);
+    assert_eq!(
+        ca_keys(&stored),
+        [
+            "ca.crt",
+            "ca.key",
+            "next-ca.crt",
+            "next-ca.key",
+            "rotated-for"
+        ]
+    );
+    assert!(
+        server_certificate(&stored)
+            .issued_by(&old_ca)
+            .expect("checked")
+    );
+    let server_pem =
+        String::from_utf8_lossy(&stored.0["zk-server-default-tls"]["ca.crt"]).into_owned();
+    assert_eq!(pem_count(&server_pem), 2, "the pods' bundle too");
+    let next_ca = String::from_utf8_lossy(&stored.0["zk-ca"]["next-ca.crt"]).into_owned();
+
+    // The pods have not rolled: the step waits, writing nothing.
+    let waiting = plan_with(&stored, Some("2026-11-28"), &none_rolled);
+    assert!(waiting.issued.is_empty());
+    assert_eq!(stored_after(waiting, &stored), stored);
+
+    // They have: the new CA signs, and every server certificate is issued again.
+    let switched = plan_with(&stored, Some("2026-11-28"), &all_rolled);
+    let stored = stored_after(switched, &stored);
+    assert_eq!(
+        ca_keys(&stored),
+        ["ca.crt", "ca.key", "previous-ca.crt", "rotated-for"]
+    );
+    assert!(
+        server_certificate(&stored)
+            .issued_by(&next_ca)
+            .expect("checked")
+    );
+    assert_ne!(server_certificate(&stored), old_server);
+
+    // Every pod has a certificate of the new CA: the old one leaves the bundles.
+    let retired = plan_with(&stored, Some("2026-11-28"), &all_rolled);
+    assert!(retired.pod_annotations.is_empty());
+    assert_eq!(retired.ca_pem, next_ca);
+    let stored = stored_after(retired, &stored);
+    assert_eq!(ca_keys(&stored), ["ca.crt", "ca.key", "rotated-for"]);
+    let server_pem =
+        String::from_utf8_lossy(&stored.0["zk-server-default-tls"]["ca.crt"]).into_owned();
+    assert_eq!(server_pem, next_ca);
+
+    // The same request again starts nothing.
+    let done = plan_with(&stored, Some("2026-11-28"), &all_rolled);
+    assert!(done.issued.is_empty() && done.pod_annotations.is_empty());
+}
+
+#[test]
+fn no_ca_key_is_rendered_or_compared_during_a_rotation() {
+    let first = plan_certificates(&request(), &StoredSecrets::default(), now()).expect("a plan");
+    let stored = stored_after(first, &StoredSecrets::default());
+    let introduced = plan_with(&stored, Some("now"), &none_rolled);
+    assert!(!format!("{introduced:?}").contains("PRIVATE KEY"));
+    let mut desired = DesiredObjects::new();
+    introduced.push_into(&mut desired);
+    for object in desired.into_objects(false).expect("erase") {
+        assert!(
+            !object
+                .clone()
+                .into_value()
+                .to_string()
+                .contains("PRIVATE KEY"),
+            "{}",
+            object.name()
+        );
+    }
+}

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
+use strata_operator::certificates::rotation::ROTATE_CA_ANNOTATION;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
@@ -316,7 +317,8 @@ async fn prepare(
         .collect();
     // The certificates must be there before any pod waits for them; a renewed one
     // rolls the pods, which read it only when they start.
-    let (tls, security) = security_step(&validated, context).await?;
+    let rotate_ca = cluster.annotations().get(ROTATE_CA_ANNOTATION);
+    let (tls, security) = security_step(&validated, rotate_ca.map(String::as_str), context).await?;
     tls.announce(cluster, context).await;
     let inputs = BuildInputs {
         catalog_versions,

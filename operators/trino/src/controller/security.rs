@@ -70,6 +70,7 @@ impl PasswordFiles {
 /// versions, which roll the pods), the rules and the password file.
 pub async fn security_step(
     cluster: &ValidatedCluster,
+    rotate_ca: Option<&str>,
     context: &Context<ClusterContext>,
 ) -> Result<(TlsMaterial, SecurityMaterial), ReconcileError> {
     let security = &cluster.security;
@@ -81,6 +82,7 @@ pub async fn security_step(
                 namespace,
                 |lifetime| certificate_request(cluster, lifetime),
                 &required_names(cluster),
+                rotate_ca,
                 context,
             )
             .await?

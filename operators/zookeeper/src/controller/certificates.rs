@@ -17,10 +17,12 @@ use super::cluster::ClusterContext;
 use crate::build::certificates::{certificate_request, required_names};
 use crate::validate::ValidatedCluster;
 
-/// Reads or makes the certificates `cluster` needs, and puts the CA on its TLS settings
-/// for the discovery ConfigMap. Nothing with TLS off.
+/// Reads or makes the certificates `cluster` needs, and puts the CA (the trust bundle,
+/// during a CA rotation that `rotate_ca` may ask for) on its TLS settings for the
+/// discovery ConfigMap. Nothing with TLS off.
 pub async fn certificate_step(
     cluster: &mut ValidatedCluster,
+    rotate_ca: Option<&str>,
     context: &Context<ClusterContext>,
 ) -> Result<TlsMaterial, ReconcileError> {
     let Some(tls) = &cluster.tls else {
@@ -31,6 +33,7 @@ pub async fn certificate_step(
         &cluster.identity.namespace,
         |lifetime| certificate_request(cluster, lifetime),
         &required_names(cluster),
+        rotate_ca,
         context,
     )
     .await?;

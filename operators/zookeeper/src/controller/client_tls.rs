@@ -17,6 +17,7 @@ use kube::{Api, ResourceExt};
 use strata_certificates::authority::{CertificateAuthority, Validity};
 use strata_certificates::user::{CA_KEY, CERTIFICATE_KEY, PRIVATE_KEY_KEY};
 use strata_operator::certificates::CA_PRIVATE_KEY_KEY;
+use strata_operator::certificates::rotation::{NEXT_CA_KEY, PREVIOUS_CA_KEY};
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 
@@ -58,8 +59,16 @@ pub async fn client_tls(
         CertificateSource::Operator { lifetime } => {
             let name = ca_secret_name(&cluster.name_any());
             let data = read(context, &namespace, &name).await?;
-            let (ca_pem, ca_key) = (text(&data, CA_KEY), text(&data, CA_PRIVATE_KEY_KEY));
-            let authority = CertificateAuthority::from_pem(&ca_pem, &ca_key)
+            let (signing_pem, ca_key) = (text(&data, CA_KEY), text(&data, CA_PRIVATE_KEY_KEY));
+            // During a CA rotation the servers present certificates of either CA:
+            // trust both, oldest first, as the operator's trust bundles do.
+            let ca_pem = [PREVIOUS_CA_KEY, CA_KEY, NEXT_CA_KEY]
+                .into_iter()
+                .map(|key| text(&data, key))
+                .filter(|pem| !pem.trim().is_empty())
+                .collect::<Vec<_>>()
+                .join("\n");
+            let authority = CertificateAuthority::from_pem(&signing_pem, &ca_key)
                 .map_err(|error| not_ready(&name, &error.to_string()))?;
             let issued = authority
                 .issue(

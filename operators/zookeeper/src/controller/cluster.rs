@@ -6,6 +6,7 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
+use strata_operator::certificates::rotation::ROTATE_CA_ANNOTATION;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
@@ -121,7 +122,8 @@ async fn prepare(
     }
     // The certificates must be there before any pod waits for them; a renewed one
     // rolls the pods, which read it only when they start.
-    let material = certificate_step(&mut step, context).await?;
+    let rotate_ca = cluster.annotations().get(ROTATE_CA_ANNOTATION);
+    let material = certificate_step(&mut step, rotate_ca.map(String::as_str), context).await?;
     material.announce(cluster, context).await;
     let mut prepared = build(&step).rolling_on(&material.versions);
     material.into_prepared(&mut prepared);

@@ -7,6 +7,7 @@
 //!
 //! Each test has a runner of its own, with its own pod network, so they run in parallel.
 
+mod ca_rotation;
 mod certificates;
 mod operated;
 mod rotation;

@@ -35,7 +35,7 @@ const SERVER_SECRET: &str = "simple-zk-server-default-tls";
 const LONGEST_ELECTION: Duration = Duration::from_secs(15);
 
 /// The fingerprint the operator's server Secret carries, and its certificate (DER).
-async fn current_certificate(secrets: &Api<Secret>) -> Option<(String, Vec<u8>)> {
+pub(crate) async fn current_certificate(secrets: &Api<Secret>) -> Option<(String, Vec<u8>)> {
     let secret = secrets.get_opt(SERVER_SECRET).await.ok()??;
     let fingerprint = secret
         .metadata
@@ -68,13 +68,7 @@ async fn certificates_are_renewed_and_the_ensemble_rolls_onto_them_while_a_major
         .await
         .expect("the operator's server certificate");
     let config = client_config(&operated.discovery_ca().await, None);
-    // Available counts Ready pods; the node's forwards and a busy host may lag behind.
-    wait_until(
-        "every server serving over TLS",
-        Duration::from_secs(120),
-        async || (probe(&operated, &config, None).await.serving == 3).then_some(()),
-    )
-    .await;
+    wait_serving(&operated, &config).await;
 
     // Probe until the certificate is renewed and every server presents it.
     let deadline = Instant::now() + Duration::from_secs(480);
@@ -135,15 +129,26 @@ async fn certificates_are_renewed_and_the_ensemble_rolls_onto_them_while_a_major
 }
 
 /// What one round of probes found.
-struct Probe {
-    serving: usize,
-    presenting_current: usize,
-    failures: Vec<String>,
+pub(crate) struct Probe {
+    pub(crate) serving: usize,
+    pub(crate) presenting_current: usize,
+    pub(crate) failures: Vec<String>,
+}
+
+/// Waits until every server serves over TLS: Available counts Ready pods, and the
+/// node's forwards and a busy host may lag behind.
+pub(crate) async fn wait_serving(operated: &Operated, config: &Arc<rustls::ClientConfig>) {
+    wait_until(
+        "every server serving over TLS",
+        Duration::from_secs(120),
+        async || (probe(operated, config, None).await.serving == 3).then_some(()),
+    )
+    .await;
 }
 
 /// `srvr` over TLS to every server through the node's forwards, checking each server's
 /// name; how many serve, and how many present `current` (DER).
-async fn probe(
+pub(crate) async fn probe(
     operated: &Operated,
     config: &Arc<rustls::ClientConfig>,
     current: Option<&[u8]>,
