@@ -31,6 +31,7 @@ use crate::controller::Context;
 use crate::error::ReconcileError;
 use crate::pipeline::Prepared;
 use crate::reference::{KeySource, KeysRead};
+use crate::roll::PodRollState;
 
 /// The keys a server reads from its certificate Secret.
 pub const TLS_SECRET_KEYS: [&str; 3] = ["tls.crt", "tls.key", "ca.crt"];
@@ -305,15 +306,8 @@ fn every_pod_carries(pods: &[Pod], annotation: &str, value: &str) -> bool {
             .as_ref()
             .and_then(|annotations| annotations.get(annotation))
             .is_some_and(|found| found == value);
-        let ready = pod
-            .status
-            .as_ref()
-            .and_then(|status| status.conditions.as_ref())
-            .is_some_and(|conditions| {
-                conditions
-                    .iter()
-                    .any(|condition| condition.type_ == "Ready" && condition.status == "True")
-            });
-        carries && ready
+        // The pod cache keeps container statuses, not conditions.
+        let state = PodRollState::of(pod, None);
+        carries && state.ready && !state.terminating
     })
 }

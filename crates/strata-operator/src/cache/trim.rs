@@ -150,10 +150,18 @@ fn last_termination(
 /// message of their last termination.
 /// The spec (containers, volumes, env) is most of a pod's size and is never
 /// read.
+/// The pod annotations a controller reads: the restart-together mark, and a CA
+/// rotation's, which say what each pod trusts and presents.
+const KEPT_POD_ANNOTATIONS: [&str; 3] = [
+    RESTART_TOGETHER_ANNOTATION,
+    crate::certificates::rotation::TRUST_ANNOTATION,
+    crate::certificates::rotation::SIGNER_ANNOTATION,
+];
+
 pub(crate) fn trim_pod(pod: &mut Pod) {
     trim_metadata(pod);
     if let Some(annotations) = pod.metadata.annotations.as_mut() {
-        annotations.retain(|key, _| key == RESTART_TOGETHER_ANNOTATION);
+        annotations.retain(|key, _| KEPT_POD_ANNOTATIONS.contains(&key.as_str()));
     }
     if pod
         .metadata
@@ -287,10 +295,12 @@ mod tests {
     }
 
     #[test]
-    fn a_pod_keeps_only_its_restart_together_annotation() {
+    fn a_pod_keeps_only_the_annotations_a_controller_reads() {
         let mut pod: Pod = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "trino-worker-default-0", "annotations": {
                 RESTART_TOGETHER_ANNOTATION: "c1",
+                "strata.dev/ca-bundle-sha256": "b1",
+                "strata.dev/signing-ca-sha256": "s1",
                 "strata.dev/config-hash": "h1",
                 "kubectl.kubernetes.io/restartedAt": "2026-11-27T00:00:00Z"
             }}
@@ -299,10 +309,11 @@ mod tests {
         trim_pod(&mut pod);
         assert_eq!(
             pod.metadata.annotations,
-            Some(BTreeMap::from([(
-                RESTART_TOGETHER_ANNOTATION.to_owned(),
-                "c1".to_owned()
-            )]))
+            Some(BTreeMap::from([
+                (RESTART_TOGETHER_ANNOTATION.to_owned(), "c1".to_owned()),
+                ("strata.dev/ca-bundle-sha256".to_owned(), "b1".to_owned()),
+                ("strata.dev/signing-ca-sha256".to_owned(), "s1".to_owned()),
+            ]))
         );
         let mut plain: Pod = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "zk-0", "annotations": {"strata.dev/config-hash": "h1"}}

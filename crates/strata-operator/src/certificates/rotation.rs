@@ -180,7 +180,17 @@ pub fn decide_ca(
             note: None,
         });
     }
-    let next = CertificateAuthority::create(common_name, Validity::starting(now, CA_LIFETIME))?;
+    // A subject of its own: PEM truststores (ZooKeeper's, for one) key each CA by its
+    // subject, so a second CA of the same name would replace the first, and the
+    // pods that still present the old CA's certificates would no longer be trusted.
+    let since_epoch = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs())
+        .unwrap_or_default();
+    let next = CertificateAuthority::create(
+        &format!("{common_name} {since_epoch}"),
+        Validity::starting(now, CA_LIFETIME),
+    )?;
     let bundle = vec![current_pem.clone(), next.certificate_pem().to_owned()];
     let trust = pem_hash(&bundle);
     let why = match asked {

@@ -61,6 +61,7 @@ async fn a_requested_ca_rotation_rolls_the_ensemble_through_both_cas_while_a_maj
     let deadline = asked + Duration::from_secs(600);
     let (mut bundle_seen, mut without_majority, mut longest) =
         (false, None::<Instant>, Duration::ZERO);
+    let mut rounds = 0_u32;
     let new_ca = loop {
         assert!(
             Instant::now() < deadline,
@@ -91,6 +92,17 @@ async fn a_requested_ca_rotation_rolls_the_ensemble_through_both_cas_while_a_maj
             );
         }
         let (keys, signing) = ca_secret(&secrets).await.expect("the CA Secret");
+        rounds += 1;
+        if rounds.is_multiple_of(10) {
+            eprintln!(
+                "{:?} after the request: CA Secret keys {keys:?}, {} CA(s) in discovery, \
+                 {} serving, {} presenting the current certificate",
+                asked.elapsed(),
+                discovery.matches("BEGIN CERTIFICATE").count(),
+                found.serving,
+                found.presenting_current
+            );
+        }
         let retired = signing != old_ca
             && !keys
                 .iter()
