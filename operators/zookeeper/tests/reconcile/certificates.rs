@@ -204,3 +204,36 @@ async fn plaintext_is_a_warning() {
         "no CA without TLS"
     );
 }
+
+/// The rotation's wiring on the in-memory API, which runs no pods: with none to wait
+/// for, each reconcile takes the next step, and the CA Secret ends with the new CA
+/// alone, the server certificate issued by it, and discovery publishing it.
+#[tokio::test]
+async fn a_requested_ca_rotation_ends_with_the_new_ca_everywhere() {
+    let harness = started(single_group_spec(3), &["default"]).await;
+    let old_ca = secret_text(&secret(&harness, "zk-ca").await, "ca.crt");
+    harness
+        .server
+        .modify::<zookeeper_operator::crd::ZookeeperCluster>(harness.namespace, "zk", |cluster| {
+            kube::ResourceExt::annotations_mut(cluster)
+                .insert("strata.dev/rotate-ca".into(), "now".to_owned());
+        })
+        .expect("annotate the cluster");
+    let rotated = wait_for::<Secret>(&harness, "zk-ca", "the rotation retired the old CA", |ca| {
+        let keys: Vec<&String> = ca.data.iter().flat_map(|data| data.keys()).collect();
+        secret_text(ca, "ca.crt") != old_ca && keys == ["ca.crt", "ca.key", "rotated-for"]
+    })
+    .await;
+    let new_ca = secret_text(&rotated, "ca.crt");
+    assert_eq!(secret_text(&rotated, "rotated-for"), "now");
+    let server = secret(&harness, "zk-server-default-tls").await;
+    let facts =
+        CertificateFacts::read("server", &secret_text(&server, "tls.crt")).expect("a certificate");
+    assert!(facts.issued_by(&new_ca).expect("a check"));
+    assert_eq!(secret_text(&server, "ca.crt"), new_ca);
+    let discovery: ConfigMap = stored(&harness, "zk");
+    assert_eq!(
+        discovery.data.unwrap_or_default().get("ca.crt"),
+        Some(&new_ca)
+    );
+}
