@@ -119,6 +119,15 @@ pub fn connection_of(
     })
 }
 
+/// The discovery ConfigMap's `ca.crt` while it holds more than one CA: the ZooKeeper
+/// operator is rotating its CA. The ZKFCs read their truststore at start, so each
+/// change of the bundle during a rotation must roll the namenodes; a bundle of one CA
+/// (outside rotations) rolls nothing, as before rotations existed.
+pub fn rotating_ca_bundle(config_map: &ConfigMap) -> Option<String> {
+    let bundle = config_map.data.as_ref()?.get(CA_KEY)?;
+    (bundle.matches("BEGIN CERTIFICATE").count() > 1).then(|| bundle.clone())
+}
+
 /// The namenodes' `core-site.xml` properties for TLS to ZooKeeper.
 pub fn core_properties() -> BTreeMap<String, String> {
     [
@@ -205,6 +214,20 @@ mod tests {
         #[case] expected: Result<ZookeeperConnection, DiscoveryProblem>,
     ) {
         assert_eq!(connection_of("hdfs-znode", &discovery(data)), expected);
+    }
+
+    #[rstest]
+    #[case::one_ca(&[("ca.crt", "-----BEGIN CERTIFICATE-----\nA\n")], false)]
+    #[case::two_cas_during_a_rotation(
+        &[("ca.crt", "-----BEGIN CERTIFICATE-----\nA\n-----BEGIN CERTIFICATE-----\nB\n")],
+        true
+    )]
+    #[case::no_ca(&[("ZOOKEEPER", "zk:2181/znode-1")], false)]
+    fn only_a_bundle_of_two_cas_is_a_rotation(
+        #[case] data: &[(&str, &str)],
+        #[case] rotating: bool,
+    ) {
+        assert_eq!(rotating_ca_bundle(&discovery(data)).is_some(), rotating);
     }
 
     #[test]

@@ -20,7 +20,9 @@ use super::namenode_http::NameNodeInfo;
 use super::namenodes::NameNodeHttp;
 use super::{datanodes, journalnodes, removed_groups};
 use crate::build::{NameNodeState, build};
-use crate::config::zookeeper_tls::{KEYSTORE_FILE, ZookeeperConnection, connection_of};
+use crate::config::zookeeper_tls::{
+    KEYSTORE_FILE, ZookeeperConnection, connection_of, rotating_ca_bundle,
+};
 use crate::crd::{HdfsCluster, HdfsFormatStatus, HdfsRole, PodUser};
 use crate::decommission::{self, DecommissionInput};
 use crate::journal;
@@ -28,6 +30,7 @@ use crate::journal_sync::{self, JournalGate};
 use crate::roll::{GroupPods, RollStep, next_step, rolling_reason};
 use crate::takeover::{self, TakeoverGate};
 use crate::validate::{ValidatedCluster, Warning, roll_order};
+use strata_operator::certificates::fingerprint;
 
 /// The Available and Degraded reason while every namenode is standby.
 pub const NO_ACTIVE_NAMENODE: Reason = strata_status::reason!("NoActiveNameNode");
@@ -113,7 +116,7 @@ async fn prepare(
     context: &Context<ClusterContext>,
     format: &mut HdfsFormatStatus,
 ) -> Result<Prepared, Failed> {
-    let zookeeper = zookeeper_connection(cluster, context)?;
+    let (zookeeper, rotating_ca) = zookeeper_connection(cluster, context)?;
     let mut validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain, &zookeeper)?;
     let namespace = cluster.namespace().unwrap_or_default();
     let running = match cluster.controller_owner_ref(&()) {
@@ -210,7 +213,7 @@ async fn prepare(
     };
     // The ZNode's client certificate is read at the ZKFCs' start: a renewed one
     // (the Secret's version) rolls the namenodes.
-    let client_versions = match &validated.zookeeper.client_secret {
+    let mut client_versions = match &validated.zookeeper.client_secret {
         Some(secret) => context
             .references
             .check_keys(
@@ -226,6 +229,12 @@ async fn prepare(
             .map_err(ReconcileError::from)?,
         None => BTreeMap::new(),
     };
+    if let Some(bundle) = rotating_ca {
+        client_versions.insert(
+            format!("ConfigMap/{}/ca.crt", validated.zookeeper.config_map),
+            fingerprint(&bundle),
+        );
+    }
     let mut prepared = build(&validated, &state).rolling_on(&client_versions);
     prepared.warnings = validated
         .warnings
@@ -387,11 +396,12 @@ async fn plan_restart(
     }
 }
 
-/// Step 1: `ha.zookeeper.quorum` and TLS from the ZNode discovery ConfigMap.
+/// Step 1: `ha.zookeeper.quorum` and TLS from the ZNode discovery ConfigMap, and its
+/// CA bundle while the ZooKeeper operator rotates its CA.
 fn zookeeper_connection(
     cluster: &HdfsCluster,
     context: &Context<ClusterContext>,
-) -> Result<ZookeeperConnection, ReconcileError> {
+) -> Result<(ZookeeperConnection, Option<String>), ReconcileError> {
     let namespace = cluster.namespace().unwrap_or_default();
     let name = &cluster.spec.cluster_config.zookeeper_config_map_name;
     let config_map = context
@@ -408,7 +418,7 @@ fn zookeeper_connection(
                 ),
             )
         })?;
-    connection_of(name, &config_map).map_err(|problem| {
+    let connection = connection_of(name, &config_map).map_err(|problem| {
         ReconcileError::invalid_spec(
             "ZookeeperConfigMapInvalid",
             format!(
@@ -416,7 +426,8 @@ fn zookeeper_connection(
                  {problem}"
             ),
         )
-    })
+    })?;
+    Ok((connection, rotating_ca_bundle(&config_map)))
 }
 
 /// The running StatefulSets matched to the validated role groups by name.
