@@ -14,6 +14,7 @@ use crate::controller::OperatorRuntime;
 use crate::crds;
 use crate::http::{self, HealthState};
 use crate::leader::{self, Election};
+use crate::pod_security::{PodSecurity, PodSecuritySetting};
 use crate::render::{self, RenderError, Rendered};
 
 /// What a product operator provides to the shared CLI.
@@ -65,6 +66,10 @@ enum Command {
         /// A YAML file with one or more documents; `-` reads stdin.
         #[arg(short = 'f', long = "filename")]
         file: PathBuf,
+        /// Render as an operator with this pod security policy would apply it:
+        /// `openshift` leaves every uid, gid and `fsGroup` to the platform.
+        #[arg(long, value_enum, default_value_t = PodSecurity::Standard)]
+        pod_security: PodSecurity,
     },
 }
 
@@ -98,6 +103,11 @@ struct RunArgs {
     /// upgrades them (Helm never upgrades a chart's `crds/`); see `crate::crds`.
     #[arg(long, env = "MANAGE_CRDS", default_value_t = true, action = clap::ArgAction::Set)]
     manage_crds: bool,
+    /// Who product pods run as: `standard` (each image's fixed uid), `openshift`
+    /// (none: restricted-v2 assigns it) or `auto` (openshift when the cluster serves
+    /// `security.openshift.io`); see `crate::pod_security`.
+    #[arg(long, env = "POD_SECURITY", value_enum, default_value_t = PodSecuritySetting::Auto)]
+    pod_security: PodSecuritySetting,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -111,7 +121,7 @@ pub fn main<O: Operator>() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Crd => print_crds::<O>(),
-        Command::Render { file } => print_render::<O>(&file),
+        Command::Render { file, pod_security } => print_render::<O>(&file, pod_security),
         Command::Run(args) => run::<O>(args),
     };
     match result {
@@ -139,7 +149,7 @@ pub fn render_file<O: Operator>(yaml: &str) -> Result<String, RenderError> {
     render::render_manifest::<O>(yaml).map(|manifest| manifest.yaml)
 }
 
-fn print_render<O: Operator>(file: &PathBuf) -> Result<(), String> {
+fn print_render<O: Operator>(file: &PathBuf, pod_security: PodSecurity) -> Result<(), String> {
     let yaml = if file.as_os_str() == "-" {
         std::io::read_to_string(std::io::stdin())
             .map_err(|error| format!("reading stdin: {error}"))?
@@ -147,7 +157,7 @@ fn print_render<O: Operator>(file: &PathBuf) -> Result<(), String> {
         std::fs::read_to_string(file)
             .map_err(|error| format!("reading {}: {error}", file.display()))?
     };
-    let manifest = render::render_manifest::<O>(&yaml)
+    let manifest = render::render_manifest_for::<O>(&yaml, pod_security)
         .map_err(|error| format!("{}: {error}", file.display()))?;
     for skipped in &manifest.skipped {
         eprintln!("{}: {}: skipped {skipped}", O::NAME, file.display());
@@ -191,6 +201,7 @@ fn run<O: Operator>(args: RunArgs) -> Result<(), String> {
         let mut operator = OperatorRuntime::new(client, O::NAME, namespace);
         operator.api_server = api_server;
         operator.cluster_domain = domain;
+        operator.pod_security = args.pod_security.detect(&operator.client).await;
         let state = HealthState {
             ready: operator.ready_flag(),
             metrics: operator.metrics.clone(),
@@ -215,6 +226,8 @@ fn run<O: Operator>(args: RunArgs) -> Result<(), String> {
             identity = %election.identity,
             cluster_domain = %operator.cluster_domain,
             cluster_domain_from = %domain_source,
+            pod_security = %operator.pod_security,
+            pod_security_setting = %args.pod_security,
             "starting; the controllers run while this instance holds the Lease"
         );
         let shutdown = operator.shutdown.clone();

@@ -63,6 +63,8 @@ pub struct OperatorRuntime {
     /// The cluster's DNS domain, for the host names products are configured
     /// with ([`crate::cluster_domain`]).
     pub cluster_domain: String,
+    /// Who product pods run as ([`crate::pod_security`]).
+    pub pod_security: crate::pod_security::PodSecurity,
     readiness: Readiness,
 }
 
@@ -100,6 +102,7 @@ impl OperatorRuntime {
             backoff: BackoffPolicy::default(),
             api_server: String::new(),
             cluster_domain: crate::cluster_domain::DEFAULT_CLUSTER_DOMAIN.to_owned(),
+            pod_security: crate::pod_security::PodSecurity::Standard,
             readiness: Readiness::default(),
         }
     }
@@ -185,6 +188,8 @@ pub struct Context<X> {
     /// The values of the Secrets the certificate step read, so a reconcile in which
     /// nothing changed reads none ([`crate::certificates::read_stored`]).
     pub secret_values: crate::certificates::SecretValues,
+    /// Applied to every workload's pod template in [`Context::apply`].
+    pub pod_security: crate::pod_security::PodSecurity,
     recorder: Recorder,
     backoff: BackoffPolicy,
     failures: Mutex<HashMap<String, u32>>,
@@ -201,12 +206,13 @@ impl<X> Context<X> {
     pub async fn apply<K>(
         &self,
         owner: &K,
-        desired: DesiredObjects,
+        mut desired: DesiredObjects,
         stopped: bool,
     ) -> Result<ApplyReport, ReconcileError>
     where
         K: Resource<DynamicType = ()>,
     {
+        desired.apply_pod_security(self.pod_security);
         Applier::new(&self.client, &self.caches, &self.field_manager)
             .apply(owner, desired, stopped)
             .await
@@ -427,6 +433,7 @@ pub async fn run_controller<P, X, F, Fut>(
         metrics: runtime.metrics.clone(),
         extra,
         secret_values: crate::certificates::SecretValues::default(),
+        pod_security: runtime.pod_security,
         recorder: Recorder::new(runtime.client.clone(), reporter),
         backoff: runtime.backoff,
         failures: Mutex::new(HashMap::new()),

@@ -21,6 +21,7 @@ pub mod http;
 pub mod leader;
 pub mod metrics;
 pub mod pipeline;
+pub mod pod_security;
 pub mod product_http;
 pub mod rbac;
 pub mod reference;

@@ -194,6 +194,15 @@ fn kinds_of<O: Operator>() -> Result<std::sync::Arc<input::Kinds>, RenderError> 
 
 /// Renders the manifest `yaml` for operator `O` by the rules of this module.
 pub fn render_manifest<O: Operator>(yaml: &str) -> Result<RenderedManifest, RenderError> {
+    render_manifest_for::<O>(yaml, crate::pod_security::PodSecurity::Standard)
+}
+
+/// [`render_manifest`] as an operator with the pod security policy `policy` would
+/// apply it ([`crate::pod_security`]).
+pub fn render_manifest_for<O: Operator>(
+    yaml: &str,
+    policy: crate::pod_security::PodSecurity,
+) -> Result<RenderedManifest, RenderError> {
     let (documents, mut problems) = input::read(yaml)?;
     let kinds = kinds_of::<O>()?;
     for document in &documents {
@@ -215,7 +224,10 @@ pub fn render_manifest<O: Operator>(yaml: &str) -> Result<RenderedManifest, Rend
     if objects.is_empty() {
         return Err(RenderError::NothingRendered { skipped });
     }
-    let objects = sorted(objects);
+    let mut objects = sorted(objects);
+    for object in &mut objects {
+        policy.apply_to_value(object);
+    }
     Ok(RenderedManifest {
         yaml: multi_document_yaml(&objects),
         objects,

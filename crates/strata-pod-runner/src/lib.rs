@@ -16,6 +16,7 @@ pub mod isolate;
 pub mod launch;
 pub mod manifest;
 pub mod network;
+pub mod openshift;
 pub mod pod;
 pub mod probe;
 pub mod report;

@@ -21,6 +21,7 @@ use crate::forward::{Forward, forward};
 use crate::hosts::PodName;
 use crate::image::Images;
 use crate::network::{NetworkError, PodNetwork};
+use crate::openshift::RestrictedV2;
 use crate::pod::{Backoff, PodSetup, RunningPod};
 use crate::spec::{PodFiles, hostname};
 use crate::status::PodStatus;
@@ -84,6 +85,9 @@ pub struct RunnerOptions {
     pub backoff: Backoff,
     /// Where persistent volumes live; a directory of the runner's when `None`.
     pub claims: Option<PathBuf>,
+    /// Admit every pod as OpenShift's `restricted-v2` would, in a namespace with this
+    /// uid range ([`crate::openshift`]); as a plain Kubernetes node when `None`.
+    pub openshift: Option<RestrictedV2>,
 }
 
 impl RunnerOptions {
@@ -94,6 +98,7 @@ impl RunnerOptions {
             domain: "cluster.local".to_owned(),
             backoff: Backoff::default(),
             claims: None,
+            openshift: None,
         }
     }
 }
@@ -297,6 +302,13 @@ impl PodRunner {
         if self.pods.contains_key(&key) {
             return Ok(());
         }
+        let pod = match self.options.openshift {
+            Some(range) => range.admit(pod).map_err(|reason| RunnerError::Unrunnable {
+                pod: name.clone(),
+                reason,
+            })?,
+            None => pod,
+        };
         self.check_runnable(&pod, &name)?;
         let network_name = format!("{namespace}/{name}");
         let address = self.network.add_pod(&network_name)?;

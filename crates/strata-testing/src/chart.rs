@@ -22,6 +22,18 @@ pub fn template(
     namespace: &str,
     set: &[&str],
 ) -> Result<Vec<Value>, String> {
+    template_on(helm, chart, namespace, set, &[])
+}
+
+/// [`template`] for a cluster that also serves `api_versions` (`--api-versions`), as
+/// `.Capabilities.APIVersions` sees them.
+pub fn template_on(
+    helm: &Path,
+    chart: &Path,
+    namespace: &str,
+    set: &[&str],
+    api_versions: &[&str],
+) -> Result<Vec<Value>, String> {
     let mut command = Command::new(helm);
     command
         .args(["template", "chart-test"])
@@ -29,6 +41,9 @@ pub fn template(
         .args(["--namespace", namespace]);
     for value in set {
         command.args(["--set", value]);
+    }
+    for api_version in api_versions {
+        command.args(["--api-versions", api_version]);
     }
     let output = command
         .output()

@@ -11,13 +11,15 @@ use std::process::Command;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde_json::Value;
 
+mod pod_security;
+
 use crate::chart::{self, Grant};
 use crate::tools::{self, MissingTool};
 use crate::validate::{OLDEST_SUPPORTED_KUBERNETES, Validator};
 use crate::yaml;
 
 /// The release namespace the chart checks install into.
-const RELEASE_NAMESPACE: &str = "operators";
+pub(crate) const RELEASE_NAMESPACE: &str = "operators";
 /// The namespace the one-namespace chart check watches.
 const WATCHED_NAMESPACE: &str = "team-a";
 
@@ -90,6 +92,10 @@ pub fn run_all(operator: &OperatorUnderTest, tools: &Tools) -> Vec<(&'static str
             "the chart grants exactly the registration's rules, and leader election its own",
             chart_grants_the_registration(operator, &tools.helm),
         ),
+        (
+            "on OpenShift (podSecurity, or auto on a cluster serving security.openshift.io) no pod names a uid",
+            pod_security::openshift_pods_name_no_user(operator, &tools.helm),
+        ),
     ]
 }
 
@@ -115,7 +121,10 @@ pub fn examples(dir: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Runs the operator binary and returns its stdout; failure carries the stderr.
-fn invoke(operator: &OperatorUnderTest, args: &[&std::ffi::OsStr]) -> Result<String, String> {
+pub(crate) fn invoke(
+    operator: &OperatorUnderTest,
+    args: &[&std::ffi::OsStr],
+) -> Result<String, String> {
     let output = Command::new(&operator.binary)
         .args(args)
         .output()
@@ -146,7 +155,7 @@ fn rendered_examples(operator: &OperatorUnderTest) -> Result<Vec<(PathBuf, Strin
         .collect()
 }
 
-fn parse(what: &Path, yaml: &str) -> Result<Vec<Value>, String> {
+pub(crate) fn parse(what: &Path, yaml: &str) -> Result<Vec<Value>, String> {
     yaml::documents(yaml).map_err(|error| format!("{}: {error}", what.display()))
 }
 

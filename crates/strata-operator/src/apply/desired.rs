@@ -308,6 +308,7 @@ pub(crate) fn object_key(resource: &ApiResource, name: &str) -> String {
 trait TypedChild: Debug + Send + Sync {
     fn erase(&self, stopped: bool) -> Result<DesiredObject, DesiredObjectError>;
     fn annotate_pod_template(&mut self, key: &str, value: &str);
+    fn pod_template(&mut self) -> Option<&mut k8s_openapi::api::core::v1::PodTemplateSpec>;
     fn clone_box(&self) -> Box<dyn TypedChild>;
 }
 
@@ -360,6 +361,10 @@ impl<K: ChildObject + Default> TypedChild for Typed<K> {
                 .get_or_insert_with(Default::default)
                 .insert(key.to_owned(), value.to_owned());
         }
+    }
+
+    fn pod_template(&mut self) -> Option<&mut k8s_openapi::api::core::v1::PodTemplateSpec> {
+        self.object.pod_template_mut()
     }
 
     fn clone_box(&self) -> Box<dyn TypedChild> {
@@ -467,6 +472,16 @@ impl DesiredObjects {
     pub fn annotate_pod_templates(&mut self, key: &str, value: &str) {
         for object in &mut self.objects {
             object.annotate_pod_template(key, value);
+        }
+    }
+
+    /// Applies the operator's pod security policy to every workload's pod template
+    /// ([`crate::pod_security`]).
+    pub fn apply_pod_security(&mut self, policy: crate::pod_security::PodSecurity) {
+        for object in &mut self.objects {
+            if let Some(template) = object.pod_template() {
+                policy.apply_to(template);
+            }
         }
     }
 

@@ -15,12 +15,14 @@ use std::time::Duration;
 
 use rstest::rstest;
 use serde_json::{Value, json};
+use strata_operator::pod_security::PodSecurity;
 use strata_pod_runner::manifest::apply_all;
+use strata_pod_runner::openshift::RestrictedV2;
 use strata_pod_runner::runner::PodRunner;
 use zookeeper_operator::znode_client::ZnodeClient;
 
 use crate::support::issued_secrets;
-use crate::support::pods::{NAMESPACE, four_letter_word, pod_address, pod_runner};
+use crate::support::pods::{NAMESPACE, four_letter_word, pod_address, pod_runner_on};
 
 /// The plaintext client port, which listens inside each pod only while TLS is on.
 const INSIDE_THE_POD: std::net::SocketAddr =
@@ -64,11 +66,13 @@ fn in_pod<T: Send + 'static, F: Future<Output = T>>(
 
 #[rstest]
 #[case::the_simple_example(
+    None,
     example("simple-cluster.yaml", |_| {}),
     &["simple-zk-server-default-0", "simple-zk-server-default-1", "simple-zk-server-default-2"],
     &["follower", "follower", "leader"],
 )]
-#[case::two_role_groups_the_second_of_observers(
+#[case::two_role_groups_the_second_of_observers_on_openshift_with_an_arbitrary_uid(
+    Some(RestrictedV2::random()),
     example("two-role-groups.yaml", |cluster| {
         cluster["spec"]["servers"]["roleGroups"]["secondary"]["config"]["peerType"] = json!("observer");
     }),
@@ -84,11 +88,12 @@ fn in_pod<T: Send + 'static, F: Future<Output = T>>(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
 async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
+    #[case] openshift: Option<RestrictedV2>,
     #[case] documents: Vec<Value>,
     #[case] servers: &[&str],
     #[case] expected_modes: &[&str],
 ) {
-    let mut runner = pod_runner().unwrap_or_else(|error| panic!("{error}"));
+    let mut runner = pod_runner_on(openshift).unwrap_or_else(|error| panic!("{error}"));
     let mut cluster = documents
         .iter()
         .find(|document| document["kind"] == "ZookeeperCluster")
@@ -100,11 +105,19 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
             .apply_secret(secret)
             .unwrap_or_else(|error| panic!("{error}"));
     }
+    let policy = match openshift {
+        Some(_) => PodSecurity::Openshift,
+        None => PodSecurity::Standard,
+    };
     let objects: Vec<Value> = zookeeper_operator::render::render(&documents)
         .unwrap_or_else(|error| panic!("{error}"))
         .objects
         .into_iter()
         .filter(|object| object["kind"] != "Secret")
+        .map(|mut object| {
+            policy.apply_to_value(&mut object);
+            object
+        })
         .collect();
     apply_all(&mut runner, &objects).unwrap_or_else(|error| panic!("{error}"));
     runner
@@ -173,5 +186,26 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
         "{}",
         answer.body
     );
+
+    // On OpenShift, the servers wrote their data as the namespace's arbitrary uid.
+    if let Some(range) = openshift {
+        let owners = data_owners(runner.claims());
+        assert!(
+            !owners.is_empty() && owners.iter().all(|uid| *uid == range.first_uid),
+            "the data belongs to {owners:?}, not to {}",
+            range.first_uid
+        );
+    }
     runner.shutdown().await;
+}
+
+/// The owners of the servers' `version-2` data directories on their claims.
+fn data_owners(claims: &std::path::Path) -> Vec<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let claims = std::fs::read_dir(claims.join(NAMESPACE)).expect("the claims");
+    claims
+        .filter_map(Result::ok)
+        .filter_map(|claim| std::fs::metadata(claim.path().join("version-2")).ok())
+        .map(|metadata| metadata.uid())
+        .collect()
 }

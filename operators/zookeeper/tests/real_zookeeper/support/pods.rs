@@ -15,6 +15,7 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 use strata_pod_runner::image::Images;
 use strata_pod_runner::manifest::apply_all;
+use strata_pod_runner::openshift::RestrictedV2;
 use strata_pod_runner::runner::{PodRunner, RunnerOptions};
 use strata_pod_runner::statefulset;
 use strata_testing::tools::{self, ZOOKEEPER_IMAGE};
@@ -34,10 +35,18 @@ type BoxError = Box<dyn Error + Send + Sync>;
 
 /// A runner with the ZooKeeper image directory (`STRATA_ZOOKEEPER_IMAGE`).
 pub fn pod_runner() -> Result<PodRunner, BoxError> {
+    pod_runner_on(None)
+}
+
+/// [`pod_runner`] admitting pods as OpenShift's `restricted-v2` does, when given a
+/// namespace's uid range.
+pub fn pod_runner_on(openshift: Option<RestrictedV2>) -> Result<PodRunner, BoxError> {
     let dir = tools::required_path(ZOOKEEPER_IMAGE)?;
     let mut images = Images::default();
     images.add(&dir)?;
-    Ok(PodRunner::new(RunnerOptions::new(images))?)
+    let mut options = RunnerOptions::new(images);
+    options.openshift = openshift;
+    Ok(PodRunner::new(options)?)
 }
 
 /// A pod's `address:port` on the pod network, while it runs.

@@ -59,3 +59,22 @@ The ServiceAccount the operator runs as.
 {{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
 {{- end }}
 {{- end }}
+
+{{/*
+The pod security policy: podSecurity, with "auto" resolved to "openshift" when the
+cluster serves security.openshift.io (restricted-v2 assigns every pod's uid), else
+"standard". The operator resolves "auto" the same way at start.
+*/}}
+{{- define "@NAME@.podSecurity" -}}
+{{- $setting := .Values.podSecurity | default "auto" }}
+{{- if not (has $setting (list "auto" "standard" "openshift")) }}
+{{- fail (printf "podSecurity must be auto, standard or openshift, not %q" $setting) }}
+{{- end }}
+{{- if and (eq $setting "auto") (.Capabilities.APIVersions.Has "security.openshift.io/v1") }}
+{{- "openshift" }}
+{{- else if eq $setting "auto" }}
+{{- "standard" }}
+{{- else }}
+{{- $setting }}
+{{- end }}
+{{- end }}
