@@ -108,6 +108,7 @@ fn rules_template_holds_exactly_the_rules_of_the_registration() {
 #[case::memory_limit_above_the_measured_figure("/resources/limits/memory", "256Mi")]
 #[case::memory_request_covers_1000_clusters("/resources/requests/memory", "128Mi")]
 #[case::one_replica("/replicas", 1)]
+#[case::pod_security_detects_openshift("/podSecurity", "auto")]
 fn values_have_safe_documented_defaults(#[case] pointer: &str, #[case] expected: impl Into<Value>) {
     let values = yaml(&chart(&zookeeper())["values.yaml"]);
     assert_eq!(values.pointer(pointer), Some(&expected.into()), "{pointer}");

@@ -96,7 +96,6 @@ pub fn objects() -> Vec<Value> {
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": POD, "namespace": NAMESPACE, "labels": {"app": POD}},
             "spec": {
-                "securityContext": {"runAsUser": 1000, "runAsGroup": 1000},
                 "terminationGracePeriodSeconds": 5,
                 "containers": [{
                     "name": "slapd",

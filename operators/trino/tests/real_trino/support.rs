@@ -19,6 +19,7 @@ use trino_operator::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
 
 use serde_json::{Value, json};
 use strata_pod_runner::image::Images;
+use strata_pod_runner::openshift::RestrictedV2;
 use strata_pod_runner::pod::Backoff;
 use strata_pod_runner::runner::{ExecPlan, PodRunner, RunnerOptions};
 use strata_testing::tools::{self, TRINO_IMAGE};
@@ -59,6 +60,12 @@ const RULES: &str =
 /// A runner with the Trino image directory. A missing tool fails the test with the
 /// variable to set, never skips it.
 pub fn runner() -> PodRunner {
+    runner_on(None)
+}
+
+/// [`runner`] admitting pods as OpenShift's `restricted-v2` does, when given a
+/// namespace's uid range.
+pub fn runner_on(openshift: Option<RestrictedV2>) -> PodRunner {
     let mut images = Images::default();
     let dir = tools::required_path(TRINO_IMAGE).unwrap_or_else(|error| panic!("{error}"));
     images.add(&dir).unwrap_or_else(|error| panic!("{error}"));
@@ -68,6 +75,7 @@ pub fn runner() -> PodRunner {
         initial: Duration::from_secs(2),
         max: Duration::from_secs(10),
     };
+    options.openshift = openshift;
     PodRunner::new(options).unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"))
 }
 
@@ -223,7 +231,6 @@ pub fn client_pod(passwords: &[(&str, &str)]) -> Value {
         "kind": "Pod",
         "metadata": {"name": CLIENT_POD, "namespace": NAMESPACE},
         "spec": {
-            "securityContext": {"runAsUser": 1000, "runAsGroup": 1000},
             // `sleep` as PID 1 ignores SIGTERM, as it would in Kubernetes.
             "terminationGracePeriodSeconds": 1,
             "containers": [{
