@@ -10,6 +10,10 @@
 //! - Refused outright: privileged containers, privilege escalation, added
 //!   capabilities, the host's network, PID or IPC namespaces, and `hostPath` volumes.
 //!
+//! A pod whose service account may use the `anyuid` SCC (a database a test runs beside
+//! the product, as its administrator would grant it) is admitted as written, as
+//! OpenShift admits it under the first SCC that fits.
+//!
 //! The range is 10,000 wide, as OpenShift allocates them (`openshift.io/sa.scc.uid-range`
 //! is `<first>/10000`).
 
@@ -23,6 +27,8 @@ pub const RANGE_WIDTH: u32 = 10_000;
 pub struct RestrictedV2 {
     /// The range's first uid, which is also the namespace's `fsGroup`.
     pub first_uid: u32,
+    /// The one service account granted `anyuid`, if any.
+    pub anyuid_service_account: Option<&'static str>,
 }
 
 impl RestrictedV2 {
@@ -35,6 +41,15 @@ impl RestrictedV2 {
         let slot = (nanos ^ std::process::id()) % 10_000;
         Self {
             first_uid: 1_000_000_000 + slot * RANGE_WIDTH,
+            anyuid_service_account: None,
+        }
+    }
+
+    /// The same range, with `service_account` granted `anyuid`.
+    pub fn with_anyuid(self, service_account: &'static str) -> Self {
+        Self {
+            anyuid_service_account: Some(service_account),
+            ..self
         }
     }
 
@@ -63,6 +78,11 @@ impl RestrictedV2 {
             )
         };
         let spec = pod.spec.get_or_insert_default();
+        if spec.service_account_name.is_some()
+            && spec.service_account_name.as_deref() == self.anyuid_service_account
+        {
+            return Ok(pod);
+        }
         for (field, set) in [
             ("hostNetwork", spec.host_network),
             ("hostPID", spec.host_pid),
@@ -143,6 +163,7 @@ mod tests {
 
     const RANGE: RestrictedV2 = RestrictedV2 {
         first_uid: 1_000_680_000,
+        anyuid_service_account: None,
     };
 
     fn pod(spec: Value) -> Pod {
@@ -194,6 +215,19 @@ mod tests {
         let refused = RANGE.admit(pod(spec)).expect_err("refused");
         assert!(refused.contains("provider \"restricted-v2\""), "{refused}");
         assert!(refused.contains(reason), "{refused}");
+    }
+
+    #[test]
+    fn a_service_account_granted_anyuid_keeps_its_fixed_uid() {
+        let spec = json!({"serviceAccountName": "postgresql", "securityContext": {"runAsUser": 999}, "containers": [{"name": "c"}]});
+        let admitted = RANGE
+            .with_anyuid("postgresql")
+            .admit(pod(spec.clone()))
+            .expect("admitted under anyuid");
+        assert_eq!(admitted, pod(spec.clone()));
+        let mut other = spec;
+        other["serviceAccountName"] = json!("superset");
+        assert!(RANGE.with_anyuid("postgresql").admit(pod(other)).is_err());
     }
 
     #[test]

@@ -15,13 +15,15 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use strata_operator::pod_security::PodSecurity;
 use strata_pod_runner::manifest::apply_all;
+use strata_pod_runner::openshift::RestrictedV2;
 use strata_pod_runner::runner::{PodRunner, RunnerOptions};
 use strata_testing::tools::SUPERSET_IMAGE;
 
 use self::support::{
-    ADMIN_PASSWORD, DATABASE_POD, NAMESPACE, POD, ca_config_map, database_certificates,
-    database_objects, images, init_failure, query, superset_objects,
+    ADMIN_PASSWORD, DATABASE_POD, DATABASE_SERVICE_ACCOUNT, NAMESPACE, POD, ca_config_map,
+    database_certificates, database_objects, images, init_failure, query, superset_objects,
 };
 
 /// The admin row in the metadata database.
@@ -85,10 +87,14 @@ fn login(runner: &PodRunner) -> (u16, String) {
         .unwrap_or_else(|error| panic!("{error}"))
 }
 
-/// A runner with the Superset image directory and PostgreSQL's.
+/// A runner with the Superset image directory and PostgreSQL's that admits pods as
+/// OpenShift's restricted-v2 does (issue 26, item 4): Superset runs with an arbitrary uid
+/// in group 0, and the database under `anyuid`. The fixed uid is proven by
+/// `real_superset_trino`.
 fn runner(scratch: &std::path::Path) -> PodRunner {
-    PodRunner::new(RunnerOptions::new(images(scratch, &[SUPERSET_IMAGE])))
-        .unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"))
+    let mut options = RunnerOptions::new(images(scratch, &[SUPERSET_IMAGE]));
+    options.openshift = Some(RestrictedV2::random().with_anyuid(DATABASE_SERVICE_ACCOUNT));
+    PodRunner::new(options).unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -105,7 +111,10 @@ async fn the_rendered_pod_initialises_the_database_serves_logins_and_stops() {
 
     // A CA that did not sign the server's certificate: the init container stops
     // before any migration, naming the database.
-    let superset = superset_objects(|_| {});
+    let mut superset = superset_objects(|_| {});
+    for object in &mut superset {
+        PodSecurity::Openshift.apply_to_value(object);
+    }
     let (stranger, _) = database_certificates();
     apply_all(&mut runner, &[ca_config_map(&stranger)]).unwrap_or_else(|error| panic!("{error}"));
     apply_all(&mut runner, &superset).unwrap_or_else(|error| panic!("{error}"));

@@ -129,6 +129,10 @@ pub async fn init_failure(runner: &PodRunner, reason: &str) -> String {
     }
 }
 
+/// The database pod's service account: on OpenShift it would run under `anyuid`, as
+/// PostgreSQL needs its own fixed uid.
+pub const DATABASE_SERVICE_ACCOUNT: &str = "postgresql";
+
 /// PostgreSQL: its Secrets, pod and Service, and the CA's ConfigMap for Superset; and
 /// the CA.
 pub fn database_objects() -> (Vec<Value>, String) {
@@ -149,6 +153,8 @@ pub fn database_objects() -> (Vec<Value>, String) {
             "metadata": {"name": DATABASE_POD, "namespace": NAMESPACE, "labels": {"app": "postgresql"}},
             "spec": {
                 "securityContext": {"runAsUser": uid, "runAsGroup": gid, "fsGroup": gid},
+                // Granted OpenShift's anyuid in the tests that play restricted-v2.
+                "serviceAccountName": DATABASE_SERVICE_ACCOUNT,
                 "terminationGracePeriodSeconds": 10,
                 "containers": [{
                     "name": "postgresql",
