@@ -9,14 +9,50 @@
 //! privilege escalation, all capabilities dropped, the runtime's seccomp profile)
 //! stays: `restricted-v2` demands exactly those.
 //!
+//! A uid with no `passwd` entry breaks what asks for the user's name: Hadoop logs in
+//! through the JDK's `UnixLoginModule` and exits with `Invalid UID, could not determine
+//! effective user`. So under `openshift` each pod also gets a first init container,
+//! `platform-user`, that writes a copy of the image's `/etc/passwd` with an entry for the
+//! assigned uid, under the name and home of the image's own user (the uid the builder
+//! had set), in group 0; every container mounts that copy over `/etc/passwd`. This is
+//! what OpenShift asks of images that run as arbitrary users, done without a derived
+//! image. A uid that has an entry already keeps the file as it is.
+//!
 //! The choice is one per operator process, not per custom resource: it is a property
 //! of the platform, and the chart's `podSecurity` value sets it. `auto` looks for the
 //! `security.openshift.io` API group once, at start.
 
-use k8s_openapi::api::core::v1::{Container, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{Container, EnvVar, PodSpec, PodTemplateSpec, VolumeMount};
+use strata_model::build::memory_volume;
 
 /// The API group only OpenShift serves.
 pub const OPENSHIFT_SECURITY_GROUP: &str = "security.openshift.io";
+/// The init container that gives the platform's uid a `passwd` entry, and its volume.
+pub const PLATFORM_USER: &str = "platform-user";
+/// Where the init container writes the `passwd` copy.
+const PLATFORM_USER_DIR: &str = "/strata/platform-user";
+
+/// Copies the image's `passwd`, and adds the running uid under the name and home of the
+/// image's user (`IMAGE_UID`) when it has no entry. POSIX `sh`, `id`, `grep` and `cut`
+/// only: every product image has them.
+const PLATFORM_USER_SCRIPT: &str = r#"set -eu
+out=/strata/platform-user/passwd
+cp /etc/passwd "$out"
+uid=$(id -u)
+if grep -q "^[^:]*:[^:]*:$uid:" /etc/passwd; then
+  echo "uid $uid has a passwd entry already"
+  exit 0
+fi
+entry=$(grep "^[^:]*:[^:]*:$IMAGE_UID:" /etc/passwd | head -n 1 || true)
+name=${entry%%:*}
+name=${name:-strata}
+home=$(printf '%s
+' "$entry" | cut -d: -f6)
+home=${home:-/tmp}
+printf '%s:x:%s:0:%s:%s:/sbin/nologin
+' "$name" "$uid" "$name" "$home" >> "$out"
+echo "uid $uid runs as $name (home $home) in group 0"
+"#;
 
 /// How product pods get their user, as the operator was told.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, strum::Display)]
@@ -91,6 +127,10 @@ impl PodSecurity {
         let Some(spec) = template.spec.as_mut() else {
             return;
         };
+        let image_uid = spec
+            .security_context
+            .as_ref()
+            .and_then(|context| context.run_as_user);
         if let Some(context) = spec.security_context.as_mut() {
             context.run_as_user = None;
             context.run_as_group = None;
@@ -100,7 +140,59 @@ impl PodSecurity {
         for container in containers.chain(spec.init_containers.iter_mut().flatten()) {
             leave_user_to_platform(container);
         }
+        if let Some(image_uid) = image_uid {
+            add_platform_user(spec, image_uid);
+        }
     }
+}
+
+/// Adds the `platform-user` init container and volume, and mounts the `passwd` copy in
+/// every container.
+fn add_platform_user(spec: &mut PodSpec, image_uid: i64) {
+    let Some(first) = spec.containers.first() else {
+        return;
+    };
+    let init = Container {
+        name: PLATFORM_USER.to_owned(),
+        image: first.image.clone(),
+        image_pull_policy: first.image_pull_policy.clone(),
+        command: Some(vec![
+            "sh".to_owned(),
+            "-c".to_owned(),
+            PLATFORM_USER_SCRIPT.to_owned(),
+        ]),
+        env: Some(vec![EnvVar {
+            name: "IMAGE_UID".to_owned(),
+            value: Some(image_uid.to_string()),
+            value_from: None,
+        }]),
+        resources: first.resources.clone(),
+        security_context: first.security_context.clone(),
+        volume_mounts: Some(vec![VolumeMount {
+            name: PLATFORM_USER.to_owned(),
+            mount_path: PLATFORM_USER_DIR.to_owned(),
+            ..VolumeMount::default()
+        }]),
+        ..Container::default()
+    };
+    let passwd = VolumeMount {
+        name: PLATFORM_USER.to_owned(),
+        mount_path: "/etc/passwd".to_owned(),
+        sub_path: Some("passwd".to_owned()),
+        read_only: Some(true),
+        ..VolumeMount::default()
+    };
+    let containers = spec.containers.iter_mut();
+    for container in containers.chain(spec.init_containers.iter_mut().flatten()) {
+        container
+            .volume_mounts
+            .get_or_insert_default()
+            .push(passwd.clone());
+    }
+    spec.init_containers.get_or_insert_default().insert(0, init);
+    spec.volumes
+        .get_or_insert_default()
+        .push(memory_volume(PLATFORM_USER, "1Mi"));
 }
 
 impl PodSecurity {
@@ -212,6 +304,58 @@ mod tests {
             spec["containers"][0]["securityContext"],
             json!({"allowPrivilegeEscalation": false})
         );
-        assert_eq!(spec["initContainers"][0]["securityContext"], json!({}));
+        assert_eq!(spec["initContainers"][1]["name"], "prepare");
+        assert_eq!(spec["initContainers"][1]["securityContext"], json!({}));
+    }
+
+    #[test]
+    fn openshift_gives_the_platform_uid_the_image_users_passwd_entry_in_every_container() {
+        let mut template = template();
+        PodSecurity::Openshift.apply_to(&mut template);
+        let spec = serde_json::to_value(template.spec).expect("serializes");
+        let init = &spec["initContainers"][0];
+        assert_eq!(init["name"], PLATFORM_USER);
+        assert_eq!(init["env"], json!([{"name": "IMAGE_UID", "value": "1000"}]));
+        assert_eq!(
+            init["securityContext"],
+            json!({"allowPrivilegeEscalation": false})
+        );
+        let passwd = json!({"name": PLATFORM_USER, "mountPath": "/etc/passwd", "subPath": "passwd", "readOnly": true});
+        for container in [&spec["containers"][0], &spec["initContainers"][1]] {
+            assert_eq!(container["volumeMounts"], json!([passwd]), "{container}");
+        }
+        assert_eq!(
+            spec["volumes"],
+            json!([{"name": PLATFORM_USER, "emptyDir": {"medium": "Memory", "sizeLimit": "1Mi"}}])
+        );
+    }
+
+    #[test]
+    fn the_passwd_script_adds_the_running_uid_under_the_image_users_name() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let image_passwd = dir.path().join("image-passwd");
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).expect("the volume");
+        std::fs::write(
+            &image_passwd,
+            "root:x:0:0:root:/root:/bin/bash\nhadoop:x:4242:100::/opt/hadoop:/bin/bash\n",
+        )
+        .expect("writes");
+        let script = PLATFORM_USER_SCRIPT
+            .replace("/etc/passwd", &image_passwd.display().to_string())
+            .replace(PLATFORM_USER_DIR, &out.display().to_string())
+            .replace("$(id -u)", "1000680000");
+        let output = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .env("IMAGE_UID", "4242")
+            .output()
+            .expect("sh runs");
+        assert!(output.status.success(), "{output:?}");
+        let written = std::fs::read_to_string(out.join("passwd")).expect("the copy");
+        assert!(written.starts_with("root:x:0:0:"), "{written}");
+        assert!(
+            written.ends_with("hadoop:x:1000680000:0:hadoop:/opt/hadoop:/sbin/nologin\n"),
+            "{written}"
+        );
     }
 }

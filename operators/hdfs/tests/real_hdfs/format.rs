@@ -14,6 +14,7 @@ use hdfs_operator::controller::namenode_http::get;
 use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::Value;
 use strata_pod_runner::runner::PodRunner;
+use strata_pod_runner::status::ContainerStatus;
 
 use crate::support::{
     CLIENT_POD, NAMESPACE, in_pod, log, stateful_set_pod, status, wait_for, wait_ready,
@@ -21,7 +22,8 @@ use crate::support::{
 
 const STATE: &str = "simple-hdfs-namenode-state";
 
-fn name_dir(runner: &PodRunner, pod: &str) -> PathBuf {
+/// A namenode's name directory on its claim.
+pub fn name_dir(runner: &PodRunner, pod: &str) -> PathBuf {
     runner
         .claims()
         .join(NAMESPACE)
@@ -48,19 +50,27 @@ async fn format_stop_reason(runner: &PodRunner, pod: &str) -> String {
         Duration::from_secs(120),
         "format-namenode to stop with a reason",
         |runner| {
-            status(runner, pod).init_containers[0]
+            format_status(runner, pod)
                 .last_state
-                .as_ref()
-                .and_then(|last| last.message.clone())
+                .and_then(|last| last.message)
                 .is_some()
         },
     )
     .await;
-    let last = status(runner, pod).init_containers[0]
+    let last = format_status(runner, pod)
         .last_state
-        .clone()
         .expect("a stopped format-namenode");
     last.message.unwrap_or_default()
+}
+
+/// The `format-namenode` init container's status (on OpenShift, `platform-user` runs
+/// before it).
+fn format_status(runner: &PodRunner, pod: &str) -> ContainerStatus {
+    status(runner, pod)
+        .init_containers
+        .into_iter()
+        .find(|container| container.name == "format-namenode")
+        .expect("the format-namenode init container")
 }
 
 /// Restart, lost volume with a known cluster ID, partial format and unknown content.

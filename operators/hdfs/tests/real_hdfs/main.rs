@@ -13,10 +13,12 @@ mod support;
 use std::time::{Duration, Instant};
 
 use hdfs_operator::controller::namenode_http::namenode_info;
+use strata_operator::pod_security::PodSecurity;
 use strata_pod_runner::manifest::apply_all;
+use strata_pod_runner::openshift::RestrictedV2;
 use support::{
     CLIENT_POD, NAMENODES, NAMESPACE, client, client_pod, example_cluster, ha_state, hdfs_objects,
-    in_pod, log, runner, start_zookeeper, status, wait_for, wait_ready,
+    in_pod, log, runner_on, start_zookeeper, status, wait_for, wait_ready,
 };
 
 const JOURNALNODES: [&str; 3] = [
@@ -37,10 +39,16 @@ const FILES: [(&str, usize); 3] = [("small", 1_000), ("medium", 300_000), ("larg
 #[ignore = "needs root and the Hadoop and ZooKeeper image directories; run by cargo xtask test"]
 async fn first_start_formats_once_fails_over_and_keeps_every_file() {
     let _one_hdfs_at_a_time = support::serial().await;
-    let mut runner = runner();
-    let zookeeper = start_zookeeper(&mut runner).await;
+    // On OpenShift's restricted-v2, with an arbitrary uid in group 0 (issue 26, item 4):
+    // the fixed uid is proven by the operated test and `pod_user`.
+    let range = RestrictedV2::random();
+    let mut runner = runner_on(Some(range));
+    let zookeeper = start_zookeeper(&mut runner, PodSecurity::Openshift).await;
     let cluster = with_journal_sync_every_two_seconds(example_cluster());
     let mut objects = hdfs_objects(&cluster, &zookeeper);
+    for object in &mut objects {
+        PodSecurity::Openshift.apply_to_value(object);
+    }
     objects.push(client_pod());
     apply_all(&mut runner, &objects).unwrap_or_else(|error| panic!("{error}"));
     let every_pod: Vec<&str> = NAMENODES
@@ -209,6 +217,12 @@ async fn first_start_formats_once_fails_over_and_keeps_every_file() {
         "deleting {standby} took {:?}",
         asked.elapsed()
     );
+    // Every namenode's name directory belongs to the namespace's arbitrary uid.
+    for namenode in NAMENODES {
+        let owner = std::fs::metadata(format::name_dir(&runner, namenode))
+            .map(|metadata| std::os::unix::fs::MetadataExt::uid(&metadata));
+        assert_eq!(owner.ok(), Some(range.first_uid), "{namenode}");
+    }
     runner.shutdown().await;
 }
 

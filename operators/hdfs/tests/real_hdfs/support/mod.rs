@@ -26,8 +26,10 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use serde_json::{Value, json};
 use strata_certificates::authority::CertificateAuthority;
 use strata_operator::certificates::{StoredSecrets, plan_certificates};
+use strata_operator::pod_security::PodSecurity;
 use strata_pod_runner::image::Images;
 use strata_pod_runner::manifest::apply_all;
+use strata_pod_runner::openshift::RestrictedV2;
 use strata_pod_runner::pod::Backoff;
 use strata_pod_runner::runner::{PodRunner, RunnerOptions};
 use strata_pod_runner::statefulset;
@@ -47,10 +49,18 @@ pub const ZOOKEEPER_POD: &str = "simple-zk-server-default-0";
 const ZNODE_UID: &str = "0b7c5e52-real-hdfs";
 /// The client pod the test talks from.
 pub const CLIENT_POD: &str = "hdfs-client";
+/// Its service account.
+const CLIENT_SERVICE_ACCOUNT: &str = "hdfs-client";
 
 /// A runner with the Hadoop and ZooKeeper image directories. A missing tool fails the
 /// test with the variable to set, never skips it.
 pub fn runner() -> PodRunner {
+    runner_on(None)
+}
+
+/// [`runner`] admitting pods as OpenShift's `restricted-v2` does, when given a
+/// namespace's uid range; the client pod's service account is granted `anyuid`.
+pub fn runner_on(openshift: Option<RestrictedV2>) -> PodRunner {
     let mut images = Images::default();
     for variable in [HADOOP_IMAGE, ZOOKEEPER_IMAGE] {
         let dir = tools::required_path(variable).unwrap_or_else(|error| panic!("{error}"));
@@ -62,6 +72,7 @@ pub fn runner() -> PodRunner {
         initial: Duration::from_secs(2),
         max: Duration::from_secs(10),
     };
+    options.openshift = openshift.map(|range| range.with_anyuid(CLIENT_SERVICE_ACCOUNT));
     PodRunner::new(options).unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"))
 }
 
@@ -172,8 +183,11 @@ pub fn create_znode_path(runner: &PodRunner) {
 
 /// Starts ZooKeeper as the operator runs it (one server, TLS on), creates the ZNode's
 /// path, and returns the connection the ZNode's discovery ConfigMap describes.
-pub async fn start_zookeeper(runner: &mut PodRunner) -> ZookeeperConnection {
-    let objects = zookeeper_objects();
+pub async fn start_zookeeper(runner: &mut PodRunner, policy: PodSecurity) -> ZookeeperConnection {
+    let mut objects = zookeeper_objects();
+    for object in &mut objects {
+        policy.apply_to_value(object);
+    }
     apply_all(runner, &objects).unwrap_or_else(|error| panic!("{error}"));
     wait_ready(runner, &[ZOOKEEPER_POD], Duration::from_secs(180)).await;
     create_znode_path(runner);
@@ -266,6 +280,8 @@ pub fn client_pod() -> Value {
         "metadata": {"name": CLIENT_POD, "namespace": NAMESPACE},
         "spec": {
             "securityContext": {"runAsUser": 1000, "runAsGroup": 100},
+            // A user's client on OpenShift would run under an SCC of its own.
+            "serviceAccountName": CLIENT_SERVICE_ACCOUNT,
             // `sleep` as PID 1 ignores SIGTERM, as it would in Kubernetes.
             "terminationGracePeriodSeconds": 1,
             "containers": [{
