@@ -263,6 +263,7 @@ fn the_deployment_runs_the_operator_with_probes_env_and_a_locked_down_container(
             {"name": "LOG_LEVEL", "value": "debug"},
             {"name": "KUBERNETES_CLUSTER_DOMAIN", "value": "k8s.example.com"},
             {"name": "MANAGE_CRDS", "value": "true"},
+            {"name": "POD_SECURITY", "value": "standard"},
             {"name": "HTTP_ADDRESS", "value": "0.0.0.0:8080"},
             {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
             {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},

@@ -17,6 +17,7 @@
 pub mod build;
 pub mod cluster_operation;
 pub mod duration;
+pub mod exposure;
 pub mod files;
 pub mod identity;
 pub mod image;

@@ -1,6 +1,7 @@
 //! Validation: a `SupersetCluster` to a [`ValidatedCluster`], with every default
 //! applied, every rule checked and `superset_config.py` rendered.
 
+use strata_model::exposure::{INVALID_SERVICE_EXPOSURE, ServiceExposure};
 use strata_model::identity::{ClusterIdentity, Product, ValidatedRole, check_cluster_domain};
 use strata_model::merge::defaulted;
 use strata_model::resources::HeapRule;
@@ -78,6 +79,8 @@ pub struct ValidatedCluster {
     pub webserver_timeout: u32,
     /// The Trino connections the init container keeps up to date.
     pub trino_connections: Vec<ValidatedTrinoConnection>,
+    /// How the client Service is exposed.
+    pub service: ServiceExposure,
     /// The one role, `node`: `<cluster>-node` names its PodDisruptionBudget.
     pub nodes: ValidatedRole<(), ValidatedRoleGroup>,
 }
@@ -161,6 +164,10 @@ impl ValidatedCluster {
             })
             .collect::<Result<Vec<_>, ReconcileError>>()?;
 
+        config
+            .service
+            .check("spec.clusterConfig.service")
+            .map_err(|message| ReconcileError::invalid_spec(INVALID_SERVICE_EXPOSURE, message))?;
         let secret_key = match &config.secret_key_secret {
             Some(name) => SecretKeySource::User(name.clone()),
             None => SecretKeySource::Generated(format!("{}-secret-key", identity.name)),
@@ -180,6 +187,7 @@ impl ValidatedCluster {
             previous_secret_key: config.previous_secret_key_secret.clone(),
             webserver_timeout: settings.webserver_timeout,
             trino_connections,
+            service: config.service.clone(),
             nodes: ValidatedRole::new(
                 (),
                 role,

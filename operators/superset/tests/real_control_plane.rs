@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::core::v1::{Pod, Secret, Service};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use strata_operator::cli::Operator;
@@ -263,4 +263,122 @@ async fn the_generated_secret_key_outlives_its_cluster_and_serves_the_next_one()
         reused.metadata.uid, kept.metadata.uid,
         "adopted, not replaced"
     );
+}
+
+/// The cluster's condition `kind`, as `(status, reason)`.
+async fn condition(client: &kube::Client, kind: &str) -> Option<(String, String)> {
+    let cluster = Api::<SupersetCluster>::namespaced(client.clone(), "default")
+        .get_status(CLUSTER)
+        .await
+        .ok()?;
+    let conditions = serde_json::to_value(cluster.status?).ok()?["conditions"].clone();
+    let found = conditions
+        .as_array()?
+        .iter()
+        .find(|condition| condition["type"] == kind)?
+        .clone();
+    Some((
+        found["status"].as_str()?.to_owned(),
+        found["reason"].as_str()?.to_owned(),
+    ))
+}
+
+async fn expose(client: &kube::Client, service: serde_json::Value) {
+    Api::<SupersetCluster>::namespaced(client.clone(), "default")
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"clusterConfig": {"service": service}}})),
+        )
+        .await
+        .expect("the cluster is patched");
+}
+
+#[tokio::test]
+#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
+async fn a_node_port_is_allocated_and_a_load_balancer_without_an_address_keeps_the_cluster_progressing()
+ {
+    let (_control_plane, client, _operator) = started().await;
+    let services = Api::<Service>::namespaced(client.clone(), "default");
+    wait_until("both web servers Ready", TIMEOUT, async || {
+        rolled_out(&client).await
+    })
+    .await;
+
+    // NodePort: the real API server allocates the port.
+    expose(
+        &client,
+        json!({"type": "NodePort", "externalTrafficPolicy": "Local"}),
+    )
+    .await;
+    let node_port = wait_until("a node port on the client Service", TIMEOUT, async || {
+        let service = services.get_opt(CLUSTER).await.ok()??;
+        let spec = service.spec?;
+        (spec.type_.as_deref() == Some("NodePort")
+            && spec.external_traffic_policy.as_deref() == Some("Local"))
+        .then_some(())?;
+        spec.ports?.first()?.node_port
+    })
+    .await;
+    assert!((30000..=32767).contains(&node_port), "{node_port}");
+
+    // LoadBalancer: no load-balancer controller runs here, so no address comes, and
+    // the cluster says so.
+    expose(
+        &client,
+        json!({"type": "LoadBalancer", "externalTrafficPolicy": null,
+               "loadBalancerSourceRanges": ["192.0.2.0/24"],
+               "annotations": {"lb.example.com/internal": "true"}}),
+    )
+    .await;
+    wait_until(
+        "Progressing with WaitingForLoadBalancer",
+        TIMEOUT,
+        async || {
+            let (status, reason) = condition(&client, "Progressing").await?;
+            (status == "True" && reason == "WaitingForLoadBalancer").then_some(())
+        },
+    )
+    .await;
+    let service = services.get(CLUSTER).await.expect("the client Service");
+    let spec = service.spec.expect("a spec");
+    assert_eq!(
+        spec.load_balancer_source_ranges,
+        Some(vec!["192.0.2.0/24".to_owned()])
+    );
+    assert_eq!(
+        service
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .get("lb.example.com/internal")
+            .map(String::as_str),
+        Some("true")
+    );
+
+    // A load-balancer controller gives it an address (the test plays one, writing the
+    // status as a cloud's would): the cluster settles.
+    services
+        .patch_status(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(
+                &json!({"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}}),
+            ),
+        )
+        .await
+        .expect("the load balancer's status is written");
+    wait_until("Progressing False", TIMEOUT, async || {
+        let (status, _) = condition(&client, "Progressing").await?;
+        (status == "False").then_some(())
+    })
+    .await;
+
+    // An exposure the API server would refuse is refused first, with its reason.
+    expose(&client, json!({"type": "NodePort", "loadBalancerSourceRanges": ["192.0.2.0/24"], "annotations": null, "externalTrafficPolicy": null})).await;
+    wait_until("InvalidServiceExposure", TIMEOUT, async || {
+        let (_, reason) = condition(&client, "Degraded").await?;
+        (reason == "InvalidServiceExposure").then_some(())
+    })
+    .await;
 }

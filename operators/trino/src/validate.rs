@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use strata_model::exposure::{INVALID_SERVICE_EXPOSURE, ServiceExposure};
 use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
 use strata_model::role::{GenericRoleConfig, Role};
 use strata_operator::error::ReconcileError;
@@ -124,6 +125,11 @@ pub struct ValidatedCluster {
     pub security: ValidatedSecurity,
     /// The cluster's DNS domain, for the names certificates cover.
     pub cluster_domain: String,
+    /// How the coordinator Service is exposed.
+    pub service: ServiceExposure,
+    /// The coordinator Service's external address, once a load balancer gave it one:
+    /// set by the controller from the stored Service, so the certificates cover it.
+    pub external_names: Vec<String>,
 }
 
 /// One role, checked.
@@ -159,6 +165,10 @@ impl ValidatedCluster {
             check_stock_image_drivers(&catalogs)?;
         }
         let security = ValidatedSecurity::new(&cluster.spec.cluster_config)?;
+        let service = cluster.spec.cluster_config.service.clone();
+        service
+            .check("spec.clusterConfig.service")
+            .map_err(|message| ReconcileError::invalid_spec(INVALID_SERVICE_EXPOSURE, message))?;
         let settings = security.settings();
         let discovery_uri = format!(
             "{}://{}.{}.svc.{cluster_domain}:{}",
@@ -215,6 +225,8 @@ impl ValidatedCluster {
             warnings,
             security,
             cluster_domain: cluster_domain.to_owned(),
+            service,
+            external_names: Vec::new(),
         })
     }
 

@@ -18,7 +18,7 @@ pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) 
 
 /// `<superset>`: where users connect, over every ready web server.
 pub fn client_service(cluster: &ValidatedCluster) -> Service {
-    client(
+    let mut service = client(
         object_meta(
             cluster.identity.name.client_service_name(),
             &cluster.identity.namespace,
@@ -26,5 +26,7 @@ pub fn client_service(cluster: &ValidatedCluster) -> Service {
         ),
         cluster.nodes.labels.selector(),
         &[HTTP],
-    )
+    );
+    cluster.service.apply_to(&mut service);
+    service
 }

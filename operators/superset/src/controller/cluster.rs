@@ -2,14 +2,16 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Secret, Service};
 use kube::ResourceExt;
 use kube::runtime::controller::Action;
+use strata_model::exposure::ExternalAddress;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Failed, Prepared};
 use strata_operator::reference::{KeySource, KeysRead, Target};
+use strata_status::ProgressStep;
 
 use crate::build::build;
 use crate::build::secret_key::SECRET_KEY_KEY;
@@ -197,8 +199,21 @@ fn prepare(
         )
         .map_err(ReconcileError::from)?;
     check_adopted_secret_key(&validated, context)?;
+    let client_service = validated.identity.name.client_service_name();
+    let stored = context
+        .caches
+        .get_typed::<Service>(&validated.identity.namespace, &client_service);
+    let waiting = ExternalAddress::observe(&validated.service, stored.as_ref())
+        .waiting_message(&client_service);
     // The pods read these Secrets through `secretKeyRef`, which a running pod never
     // re-reads: a rotated password reaches them only by a restart. The database's CA
     // is read once per process, into the TLS context, so it rolls them too.
-    Ok(build(&validated).rolling_on(&versions))
+    let mut prepared = build(&validated).rolling_on(&versions);
+    if let Some(message) = waiting.filter(|_| prepared.progress.is_none()) {
+        prepared.progress = Some(ProgressStep {
+            reason: strata_status::reason!("WaitingForLoadBalancer"),
+            message,
+        });
+    }
+    Ok(prepared)
 }

@@ -7,6 +7,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use strata_model::cluster_operation::ClusterOperation;
+use strata_model::exposure::ServiceExposure;
 use strata_model::image::ProductImage;
 use strata_model::role::{GenericRoleConfig, Role};
 use strata_status::ClusterStatus;
@@ -117,6 +118,13 @@ pub struct SupersetClusterConfig {
     /// an image with the `trino` Python package (see the derived image in the docs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trino_connections: Vec<TrinoConnection>,
+
+    /// How users outside the cluster reach the web servers' Service (`<superset>`):
+    /// its type (`ClusterIP`, the default, `NodePort` or `LoadBalancer`), annotations,
+    /// `loadBalancerSourceRanges` and `externalTrafficPolicy`. While a `LoadBalancer`
+    /// has no address the cluster is Progressing (`WaitingForLoadBalancer`).
+    #[serde(default, skip_serializing_if = "ServiceExposure::is_default")]
+    pub service: ServiceExposure,
 }
 
 /// A Superset database on a Trino cluster of the same namespace.

@@ -6,6 +6,7 @@
 
 mod creation;
 mod database_tls;
+mod exposure;
 mod secret_key;
 mod secrets;
 mod trino_connections;

@@ -14,6 +14,7 @@ use strata_pod_runner::image::Images;
 use strata_pod_runner::runner::PodRunner;
 use strata_pod_runner::status::State;
 use strata_testing::tools::{self, POSTGRESQL_BIN};
+use superset_operator::build::container::INIT_CONTAINER;
 
 pub const NAMESPACE: &str = "default";
 pub const POD: &str = "simple-superset-node-default-0";
@@ -114,7 +115,12 @@ pub async fn init_failure(runner: &PodRunner, reason: &str) -> String {
     loop {
         let message = runner
             .status(NAMESPACE, POD)
-            .and_then(|status| status.init_containers.into_iter().next())
+            .and_then(|status| {
+                status
+                    .init_containers
+                    .into_iter()
+                    .find(|init| init.name == INIT_CONTAINER)
+            })
             .and_then(|init| match init.state {
                 State::Terminated(ended) => ended.message,
                 _ => init.last_state.and_then(|ended| ended.message),

@@ -39,12 +39,15 @@ pub fn certificate_request(cluster: &ValidatedCluster, lifetime: Duration) -> Ce
 }
 
 /// The names of a role group's certificate: its pods by a wildcard under its headless
-/// Service, the headless Service itself, and the coordinator Service's names.
+/// Service, the headless Service itself, the coordinator Service's names, and its
+/// external address once it has one (a client outside checks the certificate against
+/// the address it dialled).
 pub fn issued_names(cluster: &ValidatedCluster, group_object_name: &str) -> Vec<String> {
     let headless = format!("{group_object_name}.{}", service_suffix(cluster));
     std::iter::once(format!("*.{headless}"))
         .chain(std::iter::once(headless))
         .chain(coordinator_service_names(cluster))
+        .chain(cluster.external_names.iter().cloned())
         .collect()
 }
 

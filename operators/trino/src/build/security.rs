@@ -12,9 +12,11 @@ use std::collections::BTreeMap;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use strata_model::build::object_meta;
+use strata_model::exposure::ExternalAddress;
 use strata_operator::apply::{DesiredObjects, random_token};
 
 use super::certificates::coordinator_service_names;
+use super::service::server_port;
 use crate::config::access_control::RULES_KEY;
 use crate::config::password_file::{PasswordFile, hash_password};
 use crate::config::security::PASSWORD_DB_KEY;
@@ -40,6 +42,9 @@ pub struct SecurityMaterial {
     pub rules: Option<String>,
     /// The users' password file and the version of the users Secret it came from.
     pub password_file: Option<(PasswordFile, String)>,
+    /// Where clients outside the cluster reach the coordinator, as far as the API
+    /// server knows it, for the discovery ConfigMap.
+    pub external_address: ExternalAddress,
 }
 
 /// `<trino>-graceful-shutdown`.
@@ -88,7 +93,11 @@ pub fn push_security_objects(
         cluster,
         material.rules.as_deref(),
     ));
-    desired.push(discovery_config_map(cluster, material.ca_pem.as_deref()));
+    desired.push(discovery_config_map(
+        cluster,
+        material.ca_pem.as_deref(),
+        &material.external_address,
+    ));
 }
 
 fn opaque_secret(cluster: &ValidatedCluster, name: String) -> Secret {
@@ -145,11 +154,20 @@ pub mod discovery {
     pub const TLS: &str = "TRINO_TLS";
     /// The CA a client checks the coordinator's certificate against, with TLS.
     pub const CA: &str = "ca.crt";
+    /// With `clusterConfig.service.type: LoadBalancer`, once it has an address: its IP
+    /// or host name, and the port (`TRINO_EXTERNAL_PORT`).
+    pub const EXTERNAL_HOST: &str = "TRINO_EXTERNAL_HOST";
+    /// With `NodePort`: the port on every node.
+    pub const NODE_PORT: &str = "TRINO_NODE_PORT";
 }
 
 /// `<trino>`: what a client (Superset, a notebook) needs to connect, in the cluster's
 /// namespace.
-pub fn discovery_config_map(cluster: &ValidatedCluster, ca_pem: Option<&str>) -> ConfigMap {
+pub fn discovery_config_map(
+    cluster: &ValidatedCluster,
+    ca_pem: Option<&str>,
+    external: &ExternalAddress,
+) -> ConfigMap {
     let settings = cluster.security.settings();
     let host = coordinator_service_names(cluster)
         .into_iter()
@@ -168,6 +186,7 @@ pub fn discovery_config_map(cluster: &ValidatedCluster, ca_pem: Option<&str>) ->
     if let Some(ca) = ca_pem.filter(|_| settings.tls) {
         data.insert(discovery::CA.to_owned(), ca.to_owned());
     }
+    data.extend(external.discovery_keys(discovery::URL, server_port(cluster).name, port));
     ConfigMap {
         metadata: object_meta(
             cluster.identity.name.as_str(),

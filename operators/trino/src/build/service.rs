@@ -41,7 +41,7 @@ pub fn coordinator_service(cluster: &ValidatedCluster) -> Service {
         .role(TrinoRole::Coordinator)
         .map(|role| role.labels.clone())
         .unwrap_or_else(|| cluster.identity.labels.clone());
-    client(
+    let mut service = client(
         object_meta(
             &cluster.coordinator_service(),
             &cluster.identity.namespace,
@@ -49,5 +49,7 @@ pub fn coordinator_service(cluster: &ValidatedCluster) -> Service {
         ),
         coordinators.selector(),
         &[server_port(cluster)],
-    )
+    );
+    cluster.service.apply_to(&mut service);
+    service
 }

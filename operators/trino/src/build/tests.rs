@@ -29,6 +29,7 @@ fn inputs() -> BuildInputs {
             ca_pem: Some(CA_PEM.to_owned()),
             rules: crate::config::access_control::access_control_rules(None).ok(),
             password_file: None,
+            ..SecurityMaterial::default()
         },
         ..BuildInputs::default()
     }

@@ -5,15 +5,17 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::Service;
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
+use strata_model::exposure::ExternalAddress;
 use strata_operator::certificates::rotation::ROTATE_CA_ANNOTATION;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Applied, Failed, Prepared};
 use strata_operator::reference::Target;
-use strata_status::{ConditionStatus, ConditionType};
+use strata_status::{ConditionStatus, ConditionType, ProgressStep};
 
 use super::security::{PasswordFiles, security_step};
 use super::workers::roll_workers;
@@ -305,7 +307,15 @@ async fn prepare(
     catalogs: &[TrinoCatalog],
     context: &Context<ClusterContext>,
 ) -> Result<(Prepared, Vec<String>), Failed> {
-    let validated = ValidatedCluster::new(cluster, catalogs, &context.extra.cluster_domain)?;
+    let mut validated = ValidatedCluster::new(cluster, catalogs, &context.extra.cluster_domain)?;
+    let coordinator_service = validated.coordinator_service();
+    let stored = context
+        .caches
+        .get_typed::<Service>(&validated.identity.namespace, &coordinator_service);
+    let external_address = ExternalAddress::observe(&validated.service, stored.as_ref());
+    if let ExternalAddress::LoadBalancer(address) = &external_address {
+        validated.external_names.push(address.clone());
+    }
     // The pods read catalog values from Secrets and ConfigMaps through the environment,
     // once: each catalog's references hash rolls them when one of those changes.
     let catalog_versions: BTreeMap<String, String> = catalogs
@@ -318,8 +328,11 @@ async fn prepare(
     // The certificates must be there before any pod waits for them; a renewed one
     // rolls the pods, which read it only when they start.
     let rotate_ca = cluster.annotations().get(ROTATE_CA_ANNOTATION);
-    let (tls, security) = security_step(&validated, rotate_ca.map(String::as_str), context).await?;
+    let (tls, mut security) =
+        security_step(&validated, rotate_ca.map(String::as_str), context).await?;
     tls.announce(cluster, context).await;
+    let waiting = external_address.waiting_message(&coordinator_service);
+    security.external_address = external_address;
     let inputs = BuildInputs {
         catalog_versions,
         certificate_versions: tls.versions.clone(),
@@ -328,5 +341,11 @@ async fn prepare(
     let mut prepared = build(&validated, &inputs);
     tls.into_prepared(&mut prepared);
     roll_workers(&mut prepared, cluster, context);
+    if let Some(message) = waiting.filter(|_| prepared.progress.is_none()) {
+        prepared.progress = Some(ProgressStep {
+            reason: strata_status::reason!("WaitingForLoadBalancer"),
+            message,
+        });
+    }
     Ok((prepared, validated.catalog_names()))
 }

@@ -133,6 +133,7 @@ pub async fn security_step(
         ca_pem: security.tls.as_ref().map(|_| tls.ca_pem.clone()),
         rules: Some(rules),
         password_file,
+        ..SecurityMaterial::default()
     };
     Ok((tls, material))
 }

@@ -10,6 +10,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use strata_model::cluster_operation::ClusterOperation;
+use strata_model::exposure::ServiceExposure;
 use strata_model::image::ProductImage;
 use strata_model::role::{GenericRoleConfig, Role};
 use strata_status::ClusterStatus;
@@ -98,6 +99,14 @@ pub struct TrinoClusterConfig {
     /// What authenticated users may do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authorization: Option<TrinoAuthorization>,
+
+    /// How clients outside the cluster reach the coordinator Service
+    /// (`<trino>-coordinator`): its type (`ClusterIP`, the default, `NodePort` or
+    /// `LoadBalancer`), annotations, `loadBalancerSourceRanges` and
+    /// `externalTrafficPolicy`. The discovery ConfigMap adds the external address once
+    /// the Service has one.
+    #[serde(default, skip_serializing_if = "ServiceExposure::is_default")]
+    pub service: ServiceExposure,
 }
 
 /// What a `TrinoCluster`'s status adds to the shared fields.

@@ -7,6 +7,7 @@
 mod bad_input;
 mod catalogs;
 mod creation;
+mod exposure;
 mod security;
 mod worker_roll;
 
