@@ -202,9 +202,9 @@ fn prepare(
     let client_service = validated.identity.name.client_service_name();
     let stored = context
         .caches
-        .get_typed::<Service>(&validated.identity.namespace, &client_service);
+        .get_typed::<Service>(&validated.identity.namespace, client_service);
     let waiting = ExternalAddress::observe(&validated.service, stored.as_ref())
-        .waiting_message(&client_service);
+        .waiting_message(client_service);
     // The pods read these Secrets through `secretKeyRef`, which a running pod never
     // re-reads: a rotated password reaches them only by a restart. The database's CA
     // is read once per process, into the TLS context, so it rolls them too.
