@@ -11,6 +11,7 @@ mod role_group;
 
 use std::collections::BTreeMap;
 
+use strata_model::exposure::{ExternalAddress, INVALID_SERVICE_EXPOSURE, ServiceExposure};
 use strata_model::identity::{ClusterIdentity, Product, ValidatedRole, check_cluster_domain};
 use strata_operator::error::ReconcileError;
 use strata_status::SpecWarning;
@@ -53,6 +54,12 @@ pub struct ValidatedCluster {
     pub servers: ValidatedRole<(), ValidatedRoleGroup>,
     /// TLS for clients and the quorum, or `None` for plaintext.
     pub tls: Option<ValidatedTls>,
+    /// How the client Service is exposed.
+    pub service: ServiceExposure,
+    /// Where clients outside reach the client Service, as far as the API server knows
+    /// it: set by the controller from the stored Service, for discovery and the
+    /// certificates' names.
+    pub external_address: ExternalAddress,
 }
 
 /// TLS, checked: where the certificates come from, and what `zoo.cfg` says.
@@ -180,6 +187,10 @@ impl ValidatedCluster {
         let merged: BTreeMap<_, _> =
             servers.merged_role_groups(&ZookeeperConfig::product_defaults());
         let tls = validate_tls(&cluster.spec.cluster_config.tls)?;
+        let service = cluster.spec.cluster_config.service.clone();
+        service
+            .check("spec.clusterConfig.service")
+            .map_err(|message| ReconcileError::invalid_spec(INVALID_SERVICE_EXPOSURE, message))?;
         let context = role_group::Context {
             identity: &identity,
             role: &role,
@@ -203,6 +214,8 @@ impl ValidatedCluster {
                 role_groups,
             ),
             tls,
+            service,
+            external_address: ExternalAddress::None,
         })
     }
 

@@ -6,6 +6,7 @@
 //! nothing, and the client Service's names, which clients connect to.
 
 use std::time::Duration;
+use strata_model::exposure::ExternalAddress;
 
 use strata_operator::certificates::{CertificateRequest, ServerCertificateRequest};
 
@@ -36,14 +37,21 @@ pub fn certificate_request(cluster: &ValidatedCluster, lifetime: Duration) -> Ce
 }
 
 /// The names of a role group's certificate: its pods by a wildcard under its headless
-/// Service, the headless Service itself, and the client Service's names.
+/// Service, the headless Service itself, the client Service's names, and its load
+/// balancer's address once it has one (a client outside checks the certificate against
+/// the address it dialled).
 pub fn issued_names(cluster: &ValidatedCluster, group_object_name: &str) -> Vec<String> {
     let namespace = &cluster.identity.namespace;
     let domain = &cluster.cluster_domain;
     let headless = format!("{group_object_name}.{namespace}.svc.{domain}");
+    let external = match &cluster.external_address {
+        ExternalAddress::LoadBalancer(address) => Some(address.clone()),
+        _ => None,
+    };
     std::iter::once(format!("*.{headless}"))
         .chain(std::iter::once(headless))
         .chain(client_service_names(cluster))
+        .chain(external)
         .collect()
 }
 

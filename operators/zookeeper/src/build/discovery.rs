@@ -13,6 +13,10 @@
 //! | `ZOOKEEPER_TLS` | `"true"` with TLS on | the same |
 //! | `ca.crt` | the CA to trust, with TLS on | the same |
 //!
+//! With `clusterConfig.service`, the cluster ConfigMap also has `ZOOKEEPER_NODE_PORT`
+//! (`NodePort`, once allocated) or `ZOOKEEPER_EXTERNAL_HOST` and
+//! `ZOOKEEPER_EXTERNAL_PORT` (`LoadBalancer`, once it has an address).
+//!
 //! `<hosts>` is the client Service's FQDN with port, `<cluster>.<ns>.svc.<domain>:2282`
 //! with TLS on (the default), `:2181` with it off. `ca.crt` has the name a Secret or
 //! ConfigMap mount expects, so a pod can mount the ConfigMap's key as its truststore.
@@ -25,6 +29,7 @@ use kube::ResourceExt;
 use strata_model::labels::{COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY_LABEL, NAME_LABEL};
 use strata_operator::error::ReconcileError;
 
+use crate::build::container::client_ports;
 use crate::config::tls::SECURE_CLIENT_PORT;
 use crate::config::zoo_cfg::CLIENT_PORT;
 use crate::crd::{APP_NAME, OPERATOR_NAME, ZookeeperZnode};
@@ -57,6 +62,15 @@ pub fn cluster_discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
     if let Some(tls) = &cluster.tls {
         add_tls(&mut data, tls.ca_pem.as_deref());
     }
+    let port_name = client_ports(cluster)
+        .first()
+        .map(|client| client.name)
+        .unwrap_or_default();
+    data.extend(
+        cluster
+            .external_address
+            .discovery_keys(ZOOKEEPER_KEY, port_name, port),
+    );
     ConfigMap {
         metadata: metadata(
             cluster.identity.name.as_str(),

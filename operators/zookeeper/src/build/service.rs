@@ -59,7 +59,7 @@ pub fn metrics_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -
 
 /// `<cluster>`: the Service clients connect to, over every ready server of every group.
 pub fn client_service(cluster: &ValidatedCluster) -> Service {
-    client(
+    let mut service = client(
         object_meta(
             cluster.identity.name.client_service_name(),
             &cluster.identity.namespace,
@@ -67,5 +67,7 @@ pub fn client_service(cluster: &ValidatedCluster) -> Service {
         ),
         cluster.servers.labels.selector(),
         &client_ports(cluster),
-    )
+    );
+    cluster.service.apply_to(&mut service);
+    service
 }

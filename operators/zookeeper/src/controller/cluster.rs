@@ -4,8 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Service;
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
+use strata_model::exposure::ExternalAddress;
 use strata_operator::certificates::rotation::ROTATE_CA_ANNOTATION;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
@@ -122,13 +124,26 @@ async fn prepare(
     }
     // The certificates must be there before any pod waits for them; a renewed one
     // rolls the pods, which read it only when they start.
+    let client_service = step.identity.name.client_service_name().to_owned();
+    let stored = context
+        .caches
+        .get_typed::<Service>(&step.identity.namespace, &client_service);
+    step.external_address = ExternalAddress::observe(&step.service, stored.as_ref());
+    let waiting = step.external_address.waiting_message(&client_service);
     let rotate_ca = cluster.annotations().get(ROTATE_CA_ANNOTATION);
     let material = certificate_step(&mut step, rotate_ca.map(String::as_str), context).await?;
     material.announce(cluster, context).await;
     let mut prepared = build(&step).rolling_on(&material.versions);
     material.into_prepared(&mut prepared);
     prepared.warnings.extend(plaintext_warning(&step));
-    Ok(with_step(prepared, plan))
+    let mut prepared = with_step(prepared, plan);
+    if let Some(message) = waiting.filter(|_| prepared.progress.is_none()) {
+        prepared.progress = Some(ProgressStep {
+            reason: strata_status::reason!("WaitingForLoadBalancer"),
+            message,
+        });
+    }
+    Ok(prepared)
 }
 
 /// Servers with and without quorum TLS cannot talk to each other, so switching TLS one

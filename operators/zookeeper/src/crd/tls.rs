@@ -8,6 +8,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use strata_model::exposure::ServiceExposure;
 
 /// Settings of the whole ensemble.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
@@ -16,6 +17,13 @@ pub struct ZookeeperClusterConfig {
     /// TLS for clients and for the quorum.
     #[serde(default, skip_serializing_if = "ZookeeperTls::is_default")]
     pub tls: ZookeeperTls,
+
+    /// How clients outside the cluster reach the client Service (`<cluster>`): its
+    /// type (`ClusterIP`, the default, `NodePort` or `LoadBalancer`), annotations,
+    /// `loadBalancerSourceRanges` and `externalTrafficPolicy`. The discovery ConfigMap
+    /// adds the external address once the Service has one.
+    #[serde(default, skip_serializing_if = "ServiceExposure::is_default")]
+    pub service: ServiceExposure,
 }
 
 /// TLS for clients (port 2282) and for the servers' quorum traffic.

@@ -17,6 +17,7 @@ mod config_change;
 mod creation;
 mod deletion;
 mod economy;
+mod exposure;
 mod invalid;
 mod membership;
 mod operations;
