@@ -14,6 +14,7 @@ use std::net::IpAddr;
 use k8s_openapi::api::core::v1::Service;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use strata_status::ProgressStep;
 
 /// The Progressing reason while a `LoadBalancer` Service has no address.
 pub const WAITING_FOR_LOAD_BALANCER: &str = "WaitingForLoadBalancer";
@@ -240,14 +241,17 @@ impl ExternalAddress {
         }
     }
 
-    /// The Progressing message while the Service `service` has no address yet.
-    pub fn waiting_message(&self, service: &str) -> Option<String> {
-        (*self == Self::Pending).then(|| {
-            format!(
+    /// The Progressing step ([`WAITING_FOR_LOAD_BALANCER`]) while the Service `service`
+    /// has no address yet. A controller reports it only when no other step drives the
+    /// cluster.
+    pub fn waiting_step(&self, service: &str) -> Option<ProgressStep> {
+        (*self == Self::Pending).then(|| ProgressStep {
+            reason: strata_status::reason!("WaitingForLoadBalancer"),
+            message: format!(
                 "Service {service} is of type LoadBalancer and has no address yet; discovery \
                  publishes none until a load-balancer controller gives it one. A cluster \
                  without such a controller never does: use type NodePort, or an Ingress."
-            )
+            ),
         })
     }
 }
@@ -381,11 +385,16 @@ mod tests {
 
     #[test]
     fn only_a_pending_load_balancer_waits() {
-        assert!(ExternalAddress::Pending.waiting_message("t").is_some());
-        assert!(ExternalAddress::None.waiting_message("t").is_none());
+        let step = ExternalAddress::Pending.waiting_step("t").expect("a step");
+        assert_eq!(step.reason.as_str(), WAITING_FOR_LOAD_BALANCER);
+        assert!(
+            step.message
+                .starts_with("Service t is of type LoadBalancer")
+        );
+        assert!(ExternalAddress::None.waiting_step("t").is_none());
         assert!(
             ExternalAddress::LoadBalancer("h".to_owned())
-                .waiting_message("t")
+                .waiting_step("t")
                 .is_none()
         );
     }

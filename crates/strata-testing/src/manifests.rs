@@ -111,3 +111,20 @@ pub fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
         .find(|object| object["kind"] == kind && object["metadata"]["name"] == name)
         .unwrap_or_else(|| panic!("{kind}/{name} is not among the built objects"))
 }
+
+/// The text of `key` in a stored Secret, from `data` or from `stringData` (the
+/// in-memory API keeps what was applied as it came).
+pub fn secret_text(secret: &k8s_openapi::api::core::v1::Secret, key: &str) -> Option<String> {
+    secret
+        .data
+        .as_ref()
+        .and_then(|data| data.get(key))
+        .map(|bytes| String::from_utf8_lossy(&bytes.0).into_owned())
+        .or_else(|| {
+            secret
+                .string_data
+                .as_ref()
+                .and_then(|data| data.get(key))
+                .cloned()
+        })
+}

@@ -11,7 +11,6 @@ use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Failed, Prepared};
 use strata_operator::reference::{KeySource, KeysRead, Target};
-use strata_status::ProgressStep;
 
 use crate::build::build;
 use crate::build::secret_key::SECRET_KEY_KEY;
@@ -203,17 +202,12 @@ fn prepare(
     let stored = context
         .caches
         .get_typed::<Service>(&validated.identity.namespace, client_service);
-    let waiting = ExternalAddress::observe(&validated.service, stored.as_ref())
-        .waiting_message(client_service);
+    let waiting =
+        ExternalAddress::observe(&validated.service, stored.as_ref()).waiting_step(client_service);
     // The pods read these Secrets through `secretKeyRef`, which a running pod never
     // re-reads: a rotated password reaches them only by a restart. The database's CA
     // is read once per process, into the TLS context, so it rolls them too.
     let mut prepared = build(&validated).rolling_on(&versions);
-    if let Some(message) = waiting.filter(|_| prepared.progress.is_none()) {
-        prepared.progress = Some(ProgressStep {
-            reason: strata_status::reason!("WaitingForLoadBalancer"),
-            message,
-        });
-    }
+    prepared.progress = prepared.progress.take().or(waiting);
     Ok(prepared)
 }

@@ -15,7 +15,7 @@ use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Applied, Failed, Prepared};
 use strata_operator::reference::Target;
-use strata_status::{ConditionStatus, ConditionType, ProgressStep};
+use strata_status::{ConditionStatus, ConditionType};
 
 use super::security::{PasswordFiles, security_step};
 use super::workers::roll_workers;
@@ -331,7 +331,7 @@ async fn prepare(
     let (tls, mut security) =
         security_step(&validated, rotate_ca.map(String::as_str), context).await?;
     tls.announce(cluster, context).await;
-    let waiting = external_address.waiting_message(&coordinator_service);
+    let waiting = external_address.waiting_step(&coordinator_service);
     security.external_address = external_address;
     let inputs = BuildInputs {
         catalog_versions,
@@ -341,11 +341,6 @@ async fn prepare(
     let mut prepared = build(&validated, &inputs);
     tls.into_prepared(&mut prepared);
     roll_workers(&mut prepared, cluster, context);
-    if let Some(message) = waiting.filter(|_| prepared.progress.is_none()) {
-        prepared.progress = Some(ProgressStep {
-            reason: strata_status::reason!("WaitingForLoadBalancer"),
-            message,
-        });
-    }
+    prepared.progress = prepared.progress.take().or(waiting);
     Ok((prepared, validated.catalog_names()))
 }

@@ -6,6 +6,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use serde_json::json;
 use strata_certificates::facts::CertificateFacts;
 use strata_status::{ConditionStatus, ConditionType};
+use strata_testing::manifests::secret_text;
 use strata_testing::wait::{stored, wait_for, wait_for_condition, wait_for_reason};
 use strata_testing::workloads::run_until_settled;
 use trino_operator::crd::TrinoCluster;
@@ -81,19 +82,8 @@ async fn a_load_balancer_address_reaches_discovery_once_the_service_has_one() {
         "simple-trino-coordinator-default-tls",
         "a certificate for the external address",
         |secret| {
-            let pem = secret
-                .data
-                .as_ref()
-                .and_then(|data| data.get("tls.crt"))
-                .map(|bytes| String::from_utf8_lossy(&bytes.0).into_owned())
-                .or_else(|| {
-                    secret
-                        .string_data
-                        .as_ref()
-                        .and_then(|data| data.get("tls.crt"))
-                        .cloned()
-                });
-            pem.and_then(|pem| CertificateFacts::read("the coordinator's", &pem).ok())
+            secret_text(secret, "tls.crt")
+                .and_then(|pem| CertificateFacts::read("the coordinator's", &pem).ok())
                 .is_some_and(|facts| facts.missing_names(&["192.0.2.10".to_owned()]).is_empty())
         },
     )

@@ -129,7 +129,7 @@ async fn prepare(
         .caches
         .get_typed::<Service>(&step.identity.namespace, &client_service);
     step.external_address = ExternalAddress::observe(&step.service, stored.as_ref());
-    let waiting = step.external_address.waiting_message(&client_service);
+    let waiting = step.external_address.waiting_step(&client_service);
     let rotate_ca = cluster.annotations().get(ROTATE_CA_ANNOTATION);
     let material = certificate_step(&mut step, rotate_ca.map(String::as_str), context).await?;
     material.announce(cluster, context).await;
@@ -137,12 +137,7 @@ async fn prepare(
     material.into_prepared(&mut prepared);
     prepared.warnings.extend(plaintext_warning(&step));
     let mut prepared = with_step(prepared, plan);
-    if let Some(message) = waiting.filter(|_| prepared.progress.is_none()) {
-        prepared.progress = Some(ProgressStep {
-            reason: strata_status::reason!("WaitingForLoadBalancer"),
-            message,
-        });
-    }
+    prepared.progress = prepared.progress.take().or(waiting);
     Ok(prepared)
 }
 

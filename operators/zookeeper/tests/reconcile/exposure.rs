@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use serde_json::json;
 use strata_certificates::facts::CertificateFacts;
 use strata_status::{ConditionStatus, ConditionType};
+use strata_testing::manifests::secret_text;
 
 use crate::support::conditions::wait_for_reason;
 use crate::support::{cluster, create, start, stored, stored_names, wait_for, wait_for_event};
@@ -15,19 +16,8 @@ use crate::support::{cluster, create, start, stored, stored_names, wait_for, wai
 const NAME: &str = "simple-zk";
 
 fn certificate_covers(secret: &Secret, name: &str) -> bool {
-    let pem = secret
-        .data
-        .as_ref()
-        .and_then(|data| data.get("tls.crt"))
-        .map(|bytes| String::from_utf8_lossy(&bytes.0).into_owned())
-        .or_else(|| {
-            secret
-                .string_data
-                .as_ref()
-                .and_then(|data| data.get("tls.crt"))
-                .cloned()
-        });
-    pem.and_then(|pem| CertificateFacts::read("the server's", &pem).ok())
+    secret_text(secret, "tls.crt")
+        .and_then(|pem| CertificateFacts::read("the server's", &pem).ok())
         .is_some_and(|facts| facts.missing_names(&[name.to_owned()]).is_empty())
 }
 
