@@ -14,6 +14,7 @@ pub mod ldap;
 pub mod nftables;
 pub mod oidc;
 pub mod process;
+pub mod prometheus;
 pub mod superset;
 pub mod superset_image;
 pub mod trino_image;
@@ -85,6 +86,10 @@ pub struct Tools {
     pub python_ldap: PathBuf,
     /// The class path directory of mock-oauth2-server.
     pub oidc_provider_lib: PathBuf,
+    /// Prometheus' `promtool`.
+    pub promtool: PathBuf,
+    /// The directory with the Prometheus Operator's CRDs.
+    pub prometheus_operator_crds: PathBuf,
     /// Tool name to the version line it printed, for the report.
     pub versions: BTreeMap<&'static str, String>,
 }
@@ -152,6 +157,11 @@ impl Tools {
                 env::OIDC_PROVIDER_LIB,
                 self.oidc_provider_lib.clone().into_os_string(),
             ),
+            (env::PROMTOOL, self.promtool.clone().into_os_string()),
+            (
+                env::PROMETHEUS_OPERATOR_CRDS,
+                self.prometheus_operator_crds.clone().into_os_string(),
+            ),
         ])
     }
 }
@@ -212,6 +222,11 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
     let (control_plane, _) = step(
         "kubernetes control plane v1.37.2 + etcd + kwok (Go module proxy)",
         || control_plane::ensure(&workspace.join("xtask").join("go")),
+    )?;
+
+    let (prometheus, _) = step(
+        "promtool v3.16.0 + the Prometheus Operator v0.85.0 CRDs (Go module proxy)",
+        || prometheus::ensure(&workspace.join("xtask").join("go")),
     )?;
 
     let kubernetes_version = venv.newest_kubernetes_version()?;
@@ -312,6 +327,10 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
             "kwok",
             version(Command::new(control_plane.bin.join("kwok")).arg("--version"))?,
         ),
+        (
+            "promtool",
+            version(Command::new(&prometheus.promtool).arg("--version"))?,
+        ),
     ]);
     Ok(Tools {
         helm: layer.helm,
@@ -334,6 +353,8 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         slapd: ldap.slapd,
         python_ldap: ldap.python_ldap,
         oidc_provider_lib,
+        promtool: prometheus.promtool,
+        prometheus_operator_crds: prometheus.operator_crds,
         versions,
     })
 }

@@ -105,7 +105,7 @@ impl ServiceExposure {
                 "{field}.externalTrafficPolicy applies only to types NodePort and LoadBalancer"
             ));
         }
-        if let Some(key) = self.annotations.keys().find(|key| !is_annotation_key(key)) {
+        if let Some(key) = self.annotations.keys().find(|key| !is_qualified_name(key)) {
             return Err(format!(
                 "{field}.annotations: {key:?} is not an annotation key ([prefix/]name, the name at most 63 characters of letters, digits, '-', '_' and '.')"
             ));
@@ -145,8 +145,8 @@ fn is_cidr(range: &str) -> bool {
 }
 
 /// A qualified name with an optional DNS subdomain prefix, as the API server checks
-/// annotation keys.
-fn is_annotation_key(key: &str) -> bool {
+/// annotation and label keys.
+pub(crate) fn is_qualified_name(key: &str) -> bool {
     let (prefix, name) = match key.rsplit_once('/') {
         Some((prefix, name)) => (Some(prefix), name),
         None => (None, key),

@@ -24,6 +24,7 @@ pub mod image;
 pub mod labels;
 pub mod logging;
 pub mod merge;
+pub mod monitoring;
 pub mod names;
 pub mod pdb;
 pub mod quantity;

@@ -65,6 +65,14 @@ pub trait ChildObject:
     /// Secrets, so that no Secret value ever reaches the operator's memory.
     const METADATA_ONLY: bool = false;
 
+    /// Whether the kind comes from a CRD that another project installs (the
+    /// Prometheus Operator's ServiceMonitor), which a cluster may not have. Such a kind
+    /// is watched and applied only when the API server serves it as the controller
+    /// starts; otherwise objects of it are left out and the cluster gets a Warning
+    /// ([`crate::optional_kinds`]), since a watch on a kind that is not served would
+    /// keep the caches from ever syncing.
+    const OPTIONAL: bool = false;
+
     /// Fields of `self` (desired) that differ from `existing` (as stored) but that the
     /// API server refuses to change, each as a sentence naming the field, its old and
     /// its new value. Checked before anything is applied, so a change that cannot
@@ -108,6 +116,15 @@ impl ChildObject for Secret {
 }
 plain_child!(ApplyRank::Network => Service);
 plain_child!(ApplyRank::Other => PodDisruptionBudget, Role, RoleBinding);
+
+/// The Prometheus Operator's kinds: asked for in `clusterConfig.monitoring`, and
+/// applied only where the cluster serves them.
+impl ChildObject for strata_model::monitoring::ServiceMonitor {
+    const OPTIONAL: bool = true;
+}
+impl ChildObject for strata_model::monitoring::PrometheusRule {
+    const OPTIONAL: bool = true;
+}
 
 impl ChildObject for PersistentVolumeClaim {
     const RANK: ApplyRank = ApplyRank::Referenced;

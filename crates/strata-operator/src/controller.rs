@@ -190,6 +190,9 @@ pub struct Context<X> {
     pub secret_values: crate::certificates::SecretValues,
     /// Applied to every workload's pod template in [`Context::apply`].
     pub pod_security: crate::pod_security::PodSecurity,
+    /// Optional child kinds the API server did not serve when the controller started
+    /// ([`crate::optional_kinds`]): objects of them are never applied.
+    pub unserved_kinds: Vec<ChildKind>,
     recorder: Recorder,
     backoff: BackoffPolicy,
     failures: Mutex<HashMap<String, u32>>,
@@ -213,6 +216,13 @@ impl<X> Context<X> {
         K: Resource<DynamicType = ()>,
     {
         desired.apply_pod_security(self.pod_security);
+        let left_out = desired.remove_kinds(&self.unserved_kinds);
+        if !left_out.is_empty() {
+            tracing::debug!(
+                ?left_out,
+                "left out objects of kinds the cluster does not serve"
+            );
+        }
         Applier::new(&self.client, &self.caches, &self.field_manager)
             .apply(owner, desired, stopped)
             .await
@@ -344,9 +354,11 @@ pub async fn run_controller<P, X, F, Fut>(
     Fut: Future<Output = Result<Action, ReconcileError>> + Send + 'static,
 {
     let spec = &definition.spec;
+    let (served_kinds, unserved_kinds) =
+        crate::optional_kinds::partition(&runtime.client, &spec.child_kinds).await;
     let (caches, streams) = ChildCaches::watch(
         &runtime.client,
-        &spec.child_kinds,
+        &served_kinds,
         runtime.namespace.as_deref(),
         &runtime.operator_name,
         spec.watch_pods,
@@ -434,6 +446,7 @@ pub async fn run_controller<P, X, F, Fut>(
         extra,
         secret_values: crate::certificates::SecretValues::default(),
         pod_security: runtime.pod_security,
+        unserved_kinds,
         recorder: Recorder::new(runtime.client.clone(), reporter),
         backoff: runtime.backoff,
         failures: Mutex::new(HashMap::new()),

@@ -20,6 +20,7 @@ pub mod guard;
 pub mod http;
 pub mod leader;
 pub mod metrics;
+pub mod optional_kinds;
 pub mod pipeline;
 pub mod pod_security;
 pub mod product_http;

@@ -191,15 +191,22 @@ impl<X> Context<X> {
         K: Resource<DynamicType = ()>,
     {
         let Prepared {
-            objects,
+            mut objects,
             product_version,
             progress,
             restarts,
             restarts_together,
-            warnings,
+            mut warnings,
             recheck_after,
             outage,
         } = prepared;
+        let left_out = objects.remove_kinds(&self.unserved_kinds);
+        if !left_out.is_empty() {
+            warnings.push(crate::optional_kinds::not_served_warning(
+                &left_out,
+                &self.unserved_kinds,
+            ));
+        }
         if operation.is_paused() {
             return Ok(Applied {
                 product_version,

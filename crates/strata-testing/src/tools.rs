@@ -73,8 +73,15 @@ pub const PYTHON_LDAP: &str = "STRATA_PYTHON_LDAP";
 /// [`crate::oidc`].
 pub const OIDC_PROVIDER_LIB: &str = "STRATA_OIDC_PROVIDER_LIB";
 
+/// Path of Prometheus' `promtool`, which unit-tests the operators' alert rules.
+pub const PROMTOOL: &str = "STRATA_PROMTOOL";
+
+/// Directory with the Prometheus Operator's ServiceMonitor and PrometheusRule CRDs
+/// (`monitoring.coreos.com_*.yaml`), which real-control-plane tests install.
+pub const PROMETHEUS_OPERATOR_CRDS: &str = "STRATA_PROMETHEUS_OPERATOR_CRDS";
+
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 20] = [
+pub const ALL: [&str; 22] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -95,6 +102,8 @@ pub const ALL: [&str; 20] = [
     SLAPD,
     PYTHON_LDAP,
     OIDC_PROVIDER_LIB,
+    PROMTOOL,
+    PROMETHEUS_OPERATOR_CRDS,
 ];
 
 /// A tool variable a test needs is not set.

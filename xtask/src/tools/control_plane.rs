@@ -42,7 +42,7 @@ pub struct GoBinary {
 }
 
 /// Everything the control plane runs, in start order.
-pub const BINARIES: [GoBinary; 5] = [
+pub const BINARIES: &[GoBinary] = &[
     GoBinary {
         name: "etcd",
         module: "etcd",
@@ -69,6 +69,43 @@ pub const BINARIES: [GoBinary; 5] = [
         package: "sigs.k8s.io/kwok/cmd/kwok",
     },
 ];
+
+/// The Prometheus release whose `promtool` checks and unit-tests the operators' alert
+/// rules (`github.com/prometheus/prometheus` tags 3.x releases as `v0.3xx`).
+pub const PROMETHEUS_VERSION: &str = "v3.16.0";
+
+/// Binaries built from pinned Go modules into one cache directory, under one key.
+#[derive(Debug, Clone, Copy)]
+pub struct GoToolSet {
+    /// What the set is, for the cache directory's name (`control-plane`).
+    pub directory: &'static str,
+    /// The release the binaries report, part of the cache directory's name.
+    pub version: &'static str,
+    /// The module directories under `xtask/go/` whose files the key hashes.
+    pub modules: &'static [&'static str],
+    /// What is built.
+    pub binaries: &'static [GoBinary],
+}
+
+/// The Kubernetes control plane.
+pub const CONTROL_PLANE: GoToolSet = GoToolSet {
+    directory: "control-plane",
+    version: KUBERNETES_VERSION,
+    modules: &["etcd", "kubernetes", "kwok"],
+    binaries: BINARIES,
+};
+
+/// Prometheus' `promtool`, for `promtool test rules` on every operator's alerts.
+pub const PROMETHEUS_TOOLS: GoToolSet = GoToolSet {
+    directory: "prometheus",
+    version: PROMETHEUS_VERSION,
+    modules: &["prometheus"],
+    binaries: &[GoBinary {
+        name: "promtool",
+        module: "prometheus",
+        package: "github.com/prometheus/prometheus/cmd/promtool",
+    }],
+};
 
 /// The `-ldflags` that stamp the Kubernetes version, as `hack/lib/version.sh` does, so
 /// the API server reports `v1.37.2` rather than `v0.0.0-master`.
@@ -107,8 +144,15 @@ pub struct ControlPlaneBinaries {
     pub bin: PathBuf,
 }
 
-/// Builds every binary whose stamp is not current. `go_dir` is `xtask/go`.
+/// Builds every control-plane binary whose stamp is not current. `go_dir` is `xtask/go`.
 pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> {
+    let (bin, outcome) = ensure_set(go_dir, CONTROL_PLANE)?;
+    Ok((ControlPlaneBinaries { bin }, outcome))
+}
+
+/// Builds every binary of `set` whose stamp is not current, and returns the directory
+/// that holds them.
+pub fn ensure_set(go_dir: &Path, set: GoToolSet) -> anyhow::Result<(PathBuf, Outcome)> {
     let go = process::which("go").context(
         "`go` is not on PATH: the Kubernetes control plane is built from Go modules; \
          install Go 1.26 or newer, then rerun `cargo xtask tools`",
@@ -118,12 +162,12 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> 
     let go_version = process::capture(
         Command::new(&go)
             .args(["env", "GOVERSION", "GOFLAGS", "GOARCH", "GOAMD64"])
-            .current_dir(go_dir.join("kubernetes")),
+            .current_dir(go_dir.join(set.modules[0])),
     )?;
     let mut hasher = Sha256::new();
     hasher.update(go_version.trim());
-    hasher.update(kubernetes_ldflags());
-    for module in ["etcd", "kubernetes", "kwok"] {
+    hasher.update(ldflags(set.modules[0]).unwrap_or_default());
+    for module in set.modules {
         for file in ["go.mod", "go.sum", "main.go"] {
             if let Ok(content) = fs::read(go_dir.join(module).join(file)) {
                 hasher.update(module);
@@ -134,18 +178,31 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> 
     }
     let key = hex::encode(&hasher.finalize()[..8]);
     let bin = cache_dir()?
-        .join("control-plane")
-        .join(format!("{KUBERNETES_VERSION}-{key}"));
+        .join(set.directory)
+        .join(format!("{}-{key}", set.version));
     fs::create_dir_all(&bin).with_context(|| format!("cannot create {}", bin.display()))?;
     // One per run, so that a concurrent run never removes the cache another builds in.
     let go_cache = bin.with_file_name(format!("go-build-{}", std::process::id()));
-    let built = build_missing(&go, go_dir, &bin, &key, &go_cache);
+    let built = build_missing(&go, go_dir, set.binaries, &bin, &key, &go_cache);
     // Removed whatever happened: a failed build starts over rather than leave gigabytes.
     if go_cache.exists() {
         fs::remove_dir_all(&go_cache)
             .with_context(|| format!("cannot remove {}", go_cache.display()))?;
     }
-    Ok((ControlPlaneBinaries { bin }, built?))
+    Ok((bin, built?))
+}
+
+/// The `-ldflags` of the binaries built in `module`: Kubernetes' stamp the version,
+/// promtool's its version too, etcd and KWOK get none.
+fn ldflags(module: &str) -> Option<String> {
+    match module {
+        "kubernetes" => Some(kubernetes_ldflags()),
+        "prometheus" => Some(format!(
+            "-s -w -X 'github.com/prometheus/common/version.Version={}'",
+            PROMETHEUS_VERSION.trim_start_matches('v')
+        )),
+        _ => None,
+    }
 }
 
 /// Builds every binary whose stamp in `bin` is not `key`, with the build cache
@@ -153,12 +210,13 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> 
 fn build_missing(
     go: &Path,
     go_dir: &Path,
+    binaries: &[GoBinary],
     bin: &Path,
     key: &str,
     go_cache: &Path,
 ) -> anyhow::Result<Outcome> {
     let mut outcome = Outcome::AlreadyPresent;
-    for binary in BINARIES {
+    for &binary in binaries {
         let target = bin.join(binary.name);
         let stamp = bin.join(format!("{}.stamp", binary.name));
         if fs::read_to_string(&stamp).is_ok_and(|found| found == key)
@@ -206,8 +264,8 @@ fn build(
         .current_dir(&module_dir)
         .env("CGO_ENABLED", "0")
         .env("GOCACHE", go_cache);
-    if binary.module == "kubernetes" {
-        command.arg(format!("-ldflags={}", kubernetes_ldflags()));
+    if let Some(flags) = ldflags(binary.module) {
+        command.arg(format!("-ldflags={flags}"));
     }
     command.arg(binary.package);
     let output = command

@@ -8,6 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::container::ContainerPort;
+use crate::monitoring::{PATH_ANNOTATION, PORT_ANNOTATION, SCHEME_ANNOTATION, SCRAPE_LABEL};
 
 /// A TCP Service port whose target is the container port of the same name.
 pub fn service_port(port: ContainerPort) -> ServicePort {
@@ -102,13 +103,18 @@ pub fn metrics_service(
 ) -> Service {
     metadata.annotations = Some(BTreeMap::from(
         [
-            ("prometheus.io/scrape", "true".to_owned()),
-            ("prometheus.io/port", scrape.port.number.to_string()),
-            ("prometheus.io/path", scrape.path.to_owned()),
-            ("prometheus.io/scheme", "http".to_owned()),
+            (SCRAPE_LABEL, "true".to_owned()),
+            (PORT_ANNOTATION, scrape.port.number.to_string()),
+            (PATH_ANNOTATION, scrape.path.to_owned()),
+            (SCHEME_ANNOTATION, "http".to_owned()),
         ]
         .map(|(key, value)| (key.to_owned(), value)),
     ));
+    // The same mark as a label, which a ServiceMonitor can select on.
+    metadata
+        .labels
+        .get_or_insert_with(BTreeMap::new)
+        .insert(SCRAPE_LABEL.to_owned(), "true".to_owned());
     headless_service(metadata, selector, &[scrape.port])
 }
 

@@ -307,6 +307,8 @@ pub(crate) fn object_key(resource: &ApiResource, name: &str) -> String {
 /// A built object that is still typed, so the apply step can stop it.
 trait TypedChild: Debug + Send + Sync {
     fn erase(&self, stopped: bool) -> Result<DesiredObject, DesiredObjectError>;
+    fn kind(&self) -> ChildKind;
+    fn name(&self) -> String;
     fn annotate_pod_template(&mut self, key: &str, value: &str);
     fn pod_template(&mut self) -> Option<&mut k8s_openapi::api::core::v1::PodTemplateSpec>;
     fn clone_box(&self) -> Box<dyn TypedChild>;
@@ -350,6 +352,14 @@ impl<K: ChildObject + Default> TypedChild for Typed<K> {
             desired.creation = Some(Redacted(DesiredObject::with_mode(sealed, self.mode)?.value));
         }
         Ok(desired)
+    }
+
+    fn kind(&self) -> ChildKind {
+        ChildKind::of::<K>()
+    }
+
+    fn name(&self) -> String {
+        self.object.meta().name.clone().unwrap_or_default()
     }
 
     fn annotate_pod_template(&mut self, key: &str, value: &str) {
@@ -483,6 +493,22 @@ impl DesiredObjects {
                 policy.apply_to(template);
             }
         }
+    }
+
+    /// Takes out the objects of `kinds`, and returns them as `Kind/name`: for kinds the
+    /// cluster does not serve ([`crate::optional_kinds`]).
+    pub fn remove_kinds(&mut self, kinds: &[ChildKind]) -> Vec<String> {
+        let mut removed = Vec::new();
+        self.objects.retain(|object| {
+            let kind = object.kind();
+            if kinds.contains(&kind) {
+                removed.push(format!("{}/{}", kind.resource.kind, object.name()));
+                false
+            } else {
+                true
+            }
+        });
+        removed
     }
 
     /// The objects in apply order (what others refer to first), erased for the

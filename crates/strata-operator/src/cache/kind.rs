@@ -18,6 +18,7 @@ pub struct ChildKind {
     rank: ApplyRank,
     prunable: bool,
     metadata_only: bool,
+    optional: bool,
     observe: Option<ObserveFn>,
     immutable_changes: ImmutableFn,
 }
@@ -54,6 +55,7 @@ impl ChildKind {
             rank: K::RANK,
             prunable: K::PRUNABLE,
             metadata_only: K::METADATA_ONLY,
+            optional: K::OPTIONAL,
             immutable_changes: immutable_changes_dynamic::<K>,
             observe: is_workload::<K>().then_some(observe_dynamic::<K> as ObserveFn),
         }
@@ -97,6 +99,12 @@ impl ChildKind {
         existing: &DynamicObject,
     ) -> Vec<String> {
         (self.immutable_changes)(desired, existing)
+    }
+
+    /// Whether the kind's CRD is another project's, which a cluster may not have
+    /// ([`crate::child::ChildObject::OPTIONAL`]).
+    pub fn optional(&self) -> bool {
+        self.optional
     }
 
     /// Whether objects of this kind run pods and count for the status.

@@ -1,0 +1,196 @@
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Service;
+use pretty_assertions::assert_eq;
+use rstest::rstest;
+
+use super::*;
+use crate::build::{ContainerPort, PrometheusScrape, metrics_service, object_meta};
+
+fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+        .collect()
+}
+
+fn metrics(name: &str, port: ContainerPort, path: &'static str) -> Service {
+    metrics_service(
+        object_meta(name, "prod", labels(&[(INSTANCE_LABEL, "simple")])),
+        labels(&[(INSTANCE_LABEL, "simple")]),
+        PrometheusScrape { port, path },
+    )
+}
+
+#[rstest]
+#[case::nothing_asked(Monitoring::default(), Ok(()))]
+#[case::a_release_label(
+    Monitoring {
+        service_monitor: Some(ServiceMonitorSettings {
+            labels: labels(&[("release", "kube-prometheus-stack")]),
+            interval: Some("1m30s".to_owned()),
+        }),
+        prometheus_rule: Some(PrometheusRuleSettings { labels: labels(&[("release", "prom")]) }),
+    },
+    Ok(())
+)]
+#[case::an_interval_without_unit(
+    Monitoring {
+        service_monitor: Some(ServiceMonitorSettings { interval: Some("30".to_owned()), ..Default::default() }),
+        prometheus_rule: None,
+    },
+    Err("clusterConfig.monitoring.serviceMonitor.interval: \"30\" is not a Prometheus duration such as 30s or 1m30s")
+)]
+#[case::units_out_of_order(
+    Monitoring {
+        service_monitor: Some(ServiceMonitorSettings { interval: Some("30s1m".to_owned()), ..Default::default() }),
+        prometheus_rule: None,
+    },
+    Err("clusterConfig.monitoring.serviceMonitor.interval: \"30s1m\" is not a Prometheus duration such as 30s or 1m30s")
+)]
+#[case::a_label_value_with_a_space(
+    Monitoring {
+        service_monitor: None,
+        prometheus_rule: Some(PrometheusRuleSettings { labels: labels(&[("team", "data platform")]) }),
+    },
+    Err("clusterConfig.monitoring.prometheusRule.labels: ")
+)]
+#[case::a_label_key_with_a_space(
+    Monitoring {
+        service_monitor: Some(ServiceMonitorSettings { labels: labels(&[("my team", "data")]), interval: None }),
+        prometheus_rule: None,
+    },
+    Err("clusterConfig.monitoring.serviceMonitor.labels: \"my team\" is not a label key")
+)]
+fn monitoring_settings_are_checked_before_anything_is_applied(
+    #[case] monitoring: Monitoring,
+    #[case] expected: Result<(), &str>,
+) {
+    let checked = monitoring.check("clusterConfig.monitoring");
+    match expected {
+        Ok(()) => assert_eq!(checked, Ok(())),
+        Err(start) => {
+            let message = checked.expect_err("refused");
+            assert!(message.starts_with(start), "{message}");
+        }
+    }
+}
+
+#[test]
+fn the_service_monitor_scrapes_each_distinct_port_and_path_of_the_metrics_services() {
+    let namenode = metrics(
+        "simple-namenode-default-metrics",
+        ContainerPort {
+            name: "http",
+            number: 9870,
+        },
+        "/prom",
+    );
+    let datanode = metrics(
+        "simple-datanode-default-metrics",
+        ContainerPort {
+            name: "http",
+            number: 9870,
+        },
+        "/prom",
+    );
+    let other = metrics(
+        "other-metrics",
+        ContainerPort {
+            name: "metrics",
+            number: 7000,
+        },
+        "/metrics",
+    );
+    let mut not_metrics = other.clone();
+    not_metrics.metadata.labels = Some(labels(&[(INSTANCE_LABEL, "simple")]));
+
+    let monitor = service_monitor(
+        object_meta(
+            "simple",
+            "prod",
+            labels(&[(INSTANCE_LABEL, "simple"), ("release", "ours")]),
+        ),
+        labels(&[(INSTANCE_LABEL, "simple")]),
+        &ServiceMonitorSettings {
+            labels: labels(&[("release", "theirs"), ("team", "data")]),
+            interval: Some("30s".to_owned()),
+        },
+        &[&namenode, &datanode, &other, &not_metrics],
+    );
+
+    assert_eq!(
+        monitor.spec.endpoints,
+        vec![
+            Endpoint {
+                port: "http".to_owned(),
+                path: "/prom".to_owned(),
+                scheme: "http".to_owned(),
+                interval: Some("30s".to_owned()),
+            },
+            Endpoint {
+                port: "metrics".to_owned(),
+                path: "/metrics".to_owned(),
+                scheme: "http".to_owned(),
+                interval: Some("30s".to_owned()),
+            },
+        ]
+    );
+    assert_eq!(
+        monitor.spec.selector.match_labels,
+        Some(labels(&[
+            (INSTANCE_LABEL, "simple"),
+            (SCRAPE_LABEL, "true")
+        ]))
+    );
+    assert_eq!(monitor.spec.namespace_selector.match_names, vec!["prod"]);
+    assert_eq!(
+        monitor.metadata.labels,
+        Some(labels(&[
+            (INSTANCE_LABEL, "simple"),
+            ("release", "ours"),
+            ("team", "data")
+        ])),
+        "the operator's own labels win over the user's"
+    );
+}
+
+#[test]
+fn a_metrics_service_carries_the_scrape_mark_as_a_label_too() {
+    let service = metrics(
+        "simple-metrics",
+        ContainerPort {
+            name: "metrics",
+            number: 7000,
+        },
+        "/metrics",
+    );
+    assert_eq!(
+        service
+            .metadata
+            .labels
+            .unwrap()
+            .get(SCRAPE_LABEL)
+            .map(String::as_str),
+        Some("true")
+    );
+}
+
+#[test]
+fn alerts_select_one_cluster_by_namespace_and_instance() {
+    assert_eq!(
+        cluster_matchers("prod", "simple"),
+        r#"namespace="prod",app_kubernetes_io_instance="simple""#
+    );
+    let rule = AlertRule::new(
+        "ZooKeeperDown",
+        Severity::Critical,
+        "1m",
+        "x > 0".to_owned(),
+        "summary",
+        "description",
+    );
+    assert_eq!(rule.labels, labels(&[("severity", "critical")]));
+    let value = serde_json::to_value(&rule).unwrap();
+    assert_eq!(value["for"], "1m");
+}

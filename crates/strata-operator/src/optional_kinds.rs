@@ -1,0 +1,112 @@
+//! Child kinds from CRDs that another project installs, such as the Prometheus
+//! Operator's ServiceMonitor, which a cluster may not have.
+//!
+//! A controller asks the API server, as it starts, which of its optional kinds it
+//! serves. Only those are watched: a watch on a kind that is not served fails for ever,
+//! and the caches would never sync. Objects of the other kinds are left out of every
+//! apply, and the cluster that asked for them gets a Warning that says what is missing;
+//! everything else is applied. A CRD installed later is picked up when the operator
+//! restarts, or when a new leadership term starts its controllers again.
+
+use kube::Client;
+use strata_status::{Reason, SpecWarning};
+
+use crate::cache::ChildKind;
+
+/// The Warning reason when objects of a kind the cluster does not serve were left out.
+pub const CRD_NOT_INSTALLED: Reason = strata_status::reason!("CrdNotInstalled");
+
+/// `kinds` split into those to watch (every kind that is not optional, and optional
+/// ones the API server serves) and the optional kinds it does not serve.
+pub async fn partition(client: &Client, kinds: &[ChildKind]) -> (Vec<ChildKind>, Vec<ChildKind>) {
+    let mut served = Vec::new();
+    let mut unserved = Vec::new();
+    for kind in kinds {
+        if !kind.optional() || is_served(client, kind).await {
+            served.push(kind.clone());
+        } else {
+            unserved.push(kind.clone());
+        }
+    }
+    (served, unserved)
+}
+
+/// Whether the API server lists `kind`'s resource in its group version. A discovery
+/// failure counts as not served, with a log line: the objects are then left out with a
+/// Warning, which is honest, where a watch would block every reconcile.
+async fn is_served(client: &Client, kind: &ChildKind) -> bool {
+    let resource = &kind.resource;
+    match client.list_api_group_resources(&resource.api_version).await {
+        Ok(list) => {
+            let served = list
+                .resources
+                .iter()
+                .any(|found| found.name == resource.plural);
+            if !served {
+                tracing::info!(kind = %resource.kind, api_version = %resource.api_version,
+                    "the API server does not serve this optional kind; objects of it are left out");
+            }
+            served
+        }
+        Err(error) => {
+            tracing::info!(kind = %resource.kind, api_version = %resource.api_version, %error,
+                "the API server does not serve this optional kind's group; objects of it are left out");
+            false
+        }
+    }
+}
+
+/// The Warning for the objects `left_out` (as `Kind/name`) of the `unserved` kinds.
+pub fn not_served_warning(left_out: &[String], unserved: &[ChildKind]) -> SpecWarning {
+    let mut kinds: Vec<String> = unserved
+        .iter()
+        .filter(|kind| {
+            left_out
+                .iter()
+                .any(|object| object.split('/').next() == Some(kind.resource.kind.as_str()))
+        })
+        .map(|kind| format!("{} ({})", kind.resource.kind, kind.resource.api_version))
+        .collect();
+    kinds.dedup();
+    SpecWarning {
+        reason: CRD_NOT_INSTALLED,
+        message: format!(
+            "{} not applied: the cluster did not serve {} when the operator started. Install \
+             the CRDs (for monitoring, the Prometheus Operator's), then restart the operator; \
+             or remove what asks for them (clusterConfig.monitoring). Everything else is applied",
+            left_out.join(", "),
+            kinds.join(" and "),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata_model::monitoring::{PrometheusRule, ServiceMonitor};
+
+    #[test]
+    fn the_warning_names_the_objects_and_what_to_install() {
+        let unserved = [
+            ChildKind::of::<ServiceMonitor>(),
+            ChildKind::of::<PrometheusRule>(),
+        ];
+        let warning = not_served_warning(&["ServiceMonitor/simple".to_owned()], &unserved);
+        assert_eq!(warning.reason, CRD_NOT_INSTALLED);
+        assert!(
+            warning.message.starts_with(
+                "ServiceMonitor/simple not applied: the cluster did not serve ServiceMonitor \
+                 (monitoring.coreos.com/v1) when the operator started"
+            ),
+            "{}",
+            warning.message
+        );
+    }
+
+    #[test]
+    fn only_the_prometheus_operator_kinds_are_optional() {
+        assert!(ChildKind::of::<ServiceMonitor>().optional());
+        assert!(ChildKind::of::<PrometheusRule>().optional());
+        assert!(!ChildKind::of::<k8s_openapi::api::core::v1::Service>().optional());
+    }
+}
