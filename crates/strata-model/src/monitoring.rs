@@ -78,6 +78,11 @@ pub struct PrometheusRuleSettings {
 }
 
 impl Monitoring {
+    /// Whether the cluster asks for nothing of a Prometheus Operator.
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
     /// What the API server or the Prometheus Operator would refuse, with `field` naming
     /// this value's place in the spec.
     pub fn check(&self, field: &str) -> Result<(), String> {
@@ -261,6 +266,43 @@ impl AlertRule {
     }
 }
 
+impl RuleGroup {
+    /// The metric names the group's expressions select, sorted: every name written
+    /// with label matchers (`name{...}`), as the operators write each selector. Tests
+    /// check that the real product serves every one.
+    pub fn metric_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .rules
+            .iter()
+            .flat_map(|rule| selected_metrics(&rule.expr))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+/// The identifiers directly followed by `{` in a PromQL expression.
+fn selected_metrics(expr: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut current = String::new();
+    for c in expr.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == ':' {
+            current.push(c);
+            continue;
+        }
+        if c == '{' && current.starts_with(|first: char| !first.is_ascii_digit()) {
+            names.push(current.clone());
+        }
+        current.clear();
+    }
+    names
+}
+
+/// The labels that tell one cluster's series from another's, for `by` and `on` in
+/// alert expressions, so that each alert names its cluster.
+pub const CLUSTER_LABELS: &str = "namespace, app_kubernetes_io_instance";
+
 /// The PromQL label matchers of one cluster's series: its namespace (which every
 /// ServiceMonitor target carries) and its instance label ([`POD_TARGET_LABELS`]).
 pub fn cluster_matchers(namespace: &str, cluster: &str) -> String {
@@ -362,6 +404,42 @@ fn with_labels(mut metadata: ObjectMeta, labels: &BTreeMap<String, String>) -> O
         own.entry(key.clone()).or_insert_with(|| value.clone());
     }
     metadata
+}
+
+/// The Prometheus Operator objects of one cluster; `None` where it asks for none, so
+/// the apply step prunes one asked for before.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MonitoringObjects {
+    /// `<cluster>`: scrapes every metrics Service of the cluster.
+    pub service_monitor: Option<ServiceMonitor>,
+    /// `<cluster>`: the product's alerts for this cluster.
+    pub prometheus_rule: Option<PrometheusRule>,
+}
+
+/// The objects `monitoring` asks for, for the cluster `identity`, whose metrics
+/// Services are among `services`; `alerts` builds the product's rule groups from the
+/// cluster's PromQL label matchers ([`cluster_matchers`]).
+pub fn cluster_monitoring(
+    monitoring: &Monitoring,
+    identity: &crate::identity::ClusterIdentity,
+    services: &[&Service],
+    alerts: impl FnOnce(&str) -> Vec<RuleGroup>,
+) -> MonitoringObjects {
+    let name = identity.name.as_str();
+    let metadata =
+        || crate::build::object_meta(name, &identity.namespace, identity.labels.labels());
+    MonitoringObjects {
+        service_monitor: monitoring.service_monitor.as_ref().map(|settings| {
+            service_monitor(metadata(), identity.labels.selector(), settings, services)
+        }),
+        prometheus_rule: monitoring.prometheus_rule.as_ref().map(|settings| {
+            prometheus_rule(
+                metadata(),
+                settings,
+                alerts(&cluster_matchers(&identity.namespace, name)),
+            )
+        }),
+    }
 }
 
 macro_rules! monitoring_kind {

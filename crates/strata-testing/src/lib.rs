@@ -35,6 +35,7 @@ pub mod manifests;
 pub mod oidc;
 pub mod postgres;
 pub mod process;
+pub mod prometheus;
 pub mod slapd;
 pub mod superset;
 pub mod tls;

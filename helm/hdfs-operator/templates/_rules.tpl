@@ -60,6 +60,18 @@ or, with watchNamespace, into the Role.
   verbs:
   - patch
 - apiGroups:
+  - monitoring.coreos.com
+  resources:
+  - prometheusrules
+  - servicemonitors
+  verbs:
+  - get
+  - list
+  - watch
+  - create
+  - patch
+  - delete
+- apiGroups:
   - policy
   resources:
   - poddisruptionbudgets

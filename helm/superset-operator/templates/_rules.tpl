@@ -47,6 +47,18 @@ or, with watchNamespace, into the Role.
   - create
   - patch
 - apiGroups:
+  - monitoring.coreos.com
+  resources:
+  - prometheusrules
+  - servicemonitors
+  verbs:
+  - get
+  - list
+  - watch
+  - create
+  - patch
+  - delete
+- apiGroups:
   - policy
   resources:
   - poddisruptionbudgets

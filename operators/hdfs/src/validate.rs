@@ -42,6 +42,8 @@ pub struct ValidatedCluster {
     pub cluster_domain: String,
     /// `dfs.replication`.
     pub dfs_replication: u16,
+    /// What a Prometheus Operator gets.
+    pub monitoring: strata_model::monitoring::Monitoring,
     /// `ha.zookeeper.quorum` and TLS, from the ZNode discovery ConfigMap.
     pub zookeeper: ZookeeperConnection,
     /// Where every daemon is.
@@ -90,6 +92,12 @@ impl ValidatedCluster {
                 "clusterConfig.dfsReplication must be at least 1",
             ));
         }
+        let monitoring = cluster.spec.cluster_config.monitoring.clone();
+        monitoring
+            .check("spec.clusterConfig.monitoring")
+            .map_err(|message| {
+                ReconcileError::invalid_spec(strata_model::monitoring::INVALID_MONITORING, message)
+            })?;
 
         let checked = roll_order()
             .map(|role| role_group::check_role(&identity, role, cluster.spec.role(role)))
@@ -149,6 +157,7 @@ impl ValidatedCluster {
             identity,
             cluster_domain: cluster_domain.to_owned(),
             dfs_replication,
+            monitoring,
             zookeeper: zookeeper.clone(),
             topology,
             discovery,

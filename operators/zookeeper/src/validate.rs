@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use strata_model::exposure::{ExternalAddress, INVALID_SERVICE_EXPOSURE, ServiceExposure};
 use strata_model::identity::{ClusterIdentity, Product, ValidatedRole, check_cluster_domain};
+use strata_model::monitoring::{INVALID_MONITORING, Monitoring};
 use strata_operator::error::ReconcileError;
 use strata_status::SpecWarning;
 
@@ -56,6 +57,8 @@ pub struct ValidatedCluster {
     pub tls: Option<ValidatedTls>,
     /// How the client Service is exposed.
     pub service: ServiceExposure,
+    /// What a Prometheus Operator gets.
+    pub monitoring: Monitoring,
     /// Where clients outside reach the client Service, as far as the API server knows
     /// it: set by the controller from the stored Service, for discovery and the
     /// certificates' names.
@@ -191,6 +194,10 @@ impl ValidatedCluster {
         service
             .check("spec.clusterConfig.service")
             .map_err(|message| ReconcileError::invalid_spec(INVALID_SERVICE_EXPOSURE, message))?;
+        let monitoring = cluster.spec.cluster_config.monitoring.clone();
+        monitoring
+            .check("spec.clusterConfig.monitoring")
+            .map_err(|message| ReconcileError::invalid_spec(INVALID_MONITORING, message))?;
         let context = role_group::Context {
             identity: &identity,
             role: &role,
@@ -215,6 +222,7 @@ impl ValidatedCluster {
             ),
             tls,
             service,
+            monitoring,
             external_address: ExternalAddress::None,
         })
     }

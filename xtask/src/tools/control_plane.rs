@@ -166,7 +166,9 @@ pub fn ensure_set(go_dir: &Path, set: GoToolSet) -> anyhow::Result<(PathBuf, Out
     )?;
     let mut hasher = Sha256::new();
     hasher.update(go_version.trim());
-    hasher.update(ldflags(set.modules[0]).unwrap_or_default());
+    for flags in set.modules.iter().filter_map(|module| ldflags(module)) {
+        hasher.update(flags);
+    }
     for module in set.modules {
         for file in ["go.mod", "go.sum", "main.go"] {
             if let Ok(content) = fs::read(go_dir.join(module).join(file)) {

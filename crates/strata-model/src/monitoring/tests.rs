@@ -194,3 +194,22 @@ fn alerts_select_one_cluster_by_namespace_and_instance() {
     let value = serde_json::to_value(&rule).unwrap();
     assert_eq!(value["for"], "1m");
 }
+
+#[test]
+fn a_rule_group_names_the_metrics_its_selectors_read() {
+    let group = RuleGroup {
+        name: "product".to_owned(),
+        rules: vec![AlertRule::new(
+            "Down",
+            Severity::Critical,
+            "1m",
+            r#"count(jvm_info{a="b"}) > 0 unless on() count(leader_uptime{a="b"}) > 0 or max by (pod) (x:y{a="b"} / jvm_info{a="b"})"#.to_owned(),
+            "s",
+            "d",
+        )],
+    };
+    assert_eq!(
+        group.metric_names(),
+        vec!["jvm_info", "leader_uptime", "x:y"]
+    );
+}

@@ -426,6 +426,21 @@ impl DesiredObjects {
         self.push(stateful_set);
     }
 
+    /// Adds the Prometheus Operator objects a cluster asks for
+    /// (`clusterConfig.monitoring`). Destructured like a role group's objects.
+    pub fn push_monitoring(&mut self, objects: strata_model::monitoring::MonitoringObjects) {
+        let strata_model::monitoring::MonitoringObjects {
+            service_monitor,
+            prometheus_rule,
+        } = objects;
+        if let Some(service_monitor) = service_monitor {
+            self.push(service_monitor);
+        }
+        if let Some(prometheus_rule) = prometheus_rule {
+            self.push(prometheus_rule);
+        }
+    }
+
     /// Adds an object that is created when missing and never patched
     /// afterwards. `fill` runs on a copy just before the object is created, so
     /// values it generates (a random secret key) reach the API server once and

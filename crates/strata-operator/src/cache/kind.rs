@@ -62,7 +62,8 @@ impl ChildKind {
     }
 
     /// What a cluster of role groups creates: per group its ConfigMap, Services and
-    /// StatefulSet, per role its PodDisruptionBudget. A product that creates more
+    /// StatefulSet, per role its PodDisruptionBudget, and the ServiceMonitor and
+    /// PrometheusRule it may ask for (optional kinds). A product that creates more
     /// adds its kinds to these.
     pub fn role_group_cluster_kinds() -> Vec<Self> {
         vec![
@@ -70,6 +71,8 @@ impl ChildKind {
             Self::of::<k8s_openapi::api::core::v1::Service>(),
             Self::of::<k8s_openapi::api::apps::v1::StatefulSet>(),
             Self::of::<k8s_openapi::api::policy::v1::PodDisruptionBudget>(),
+            Self::of::<strata_model::monitoring::ServiceMonitor>(),
+            Self::of::<strata_model::monitoring::PrometheusRule>(),
         ]
     }
 

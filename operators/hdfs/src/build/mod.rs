@@ -12,6 +12,7 @@
 //! | namenode state ConfigMap (cluster ID, excluded datanodes) | `<hdfs>-namenode-state` | cluster |
 //! | discovery ConfigMap (`core-site.xml`, `hdfs-site.xml`) | `<hdfs>` | cluster |
 
+pub mod alerts;
 pub mod config_map;
 pub mod container;
 pub mod pdb;
@@ -21,6 +22,7 @@ pub mod statefulset;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 pub use strata_model::build::RoleGroupObjects;
+use strata_model::monitoring::{MonitoringObjects, cluster_monitoring};
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 
@@ -62,6 +64,8 @@ pub struct ClusterObjects {
     /// the ZNode gives no client certificate. Its store is made once, when it is
     /// created ([`fill_client_keystore`]).
     pub zookeeper_client: Option<Secret>,
+    /// `<hdfs>`: the ServiceMonitor and PrometheusRule the cluster asks for.
+    pub monitoring: MonitoringObjects,
 }
 
 /// Builds the objects of one role group; the StatefulSet's pod template carries the
@@ -81,6 +85,25 @@ pub fn role_group_objects(
 
 /// Builds every object of the cluster.
 pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> ClusterObjects {
+    let role_groups: Vec<RoleGroupObjects> = cluster
+        .roles
+        .iter()
+        .flat_map(|role| {
+            role.groups
+                .iter()
+                .map(move |group| role_group_objects(cluster, role, group))
+        })
+        .collect();
+    let metrics_services: Vec<&Service> = role_groups
+        .iter()
+        .map(|objects| &objects.metrics_service)
+        .collect();
+    let monitoring = cluster_monitoring(
+        &cluster.monitoring,
+        &cluster.identity,
+        &metrics_services,
+        alerts::rule_groups,
+    );
     ClusterObjects {
         pod_services: cluster
             .roles
@@ -91,15 +114,7 @@ pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> Clust
                     .flat_map(move |group| service::pod_services(cluster, role.role, group))
             })
             .collect(),
-        role_groups: cluster
-            .roles
-            .iter()
-            .flat_map(|role| {
-                role.groups
-                    .iter()
-                    .map(move |group| role_group_objects(cluster, role, group))
-            })
-            .collect(),
+        role_groups,
         pdbs: cluster
             .roles
             .iter()
@@ -109,6 +124,7 @@ pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> Clust
         discovery_config_map: config_map::discovery_config_map(cluster),
         zookeeper_client: (cluster.zookeeper.tls && cluster.zookeeper.client_secret.is_none())
             .then(|| statefulset::zookeeper_client_secret(cluster)),
+        monitoring,
     }
 }
 
@@ -122,6 +138,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster, state: &NameNodeState) -> Des
         namenode_state,
         discovery_config_map,
         zookeeper_client,
+        monitoring,
     } = build_cluster(cluster, state);
     let mut desired = DesiredObjects::new();
     if let Some(secret) = zookeeper_client {
@@ -140,6 +157,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster, state: &NameNodeState) -> Des
         desired.push(pdb);
     }
     desired.push(discovery_config_map);
+    desired.push_monitoring(monitoring);
     desired
 }
 

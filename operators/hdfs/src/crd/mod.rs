@@ -120,6 +120,15 @@ pub struct HdfsClusterConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub dfs_replication: Option<u16>,
+
+    /// What a Prometheus Operator in the cluster gets: a ServiceMonitor that scrapes
+    /// every daemon's `/prom`, and a PrometheusRule with HDFS's alerts
+    /// (docs/monitoring.md). Both need the Prometheus Operator's CRDs.
+    #[serde(
+        default,
+        skip_serializing_if = "strata_model::monitoring::Monitoring::is_default"
+    )]
+    pub monitoring: strata_model::monitoring::Monitoring,
 }
 
 impl HdfsClusterSpec {

@@ -109,6 +109,26 @@ async fn first_start_formats_once_fails_over_and_keeps_every_file() {
     });
     assert_eq!(cluster_ids[0], cluster_ids[1]);
     assert!(cluster_ids[0].starts_with("CID-"), "{cluster_ids:?}");
+    // Every metric the alerts read is served at /prom, by the active namenode with the
+    // `hastate` label they select on.
+    let mut served = String::new();
+    for pod in NAMENODES {
+        let address = format!("{}:9870", runner.address(NAMESPACE, pod).unwrap());
+        let answer = in_pod(&runner, CLIENT_POD, move || async move {
+            strata_testing::http::request(&address, "GET", "/prom", &[], None)
+        })
+        .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(answer.status, 200, "{pod}: {}", answer.body);
+        served.push_str(&answer.body);
+    }
+    for group in hdfs_operator::build::alerts::rule_groups("namespace=\"default\"") {
+        for name in group.metric_names() {
+            assert!(
+                served.contains(&format!("\n{name}{{")) && served.contains("hastate=\"active\""),
+                "the namenodes do not serve {name} with hastate, which an alert reads:\n{served}"
+            );
+        }
+    }
     for pod in NAMENODES {
         let version = runner
             .claims()

@@ -19,6 +19,7 @@
 //! The Secrets are made by the controller's certificate step, which alone can read what
 //! they hold; `render` shows them without values ([`certificates`]).
 
+pub mod alerts;
 pub mod certificates;
 pub mod config_map;
 pub mod container;
@@ -31,6 +32,7 @@ pub mod znode_client;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 pub use strata_model::build::RoleGroupObjects;
+use strata_model::monitoring::{MonitoringObjects, cluster_monitoring};
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 
@@ -49,6 +51,8 @@ pub struct ClusterObjects {
     pub client_service: Service,
     /// `<zk>`: the connection string for clients.
     pub discovery_config_map: ConfigMap,
+    /// `<zk>`: the ServiceMonitor and PrometheusRule the cluster asks for.
+    pub monitoring: MonitoringObjects,
 }
 
 /// Builds the objects of one role group; the StatefulSet's Pod template carries the hash
@@ -67,16 +71,28 @@ pub fn role_group_objects(
 
 /// Builds every object of the cluster.
 pub fn build_cluster(cluster: &ValidatedCluster) -> ClusterObjects {
+    let role_groups: Vec<RoleGroupObjects> = cluster
+        .servers
+        .groups
+        .iter()
+        .map(|group| role_group_objects(cluster, group))
+        .collect();
+    let metrics_services: Vec<&Service> = role_groups
+        .iter()
+        .map(|objects| &objects.metrics_service)
+        .collect();
+    let monitoring = cluster_monitoring(
+        &cluster.monitoring,
+        &cluster.identity,
+        &metrics_services,
+        alerts::rule_groups,
+    );
     ClusterObjects {
-        role_groups: cluster
-            .servers
-            .groups
-            .iter()
-            .map(|group| role_group_objects(cluster, group))
-            .collect(),
+        role_groups,
         server_pdb: pdb::server_pdb(cluster),
         client_service: service::client_service(cluster),
         discovery_config_map: discovery::cluster_discovery_config_map(cluster),
+        monitoring,
     }
 }
 
@@ -90,6 +106,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
         server_pdb,
         client_service,
         discovery_config_map,
+        monitoring,
     } = build_cluster(cluster);
     let mut desired = DesiredObjects::new();
     for objects in role_groups {
@@ -100,6 +117,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
     }
     desired.push(client_service);
     desired.push(discovery_config_map);
+    desired.push_monitoring(monitoring);
     desired
 }
 

@@ -9,6 +9,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use strata_model::exposure::ServiceExposure;
+use strata_model::monitoring::Monitoring;
 
 /// Settings of the whole ensemble.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
@@ -24,6 +25,12 @@ pub struct ZookeeperClusterConfig {
     /// adds the external address once the Service has one.
     #[serde(default, skip_serializing_if = "ServiceExposure::is_default")]
     pub service: ServiceExposure,
+
+    /// What a Prometheus Operator in the cluster gets: a ServiceMonitor that scrapes
+    /// every server's metrics port (7000), and a PrometheusRule with ZooKeeper's
+    /// alerts (docs/monitoring.md). Both need the Prometheus Operator's CRDs.
+    #[serde(default, skip_serializing_if = "Monitoring::is_default")]
+    pub monitoring: Monitoring,
 }
 
 /// TLS for clients (port 2282) and for the servers' quorum traffic.

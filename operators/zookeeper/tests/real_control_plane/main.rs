@@ -12,6 +12,7 @@
 
 mod growth;
 mod malformed;
+mod monitoring;
 mod pdb;
 
 use std::sync::Arc;

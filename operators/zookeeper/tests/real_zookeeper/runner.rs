@@ -186,6 +186,27 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
         "{}",
         answer.body
     );
+    // Every metric the alerts read is served by some server (the leader-only gauges by
+    // the leader alone).
+    let mut served = String::new();
+    for pod in &servers {
+        let metrics = pod_address(&runner, pod, 7000)
+            .expect("the pod's address")
+            .to_string();
+        let answer = in_pod(&runner, pod, move || async move {
+            strata_testing::http::request(&metrics, "GET", "/metrics", &[], None)
+        })
+        .unwrap_or_else(|error| panic!("{error}"));
+        served.push_str(&answer.body);
+    }
+    for group in zookeeper_operator::build::alerts::rule_groups("namespace=\"default\"") {
+        for name in group.metric_names() {
+            assert!(
+                served.contains(&format!("# TYPE {name} ")),
+                "no server serves {name}, which an alert reads:\n{served}"
+            );
+        }
+    }
 
     // On OpenShift, the servers wrote their data as the namespace's arbitrary uid.
     if let Some(range) = openshift {

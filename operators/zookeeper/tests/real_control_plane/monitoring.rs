@@ -1,0 +1,157 @@
+//! `clusterConfig.monitoring` on the real API server: without the Prometheus
+//! Operator's CRDs, a Warning and everything else applied; with them (the real CRDs of
+//! the pinned release, whose schemas validate what the operator sends), the
+//! ServiceMonitor selects the metrics Service and the PrometheusRule holds the alerts;
+//! asked for no more, both are pruned.
+
+use kube::api::{Api, PostParams};
+use serde_json::Value;
+use strata_model::monitoring::{Monitoring, PrometheusRuleSettings, ServiceMonitorSettings};
+use strata_testing::control_plane::{ControlPlane, ControlPlaneOptions, wait_until};
+use zookeeper_operator::crd::ZookeeperCluster;
+
+use crate::{Cluster, TIMEOUT, zookeeper_cluster};
+
+/// The object `kind/name` as JSON, `None` while it does not exist.
+fn stored(control_plane: &ControlPlane, object: &str) -> Option<Value> {
+    let json = control_plane.kubectl(&["get", object, "-o", "json"]).ok()?;
+    serde_json::from_str(&json).ok()
+}
+
+/// The condition `type_` of the cluster `simple`.
+fn condition(control_plane: &ControlPlane, type_: &str) -> Value {
+    stored(control_plane, "zookeepercluster/simple")
+        .and_then(|cluster| {
+            cluster["status"]["conditions"]
+                .as_array()?
+                .iter()
+                .find(|condition| condition["type"] == type_)
+                .cloned()
+        })
+        .unwrap_or(Value::Null)
+}
+
+// Multi-threaded: `kubectl` blocks this thread while the operator runs on another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane and the Prometheus Operator CRDs; run by cargo xtask test"]
+async fn monitoring_objects_are_applied_only_where_the_cluster_serves_their_kinds() {
+    let cluster = Cluster::start(ControlPlaneOptions::default()).await;
+    let Cluster {
+        control_plane,
+        client,
+    } = &cluster;
+    let operator = cluster.run_operator().await;
+    let mut simple: ZookeeperCluster = zookeeper_cluster("simple", 1);
+    simple.spec.cluster_config.monitoring = Monitoring {
+        service_monitor: Some(ServiceMonitorSettings {
+            labels: [("release".to_owned(), "kube-prometheus-stack".to_owned())].into(),
+            interval: Some("30s".to_owned()),
+        }),
+        prometheus_rule: Some(PrometheusRuleSettings::default()),
+    };
+    Api::<ZookeeperCluster>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &simple)
+        .await
+        .expect("the cluster is created");
+
+    // Without the CRDs: everything else is applied, and the Warning says what is not.
+    control_plane
+        .kubectl(&[
+            "wait",
+            "zookeepercluster/simple",
+            "--for=condition=Available=True",
+            "--timeout=90s",
+        ])
+        .unwrap_or_else(|error| panic!("the cluster becomes Available: {error}"));
+    let warning = wait_until("the CrdNotInstalled Warning", TIMEOUT, async || {
+        let warning = condition(control_plane, "Warning");
+        (warning["reason"] == "CrdNotInstalled").then_some(warning)
+    })
+    .await;
+    let message = warning["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("ServiceMonitor/simple, PrometheusRule/simple not applied"),
+        "{message}"
+    );
+    assert!(
+        stored(control_plane, "service/simple-server-default-metrics").is_some(),
+        "the metrics Service is applied"
+    );
+
+    // With the CRDs, and the operator restarted to watch the kinds.
+    control_plane
+        .install_crds(&strata_testing::prometheus::operator_crds())
+        .await
+        .expect("the Prometheus Operator's CRDs are established");
+    drop(operator);
+    let _operator = cluster.run_operator().await;
+    let monitor = wait_until("the ServiceMonitor", TIMEOUT, async || {
+        stored(
+            control_plane,
+            "servicemonitors.monitoring.coreos.com/simple",
+        )
+    })
+    .await;
+    assert_eq!(
+        monitor["metadata"]["labels"]["release"],
+        "kube-prometheus-stack"
+    );
+    assert_eq!(
+        monitor["spec"]["endpoints"],
+        serde_json::json!([{"port": "metrics", "path": "/metrics", "scheme": "http", "interval": "30s"}])
+    );
+    let selector = monitor["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .expect("a label selector")
+        .iter()
+        .map(|(key, value)| format!("{key}={}", value.as_str().unwrap_or_default()))
+        .collect::<Vec<_>>()
+        .join(",");
+    let selected = control_plane
+        .kubectl(&["get", "services", "-l", &selector, "-o", "name"])
+        .expect("the selected Services");
+    assert_eq!(selected.trim(), "service/simple-server-default-metrics");
+    let rule = wait_until("the PrometheusRule", TIMEOUT, async || {
+        stored(
+            control_plane,
+            "prometheusrules.monitoring.coreos.com/simple",
+        )
+    })
+    .await;
+    let alerts: Vec<&str> = rule["spec"]["groups"][0]["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter_map(|rule| rule["alert"].as_str())
+        .collect();
+    assert!(alerts.contains(&"ZooKeeperNoLeader"), "{alerts:?}");
+    wait_until("the Warning to clear", TIMEOUT, async || {
+        (condition(control_plane, "Warning")["status"] == "False").then_some(())
+    })
+    .await;
+
+    // Asked for no more: both are pruned.
+    control_plane
+        .kubectl(&[
+            "patch",
+            "zookeepercluster/simple",
+            "--type=json",
+            "-p",
+            r#"[{"op": "remove", "path": "/spec/clusterConfig/monitoring"}]"#,
+        ])
+        .expect("monitoring is removed from the spec");
+    wait_until("the monitoring objects to be pruned", TIMEOUT, async || {
+        (stored(
+            control_plane,
+            "servicemonitors.monitoring.coreos.com/simple",
+        )
+        .is_none()
+            && stored(
+                control_plane,
+                "prometheusrules.monitoring.coreos.com/simple",
+            )
+            .is_none())
+        .then_some(())
+    })
+    .await;
+}
