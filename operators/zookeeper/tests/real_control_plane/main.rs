@@ -62,15 +62,21 @@ impl Cluster {
             .cluster_admin_client("default", OPERATOR_NAME)
             .await
             .expect("the operator's own identity");
-        let nobody = FixedServerAddress(nobody_listens());
-        RunningOperator::start(client, OPERATOR_NAME, move |runtime| {
-            let options = RunOptions {
-                server_address: Arc::new(nobody),
-                ..RunOptions::for_runtime(&runtime)
-            };
-            run(runtime, options)
-        })
+        run_operator_as(client)
     }
+}
+
+/// The operator's controllers, as `client` (from [`Cluster::run_operator`]'s identity),
+/// for a test that restarts the operator.
+fn run_operator_as(client: kube::Client) -> RunningOperator {
+    let nobody = FixedServerAddress(nobody_listens());
+    RunningOperator::start(client, OPERATOR_NAME, move |runtime| {
+        let options = RunOptions {
+            server_address: Arc::new(nobody),
+            ..RunOptions::for_runtime(&runtime)
+        };
+        run(runtime, options)
+    })
 }
 
 /// A loopback address where nothing listens: a connection there is refused at once.

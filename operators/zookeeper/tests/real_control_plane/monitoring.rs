@@ -10,7 +10,9 @@ use strata_model::monitoring::{Monitoring, PrometheusRuleSettings, ServiceMonito
 use strata_testing::control_plane::{ControlPlane, ControlPlaneOptions, wait_until};
 use zookeeper_operator::crd::ZookeeperCluster;
 
-use crate::{Cluster, TIMEOUT, zookeeper_cluster};
+use zookeeper_operator::OPERATOR_NAME;
+
+use crate::{Cluster, TIMEOUT, run_operator_as, zookeeper_cluster};
 
 /// The object `kind/name` as JSON, `None` while it does not exist.
 fn stored(control_plane: &ControlPlane, object: &str) -> Option<Value> {
@@ -40,7 +42,11 @@ async fn monitoring_objects_are_applied_only_where_the_cluster_serves_their_kind
         control_plane,
         client,
     } = &cluster;
-    let operator = cluster.run_operator().await;
+    let operator_client = control_plane
+        .cluster_admin_client("default", OPERATOR_NAME)
+        .await
+        .expect("the operator's own identity");
+    let operator = run_operator_as(operator_client.clone());
     let mut simple: ZookeeperCluster = zookeeper_cluster("simple", 1);
     simple.spec.cluster_config.monitoring = Monitoring {
         service_monitor: Some(ServiceMonitorSettings {
@@ -84,7 +90,7 @@ async fn monitoring_objects_are_applied_only_where_the_cluster_serves_their_kind
         .await
         .expect("the Prometheus Operator's CRDs are established");
     drop(operator);
-    let _operator = cluster.run_operator().await;
+    let _operator = run_operator_as(operator_client);
     let monitor = wait_until("the ServiceMonitor", TIMEOUT, async || {
         stored(
             control_plane,

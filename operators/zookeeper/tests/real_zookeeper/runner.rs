@@ -189,7 +189,7 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
     // Every metric the alerts read is served by some server (the leader-only gauges by
     // the leader alone).
     let mut served = String::new();
-    for pod in &servers {
+    for pod in servers {
         let metrics = pod_address(&runner, pod, 7000)
             .expect("the pod's address")
             .to_string();
