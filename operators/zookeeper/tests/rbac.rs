@@ -52,6 +52,78 @@ impl EnsembleAddress for Unreachable {
 /// request with exactly that verb, each with the reason it is still needed.
 const GRANTED_BUT_NOT_SEEN: &[(&str, &str, Verb, &str)] = &[
     (
+        "monitoring.coreos.com",
+        "servicemonitors",
+        Verb::Get,
+        "the scenario's API serves no Prometheus Operator kinds; real_control_plane/monitoring.rs uses them on the real API server",
+    ),
+    (
+        "monitoring.coreos.com",
+        "servicemonitors",
+        Verb::List,
+        "the scenario's API serves no Prometheus Operator kinds; real_control_plane/monitoring.rs uses them on the real API server",
+    ),
+    (
+        "monitoring.coreos.com",
+        "servicemonitors",
+        Verb::Watch,
+        "the scenario's API serves no Prometheus Operator kinds; real_control_plane/monitoring.rs uses them on the real API server",
+    ),
+    (
+        "monitoring.coreos.com",
+        "servicemonitors",
+        Verb::Create,
+        "the scenario's API serves no Prometheus Operator kinds; real_control_plane/monitoring.rs uses them on the real API server",
+    ),
+    (
+        "monitoring.coreos.com",
+        "servicemonitors",
+        Verb::Patch,
+        "the scenario's API serves no Prometheus Operator kinds; real_control_plane/monitoring.rs uses them on the real API server",
+    ),
+    (
+        "monitoring.coreos.com",
+        "servicemonitors",
+        Verb::Delete,
+        "the scenario's API serves no Prometheus Operator kinds; real_control_plane/monitoring.rs uses them on the real API server",
+    ),
+    (
+        "monitoring.coreos.com",
+        "prometheusrules",
+        Verb::Get,
+        "the scenario's API serves no Prometheus Operator kinds; real_control_plane/monitoring.rs uses them on the real API server",
+    ),
+    (
+        "monitoring.coreos.com",
+        "prometheusrules",
+        Verb::List,
+        "the scenario's API serves no Prometheus Operator kinds; real_control_plane/monitoring.rs uses them on the real API server",
+    ),
+    (
+        "monitoring.coreos.com",
+        "prometheusrules",
+        Verb::Watch,
+        "the scenario's API serves no Prometheus Operator kinds; real_control_plane/monitoring.rs uses them on the real API server",
+    ),
+    (
+        "monitoring.coreos.com",
+        "prometheusrules",
+        Verb::Create,
+        "the scenario's API serves no Prometheus Operator kinds; real_control_plane/monitoring.rs uses them on the real API server",
+    ),
+    (
+        "monitoring.coreos.com",
+        "prometheusrules",
+        Verb::Patch,
+        "the scenario's API serves no Prometheus Operator kinds; real_control_plane/monitoring.rs uses them on the real API server",
+    ),
+    (
+        "monitoring.coreos.com",
+        "prometheusrules",
+        Verb::Delete,
+        "the scenario's API serves no Prometheus Operator kinds; real_control_plane/monitoring.rs uses them on the real API server",
+    ),
+    (
         "",
         "configmaps",
         Verb::Create,

@@ -271,11 +271,18 @@ fn assert_owned_and_labelled(harness: &Harness, created: &ZookeeperCluster, grou
             let prefix = format!("{cluster}-server-{group}");
             name == prefix || name == format!("{prefix}-metrics")
         });
-        let expected = match (group, name == format!("{cluster}-server")) {
+        let mut expected = match (group, name == format!("{cluster}-server")) {
             (Some(group), _) => recommended_labels(cluster, Some("server"), Some(group)),
             (None, true) => recommended_labels(cluster, Some("server"), None),
             (None, false) => recommended_labels(cluster, None, None),
         };
+        if name.ends_with("-metrics") {
+            // The mark a ServiceMonitor selects metrics Services by.
+            expected.insert(
+                strata_model::monitoring::SCRAPE_LABEL.to_owned(),
+                "true".to_owned(),
+            );
+        }
         assert_eq!(labels_of(&object), expected, "labels of {resource} {name}");
     }
 }
