@@ -20,6 +20,7 @@ mod economy;
 mod exposure;
 mod invalid;
 mod membership;
+mod monitoring;
 mod operations;
 mod pdb;
 mod scaling;
