@@ -52,9 +52,7 @@ async fn without_the_crds_the_cluster_warns_and_applies_everything_else() {
         stored_names::<StatefulSet>(&harness),
         ["simple-zk-server-default".to_owned()].into()
     );
-    assert!(
-        stored_names::<Service>(&harness).contains(&"simple-zk-server-default-metrics".to_owned())
-    );
+    assert!(stored_names::<Service>(&harness).contains("simple-zk-server-default-metrics"));
 }
 
 #[tokio::test]
