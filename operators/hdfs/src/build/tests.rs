@@ -403,3 +403,43 @@ fn a_plaintext_zookeeper_needs_no_keystore() -> TestResult {
     assert!(objects()?.zookeeper_client.is_none());
     Ok(())
 }
+
+#[test]
+fn monitoring_scrapes_every_daemons_prom_and_alerts_for_this_cluster_only() -> TestResult {
+    let monitored = build_cluster(
+        &validated(json!({"clusterConfig": {"monitoring": {
+            "serviceMonitor": {"labels": {"release": "prometheus"}},
+            "prometheusRule": {}
+        }}}))?,
+        &NameNodeState::default(),
+    );
+    let monitor = monitored
+        .monitoring
+        .service_monitor
+        .expect("a ServiceMonitor when asked");
+    let endpoints: Vec<(&str, &str)> = monitor
+        .spec
+        .endpoints
+        .iter()
+        .map(|endpoint| (endpoint.port.as_str(), endpoint.path.as_str()))
+        .collect();
+    assert_eq!(endpoints, [("http", "/prom")]);
+    let rule = monitored
+        .monitoring
+        .prometheus_rule
+        .expect("a PrometheusRule when asked");
+    let group = &rule.spec.groups[0];
+    assert!(
+        group.rules.iter().all(|rule| rule
+            .expr
+            .contains(r#"namespace="default",app_kubernetes_io_instance="simple-hdfs""#)),
+        "{group:#?}"
+    );
+
+    assert_eq!(
+        objects()?.monitoring,
+        MonitoringObjects::default(),
+        "nothing without clusterConfig.monitoring"
+    );
+    Ok(())
+}
