@@ -225,7 +225,11 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
     )?;
 
     let (prometheus, _) = step(
-        "promtool v3.16.0 + the Prometheus Operator v0.85.0 CRDs (Go module proxy)",
+        &format!(
+            "promtool {} + the Prometheus Operator {} CRDs (Go module proxy)",
+            control_plane::PROMETHEUS_VERSION,
+            prometheus::PROMETHEUS_OPERATOR_VERSION
+        ),
         || prometheus::ensure(&workspace.join("xtask").join("go")),
     )?;
 

@@ -267,14 +267,15 @@ impl AlertRule {
 }
 
 impl RuleGroup {
-    /// The metric names the group's expressions select, sorted: every name written
-    /// with label matchers (`name{...}`), as the operators write each selector. Tests
-    /// check that the real product serves every one.
+    /// The product's metric names the group's expressions select, sorted: every name
+    /// written with label matchers (`name{...}`), as the operators write each selector,
+    /// except Prometheus' own `up`. Tests check that the real product serves every one.
     pub fn metric_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
             .rules
             .iter()
             .flat_map(|rule| selected_metrics(&rule.expr))
+            .filter(|name| name != "up")
             .collect();
         names.sort();
         names.dedup();

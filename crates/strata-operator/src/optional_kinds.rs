@@ -31,34 +31,53 @@ pub async fn partition(client: &Client, kinds: &[ChildKind]) -> (Vec<ChildKind>,
     (served, unserved)
 }
 
-/// Whether the API server lists `kind`'s resource in its group version. A discovery
-/// failure counts as not served, with a log line: the objects are then left out with a
-/// Warning, which is honest, where a watch would block every reconcile.
+/// How often discovery is asked before a failure that is not a 404 counts as "not
+/// served", and how long it waits in between.
+const DISCOVERY_ATTEMPTS: u32 = 3;
+const DISCOVERY_RETRY_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Whether the API server lists `kind`'s resource in its group version. A 404 means
+/// the group is not served. Any other failure (a timeout, a 5xx) is asked again; when
+/// it persists, the kind counts as not served, with a warning: its objects are then
+/// left out with a Warning condition, where a watch that never syncs would block every
+/// reconcile.
 async fn is_served(client: &Client, kind: &ChildKind) -> bool {
     let resource = &kind.resource;
-    match client.list_api_group_resources(&resource.api_version).await {
-        Ok(list) => {
-            let served = list
-                .resources
-                .iter()
-                .any(|found| found.name == resource.plural);
-            if !served {
-                tracing::info!(kind = %resource.kind, api_version = %resource.api_version,
-                    "the API server does not serve this optional kind; objects of it are left out");
+    for attempt in 1..=DISCOVERY_ATTEMPTS {
+        match client.list_api_group_resources(&resource.api_version).await {
+            Ok(list) => {
+                let served = list
+                    .resources
+                    .iter()
+                    .any(|found| found.name == resource.plural);
+                if !served {
+                    tracing::info!(kind = %resource.kind, api_version = %resource.api_version,
+                        "the API server does not serve this optional kind; objects of it are left out");
+                }
+                return served;
             }
-            served
-        }
-        Err(error) => {
-            tracing::info!(kind = %resource.kind, api_version = %resource.api_version, %error,
-                "the API server does not serve this optional kind's group; objects of it are left out");
-            false
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                tracing::info!(kind = %resource.kind, api_version = %resource.api_version,
+                    "the API server does not serve this optional kind's group; objects of it are left out");
+                return false;
+            }
+            Err(error) if attempt < DISCOVERY_ATTEMPTS => {
+                tracing::warn!(kind = %resource.kind, api_version = %resource.api_version, %error,
+                    "could not ask the API server whether it serves this optional kind; asking again");
+                tokio::time::sleep(DISCOVERY_RETRY_DELAY).await;
+            }
+            Err(error) => {
+                tracing::warn!(kind = %resource.kind, api_version = %resource.api_version, %error,
+                    "could not ask the API server whether it serves this optional kind; objects of it are left out until the operator restarts");
+            }
         }
     }
+    false
 }
 
 /// The Warning for the objects `left_out` (as `Kind/name`) of the `unserved` kinds.
 pub fn not_served_warning(left_out: &[String], unserved: &[ChildKind]) -> SpecWarning {
-    let mut kinds: Vec<String> = unserved
+    let kinds: Vec<String> = unserved
         .iter()
         .filter(|kind| {
             left_out
@@ -67,13 +86,13 @@ pub fn not_served_warning(left_out: &[String], unserved: &[ChildKind]) -> SpecWa
         })
         .map(|kind| format!("{} ({})", kind.resource.kind, kind.resource.api_version))
         .collect();
-    kinds.dedup();
     SpecWarning {
         reason: CRD_NOT_INSTALLED,
         message: format!(
-            "{} not applied: the cluster did not serve {} when the operator started. Install \
-             the CRDs (for monitoring, the Prometheus Operator's), then restart the operator; \
-             or remove what asks for them (clusterConfig.monitoring). Everything else is applied",
+            "{} not applied: the API server did not serve {} when the operator's \
+             controllers started. Install the CRDs (for monitoring, the Prometheus \
+             Operator's), then restart the operator; or remove what asks for them \
+             (clusterConfig.monitoring). Everything else is applied.",
             left_out.join(", "),
             kinds.join(" and "),
         ),
@@ -95,8 +114,9 @@ mod tests {
         assert_eq!(warning.reason, CRD_NOT_INSTALLED);
         assert!(
             warning.message.starts_with(
-                "ServiceMonitor/simple not applied: the cluster did not serve ServiceMonitor \
-                 (monitoring.coreos.com/v1) when the operator started"
+                "ServiceMonitor/simple not applied: the API server did not serve \
+                 ServiceMonitor (monitoring.coreos.com/v1) when the operator's controllers \
+                 started"
             ),
             "{}",
             warning.message

@@ -154,8 +154,8 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(ControlPlaneBinaries, Outcome)> 
 /// that holds them.
 pub fn ensure_set(go_dir: &Path, set: GoToolSet) -> anyhow::Result<(PathBuf, Outcome)> {
     let go = process::which("go").context(
-        "`go` is not on PATH: the Kubernetes control plane is built from Go modules; \
-         install Go 1.26 or newer, then rerun `cargo xtask tools`",
+        "`go` is not on PATH: the Kubernetes control plane and promtool are built from Go \
+         modules; install Go 1.26 or newer, then rerun `cargo xtask tools`",
     )?;
     // Asked in a module directory, so a toolchain line there (GOTOOLCHAIN) is the Go
     // that the key records.

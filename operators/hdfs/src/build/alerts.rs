@@ -3,7 +3,8 @@
 //!
 //! Each names only metrics that Hadoop 3.4's Prometheus sink serves at `/prom`
 //! (`hadoop.prometheus.endpoint.enabled`), which the real-product test checks against a
-//! scrape of the namenodes. Both namenodes report the namesystem's figures; the rules
+//! scrape of the namenodes, and Prometheus' own `up`, which exists for every scraped
+//! pod even when it serves nothing: namenodes that are all down must alert too. Both namenodes report the namesystem's figures; the rules
 //! take the active one's (`hastate="active"`), since a standby's lag behind it.
 
 use strata_model::monitoring::{AlertRule, CLUSTER_LABELS, RuleGroup, Severity};
@@ -20,11 +21,11 @@ pub fn rule_groups(matchers: &str) -> Vec<RuleGroup> {
                 Severity::Critical,
                 "2m",
                 format!(
-                    "count by ({cluster}) (fs_namesystem_missing_blocks{{{matchers}}}) unless on ({cluster}) count by ({cluster}) (fs_namesystem_missing_blocks{{{active}}})"
+                    "count by ({cluster}) (up{{{matchers},app_kubernetes_io_component=\"namenode\"}}) unless on ({cluster}) count by ({cluster}) (fs_namesystem_missing_blocks{{{active}}})"
                 ),
                 "HDFS {{ $labels.namespace }}/{{ $labels.app_kubernetes_io_instance }} has no active namenode",
-                "Namenodes run but none is active: every read and write fails. Look at the \
-                 failover controllers and at ZooKeeper.",
+                "No namenode is active, or none answers: every read and write fails. Look \
+                 at the namenodes, their failover controllers and ZooKeeper.",
             ),
             AlertRule::new(
                 "HdfsMissingBlocks",

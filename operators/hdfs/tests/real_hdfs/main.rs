@@ -124,8 +124,11 @@ async fn first_start_formats_once_fails_over_and_keeps_every_file() {
     for group in hdfs_operator::build::alerts::rule_groups("namespace=\"default\"") {
         for name in group.metric_names() {
             assert!(
-                served.contains(&format!("\n{name}{{")) && served.contains("hastate=\"active\""),
-                "the namenodes do not serve {name} with hastate, which an alert reads:\n{served}"
+                served
+                    .lines()
+                    .any(|line| line.starts_with(&format!("{name}{{"))
+                        && line.contains("hastate=\"active\"")),
+                "no namenode serves {name} with hastate=\"active\", which an alert reads:\n{served}"
             );
         }
     }

@@ -2,29 +2,45 @@
 //! (`clusterConfig.monitoring.prometheusRule`).
 //!
 //! Each names only metrics that ZooKeeper 3.9's Prometheus provider serves on port
-//! 7000, which the real-product test checks against a scrape of every server. The
-//! leader-only gauges (`leader_uptime`, `synced_followers`) exist on the leader alone,
-//! so the rules aggregate over the cluster instead of looking at one server.
+//! 7000, which the real-product test checks against a scrape of every server, and
+//! Prometheus' own `up`, which exists for every scraped pod even when it serves nothing:
+//! an ensemble whose servers are all down must alert too. The leader-only gauges
+//! (`leader_uptime`, `synced_followers`) exist on the leader alone, so the rules
+//! aggregate over the cluster instead of looking at one server. A single server runs
+//! standalone and never has a leader, so it gets an alert on being down instead.
 
 use strata_model::monitoring::{AlertRule, CLUSTER_LABELS, RuleGroup, Severity};
 
-/// The rule groups for the cluster whose series `matchers` select.
-pub fn rule_groups(matchers: &str) -> Vec<RuleGroup> {
+/// The rule groups for the cluster whose series `matchers` select; `standalone` for
+/// an ensemble of one server.
+pub fn rule_groups(matchers: &str, standalone: bool) -> Vec<RuleGroup> {
     let cluster = CLUSTER_LABELS;
+    let availability = if standalone {
+        AlertRule::new(
+            "ZooKeeperDown",
+            Severity::Critical,
+            "1m",
+            format!("max by ({cluster}) (up{{{matchers}}}) == 0"),
+            "ZooKeeper {{ $labels.namespace }}/{{ $labels.app_kubernetes_io_instance }} is down",
+            "Its only server does not answer: every client request fails.",
+        )
+    } else {
+        AlertRule::new(
+            "ZooKeeperNoLeader",
+            Severity::Critical,
+            "1m",
+            format!(
+                "count by ({cluster}) (up{{{matchers}}}) unless on ({cluster}) count by ({cluster}) (leader_uptime{{{matchers}}})"
+            ),
+            "ZooKeeper {{ $labels.namespace }}/{{ $labels.app_kubernetes_io_instance }} has no leader",
+            "No server leads, or none answers: the ensemble lost its quorum, and every \
+             client request fails until a majority of servers see each other again.",
+        )
+    };
     vec![RuleGroup {
         name: "zookeeper".to_owned(),
         rules: vec![
-            AlertRule::new(
-                "ZooKeeperNoLeader",
-                Severity::Critical,
-                "1m",
-                format!(
-                    "count by ({cluster}) (jvm_info{{{matchers}}}) unless on ({cluster}) count by ({cluster}) (leader_uptime{{{matchers}}})"
-                ),
-                "ZooKeeper {{ $labels.namespace }}/{{ $labels.app_kubernetes_io_instance }} has no leader",
-                "Servers run but none leads: the ensemble lost its quorum, and every client \
-                 request fails until a majority of servers see each other again.",
-            ),
+            availability,
             AlertRule::new(
                 "ZooKeeperServerNotSynced",
                 Severity::Warning,

@@ -85,7 +85,7 @@ pub fn build_cluster(cluster: &ValidatedCluster) -> ClusterObjects {
         &cluster.monitoring,
         &cluster.identity,
         &metrics_services,
-        alerts::rule_groups,
+        |matchers| alerts::rule_groups(matchers, cluster.ensemble_servers().len() == 1),
     );
     ClusterObjects {
         role_groups,

@@ -13,7 +13,16 @@ use zookeeper_operator::build::alerts::rule_groups;
 #[ignore = "needs promtool (STRATA_PROMTOOL); run by cargo xtask test"]
 fn the_alerts_fire_when_the_ensemble_loses_its_leader_or_a_server() {
     strata_testing::prometheus::test_rules(
-        &rule_groups(&cluster_matchers("prod", "simple")),
+        &rule_groups(&cluster_matchers("prod", "simple"), false),
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/alerts/zookeeper.test.yaml"),
+    );
+}
+
+#[test]
+#[ignore = "needs promtool (STRATA_PROMTOOL); run by cargo xtask test"]
+fn a_standalone_server_alerts_when_it_is_down_never_for_having_no_leader() {
+    strata_testing::prometheus::test_rules(
+        &rule_groups(&cluster_matchers("prod", "simple"), true),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/alerts/standalone.test.yaml"),
     );
 }

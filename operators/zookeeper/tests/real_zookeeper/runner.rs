@@ -199,7 +199,7 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
         .unwrap_or_else(|error| panic!("{error}"));
         served.push_str(&answer.body);
     }
-    for group in zookeeper_operator::build::alerts::rule_groups("namespace=\"default\"") {
+    for group in zookeeper_operator::build::alerts::rule_groups("namespace=\"default\"", false) {
         for name in group.metric_names() {
             assert!(
                 served.contains(&format!("# TYPE {name} ")),
