@@ -417,21 +417,25 @@ pub struct MonitoringObjects {
     pub prometheus_rule: Option<PrometheusRule>,
 }
 
-/// The objects `monitoring` asks for, for the cluster `identity`, whose metrics
-/// Services are among `services`; `alerts` builds the product's rule groups from the
-/// cluster's PromQL label matchers ([`cluster_matchers`]).
+/// The objects `monitoring` asks for, for the cluster `identity`, which scrape the
+/// metrics Services of its `role_groups`; `alerts` builds the product's rule groups
+/// from the cluster's PromQL label matchers ([`cluster_matchers`]).
 pub fn cluster_monitoring(
     monitoring: &Monitoring,
     identity: &crate::identity::ClusterIdentity,
-    services: &[&Service],
+    role_groups: &[crate::build::RoleGroupObjects],
     alerts: impl FnOnce(&str) -> Vec<RuleGroup>,
 ) -> MonitoringObjects {
+    let services: Vec<&Service> = role_groups
+        .iter()
+        .map(|objects| &objects.metrics_service)
+        .collect();
     let name = identity.name.as_str();
     let metadata =
         || crate::build::object_meta(name, &identity.namespace, identity.labels.labels());
     MonitoringObjects {
         service_monitor: monitoring.service_monitor.as_ref().map(|settings| {
-            service_monitor(metadata(), identity.labels.selector(), settings, services)
+            service_monitor(metadata(), identity.labels.selector(), settings, &services)
         }),
         prometheus_rule: monitoring.prometheus_rule.as_ref().map(|settings| {
             prometheus_rule(

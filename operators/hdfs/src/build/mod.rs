@@ -94,14 +94,10 @@ pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> Clust
                 .map(move |group| role_group_objects(cluster, role, group))
         })
         .collect();
-    let metrics_services: Vec<&Service> = role_groups
-        .iter()
-        .map(|objects| &objects.metrics_service)
-        .collect();
     let monitoring = cluster_monitoring(
         &cluster.monitoring,
         &cluster.identity,
-        &metrics_services,
+        &role_groups,
         alerts::rule_groups,
     );
     ClusterObjects {

@@ -77,14 +77,10 @@ pub fn build_cluster(cluster: &ValidatedCluster) -> ClusterObjects {
         .iter()
         .map(|group| role_group_objects(cluster, group))
         .collect();
-    let metrics_services: Vec<&Service> = role_groups
-        .iter()
-        .map(|objects| &objects.metrics_service)
-        .collect();
     let monitoring = cluster_monitoring(
         &cluster.monitoring,
         &cluster.identity,
-        &metrics_services,
+        &role_groups,
         |matchers| alerts::rule_groups(matchers, cluster.ensemble_servers().len() == 1),
     );
     ClusterObjects {
