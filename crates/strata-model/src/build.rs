@@ -28,7 +28,7 @@ pub use self::pod::{
 };
 pub use self::role_group::{RoleGroupObjects, metrics_service_name, role_group_metrics_service};
 pub use self::service::{
-    PrometheusScrape, STATEFULSET_POD_NAME_LABEL, client_service, headless_service,
+    PrometheusScrape, STATEFULSET_POD_NAME_LABEL, ScrapeScheme, client_service, headless_service,
     metrics_service, pod_service, service_port,
 };
 pub use self::stateful_set::{PodUpdates, StatefulSetParts, pvc_template, stateful_set};

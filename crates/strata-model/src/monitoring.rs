@@ -13,13 +13,24 @@
 //! The types below hold only the fields the operators set; the API server stores the
 //! objects whole, and server-side apply leaves every other field to its owner.
 
+mod rules;
+mod service_monitor;
+
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Service;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use self::rules::{
+    AlertRule, CLUSTER_LABELS, PrometheusRule, PrometheusRuleSpec, RuleGroup, Severity,
+    cluster_matchers, prometheus_label_name, prometheus_rule,
+};
+pub use self::service_monitor::{
+    BasicAuth, CaSource, Endpoint, KeyReference, NamespaceSelector, ScrapeSecurity, ServiceMonitor,
+    ServiceMonitorSpec, TlsConfig, service_monitor,
+};
 use crate::labels::{COMPONENT_LABEL, INSTANCE_LABEL, ROLE_GROUP_LABEL, validate_label_value};
 
 /// The condition reason of monitoring settings the Prometheus Operator would refuse.
@@ -146,257 +157,6 @@ fn is_prometheus_duration(text: &str) -> bool {
     !text.is_empty()
 }
 
-/// `monitoring.coreos.com/v1` `ServiceMonitor`, as far as the operators set it.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-pub struct ServiceMonitor {
-    /// The object's metadata.
-    pub metadata: ObjectMeta,
-    /// What to scrape.
-    pub spec: ServiceMonitorSpec,
-}
-
-/// A ServiceMonitor's spec.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ServiceMonitorSpec {
-    /// The metrics Services of one cluster.
-    pub selector: LabelSelector,
-    /// Only the cluster's own namespace.
-    pub namespace_selector: NamespaceSelector,
-    /// One per distinct port, path and scheme of the selected Services.
-    pub endpoints: Vec<Endpoint>,
-    /// Pod labels copied onto every series.
-    pub pod_target_labels: Vec<String>,
-}
-
-/// A ServiceMonitor's `namespaceSelector`.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct NamespaceSelector {
-    /// The namespaces whose Services are selected.
-    pub match_names: Vec<String>,
-}
-
-/// A ServiceMonitor endpoint: where each selected Service's pods are scraped.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq, PartialOrd, Ord)]
-#[serde(rename_all = "camelCase")]
-pub struct Endpoint {
-    /// The Service port's name.
-    pub port: String,
-    /// The HTTP path.
-    pub path: String,
-    /// `http` or `https`.
-    pub scheme: String,
-    /// The scrape interval, when the cluster sets one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interval: Option<String>,
-}
-
-/// `monitoring.coreos.com/v1` `PrometheusRule`, as far as the operators set it.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-pub struct PrometheusRule {
-    /// The object's metadata.
-    pub metadata: ObjectMeta,
-    /// The rule groups.
-    pub spec: PrometheusRuleSpec,
-}
-
-/// A PrometheusRule's spec: the `groups` of a Prometheus rule file.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-pub struct PrometheusRuleSpec {
-    /// The rule groups.
-    pub groups: Vec<RuleGroup>,
-}
-
-/// One group of a Prometheus rule file.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-pub struct RuleGroup {
-    /// The group's name, unique in the rule file.
-    pub name: String,
-    /// The alerting rules.
-    pub rules: Vec<AlertRule>,
-}
-
-/// How urgent an alert is, as the `severity` label Alertmanager routes on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::AsRefStr)]
-#[strum(serialize_all = "lowercase")]
-pub enum Severity {
-    /// Clients fail now.
-    Critical,
-    /// Service degrades, or will fail if nothing is done.
-    Warning,
-}
-
-/// One alerting rule.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-pub struct AlertRule {
-    /// The alert's name.
-    pub alert: String,
-    /// The PromQL expression; the alert is pending while it returns series.
-    pub expr: String,
-    /// How long it must hold before the alert fires.
-    #[serde(rename = "for")]
-    pub for_: String,
-    /// `severity`.
-    pub labels: BTreeMap<String, String>,
-    /// `summary` and `description`, which may use `$labels` and `$value`.
-    pub annotations: BTreeMap<String, String>,
-}
-
-impl AlertRule {
-    /// An alert on `expr` that fires once it held for `for_`.
-    pub fn new(
-        alert: &str,
-        severity: Severity,
-        for_: &str,
-        expr: String,
-        summary: &str,
-        description: &str,
-    ) -> Self {
-        Self {
-            alert: alert.to_owned(),
-            expr,
-            for_: for_.to_owned(),
-            labels: BTreeMap::from([("severity".to_owned(), severity.as_ref().to_owned())]),
-            annotations: BTreeMap::from([
-                ("summary".to_owned(), summary.to_owned()),
-                ("description".to_owned(), description.to_owned()),
-            ]),
-        }
-    }
-}
-
-impl RuleGroup {
-    /// The product's metric names the group's expressions select, sorted: every name
-    /// written with label matchers (`name{...}`), as the operators write each selector,
-    /// except Prometheus' own `up`. Tests check that the real product serves every one.
-    pub fn metric_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .rules
-            .iter()
-            .flat_map(|rule| selected_metrics(&rule.expr))
-            .filter(|name| name != "up")
-            .collect();
-        names.sort();
-        names.dedup();
-        names
-    }
-}
-
-/// The identifiers directly followed by `{` in a PromQL expression.
-fn selected_metrics(expr: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut current = String::new();
-    for c in expr.chars() {
-        if c.is_ascii_alphanumeric() || c == '_' || c == ':' {
-            current.push(c);
-            continue;
-        }
-        if c == '{' && current.starts_with(|first: char| !first.is_ascii_digit()) {
-            names.push(current.clone());
-        }
-        current.clear();
-    }
-    names
-}
-
-/// The labels that tell one cluster's series from another's, for `by` and `on` in
-/// alert expressions, so that each alert names its cluster.
-pub const CLUSTER_LABELS: &str = "namespace, app_kubernetes_io_instance";
-
-/// The PromQL label matchers of one cluster's series: its namespace (which every
-/// ServiceMonitor target carries) and its instance label ([`POD_TARGET_LABELS`]).
-pub fn cluster_matchers(namespace: &str, cluster: &str) -> String {
-    format!(
-        "namespace=\"{namespace}\",{}=\"{cluster}\"",
-        prometheus_label_name(INSTANCE_LABEL)
-    )
-}
-
-/// The name Prometheus gives a Kubernetes label: every character that may not be in a
-/// label name becomes `_` (`app.kubernetes.io/instance` is `app_kubernetes_io_instance`).
-pub fn prometheus_label_name(label: &str) -> String {
-    label
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
-}
-
-/// The ServiceMonitor of a cluster whose objects carry `selector` (name and instance),
-/// scraping each metrics Service in `services` (those with [`SCRAPE_LABEL`]) at the
-/// port, path and scheme its annotations name.
-pub fn service_monitor(
-    metadata: ObjectMeta,
-    selector: BTreeMap<String, String>,
-    settings: &ServiceMonitorSettings,
-    services: &[&Service],
-) -> ServiceMonitor {
-    let mut endpoints: Vec<Endpoint> = services
-        .iter()
-        .filter_map(|service| scrape_endpoint(service, settings.interval.as_deref()))
-        .collect();
-    endpoints.sort();
-    endpoints.dedup();
-    let mut match_labels = selector;
-    match_labels.insert(SCRAPE_LABEL.to_owned(), "true".to_owned());
-    let namespace = metadata.namespace.clone().unwrap_or_default();
-    ServiceMonitor {
-        metadata: with_labels(metadata, &settings.labels),
-        spec: ServiceMonitorSpec {
-            selector: LabelSelector {
-                match_labels: Some(match_labels),
-                match_expressions: None,
-            },
-            namespace_selector: NamespaceSelector {
-                match_names: vec![namespace],
-            },
-            endpoints,
-            pod_target_labels: POD_TARGET_LABELS.map(str::to_owned).to_vec(),
-        },
-    }
-}
-
-/// Where a metrics Service is scraped, from its annotations and its port's name;
-/// `None` for a Service that is not one.
-fn scrape_endpoint(service: &Service, interval: Option<&str>) -> Option<Endpoint> {
-    let labels = service.metadata.labels.as_ref()?;
-    if labels.get(SCRAPE_LABEL).map(String::as_str) != Some("true") {
-        return None;
-    }
-    let annotations = service.metadata.annotations.as_ref()?;
-    let port: i32 = annotations.get(PORT_ANNOTATION)?.parse().ok()?;
-    let port_name = service
-        .spec
-        .as_ref()?
-        .ports
-        .as_ref()?
-        .iter()
-        .find(|service_port| service_port.port == port)?
-        .name
-        .clone()?;
-    Some(Endpoint {
-        port: port_name,
-        path: annotations.get(PATH_ANNOTATION)?.clone(),
-        scheme: annotations
-            .get(SCHEME_ANNOTATION)
-            .cloned()
-            .unwrap_or_else(|| "http".to_owned()),
-        interval: interval.map(str::to_owned),
-    })
-}
-
-/// The PrometheusRule of a cluster, holding `groups`.
-pub fn prometheus_rule(
-    metadata: ObjectMeta,
-    settings: &PrometheusRuleSettings,
-    groups: Vec<RuleGroup>,
-) -> PrometheusRule {
-    PrometheusRule {
-        metadata: with_labels(metadata, &settings.labels),
-        spec: PrometheusRuleSpec { groups },
-    }
-}
-
 /// `metadata` with the user's `labels` added; the recommended labels win, so the
 /// operator's watch and pruning still find the object.
 fn with_labels(mut metadata: ObjectMeta, labels: &BTreeMap<String, String>) -> ObjectMeta {
@@ -417,25 +177,29 @@ pub struct MonitoringObjects {
     pub prometheus_rule: Option<PrometheusRule>,
 }
 
-/// The objects `monitoring` asks for, for the cluster `identity`, which scrape the
-/// metrics Services of its `role_groups`; `alerts` builds the product's rule groups
-/// from the cluster's PromQL label matchers ([`cluster_matchers`]).
+/// The objects `monitoring` asks for, for the cluster `identity`, which scrape its
+/// metrics `services` with `security`'s certificate check and credentials;
+/// `alerts` builds the product's rule groups from the cluster's PromQL label matchers
+/// ([`cluster_matchers`]).
 pub fn cluster_monitoring(
     monitoring: &Monitoring,
     identity: &crate::identity::ClusterIdentity,
-    role_groups: &[crate::build::RoleGroupObjects],
+    services: &[&Service],
+    security: &ScrapeSecurity,
     alerts: impl FnOnce(&str) -> Vec<RuleGroup>,
 ) -> MonitoringObjects {
-    let services: Vec<&Service> = role_groups
-        .iter()
-        .map(|objects| &objects.metrics_service)
-        .collect();
     let name = identity.name.as_str();
     let metadata =
         || crate::build::object_meta(name, &identity.namespace, identity.labels.labels());
     MonitoringObjects {
         service_monitor: monitoring.service_monitor.as_ref().map(|settings| {
-            service_monitor(metadata(), identity.labels.selector(), settings, &services)
+            service_monitor(
+                metadata(),
+                identity.labels.selector(),
+                settings,
+                services,
+                security,
+            )
         }),
         prometheus_rule: monitoring.prometheus_rule.as_ref().map(|settings| {
             prometheus_rule(

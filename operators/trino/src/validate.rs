@@ -127,6 +127,8 @@ pub struct ValidatedCluster {
     pub cluster_domain: String,
     /// How the coordinator Service is exposed.
     pub service: ServiceExposure,
+    /// The Prometheus Operator objects the cluster asks for.
+    pub monitoring: strata_model::monitoring::Monitoring,
     /// The coordinator Service's external address, once a load balancer gave it one:
     /// set by the controller from the stored Service, so the certificates cover it.
     pub external_names: Vec<String>,
@@ -169,6 +171,12 @@ impl ValidatedCluster {
         service
             .check("spec.clusterConfig.service")
             .map_err(|message| ReconcileError::invalid_spec(INVALID_SERVICE_EXPOSURE, message))?;
+        let monitoring = cluster.spec.cluster_config.monitoring.clone();
+        monitoring
+            .check("spec.clusterConfig.monitoring")
+            .map_err(|message| {
+                ReconcileError::invalid_spec(strata_model::monitoring::INVALID_MONITORING, message)
+            })?;
         let settings = security.settings();
         let discovery_uri = format!(
             "{}://{}.{}.svc.{cluster_domain}:{}",
@@ -226,6 +234,7 @@ impl ValidatedCluster {
             security,
             cluster_domain: cluster_domain.to_owned(),
             service,
+            monitoring,
             external_names: Vec::new(),
         })
     }

@@ -43,6 +43,14 @@ impl RoleGroupObjects {
             metrics_service,
         }
     }
+
+    /// The metrics Services of `role_groups`, which a ServiceMonitor scrapes.
+    pub fn metrics_services(role_groups: &[Self]) -> Vec<&Service> {
+        role_groups
+            .iter()
+            .map(|objects| &objects.metrics_service)
+            .collect()
+    }
 }
 
 /// `<group object name>-metrics`; role group object names are at most 52 characters,

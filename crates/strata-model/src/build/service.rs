@@ -91,6 +91,19 @@ pub struct PrometheusScrape {
     pub port: ContainerPort,
     /// The HTTP path, such as `/metrics` (ZooKeeper) or `/prom` (Hadoop).
     pub path: &'static str,
+    /// Whether the port speaks HTTPS (Trino with TLS) or plain HTTP.
+    pub scheme: ScrapeScheme,
+}
+
+/// The scheme of a metrics endpoint, as `prometheus.io/scheme` names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, strum::AsRefStr)]
+#[strum(serialize_all = "lowercase")]
+pub enum ScrapeScheme {
+    /// Plain HTTP.
+    #[default]
+    Http,
+    /// HTTPS.
+    Https,
 }
 
 /// A headless Service whose endpoints Prometheus scrapes pod by pod, found through
@@ -106,7 +119,7 @@ pub fn metrics_service(
             (SCRAPE_LABEL, "true".to_owned()),
             (PORT_ANNOTATION, scrape.port.number.to_string()),
             (PATH_ANNOTATION, scrape.path.to_owned()),
-            (SCHEME_ANNOTATION, "http".to_owned()),
+            (SCHEME_ANNOTATION, scrape.scheme.as_ref().to_owned()),
         ]
         .map(|(key, value)| (key.to_owned(), value)),
     ));

@@ -5,7 +5,7 @@ use pretty_assertions::assert_eq;
 use rstest::rstest;
 
 use super::*;
-use crate::build::{ContainerPort, PrometheusScrape, metrics_service, object_meta};
+use crate::build::{ContainerPort, PrometheusScrape, ScrapeScheme, metrics_service, object_meta};
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
@@ -18,7 +18,11 @@ fn metrics(name: &str, port: ContainerPort, path: &'static str) -> Service {
     metrics_service(
         object_meta(name, "prod", labels(&[(INSTANCE_LABEL, "simple")])),
         labels(&[(INSTANCE_LABEL, "simple")]),
-        PrometheusScrape { port, path },
+        PrometheusScrape {
+            port,
+            path,
+            scheme: ScrapeScheme::Http,
+        },
     )
 }
 
@@ -117,6 +121,7 @@ fn the_service_monitor_scrapes_each_distinct_port_and_path_of_the_metrics_servic
             interval: Some("30s".to_owned()),
         },
         &[&namenode, &datanode, &other, &not_metrics],
+        &ScrapeSecurity::default(),
     );
 
     assert_eq!(
@@ -127,12 +132,14 @@ fn the_service_monitor_scrapes_each_distinct_port_and_path_of_the_metrics_servic
                 path: "/prom".to_owned(),
                 scheme: "http".to_owned(),
                 interval: Some("30s".to_owned()),
+                ..Endpoint::default()
             },
             Endpoint {
                 port: "metrics".to_owned(),
                 path: "/metrics".to_owned(),
                 scheme: "http".to_owned(),
                 interval: Some("30s".to_owned()),
+                ..Endpoint::default()
             },
         ]
     );
@@ -212,4 +219,69 @@ fn a_rule_group_names_the_metrics_its_selectors_read() {
         group.metric_names(),
         vec!["jvm_info", "leader_uptime", "x:y"]
     );
+}
+
+#[test]
+fn scrape_security_applies_to_every_endpoint() {
+    let https = ContainerPort {
+        name: "https",
+        number: 8443,
+    };
+    let scheme = |mut service: Service| {
+        service
+            .metadata
+            .annotations
+            .as_mut()
+            .unwrap()
+            .insert(SCHEME_ANNOTATION.to_owned(), "https".to_owned());
+        service
+    };
+    let coordinator = scheme(metrics("t-coordinator-default-metrics", https, "/metrics"));
+    let workers = scheme(metrics("t-worker-default-metrics", https, "/metrics"));
+    let secret_key = |key: &str| KeyReference {
+        name: "t-metrics".to_owned(),
+        key: key.to_owned(),
+    };
+    let security = ScrapeSecurity {
+        tls: Some(TlsConfig {
+            ca: CaSource {
+                config_map: KeyReference {
+                    name: "t".to_owned(),
+                    key: "ca.crt".to_owned(),
+                },
+            },
+            server_name: "t-coordinator.prod.svc.cluster.local".to_owned(),
+        }),
+        basic_auth: Some(BasicAuth {
+            username: secret_key("username"),
+            password: secret_key("password"),
+        }),
+    };
+
+    let monitor = service_monitor(
+        object_meta("t", "prod", labels(&[(INSTANCE_LABEL, "t")])),
+        labels(&[(INSTANCE_LABEL, "t")]),
+        &ServiceMonitorSettings::default(),
+        &[&workers, &coordinator],
+        &security,
+    );
+
+    assert_eq!(
+        monitor.spec.endpoints,
+        vec![Endpoint {
+            port: "https".to_owned(),
+            path: "/metrics".to_owned(),
+            scheme: "https".to_owned(),
+            interval: None,
+            tls_config: security.tls.clone(),
+            basic_auth: security.basic_auth.clone(),
+        }]
+    );
+    let json = serde_json::to_value(&monitor.spec.endpoints[0]).unwrap();
+    assert_eq!(json["tlsConfig"]["ca"]["configMap"]["key"], "ca.crt");
+    assert_eq!(
+        json["tlsConfig"]["serverName"],
+        "t-coordinator.prod.svc.cluster.local"
+    );
+    assert_eq!(json["basicAuth"]["password"]["name"], "t-metrics");
 }

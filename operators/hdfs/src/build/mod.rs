@@ -22,7 +22,7 @@ pub mod statefulset;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 pub use strata_model::build::RoleGroupObjects;
-use strata_model::monitoring::{MonitoringObjects, cluster_monitoring};
+use strata_model::monitoring::{MonitoringObjects, ScrapeSecurity, cluster_monitoring};
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 
@@ -97,7 +97,8 @@ pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> Clust
     let monitoring = cluster_monitoring(
         &cluster.monitoring,
         &cluster.identity,
-        &role_groups,
+        &RoleGroupObjects::metrics_services(&role_groups),
+        &ScrapeSecurity::default(),
         alerts::rule_groups,
     );
     ClusterObjects {

@@ -3,7 +3,7 @@
 //! namenode and journalnode by it), and a metrics Service per role group.
 
 use k8s_openapi::api::core::v1::Service;
-use strata_model::build::{ContainerPort, PrometheusScrape};
+use strata_model::build::{ContainerPort, PrometheusScrape, ScrapeScheme};
 
 use crate::config::topology::{
     DATANODE_DATA_PORT, DATANODE_HTTP_PORT, DATANODE_IPC_PORT, JOURNALNODE_HTTP_PORT,
@@ -117,6 +117,7 @@ pub fn metrics_service(
         PrometheusScrape {
             port: http_port(role),
             path: "/prom",
+            scheme: ScrapeScheme::Http,
         },
     )
 }

@@ -19,9 +19,9 @@ use super::security::SHUTDOWN_PASSWORD_KEY;
 use super::service::server_port;
 use crate::config::catalog::ValueSource;
 use crate::config::security::{
-    CA_FILE, KEYSTORE, KEYSTORE_DIR, LDAP_CA_DIR, OAUTH2_CA_DIR, OAUTH2_CLIENT_ID_ENV,
-    OAUTH2_CLIENT_KEYS, OAUTH2_CLIENT_SECRET_ENV, SHUTDOWN_PASSWORD_DIR, TLS_DIR,
-    USERS_PASSWORD_DIR,
+    CA_FILE, KEYSTORE, KEYSTORE_DIR, LDAP_CA_DIR, METRICS_PASSWORD_DIR, OAUTH2_CA_DIR,
+    OAUTH2_CLIENT_ID_ENV, OAUTH2_CLIENT_KEYS, OAUTH2_CLIENT_SECRET_ENV, SHUTDOWN_PASSWORD_DIR,
+    TLS_DIR, USERS_PASSWORD_DIR,
 };
 use crate::config::server::{DATA_DIR, ETC_DIR, SHARED_SECRET_ENV, SHUTDOWN_USER};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
@@ -52,6 +52,8 @@ pub const TLS_VOLUME: &str = "tls";
 pub const KEYSTORE_VOLUME: &str = "keystore";
 /// The shutdown user's Secret, with authentication.
 pub const SHUTDOWN_PASSWORD_VOLUME: &str = "graceful-shutdown";
+/// The metrics user's password file.
+pub const METRICS_PASSWORD_VOLUME: &str = "metrics-user";
 /// The users' password file, with password authentication.
 pub const USERS_PASSWORD_VOLUME: &str = "users";
 /// The LDAP server's CA, from the user's ConfigMap.
@@ -177,6 +179,11 @@ fn mounts(cluster: &ValidatedCluster) -> Vec<VolumeMount> {
         mounts.push(volume_mount(
             SHUTDOWN_PASSWORD_VOLUME,
             SHUTDOWN_PASSWORD_DIR,
+            true,
+        ));
+        mounts.push(volume_mount(
+            METRICS_PASSWORD_VOLUME,
+            METRICS_PASSWORD_DIR,
             true,
         ));
     }

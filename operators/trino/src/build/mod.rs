@@ -6,22 +6,27 @@
 //! | ConfigMap with one `<catalog>.properties` per selected `TrinoCatalog` | `<trino>-catalog` | cluster |
 //! | ConfigMap (`config.properties`, `node.properties`, `jvm.config`, `log.properties`, access control, scripts) | `<trino>-<role>-<rg>` | role group |
 //! | headless Service | `<trino>-<role>-<rg>` | role group |
+//! | metrics Service (`/metrics` on the server port) | `<trino>-<role>-<rg>-metrics` | role group |
 //! | StatefulSet | `<trino>-<role>-<rg>` | role group |
 //! | PodDisruptionBudget (unless disabled) | `<trino>-<role>` | role |
 //! | coordinator Service (8443, or 8080 without TLS) | `<trino>-coordinator` | cluster |
 //! | the CA and a certificate per role group (with the operator's certificates) | `<trino>-ca`, `<trino>-<role>-<rg>-tls` | cluster, role group |
-//! | the shutdown user's and the users' password files, the access control rules, the discovery ConfigMap | see [`security`] | cluster |
+//! | ServiceMonitor and PrometheusRule (with `clusterConfig.monitoring`) | `<trino>` | cluster |
+//! | the shutdown user's, the metrics user's and the users' password files, the access control rules, the discovery ConfigMap | see [`security`] | cluster |
 
+pub mod alerts;
 pub mod certificates;
 pub mod config_map;
 pub mod container;
 pub mod internal_secret;
+pub mod monitoring;
 pub mod security;
 pub mod service;
 pub mod statefulset;
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::Service;
 use strata_model::build::config_hash;
 use strata_model::pdb::defaults;
 use strata_operator::apply::DesiredObjects;
@@ -56,12 +61,16 @@ pub fn cluster_objects(cluster: &ValidatedCluster, inputs: &BuildInputs) -> Desi
     let catalogs = config_map::catalog_config_map(cluster);
     let catalog_data = catalogs.data.clone().unwrap_or_default();
     desired.push(catalogs);
+    let mut metrics_services = Vec::new();
     for role in &cluster.roles {
         for group in &role.groups {
             let config_map = config_map::role_group_config_map(cluster, group);
             let hash = config_map::pod_config_hash(&config_map, &catalog_data);
             desired.push(config_map);
             desired.push(service::headless_service(cluster, group));
+            let metrics = service::metrics_service(cluster, group);
+            metrics_services.push(metrics.clone());
+            desired.push(metrics);
             desired.push(statefulset::stateful_set(cluster, role, group, &hash));
         }
         let default_max_unavailable = match role.role {
@@ -73,6 +82,8 @@ pub fn cluster_objects(cluster: &ValidatedCluster, inputs: &BuildInputs) -> Desi
         }
     }
     desired.push(service::coordinator_service(cluster));
+    let services: Vec<&Service> = metrics_services.iter().collect();
+    desired.push_monitoring(monitoring::monitoring_objects(cluster, &services));
     desired.annotate_pod_templates(
         RESTART_TOGETHER_ANNOTATION,
         &restart_together_hash(cluster, &catalog_data, &inputs.catalog_versions),

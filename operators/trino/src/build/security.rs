@@ -3,6 +3,7 @@
 //! | object | name | when |
 //! | --- | --- | --- |
 //! | Secret with the shutdown user's password and password file (created once, never rendered with values) | `<trino>-graceful-shutdown` | authentication |
+//! | Secret with the metrics user's name, password and password file (created once, never rendered with values) | `<trino>-metrics` | always |
 //! | Secret with the users' password file (sealed: its hashes never rendered) | `<trino>-password-db` | password authentication |
 //! | ConfigMap with the access control rules | `<trino>-access-control` | always |
 //! | discovery ConfigMap: the coordinator's URL, the TLS flag and the CA | `<trino>` | always |
@@ -20,13 +21,24 @@ use super::service::server_port;
 use crate::config::access_control::RULES_KEY;
 use crate::config::password_file::{PasswordFile, hash_password};
 use crate::config::security::PASSWORD_DB_KEY;
-use crate::config::server::SHUTDOWN_USER;
+use crate::config::server::{METRICS_USER, SHUTDOWN_USER};
 use crate::validate::ValidatedCluster;
 
 /// The key of the shutdown user's password, which the preStop hook reads.
 pub const SHUTDOWN_PASSWORD_KEY: &str = "password";
 /// Random bytes in the shutdown user's password (64 hex characters).
 pub const SHUTDOWN_PASSWORD_BYTES: usize = 32;
+/// The keys of the metrics user's Secret, which a ServiceMonitor's `basicAuth` reads.
+pub mod metrics_credentials {
+    /// The user name, `strata-metrics`.
+    pub const USERNAME: &str = "username";
+    /// Its password, where the cluster authenticates.
+    pub const PASSWORD: &str = "password";
+    /// An empty value: the password to send where the cluster does not authenticate,
+    /// since Trino then refuses any password (`Password not allowed for insecure
+    /// authentication`).
+    pub const NO_PASSWORD: &str = "noPassword";
+}
 /// Annotation on the password file Secret: the version of the users Secret it was made
 /// from, which stands in for the file's hashes when the operator compares it.
 pub const USERS_VERSION_ANNOTATION: &str = "trino.strata.dev/users-secret-version";
@@ -52,6 +64,11 @@ pub fn graceful_shutdown_secret_name(cluster: &ValidatedCluster) -> String {
     format!("{}-graceful-shutdown", cluster.identity.name)
 }
 
+/// `<trino>-metrics`: the metrics user's credentials.
+pub fn metrics_secret_name(cluster: &ValidatedCluster) -> String {
+    format!("{}-metrics", cluster.identity.name)
+}
+
 /// `<trino>-password-db`.
 pub fn password_db_secret_name(cluster: &ValidatedCluster) -> String {
     format!("{}-password-db", cluster.identity.name)
@@ -75,6 +92,12 @@ pub fn push_security_objects(
             fill_graceful_shutdown_secret,
         );
     }
+    // Made whether the cluster authenticates or not, so that turning authentication on
+    // later finds the password Prometheus already holds.
+    desired.push_create_once(
+        opaque_secret(cluster, metrics_secret_name(cluster)),
+        fill_metrics_secret,
+    );
     if let Some((file, version)) = &material.password_file {
         let mut shown = opaque_secret(cluster, password_db_secret_name(cluster));
         shown
@@ -122,6 +145,26 @@ pub fn fill_graceful_shutdown_secret(secret: &mut Secret) -> Result<(), String> 
         (
             PASSWORD_DB_KEY.to_owned(),
             format!("{SHUTDOWN_USER}:{hash}\n"),
+        ),
+    ]));
+    Ok(())
+}
+
+/// Makes the metrics user's password and its password file, once, just before the
+/// Secret is created.
+pub fn fill_metrics_secret(secret: &mut Secret) -> Result<(), String> {
+    let password = random_token(SHUTDOWN_PASSWORD_BYTES).map_err(|error| error.to_string())?;
+    let hash = hash_password(&password)?;
+    secret.string_data = Some(BTreeMap::from([
+        (
+            metrics_credentials::USERNAME.to_owned(),
+            METRICS_USER.to_owned(),
+        ),
+        (metrics_credentials::PASSWORD.to_owned(), password),
+        (metrics_credentials::NO_PASSWORD.to_owned(), String::new()),
+        (
+            PASSWORD_DB_KEY.to_owned(),
+            format!("{METRICS_USER}:{hash}\n"),
         ),
     ]));
     Ok(())

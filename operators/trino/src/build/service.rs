@@ -1,9 +1,11 @@
-//! Services: the coordinator Service on 8443 (8080 without TLS) for clients, and a headless Service per
-//! role group (the coordinator's carries `discovery.uri`, since it publishes the pod
-//! while it is not Ready).
+//! Services: the coordinator Service on 8443 (8080 without TLS) for clients, a headless
+//! Service per role group (the coordinator's carries `discovery.uri`, since it publishes
+//! the pod while it is not Ready), and a metrics Service per role group.
 
 use k8s_openapi::api::core::v1::Service;
-use strata_model::build::{ContainerPort, client_service as client, object_meta};
+use strata_model::build::{
+    ContainerPort, PrometheusScrape, ScrapeScheme, client_service as client, object_meta,
+};
 
 use crate::config::security::HTTPS_PORT;
 use crate::config::server::HTTP_PORT;
@@ -34,6 +36,26 @@ pub fn server_port(cluster: &ValidatedCluster) -> ContainerPort {
 pub fn headless_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Service {
     group.headless_service(&cluster.identity.namespace, &[server_port(cluster)])
 }
+
+/// `<trino>-<role>-<rg>-metrics`: scraped pod by pod at `/metrics`, on the server port
+/// itself, where Trino serves its metrics behind the cluster's TLS and authentication.
+pub fn metrics_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Service {
+    group.metrics_service(
+        &cluster.identity.namespace,
+        PrometheusScrape {
+            port: server_port(cluster),
+            path: METRICS_PATH,
+            scheme: if cluster.security.tls.is_some() {
+                ScrapeScheme::Https
+            } else {
+                ScrapeScheme::Http
+            },
+        },
+    )
+}
+
+/// Where every node serves its metrics (airlift's OpenMetrics resource).
+pub const METRICS_PATH: &str = "/metrics";
 
 /// `<trino>-coordinator`: where clients connect and workers announce themselves.
 pub fn coordinator_service(cluster: &ValidatedCluster) -> Service {

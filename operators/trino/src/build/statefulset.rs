@@ -12,11 +12,13 @@ use strata_model::role_group::Workload;
 
 use super::config_map::{SCRIPTS, catalog_config_map_name};
 use super::container::{
-    DATA_VOLUME, ETC_VOLUME, KEYSTORE_VOLUME, LDAP_CA_VOLUME, OAUTH2_CA_VOLUME, SCRIPTS_VOLUME,
-    SHUTDOWN_PASSWORD_VOLUME, TLS_VOLUME, TMP_VOLUME, USERS_PASSWORD_VOLUME, trino,
+    DATA_VOLUME, ETC_VOLUME, KEYSTORE_VOLUME, LDAP_CA_VOLUME, METRICS_PASSWORD_VOLUME,
+    OAUTH2_CA_VOLUME, SCRIPTS_VOLUME, SHUTDOWN_PASSWORD_VOLUME, TLS_VOLUME, TMP_VOLUME,
+    USERS_PASSWORD_VOLUME, trino,
 };
 use super::security::{
-    access_control_config_map_name, graceful_shutdown_secret_name, password_db_secret_name,
+    access_control_config_map_name, graceful_shutdown_secret_name, metrics_secret_name,
+    password_db_secret_name,
 };
 use crate::config::access_control::RULES_KEY;
 use crate::config::server::ACCESS_CONTROL_RULES;
@@ -97,6 +99,10 @@ fn security_volumes(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> V
         volumes.push(secret_volume(
             SHUTDOWN_PASSWORD_VOLUME,
             &graceful_shutdown_secret_name(cluster),
+        ));
+        volumes.push(secret_volume(
+            METRICS_PASSWORD_VOLUME,
+            &metrics_secret_name(cluster),
         ));
     }
     if security.users_secret.is_some() {

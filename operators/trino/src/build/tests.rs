@@ -102,15 +102,18 @@ fn every_object() -> Result<(), ReconcileError> {
     let names = strata_testing::manifests::object_names(&objects);
     let expected = [
         "Secret/simple-trino-internal-secret",
+        "Secret/simple-trino-metrics",
         "ConfigMap/simple-trino-access-control",
         "ConfigMap/simple-trino",
         "ConfigMap/simple-trino-catalog",
         "ConfigMap/simple-trino-coordinator-default",
         "Service/simple-trino-coordinator-default",
+        "Service/simple-trino-coordinator-default-metrics",
         "StatefulSet/simple-trino-coordinator-default",
         "PodDisruptionBudget/simple-trino-coordinator",
         "ConfigMap/simple-trino-worker-default",
         "Service/simple-trino-worker-default",
+        "Service/simple-trino-worker-default-metrics",
         "StatefulSet/simple-trino-worker-default",
         "PodDisruptionBudget/simple-trino-worker",
         "Service/simple-trino-coordinator",
@@ -456,4 +459,5 @@ fn every_script_the_container_names_is_mounted(#[case] set: &str) -> Result<(), 
     Ok(())
 }
 
+mod monitoring;
 mod security;

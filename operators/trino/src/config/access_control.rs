@@ -1,17 +1,18 @@
 //! The rules of the file-based system access control every node enforces: the user's
 //! rules with one rule of the operator's in front, or the operator's defaults.
 //!
-//! The operator's rule lets [`SHUTDOWN_USER`] read and write system information, which
-//! `PUT /v1/info/state` (the preStop drain) needs. It goes first in
-//! `system_information`, where Trino applies the first rule that matches, so it wins
-//! for that user alone; for every other user the user's rules decide, in their order.
+//! The operator's rules let [`SHUTDOWN_USER`] read and write system information, which
+//! `PUT /v1/info/state` (the preStop drain) needs, and [`METRICS_USER`] read it, which
+//! `/metrics` needs. They go first in `system_information`, where Trino applies the
+//! first rule that matches, so they win for those users alone; for every other user the
+//! user's rules decide, in their order.
 //! A section Trino denies everything in when it is absent stays that way for everyone
 //! but the shutdown user.
 
 use serde_json::{Map, Value, json};
 
 use super::known_properties::ACCESS_CONTROL_RULE_SECTIONS;
-use super::server::SHUTDOWN_USER;
+use super::server::{METRICS_USER, SHUTDOWN_USER};
 
 /// The key of the rules in the user's ConfigMap and in the operator's.
 pub const RULES_KEY: &str = "rules.json";
@@ -35,19 +36,26 @@ pub enum RulesError {
     NotAList(String),
 }
 
-/// The operator's rule for the shutdown user.
-fn shutdown_rule() -> Value {
-    json!({"user": SHUTDOWN_USER, "allow": ["read", "write"]})
+/// The operator's rules for its own users, in front of every other.
+fn operator_rules() -> [Value; 2] {
+    [
+        json!({"user": SHUTDOWN_USER, "allow": ["read", "write"]}),
+        json!({"user": METRICS_USER, "allow": ["read"]}),
+    ]
 }
 
 /// The rules without the user's: Trino's built-in `default` access control (everything
-/// but impersonation and writing system information) and the shutdown user's rule.
+/// but impersonation and writing system information) and the operator's rules.
 /// Sections that allow everything when absent (catalogs, schemas, tables, queries,
 /// session properties) are left out; the four that deny when absent are written
 /// (impersonation stays denied by being absent).
 fn default_rules() -> Value {
     json!({
-        "system_information": [shutdown_rule(), {"allow": ["read"]}],
+        "system_information": [
+            operator_rules()[0].clone(),
+            operator_rules()[1].clone(),
+            {"allow": ["read"]}
+        ],
         "functions": [{"privileges": ["EXECUTE", "GRANT_EXECUTE", "OWNERSHIP"]}],
         "procedures": [{"privileges": ["EXECUTE", "GRANT_EXECUTE"]}],
         "authorization": [
@@ -56,19 +64,19 @@ fn default_rules() -> Value {
     })
 }
 
-/// The rules file: `user_rules` (the text of the user's `rules.json`) with the shutdown
-/// user's rule first in `system_information`, or the defaults without user rules.
+/// The rules file: `user_rules` (the text of the user's `rules.json`) with the
+/// operator's rules first in `system_information`, or the defaults without user rules.
 pub fn access_control_rules(user_rules: Option<&str>) -> Result<String, RulesError> {
     let rules = match user_rules {
         None => default_rules(),
-        Some(text) => with_shutdown_rule(text)?,
+        Some(text) => with_operator_rules(text)?,
     };
     let mut text = serde_json::to_string_pretty(&rules).unwrap_or_default();
     text.push('\n');
     Ok(text)
 }
 
-fn with_shutdown_rule(text: &str) -> Result<Value, RulesError> {
+fn with_operator_rules(text: &str) -> Result<Value, RulesError> {
     let mut sections: Map<String, Value> = match serde_json::from_str(text) {
         Ok(Value::Object(sections)) => sections,
         Ok(other) => {
@@ -91,7 +99,7 @@ fn with_shutdown_rule(text: &str) -> Result<Value, RulesError> {
         .entry("system_information")
         .or_insert_with(|| Value::Array(Vec::new()));
     if let Value::Array(rules) = system_information {
-        rules.insert(0, shutdown_rule());
+        rules.splice(0..0, operator_rules());
     }
     Ok(Value::Object(sections))
 }
@@ -124,6 +132,7 @@ mod tests {
             rules["system_information"],
             json!([
                 {"user": SHUTDOWN_USER, "allow": ["read", "write"]},
+                {"user": METRICS_USER, "allow": ["read"]},
                 {"allow": ["read"]}
             ])
         );
@@ -133,17 +142,21 @@ mod tests {
     #[rstest]
     #[case::section_absent(
         r#"{"catalogs": [{"user": "alice", "catalog": "tpch", "allow": "all"}]}"#,
-        json!([{"user": SHUTDOWN_USER, "allow": ["read", "write"]}])
+        json!([
+            {"user": SHUTDOWN_USER, "allow": ["read", "write"]},
+            {"user": METRICS_USER, "allow": ["read"]}
+        ])
     )]
     #[case::section_present(
         r#"{"system_information": [{"user": "admin", "allow": ["read", "write"]}, {"allow": []}]}"#,
         json!([
             {"user": SHUTDOWN_USER, "allow": ["read", "write"]},
+            {"user": METRICS_USER, "allow": ["read"]},
             {"user": "admin", "allow": ["read", "write"]},
             {"allow": []}
         ])
     )]
-    fn the_shutdown_rule_goes_first_and_the_users_rules_follow_in_order(
+    fn the_operators_rules_go_first_and_the_users_rules_follow_in_order(
         #[case] user_rules: &str,
         #[case] system_information: Value,
     ) {

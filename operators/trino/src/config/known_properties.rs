@@ -16,7 +16,8 @@
 /// `security/internal-communication.md`, `security/authentication-types.md`,
 /// `security/password-file.md` (several password authenticators), `security/oauth2.md`,
 /// `admin/properties-node-scheduler.md`, `admin/properties-resource-management.md`,
-/// `admin/graceful-shutdown.md`, `security/built-in-system-access-control.md`.
+/// `admin/graceful-shutdown.md`, `security/built-in-system-access-control.md`,
+/// `admin/openmetrics.md`.
 pub const CONFIG_PROPERTIES: &[&str] = &[
     "coordinator",
     "node-scheduler.include-coordinator",
@@ -27,6 +28,7 @@ pub const CONFIG_PROPERTIES: &[&str] = &[
     "query.max-memory",
     "query.max-memory-per-node",
     "shutdown.grace-period",
+    "metrics.jmx-object-names",
     "http-server.http.enabled",
     "http-server.https.enabled",
     "http-server.https.port",

@@ -71,10 +71,10 @@ impl fmt::Debug for PasswordFile {
 }
 
 /// One line per user of `users` (user name to password or hash), sorted by user.
-/// `reserved` is a user name the operator keeps for itself.
+/// `reserved` are the user names the operator keeps for itself.
 pub fn password_file(
     users: &BTreeMap<String, Vec<u8>>,
-    reserved: &str,
+    reserved: &[&str],
 ) -> Result<PasswordFile, PasswordEntryProblem> {
     let mut text = String::new();
     for (user, value) in users {
@@ -119,7 +119,7 @@ pub fn hash_password(password: &str) -> Result<String, String> {
 
 /// A user name must be a Secret key Trino can read back from the file: no `:` (the
 /// separator) and no white space, and not the operator's own user.
-fn check_user_name(user: &str, reserved: &str) -> Result<(), PasswordEntryProblem> {
+fn check_user_name(user: &str, reserved: &[&str]) -> Result<(), PasswordEntryProblem> {
     let invalid = |why| Err(PasswordEntryProblem::InvalidUserName(user.to_owned(), why));
     if user.contains(':') {
         return invalid("a ':' separates the user from the hash in Trino's password file");
@@ -127,8 +127,11 @@ fn check_user_name(user: &str, reserved: &str) -> Result<(), PasswordEntryProble
     if user.chars().any(char::is_whitespace) {
         return invalid("it has white space");
     }
-    if user == reserved {
-        return invalid("the operator's preStop hook drains workers as this user");
+    if reserved.contains(&user) {
+        return invalid(
+            "it is one of the operator's own users (graceful-shutdown drains workers, \
+             strata-metrics reads the metrics)",
+        );
     }
     Ok(())
 }
@@ -139,7 +142,7 @@ mod tests {
 
     use super::*;
 
-    const RESERVED: &str = "graceful-shutdown";
+    const RESERVED: &[&str] = &["graceful-shutdown", "strata-metrics"];
 
     fn users(entries: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
         entries
@@ -198,7 +201,8 @@ mod tests {
     #[rstest]
     #[case::colon_in_the_name("ali:ce", "pw", "\"ali:ce\" is not valid")]
     #[case::space_in_the_name("al ice", "pw", "\"al ice\" is not valid")]
-    #[case::the_operators_user(RESERVED, "pw", "drains workers as this user")]
+    #[case::the_shutdown_user("graceful-shutdown", "pw", "the operator's own users")]
+    #[case::the_metrics_user("strata-metrics", "pw", "the operator's own users")]
     #[case::empty_password("alice", "", "user \"alice\" is empty")]
     #[case::malformed_hash("alice", "$2y$10$tooshort", "user \"alice\" starts like a bcrypt")]
     fn invalid_entries_name_the_user_and_never_the_value(

@@ -24,6 +24,8 @@ pub const KEYSTORE: &str = "/strata/keystore/server.pem";
 pub const CA_FILE: &str = "/strata/tls/ca.crt";
 /// Where the shutdown user's password file is mounted.
 pub const SHUTDOWN_PASSWORD_DIR: &str = "/strata/graceful-shutdown";
+/// Where the metrics user's password file is mounted.
+pub const METRICS_PASSWORD_DIR: &str = "/strata/metrics-user";
 /// Where the users' password file is mounted.
 pub const USERS_PASSWORD_DIR: &str = "/strata/users";
 /// The key of a password file in its Secret, and its file name.
@@ -123,6 +125,8 @@ pub const LDAP_CA_KEY: &str = "ca.crt";
 pub enum PasswordAuthenticator {
     /// The operator's file: the shutdown user alone.
     GracefulShutdown,
+    /// The operator's file of the user Prometheus scrapes `/metrics` as.
+    Metrics,
     /// The file of the users of `authentication[].password`.
     Users,
     /// An LDAP directory, `authentication[].ldap`.
@@ -149,6 +153,7 @@ impl PasswordAuthenticator {
     pub fn file_name(&self) -> &'static str {
         match self {
             Self::GracefulShutdown => "shutdown-authenticator.properties",
+            Self::Metrics => "metrics-authenticator.properties",
             Self::Users => "password-authenticator.properties",
             Self::Ldap(_) => "ldap-authenticator.properties",
         }
@@ -158,6 +163,7 @@ impl PasswordAuthenticator {
     pub fn properties(&self) -> Vec<(&'static str, String)> {
         let dir = match self {
             Self::GracefulShutdown => SHUTDOWN_PASSWORD_DIR,
+            Self::Metrics => METRICS_PASSWORD_DIR,
             Self::Users => USERS_PASSWORD_DIR,
             Self::Ldap(ldap) => return ldap.properties(),
         };

@@ -25,6 +25,15 @@ pub const SHARED_SECRET_ENV: &str = "TRINO_INTERNAL_SHARED_SECRET";
 /// The user the preStop hook names in `X-Trino-User` when it asks a worker to shut
 /// down; the access control rules allow exactly this user to do so.
 pub const SHUTDOWN_USER: &str = "graceful-shutdown";
+/// The JVM's own beans `/metrics` adds to Trino's (`metrics.jmx-object-names`, `|`
+/// between names): the heap and the garbage collectors, which dashboards show beside
+/// Trino's memory pools. A `configOverrides` entry replaces the list.
+pub const JVM_METRICS_BEANS: &str = "java.lang:type=Memory|java.lang:type=GarbageCollector,name=*";
+/// The user Prometheus reads `/metrics` as: the access control rules let it read
+/// system information, which the endpoint needs, and nothing else.
+pub const METRICS_USER: &str = "strata-metrics";
+/// The operator's own users, which the users Secret may not name.
+pub const OPERATOR_USERS: [&str; 2] = [SHUTDOWN_USER, METRICS_USER];
 /// File names in the role group ConfigMap.
 pub const CONFIG_PROPERTIES: &str = "config.properties";
 /// `node.properties`.
@@ -191,6 +200,7 @@ pub fn config_properties(settings: &NodeSettings, overrides: &BTreeMap<String, S
     if let Some(seconds) = settings.shutdown_grace_period_seconds {
         entries.push(("shutdown.grace-period", format!("{seconds}s")));
     }
+    entries.push(("metrics.jmx-object-names", JVM_METRICS_BEANS.to_owned()));
     properties(entries, overrides)
 }
 

@@ -31,7 +31,7 @@ use crate::build::certificates::{certificate_request, required_names};
 use crate::config::access_control::{RULES_KEY, access_control_rules};
 use crate::config::password_file::{PasswordFile, password_file};
 use crate::config::security::{LDAP_CA_KEY, OAUTH2_CLIENT_KEYS};
-use crate::config::server::SHUTDOWN_USER;
+use crate::config::server::OPERATOR_USERS;
 use crate::validate::ValidatedCluster;
 
 /// The spec field of the users Secret, as errors name it.
@@ -219,7 +219,7 @@ async fn users_password_file(
         ));
     }
     let file =
-        password_file(&users, SHUTDOWN_USER).map_err(|problem| invalid(problem.to_string()))?;
+        password_file(&users, &OPERATOR_USERS).map_err(|problem| invalid(problem.to_string()))?;
     context
         .extra
         .password_files

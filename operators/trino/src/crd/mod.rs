@@ -107,6 +107,16 @@ pub struct TrinoClusterConfig {
     /// the Service has one.
     #[serde(default, skip_serializing_if = "ServiceExposure::is_default")]
     pub service: ServiceExposure,
+
+    /// What a Prometheus Operator in the cluster gets: a ServiceMonitor that scrapes
+    /// every node's `/metrics` (over HTTPS with the cluster's CA, as the operator's
+    /// metrics user), and a PrometheusRule with Trino's alerts (docs/monitoring.md).
+    /// Both need the Prometheus Operator's CRDs.
+    #[serde(
+        default,
+        skip_serializing_if = "strata_model::monitoring::Monitoring::is_default"
+    )]
+    pub monitoring: strata_model::monitoring::Monitoring,
 }
 
 /// What a `TrinoCluster`'s status adds to the shared fields.

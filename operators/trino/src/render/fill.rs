@@ -19,7 +19,7 @@ use strata_operator::tls::CertificateSource;
 use crate::build::certificates::certificate_request;
 use crate::build::{internal_secret, security};
 use crate::config::password_file::password_file;
-use crate::config::server::SHUTDOWN_USER;
+use crate::config::server::OPERATOR_USERS;
 use crate::crd::TrinoCluster;
 use crate::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
 
@@ -60,6 +60,12 @@ fn fill_cluster(
         &namespace,
         &security::graceful_shutdown_secret_name(&validated),
         security::fill_graceful_shutdown_secret,
+    )?;
+    fill_generated(
+        objects,
+        &namespace,
+        &security::metrics_secret_name(&validated),
+        security::fill_metrics_secret,
     )?;
     if let Some(CertificateSource::Operator { lifetime }) = &validated.security.tls {
         let request = certificate_request(&validated, *lifetime);
@@ -130,7 +136,7 @@ fn password_db(
             .into_iter()
             .map(|(key, value)| (key, value.into_bytes())),
     );
-    let file = password_file(&values, SHUTDOWN_USER)
+    let file = password_file(&values, &OPERATOR_USERS)
         .map_err(|problem| format!("Secret {users}: {problem}"))?;
     let password_db = Secret {
         metadata: ObjectMeta {

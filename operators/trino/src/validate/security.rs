@@ -125,6 +125,7 @@ impl ValidatedSecurity {
         let mut authenticators = Vec::new();
         if self.authenticates() {
             authenticators.push(PasswordAuthenticator::GracefulShutdown);
+            authenticators.push(PasswordAuthenticator::Metrics);
         }
         authenticators.extend(self.user_authenticators.iter().cloned());
         SecuritySettings {

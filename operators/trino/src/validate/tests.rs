@@ -235,7 +235,8 @@ fn coordinator_and_worker_files_differ_where_trino_needs_them_to() -> Result<(),
          http-server.https.keystore.path=/strata/keystore/server.pem\n\
          internal-communication.https.required=true\n\
          internal-communication.https.truststore.path=/strata/tls/ca.crt\n\
-         node-scheduler.include-coordinator=false\n"
+         node-scheduler.include-coordinator=false\n\
+         metrics.jmx-object-names=java.lang:type=Memory|java.lang:type=GarbageCollector,name=*\n"
     );
     assert_eq!(
         group_file(&cluster, TrinoRole::Worker, CONFIG_PROPERTIES),
@@ -249,7 +250,8 @@ fn coordinator_and_worker_files_differ_where_trino_needs_them_to() -> Result<(),
          http-server.https.keystore.path=/strata/keystore/server.pem\n\
          internal-communication.https.required=true\n\
          internal-communication.https.truststore.path=/strata/tls/ca.crt\n\
-         shutdown.grace-period=30s\n"
+         shutdown.grace-period=30s\n\
+         metrics.jmx-object-names=java.lang:type=Memory|java.lang:type=GarbageCollector,name=*\n"
     );
     for role in [TrinoRole::Coordinator, TrinoRole::Worker] {
         assert_eq!(

@@ -8,6 +8,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod metrics;
 mod oidc;
 mod openldap;
 mod operated;
@@ -57,7 +58,7 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
             "configOverrides": {"config.properties": {"strata.no-such-property": "1"}}
         }
     }));
-    let (mut objects, shutdown_password) = rendered(&documents);
+    let (mut objects, passwords) = rendered(&documents);
     for object in &mut objects {
         PodSecurity::Openshift.apply_to_value(object);
     }
@@ -193,6 +194,7 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
     eprintln!("plain HTTP to the coordinator: {plain}");
     assert_eq!(plain["8080"], "ConnectionRefusedError", "{plain}");
     assert_eq!(plain["https-port"], "BadStatusLine", "{plain}");
+    metrics::served_to_the_metrics_user_alone(&runner, &passwords.metrics).await;
     // The user's rules: alice may not use the `limited` catalog, but may use others.
     let denied = query_error(&runner, "alice", "SHOW SCHEMAS FROM limited").await;
     assert!(denied.contains("Access Denied"), "{denied}");
@@ -299,7 +301,7 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
         &runner,
         COORDINATOR,
         "graceful-shutdown",
-        Some(&shutdown_password),
+        Some(&passwords.shutdown),
     )
     .await;
     assert!(

@@ -11,9 +11,9 @@ use k8s_openapi::api::core::v1::Secret;
 use strata_operator::certificates::{StoredSecrets, plan_certificates};
 use strata_operator::tls::DEFAULT_CERTIFICATE_LIFETIME;
 use trino_operator::build::certificates::certificate_request;
-use trino_operator::build::security::fill_graceful_shutdown_secret;
+use trino_operator::build::security::{fill_graceful_shutdown_secret, fill_metrics_secret};
 use trino_operator::config::password_file::password_file;
-use trino_operator::config::server::SHUTDOWN_USER;
+use trino_operator::config::server::OPERATOR_USERS;
 use trino_operator::crd::{TrinoCatalog, TrinoCluster};
 use trino_operator::validate::{DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
 
@@ -149,8 +149,8 @@ pub fn example_documents(worker_groups: Value) -> Vec<Value> {
 /// the internal shared secret, the certificates (and the CA in the discovery
 /// ConfigMap), the shutdown user's Secret and the users' password file; and the user's
 /// Secrets the `limited` catalog and the authentication read. Also the shutdown
-/// user's password, which only the pods and the test know.
-pub fn rendered(documents: &[Value]) -> (Vec<Value>, String) {
+/// user's and the metrics user's passwords, which only the pods and the test know.
+pub fn rendered(documents: &[Value]) -> (Vec<Value>, OperatorPasswords) {
     let mut objects = trino_operator::render::render(documents)
         .unwrap_or_else(|error| panic!("{error}"))
         .objects;
@@ -182,12 +182,15 @@ pub fn rendered(documents: &[Value]) -> (Vec<Value>, String) {
     let mut shutdown = Secret::default();
     fill_graceful_shutdown_secret(&mut shutdown).unwrap_or_else(|error| panic!("{error}"));
     let shutdown = shutdown.string_data.unwrap_or_default();
+    let mut metrics = Secret::default();
+    fill_metrics_secret(&mut metrics).unwrap_or_else(|error| panic!("{error}"));
+    let metrics = metrics.string_data.unwrap_or_default();
     let users: BTreeMap<String, Vec<u8>> = USERS
         .iter()
         .map(|(user, password)| ((*user).to_owned(), password.as_bytes().to_vec()))
         .collect();
     let password_db =
-        password_file(&users, SHUTDOWN_USER).unwrap_or_else(|error| panic!("{error}"));
+        password_file(&users, &OPERATOR_USERS).unwrap_or_else(|error| panic!("{error}"));
     objects.push(json!({
         "apiVersion": "v1",
         "kind": "Secret",
@@ -211,14 +214,28 @@ pub fn rendered(documents: &[Value]) -> (Vec<Value>, String) {
             (Some("Secret"), Some("simple-trino-graceful-shutdown")) => {
                 object["stringData"] = json!(shutdown);
             }
+            (Some("Secret"), Some("simple-trino-metrics")) => {
+                object["stringData"] = json!(metrics);
+            }
             (Some("ConfigMap"), Some("simple-trino")) => {
                 object["data"]["ca.crt"] = json!(certificates.ca_pem);
             }
             _ => {}
         }
     }
-    let shutdown_password = shutdown.get("password").cloned().unwrap_or_default();
-    (objects, shutdown_password)
+    let passwords = OperatorPasswords {
+        shutdown: shutdown.get("password").cloned().unwrap_or_default(),
+        metrics: metrics.get("password").cloned().unwrap_or_default(),
+    };
+    (objects, passwords)
+}
+
+/// The passwords of the operator's own users in a rendered cluster.
+pub struct OperatorPasswords {
+    /// The shutdown user's, for the preStop drain.
+    pub shutdown: String,
+    /// The metrics user's, for a scrape.
+    pub metrics: String,
 }
 
 /// A pod with the Trino image whose host python3 runs the client. It reads the

@@ -23,6 +23,12 @@ Usage:
   trino_client.py shutdown HOST USER [PASSWORD]
       PUT /v1/info/state "SHUTTING_DOWN" to the node HOST (its FQDN) as USER; prints
       {"status": ..., "body": ...}.
+  trino_client.py metrics HOST SERVER_NAME USER PASSWORD
+      scrapes HOST's /metrics as Prometheus does with the operator's ServiceMonitor:
+      connects to HOST (a pod's FQDN) and checks its certificate for SERVER_NAME,
+      sending USER and PASSWORD (which may be empty) as basic credentials; prints
+      {"status": ..., "names": [...], "values": {...}}: the names of the metrics
+      served, and the value of each served without labels.
   trino_client.py probe NODES SQL MAX_SECONDS
       while a change rolls out: every half second asks the number of nodes (cluster
       availability) and runs SQL (the change's effect), until SQL succeeds and NODES
@@ -36,6 +42,7 @@ Usage:
 import base64
 import json
 import os
+import socket
 import ssl
 import sys
 import time
@@ -182,6 +189,37 @@ def shutdown(host, user, password=None):
     print(json.dumps({"status": status, "body": body[:300]}))
 
 
+def metrics(host, server_name, user, password):
+    scheme, rest = SERVER.split("://", 1)
+    port = int(rest.rsplit(":", 1)[1])
+    connection = socket.create_connection((host, port), timeout=30)
+    if scheme == "https":
+        connection = CONTEXT.wrap_socket(connection, server_hostname=server_name)
+    token = base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
+    # HTTP/1.0: the answer ends with the connection, never chunked.
+    connection.sendall(
+        ("GET /metrics HTTP/1.0\r\nHost: %s\r\nAuthorization: Basic %s\r\n\r\n" % (host, token)).encode()
+    )
+    answer = b""
+    while True:
+        chunk = connection.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    connection.close()
+    head, _, body = answer.decode(errors="replace").partition("\r\n\r\n")
+    status = int(head.split(" ", 2)[1])
+    names = set()
+    values = {}
+    for line in body.splitlines():
+        if line and not line.startswith("#"):
+            name = line.split("{", 1)[0].split(" ", 1)[0]
+            names.add(name)
+            if "{" not in line:
+                values[name] = line.split(" ")[1]
+    print(json.dumps({"status": status, "names": sorted(names), "values": values, "body": body[:300] if status != 200 else ""}))
+
+
 def bearer_query(token, sql):
     request = urllib.request.Request(
         SERVER + "/v1/statement", data=sql.encode(),
@@ -233,6 +271,8 @@ def main():
         oauth2(sys.argv[2], sys.argv[3])
     elif command == "plain":
         plain(sys.argv[2])
+    elif command == "metrics":
+        metrics(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     elif command == "shutdown":
         shutdown(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
     else:

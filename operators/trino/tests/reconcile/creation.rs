@@ -52,7 +52,9 @@ async fn a_new_cluster_gets_every_object_and_becomes_available() {
         names(&[
             "simple-trino-coordinator",
             "simple-trino-coordinator-default",
-            "simple-trino-worker-default"
+            "simple-trino-coordinator-default-metrics",
+            "simple-trino-worker-default",
+            "simple-trino-worker-default-metrics"
         ])
     );
     assert_eq!(
@@ -62,6 +64,7 @@ async fn a_new_cluster_gets_every_object_and_becomes_available() {
     let secrets = stored_names::<Secret>(&harness);
     for secret in [
         "simple-trino-internal-secret",
+        "simple-trino-metrics",
         "simple-trino-ca",
         "simple-trino-coordinator-default-tls",
         "simple-trino-worker-default-tls",

@@ -98,7 +98,10 @@ async fn password_authentication_writes_the_users_file_the_shutdown_user_and_the
     .expect("JSON rules");
     assert_eq!(
         rules["system_information"],
-        json!([{"user": "graceful-shutdown", "allow": ["read", "write"]}])
+        json!([
+            {"user": "graceful-shutdown", "allow": ["read", "write"]},
+            {"user": "strata-metrics", "allow": ["read"]}
+        ])
     );
     assert_eq!(
         rules["catalogs"],

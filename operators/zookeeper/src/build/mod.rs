@@ -32,7 +32,7 @@ pub mod znode_client;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 pub use strata_model::build::RoleGroupObjects;
-use strata_model::monitoring::{MonitoringObjects, cluster_monitoring};
+use strata_model::monitoring::{MonitoringObjects, ScrapeSecurity, cluster_monitoring};
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 
@@ -80,7 +80,8 @@ pub fn build_cluster(cluster: &ValidatedCluster) -> ClusterObjects {
     let monitoring = cluster_monitoring(
         &cluster.monitoring,
         &cluster.identity,
-        &role_groups,
+        &RoleGroupObjects::metrics_services(&role_groups),
+        &ScrapeSecurity::default(),
         |matchers| alerts::rule_groups(matchers, cluster.ensemble_servers().len() == 1),
     );
     ClusterObjects {

@@ -2,7 +2,9 @@
 //! Service per role group for Prometheus, and the client Service of the whole cluster.
 
 use k8s_openapi::api::core::v1::Service;
-use strata_model::build::{ContainerPort, PrometheusScrape, client_service as client, object_meta};
+use strata_model::build::{
+    ContainerPort, PrometheusScrape, ScrapeScheme, client_service as client, object_meta,
+};
 
 use super::container::client_ports;
 use crate::config::tls::SECURE_CLIENT_PORT;
@@ -53,6 +55,7 @@ pub fn metrics_service(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -
         PrometheusScrape {
             port: METRICS,
             path: "/metrics",
+            scheme: ScrapeScheme::Http,
         },
     )
 }

@@ -6,7 +6,13 @@
 
 use kube::api::{Api, PostParams};
 use serde_json::Value;
-use strata_model::monitoring::{Monitoring, PrometheusRuleSettings, ServiceMonitorSettings};
+use strata_model::build::{
+    ContainerPort, PrometheusScrape, ScrapeScheme, metrics_service, object_meta,
+};
+use strata_model::monitoring::{
+    BasicAuth, CaSource, KeyReference, Monitoring, PrometheusRuleSettings, ScrapeSecurity,
+    ServiceMonitorSettings, TlsConfig, service_monitor,
+};
 use strata_testing::control_plane::{ControlPlane, ControlPlaneOptions, wait_until};
 use zookeeper_operator::crd::ZookeeperCluster;
 
@@ -138,6 +144,8 @@ async fn monitoring_objects_are_applied_only_where_the_cluster_serves_their_kind
     })
     .await;
 
+    the_crd_takes_an_https_scrape_with_credentials(control_plane);
+
     // Asked for no more: both are pruned.
     control_plane
         .kubectl(&[
@@ -162,4 +170,77 @@ async fn monitoring_objects_are_applied_only_where_the_cluster_serves_their_kind
         .then_some(())
     })
     .await;
+}
+
+/// The HTTPS scrape Trino's ServiceMonitor asks for (the CA from a ConfigMap, the name
+/// every certificate covers, credentials from a Secret), as the shared builder writes
+/// it, applied with strict field validation: the real CRD's schema takes every field,
+/// and stores it unchanged (a field it did not know would be refused, or pruned by the
+/// operator's own applies).
+fn the_crd_takes_an_https_scrape_with_credentials(control_plane: &ControlPlane) {
+    let labels = || {
+        [(
+            "app.kubernetes.io/instance".to_owned(),
+            "secured".to_owned(),
+        )]
+        .into()
+    };
+    let service = metrics_service(
+        object_meta("secured-metrics", "default", labels()),
+        labels(),
+        PrometheusScrape {
+            port: ContainerPort {
+                name: "https",
+                number: 8443,
+            },
+            path: "/metrics",
+            scheme: ScrapeScheme::Https,
+        },
+    );
+    let key = |name: &str, key: &str| KeyReference {
+        name: name.to_owned(),
+        key: key.to_owned(),
+    };
+    let monitor = service_monitor(
+        object_meta("secured", "default", labels()),
+        labels(),
+        &ServiceMonitorSettings::default(),
+        &[&service],
+        &ScrapeSecurity {
+            tls: Some(TlsConfig {
+                ca: CaSource {
+                    config_map: key("secured", "ca.crt"),
+                },
+                server_name: "secured-coordinator.default.svc.cluster.local".to_owned(),
+            }),
+            basic_auth: Some(BasicAuth {
+                username: key("secured-metrics", "username"),
+                password: key("secured-metrics", "password"),
+            }),
+        },
+    );
+    let mut sent = serde_json::to_value(&monitor).expect("JSON");
+    sent["apiVersion"] = "monitoring.coreos.com/v1".into();
+    sent["kind"] = "ServiceMonitor".into();
+    let file = std::env::temp_dir().join(format!("secured-monitor-{}.json", std::process::id()));
+    std::fs::write(&file, sent.to_string()).expect("the manifest is written");
+    let applied = control_plane.kubectl(&[
+        "apply",
+        "--server-side",
+        "--field-validation=Strict",
+        "-f",
+        file.to_str().unwrap_or_default(),
+    ]);
+    std::fs::remove_file(&file).ok();
+    applied.unwrap_or_else(|error| panic!("the real CRD refuses the HTTPS scrape: {error}"));
+    let stored = stored(
+        control_plane,
+        "servicemonitors.monitoring.coreos.com/secured",
+    )
+    .expect("the ServiceMonitor is stored");
+    assert_eq!(stored["spec"]["endpoints"], sent["spec"]["endpoints"]);
+    assert_eq!(
+        stored["spec"]["endpoints"][0]["tlsConfig"]["serverName"],
+        "secured-coordinator.default.svc.cluster.local"
+    );
 }

@@ -139,7 +139,7 @@ fn authentication_needs_every_node_to_check_passwords_with_the_shutdown_user_fir
 -> Result<(), ReconcileError> {
     let model = model(patch(AUTHENTICATED), &[])?;
     let users = std::collections::BTreeMap::from([("alice".to_owned(), b"secret".to_vec())]);
-    let file = password_file(&users, server::SHUTDOWN_USER)
+    let file = password_file(&users, &server::OPERATOR_USERS)
         .map_err(|problem| ReconcileError::operator_bug("PasswordFile", problem.to_string()))?;
     let mut with_users: BuildInputs = inputs();
     with_users.security.password_file = Some((file.clone(), "uid/7".to_owned()));
@@ -156,6 +156,7 @@ fn authentication_needs_every_node_to_check_passwords_with_the_shutdown_user_fir
         assert!(
             config.contains(
                 "password-authenticator.config-files=/etc/trino/shutdown-authenticator.properties,\
+                 /etc/trino/metrics-authenticator.properties,\
                  /etc/trino/password-authenticator.properties"
             ),
             "{config}"
@@ -300,9 +301,10 @@ fn ldap_comes_after_the_shutdown_user_and_trusts_the_users_ca() -> Result<(), Re
     assert!(
         config.contains(
             "password-authenticator.config-files=/etc/trino/shutdown-authenticator.properties,\
+             /etc/trino/metrics-authenticator.properties,\
              /etc/trino/ldap-authenticator.properties,/etc/trino/password-authenticator.properties"
         ),
-        "the user's authenticators in the spec's order, after the shutdown user's: {config}"
+        "the user's authenticators in the spec's order, after the operator's: {config}"
     );
     let ldap = data["ldap-authenticator.properties"]
         .as_str()
@@ -348,7 +350,7 @@ fn oauth2_reads_its_client_from_the_secret_and_trusts_the_providers_ca()
     let config = config_properties(&objects, "simple-trino-coordinator-default");
     for line in [
         "http-server.authentication.type=PASSWORD,OAUTH2",
-        "password-authenticator.config-files=/etc/trino/shutdown-authenticator.properties",
+        "password-authenticator.config-files=/etc/trino/shutdown-authenticator.properties,/etc/trino/metrics-authenticator.properties",
         "http-server.authentication.oauth2.issuer=https://idp.example.org/realms/data",
         "http-server.authentication.oauth2.client-id=${ENV:STRATA_OAUTH2_CLIENT_ID}",
         "http-server.authentication.oauth2.client-secret=${ENV:STRATA_OAUTH2_CLIENT_SECRET}",
