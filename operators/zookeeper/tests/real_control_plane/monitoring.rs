@@ -227,7 +227,7 @@ fn the_crd_takes_an_https_scrape_with_credentials(control_plane: &ControlPlane) 
     let applied = control_plane.kubectl(&[
         "apply",
         "--server-side",
-        "--field-validation=Strict",
+        "--validate=strict",
         "-f",
         file.to_str().unwrap_or_default(),
     ]);
