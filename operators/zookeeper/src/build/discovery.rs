@@ -15,7 +15,9 @@
 //!
 //! With `clusterConfig.service`, the cluster ConfigMap also has `ZOOKEEPER_NODE_PORT`
 //! (`NodePort`, once allocated) or `ZOOKEEPER_EXTERNAL_HOST` and
-//! `ZOOKEEPER_EXTERNAL_PORT` (`LoadBalancer`, once it has an address).
+//! `ZOOKEEPER_EXTERNAL_PORT` (`LoadBalancer`, once it has an address); each ZNode's
+//! ConfigMap copies them from it ([`external_keys`]), since a client outside the
+//! cluster reaches its chroot through the same address.
 //!
 //! `<hosts>` is the client Service's FQDN with port, `<cluster>.<ns>.svc.<domain>:2282`
 //! with TLS on (the default), `:2181` with it off. `ca.crt` has the name a Secret or
@@ -48,6 +50,25 @@ pub const ZOOKEEPER_CLIENT_PORT_KEY: &str = "ZOOKEEPER_CLIENT_PORT";
 pub const ZOOKEEPER_TLS_KEY: &str = "ZOOKEEPER_TLS";
 /// The CA certificate (PEM) clients trust, with TLS on.
 pub const CA_CERTIFICATE_KEY: &str = "ca.crt";
+/// The keys of the address a client outside the cluster uses, as
+/// [`strata_model::exposure::ExternalAddress::discovery_keys`] names them.
+pub const EXTERNAL_KEYS: [&str; 3] = [
+    "ZOOKEEPER_EXTERNAL_HOST",
+    "ZOOKEEPER_EXTERNAL_PORT",
+    "ZOOKEEPER_NODE_PORT",
+];
+
+/// The external address in the cluster's discovery `data`, for a ZNode's ConfigMap:
+/// only what the cluster publishes now, so an address the cluster lost leaves the
+/// ZNode's ConfigMap too.
+pub fn external_keys(cluster_discovery: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    cluster_discovery
+        .iter()
+        .filter(|(key, _)| EXTERNAL_KEYS.contains(&key.as_str()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect()
+}
+
 /// `app.kubernetes.io/component` of ZNode discovery ConfigMaps.
 pub const ZNODE_COMPONENT: &str = "znode";
 
@@ -204,6 +225,29 @@ mod tests {
             ..ZnodeStatus::default()
         });
         Ok(znode)
+    }
+
+    #[rstest]
+    #[case::a_load_balancer(
+        &[("ZOOKEEPER", "zk:2282"), ("ZOOKEEPER_EXTERNAL_HOST", "zk.example.com"), ("ZOOKEEPER_EXTERNAL_PORT", "2282")],
+        &[("ZOOKEEPER_EXTERNAL_HOST", "zk.example.com"), ("ZOOKEEPER_EXTERNAL_PORT", "2282")]
+    )]
+    #[case::a_node_port(
+        &[("ZOOKEEPER_TLS", "true"), ("ZOOKEEPER_NODE_PORT", "30181")],
+        &[("ZOOKEEPER_NODE_PORT", "30181")]
+    )]
+    #[case::no_address_yet(&[("ZOOKEEPER", "zk:2282"), ("ca.crt", "pem")], &[])]
+    fn a_znode_publishes_the_clusters_external_address_alone(
+        #[case] cluster: &[(&str, &str)],
+        #[case] expected: &[(&str, &str)],
+    ) {
+        let owned = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect()
+        };
+        assert_eq!(external_keys(&owned(cluster)), owned(expected));
     }
 
     #[rstest]

@@ -8,10 +8,13 @@
 //! ZNode's client certificate Secret: [`crate::build::znode_client`]), write the
 //! status.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::Event as FinalizerEvent;
@@ -25,6 +28,7 @@ use strata_operator::reference::Target;
 use strata_operator::status::next_resource_status;
 
 use super::client_tls::{client_tls, read_optional};
+use crate::build::discovery::external_keys;
 use crate::build::znode_client::{ZOOKEEPER_CLIENT_SECRET_KEY, client_secret, client_secret_name};
 use crate::build::{znode_discovery_config_map, znode_path};
 use crate::config::tls::SECURE_CLIENT_PORT;
@@ -243,9 +247,35 @@ async fn apply_steps(
             data.insert(ZOOKEEPER_CLIENT_SECRET_KEY.to_owned(), name);
         }
     }
+    let external = cluster_external_keys(&cluster, context).await?;
+    if let Some(data) = discovery.data.as_mut() {
+        data.extend(external);
+    }
     desired.push(discovery);
     context.apply(znode, desired, false).await?;
     Ok(())
+}
+
+/// The external address the cluster's discovery ConfigMap publishes, if any. The ZNode
+/// is checked again every check period, which is how a new address reaches it.
+async fn cluster_external_keys(
+    cluster: &ZookeeperCluster,
+    context: &Context<ZnodeContext>,
+) -> Result<BTreeMap<String, String>, ReconcileError> {
+    let namespace = cluster.namespace().unwrap_or_default();
+    let name = cluster.name_any();
+    let api: Api<ConfigMap> = Api::namespaced(context.client.clone(), &namespace);
+    let stored = api.get_opt(&name).await.map_err(|source| {
+        ReconcileError::from_kube(
+            "ConfigMapReadFailed",
+            format!("reading the discovery ConfigMap {namespace}/{name}"),
+            source,
+        )
+    })?;
+    Ok(stored
+        .and_then(|config_map| config_map.data)
+        .map(|data| external_keys(&data))
+        .unwrap_or_default())
 }
 
 /// Writes the path to status before it is used, so a crash between creating

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, PostParams};
 use pretty_assertions::assert_eq;
@@ -283,6 +283,65 @@ async fn znode_path_is_created_published_and_removed_with_its_object() -> TestRe
     eprintln!(
         "znode lifecycle: Available after {available_after:?}, test body took {:?}",
         started.elapsed()
+    );
+    zk.shutdown().await;
+    Ok(())
+}
+
+/// A ZNode of a cluster exposed through a load balancer publishes the address a client
+/// outside the cluster uses, once the load balancer has one (issue 26, item 3), and
+/// nothing before: the cluster's discovery ConfigMap is where it comes from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
+async fn a_znode_publishes_the_address_its_cluster_has_outside() -> TestResult {
+    let zk = Standalone::start("exposed-zk").await?;
+    let harness = start_operator(zk.ensemble_address(), None);
+    let mut cluster: ZookeeperCluster =
+        serde_yaml_ng::from_str(&standalone_manifest("exposed-zk"))?;
+    cluster.spec.cluster_config.service =
+        serde_json::from_value(serde_json::json!({"type": "LoadBalancer"}))?;
+    Api::<ZookeeperCluster>::namespaced(harness.server.client(), NAMESPACE)
+        .create(&PostParams::default(), &cluster)
+        .await?;
+    create_znode(&harness, "exposed-znode", "exposed-zk").await?;
+    wait_for_available(
+        &harness,
+        "exposed-znode",
+        ConditionStatus::True,
+        "AsExpected",
+    )
+    .await?;
+    let before = discovery_data(&harness, "exposed-znode").unwrap_or_default();
+    assert!(
+        !before.contains_key("ZOOKEEPER_EXTERNAL_HOST"),
+        "no address before the load balancer has one: {before:?}"
+    );
+
+    harness.server.patch_status_direct::<Service>(
+        NAMESPACE,
+        "exposed-zk",
+        serde_json::json!({"loadBalancer": {"ingress": [{"hostname": "zk.example.com"}]}}),
+    )?;
+    let published = harness
+        .server
+        .wait_for::<ConfigMap>(
+            NAMESPACE,
+            "exposed-znode",
+            |config_map| {
+                config_map.data.as_ref().is_some_and(|data| {
+                    data.get("ZOOKEEPER_EXTERNAL_HOST").map(String::as_str)
+                        == Some("zk.example.com")
+                })
+            },
+            WAIT,
+        )
+        .await?
+        .data
+        .unwrap_or_default();
+    assert_eq!(published["ZOOKEEPER_EXTERNAL_PORT"], "2181");
+    assert_eq!(
+        published[ZOOKEEPER_CHROOT_KEY],
+        before[ZOOKEEPER_CHROOT_KEY]
     );
     zk.shutdown().await;
     Ok(())
