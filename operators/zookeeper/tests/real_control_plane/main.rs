@@ -10,6 +10,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod exposure;
 mod growth;
 mod malformed;
 mod monitoring;
@@ -18,7 +19,7 @@ mod pdb;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use strata_operator::cli::Operator;
 use strata_testing::control_plane::{ControlPlane, ControlPlaneOptions, RunningOperator};
 use zookeeper_operator::controller::leader::FixedServerAddress;
@@ -93,4 +94,23 @@ fn zookeeper_cluster(name: &str, replicas: u16) -> ZookeeperCluster {
         "spec": {"servers": {"roleGroups": {"default": {"replicas": replicas}}}}
     }))
     .expect("a ZookeeperCluster")
+}
+
+/// The object `kind/name` as JSON, `None` while it does not exist.
+fn stored(control_plane: &ControlPlane, object: &str) -> Option<Value> {
+    let json = control_plane.kubectl(&["get", object, "-o", "json"]).ok()?;
+    serde_json::from_str(&json).ok()
+}
+
+/// The condition `type_` of the cluster `simple`.
+fn condition(control_plane: &ControlPlane, type_: &str) -> Value {
+    stored(control_plane, "zookeepercluster/simple")
+        .and_then(|cluster| {
+            cluster["status"]["conditions"]
+                .as_array()?
+                .iter()
+                .find(|condition| condition["type"] == type_)
+                .cloned()
+        })
+        .unwrap_or(Value::Null)
 }

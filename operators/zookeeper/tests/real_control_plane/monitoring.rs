@@ -5,7 +5,6 @@
 //! asked for no more, both are pruned.
 
 use kube::api::{Api, PostParams};
-use serde_json::Value;
 use strata_model::build::{
     ContainerPort, PrometheusScrape, ScrapeScheme, metrics_service, object_meta,
 };
@@ -18,26 +17,7 @@ use zookeeper_operator::crd::ZookeeperCluster;
 
 use zookeeper_operator::OPERATOR_NAME;
 
-use crate::{Cluster, TIMEOUT, run_operator_as, zookeeper_cluster};
-
-/// The object `kind/name` as JSON, `None` while it does not exist.
-fn stored(control_plane: &ControlPlane, object: &str) -> Option<Value> {
-    let json = control_plane.kubectl(&["get", object, "-o", "json"]).ok()?;
-    serde_json::from_str(&json).ok()
-}
-
-/// The condition `type_` of the cluster `simple`.
-fn condition(control_plane: &ControlPlane, type_: &str) -> Value {
-    stored(control_plane, "zookeepercluster/simple")
-        .and_then(|cluster| {
-            cluster["status"]["conditions"]
-                .as_array()?
-                .iter()
-                .find(|condition| condition["type"] == type_)
-                .cloned()
-        })
-        .unwrap_or(Value::Null)
-}
+use crate::{Cluster, TIMEOUT, condition, run_operator_as, stored, zookeeper_cluster};
 
 // Multi-threaded: `kubectl` blocks this thread while the operator runs on another.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
