@@ -121,7 +121,7 @@ fn selected_metrics(expr: &str) -> Vec<String> {
 pub const CLUSTER_LABELS: &str = "namespace, app_kubernetes_io_instance";
 
 /// The PromQL label matchers of one cluster's series: its namespace (which every
-/// ServiceMonitor target carries) and its instance label ([`POD_TARGET_LABELS`]).
+/// ServiceMonitor target carries) and its instance label ([`super::POD_TARGET_LABELS`]).
 pub fn cluster_matchers(namespace: &str, cluster: &str) -> String {
     format!(
         "namespace=\"{namespace}\",{}=\"{cluster}\"",
