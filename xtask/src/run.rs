@@ -83,6 +83,7 @@ fn image_directories(workspace: &Path) -> anyhow::Result<Vec<std::path::PathBuf>
         tools::env::ZOOKEEPER_IMAGE,
         tools::env::TRINO_IMAGE,
         tools::env::SUPERSET_IMAGE,
+        tools::env::STATSD_EXPORTER_IMAGE,
     ];
     let exported: Vec<std::path::PathBuf> = variables
         .into_iter()
@@ -98,6 +99,7 @@ fn image_directories(workspace: &Path) -> anyhow::Result<Vec<std::path::PathBuf>
         tools.zookeeper_image,
         tools.trino_image,
         tools.superset_image,
+        tools.statsd_exporter_image,
     ])
 }
 

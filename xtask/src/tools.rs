@@ -15,6 +15,7 @@ pub mod nftables;
 pub mod oidc;
 pub mod process;
 pub mod prometheus;
+pub mod statsd_exporter_image;
 pub mod superset;
 pub mod superset_image;
 pub mod trino_image;
@@ -90,6 +91,8 @@ pub struct Tools {
     pub promtool: PathBuf,
     /// The directory with the Prometheus Operator's CRDs.
     pub prometheus_operator_crds: PathBuf,
+    /// The local stand-in for the statsd exporter image (holds `bin/statsd_exporter`).
+    pub statsd_exporter_image: PathBuf,
     /// Tool name to the version line it printed, for the report.
     pub versions: BTreeMap<&'static str, String>,
 }
@@ -162,6 +165,10 @@ impl Tools {
                 env::PROMETHEUS_OPERATOR_CRDS,
                 self.prometheus_operator_crds.clone().into_os_string(),
             ),
+            (
+                env::STATSD_EXPORTER_IMAGE,
+                self.statsd_exporter_image.clone().into_os_string(),
+            ),
         ])
     }
 }
@@ -231,6 +238,14 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
             prometheus::PROMETHEUS_OPERATOR_VERSION
         ),
         || prometheus::ensure(&workspace.join("xtask").join("go")),
+    )?;
+
+    let (statsd_exporter_image, _) = step(
+        &format!(
+            "statsd exporter {} image directory (Go module proxy)",
+            control_plane::STATSD_EXPORTER_VERSION
+        ),
+        || statsd_exporter_image::ensure(&workspace.join("xtask").join("go"), &tools_dir),
     )?;
 
     let kubernetes_version = venv.newest_kubernetes_version()?;
@@ -359,6 +374,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         oidc_provider_lib,
         promtool: prometheus.promtool,
         prometheus_operator_crds: prometheus.operator_crds,
+        statsd_exporter_image,
         versions,
     })
 }

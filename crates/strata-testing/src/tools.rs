@@ -80,8 +80,12 @@ pub const PROMTOOL: &str = "STRATA_PROMTOOL";
 /// (`monitoring.coreos.com_*.yaml`), which real-control-plane tests install.
 pub const PROMETHEUS_OPERATOR_CRDS: &str = "STRATA_PROMETHEUS_OPERATOR_CRDS";
 
+/// The local stand-in for the `quay.io/prometheus/statsd-exporter` image, the
+/// Superset pods' metrics sidecar.
+pub const STATSD_EXPORTER_IMAGE: &str = "STRATA_STATSD_EXPORTER_IMAGE";
+
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 22] = [
+pub const ALL: [&str; 23] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -104,6 +108,7 @@ pub const ALL: [&str; 22] = [
     OIDC_PROVIDER_LIB,
     PROMTOOL,
     PROMETHEUS_OPERATOR_CRDS,
+    STATSD_EXPORTER_IMAGE,
 ];
 
 /// A tool variable a test needs is not set.

@@ -81,6 +81,8 @@ pub struct ValidatedCluster {
     pub trino_connections: Vec<ValidatedTrinoConnection>,
     /// How the client Service is exposed.
     pub service: ServiceExposure,
+    /// The Prometheus Operator objects the cluster asks for.
+    pub monitoring: strata_model::monitoring::Monitoring,
     /// The one role, `node`: `<cluster>-node` names its PodDisruptionBudget.
     pub nodes: ValidatedRole<(), ValidatedRoleGroup>,
 }
@@ -168,6 +170,12 @@ impl ValidatedCluster {
             .service
             .check("spec.clusterConfig.service")
             .map_err(|message| ReconcileError::invalid_spec(INVALID_SERVICE_EXPOSURE, message))?;
+        config
+            .monitoring
+            .check("spec.clusterConfig.monitoring")
+            .map_err(|message| {
+                ReconcileError::invalid_spec(strata_model::monitoring::INVALID_MONITORING, message)
+            })?;
         let secret_key = match &config.secret_key_secret {
             Some(name) => SecretKeySource::User(name.clone()),
             None => SecretKeySource::Generated(format!("{}-secret-key", identity.name)),
@@ -188,6 +196,7 @@ impl ValidatedCluster {
             webserver_timeout: settings.webserver_timeout,
             trino_connections,
             service: config.service.clone(),
+            monitoring: config.monitoring.clone(),
             nodes: ValidatedRole::new(
                 (),
                 role,

@@ -87,6 +87,26 @@ fn login(runner: &PodRunner) -> (u16, String) {
         .unwrap_or_else(|error| panic!("{error}"))
 }
 
+/// The statsd exporter's metrics, scraped from the database pod's network as
+/// Prometheus would scrape the pod.
+fn scrape(runner: &PodRunner) -> String {
+    let address = format!(
+        "{}:{}",
+        runner.address(NAMESPACE, POD).expect("the pod's address"),
+        superset_operator::build::metrics::METRICS.number
+    );
+    runner
+        .in_pod(NAMESPACE, DATABASE_POD, move || {
+            strata_testing::http::request(&address, "GET", "/metrics", &[], None)
+        })
+        .unwrap_or_else(|error| panic!("{error}"))
+        .map(|response| {
+            assert_eq!(response.status, 200, "{}", response.body);
+            response.body
+        })
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
 /// A runner with the Superset image directory and PostgreSQL's that admits pods as
 /// OpenShift's restricted-v2 does (issue 26, item 4): Superset runs with an arbitrary uid
 /// in group 0, and the database under `anyuid`. The fixed uid is proven by
@@ -143,6 +163,29 @@ async fn the_rendered_pod_initialises_the_database_serves_logins_and_stops() {
     let (status, body) = login(&runner);
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("access_token"), "{body}");
+    // Issue 26, item 2: gunicorn's statsd metrics reach Prometheus through the
+    // exporter beside it: every metric the alerts read is served, the login's 200
+    // among the responses.
+    let metrics = scrape(&runner);
+    let served: Vec<&str> = metrics
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| line.split(['{', ' ']).next())
+        .collect();
+    for group in superset_operator::build::alerts::rule_groups(
+        &strata_model::monitoring::cluster_matchers(NAMESPACE, "simple-superset"),
+    ) {
+        for name in group.metric_names() {
+            assert!(
+                served.contains(&name.as_str()),
+                "{name} is not served:\n{metrics}"
+            );
+        }
+    }
+    assert!(
+        metrics.contains("superset_gunicorn_responses_total{status=\"200\"}"),
+        "{metrics}"
+    );
     // The database takes nothing but TLS, so the migrations and the login went over
     // it; the web server's pooled sessions say so too.
     let (code, refused) = plaintext_login(&runner).await;

@@ -5,7 +5,7 @@
 //!   the discovery ConfigMaps that point at it (its own and its ZNodes') get the CA, as
 //!   the ZooKeeper operator publishes it;
 //! - each TrinoCluster gets what `trino_operator::render::fill` fills: its internal
-//!   shared secret, its shutdown user's password, its certificates (with the CA in its
+//!   shared secret, its shutdown and metrics users' passwords, its certificates (with the CA in its
 //!   discovery ConfigMap) and its users' password file, made from the users Secret of
 //!   the same manifest;
 //! - each HDFS cluster's ZKFC keystore (`<hdfs>-zookeeper-client`) gets its store.

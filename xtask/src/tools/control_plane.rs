@@ -107,6 +107,22 @@ pub const PROMETHEUS_TOOLS: GoToolSet = GoToolSet {
     }],
 };
 
+/// The statsd exporter release beside every Superset pod, which turns gunicorn's statsd
+/// counters into Prometheus metrics.
+pub const STATSD_EXPORTER_VERSION: &str = "v0.31.0";
+
+/// The statsd exporter, for the pod runner's stand-in of its image.
+pub const STATSD_EXPORTER_TOOLS: GoToolSet = GoToolSet {
+    directory: "statsd-exporter",
+    version: STATSD_EXPORTER_VERSION,
+    modules: &["statsd-exporter"],
+    binaries: &[GoBinary {
+        name: "statsd_exporter",
+        module: "statsd-exporter",
+        package: "github.com/prometheus/statsd_exporter",
+    }],
+};
+
 /// The `-ldflags` that stamp the Kubernetes version, as `hack/lib/version.sh` does, so
 /// the API server reports `v1.37.2` rather than `v0.0.0-master`.
 pub fn kubernetes_ldflags() -> String {
@@ -202,6 +218,10 @@ fn ldflags(module: &str) -> Option<String> {
         "prometheus" => Some(format!(
             "-s -w -X 'github.com/prometheus/common/version.Version={}'",
             PROMETHEUS_VERSION.trim_start_matches('v')
+        )),
+        "statsd-exporter" => Some(format!(
+            "-s -w -X 'github.com/prometheus/common/version.Version={}'",
+            STATSD_EXPORTER_VERSION.trim_start_matches('v')
         )),
         _ => None,
     }

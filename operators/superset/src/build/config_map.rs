@@ -17,7 +17,8 @@ pub const SUPERSET_CONFIG: &str = "superset_config.py";
 /// Key of the init script.
 pub const INIT_SCRIPT: &str = "init_database.py";
 
-/// `<superset>-node-<rg>`: `superset_config.py`, the init script and, with OIDC, the
+/// `<superset>-node-<rg>`: `superset_config.py`, the init script, the statsd exporter's
+/// mapping and, with OIDC, the
 /// security manager and, with TLS to the database, its hook; hashed into the pod
 /// template.
 pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {
@@ -27,6 +28,10 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
             group.product.superset_config.clone(),
         ),
         (INIT_SCRIPT.to_owned(), INIT_DATABASE.to_owned()),
+        (
+            super::metrics::STATSD_MAPPING_FILE.to_owned(),
+            super::metrics::STATSD_MAPPING.to_owned(),
+        ),
     ]);
     if cluster.database.tls() {
         data.insert(

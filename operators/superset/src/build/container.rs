@@ -144,7 +144,8 @@ fn mounts(cluster: &ValidatedCluster) -> Vec<k8s_openapi::api::core::v1::VolumeM
 }
 
 /// gunicorn as the container's process (so SIGTERM reaches it; the image's
-/// `run-server.sh` does not `exec`), with the image script's flags and no statsd.
+/// `run-server.sh` does not `exec`), with the image script's flags, sending its statsd
+/// metrics to the exporter beside it.
 pub fn web_server(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Container {
     let (plain, secrets) = superset_env(cluster);
     let mut env = env_vars(plain, &group.env_overrides);
@@ -175,13 +176,16 @@ pub fn web_server(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> Con
         "0".to_owned(),
         "--limit-request-field_size".to_owned(),
         "0".to_owned(),
-        "superset.app:create_app()".to_owned(),
-    ];
+    ]
+    .into_iter()
+    .chain(super::metrics::gunicorn_statsd_args())
+    .chain(["superset.app:create_app()".to_owned()])
+    .collect::<Vec<_>>();
     Container {
         name: SUPERSET_CONTAINER.to_owned(),
         image: Some(cluster.identity.image.image.clone()),
         image_pull_policy: Some(cluster.identity.image.pull_policy.to_string()),
-        command: Some(command.to_vec()),
+        command: Some(command),
         env: Some(env),
         ports: Some(vec![container_port(HTTP)]),
         resources: Some(resource_requirements(&group.resources)),

@@ -6,12 +6,16 @@
 //! | ConfigMap with the Python packages the image lacks (pg8000, authlib) | `<superset>-packages` | cluster |
 //! | ConfigMap (`superset_config.py`, the init script) | `<superset>-node-<rg>` | role group |
 //! | headless Service | `<superset>-node-<rg>` | role group |
+//! | metrics Service (the statsd exporter's 9102) | `<superset>-node-<rg>-metrics` | role group |
 //! | StatefulSet | `<superset>-node-<rg>` | role group |
 //! | PodDisruptionBudget (unless disabled) | `<superset>-node` | role |
 //! | client Service (8088) | `<superset>` | cluster |
+//! | ServiceMonitor and PrometheusRule (with `clusterConfig.monitoring`) | `<superset>` | cluster |
 
+pub mod alerts;
 pub mod config_map;
 pub mod container;
+pub mod metrics;
 pub mod secret_key;
 pub mod service;
 pub mod statefulset;
@@ -32,6 +36,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
     if !cluster.wheels.is_empty() {
         desired.push(config_map::packages_config_map(cluster));
     }
+    let mut metrics_services = Vec::new();
     for group in &cluster.nodes.groups {
         let config_map = config_map::role_group_config_map(cluster, group);
         let hash = config_map
@@ -41,6 +46,9 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
             .unwrap_or_default();
         desired.push(config_map);
         desired.push(service::headless_service(cluster, group));
+        let metrics = metrics::metrics_service(cluster, group);
+        metrics_services.push(metrics.clone());
+        desired.push(metrics);
         desired.push(statefulset::stateful_set(cluster, group, &hash));
     }
     if let Some(pdb) = cluster
@@ -50,6 +58,8 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
         desired.push(pdb);
     }
     desired.push(service::client_service(cluster));
+    let services: Vec<&k8s_openapi::api::core::v1::Service> = metrics_services.iter().collect();
+    desired.push_monitoring(metrics::monitoring_objects(cluster, &services));
     desired
 }
 

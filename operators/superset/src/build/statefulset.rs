@@ -15,6 +15,7 @@ use super::container::{
     CONFIG_VOLUME, DATABASE_CA_VOLUME, HOME_VOLUME, PACKAGES_VOLUME, TMP_VOLUME, init_database,
     web_server,
 };
+use super::metrics::statsd_exporter;
 use crate::validate::{CA_KEY, CaSource, ValidatedCluster, ValidatedRoleGroup, discovery_volumes};
 
 /// uid and gid of the image's `superset` user, which it creates without a number.
@@ -56,7 +57,7 @@ pub fn stateful_set(
             config_hash,
             pod: PodSpec {
                 init_containers: Some(vec![init_database(cluster, group)]),
-                containers: vec![web_server(cluster, group)],
+                containers: vec![web_server(cluster, group), statsd_exporter(cluster)],
                 volumes: Some(volumes),
                 security_context: Some(pod_security_context(SUPERSET_UID)),
                 affinity: Some(preferred_spread(cluster.nodes.labels.selector())),

@@ -30,6 +30,7 @@ fn every_object() -> Result<(), ReconcileError> {
         "ConfigMap/simple-superset-packages",
         "ConfigMap/simple-superset-node-default",
         "Service/simple-superset-node-default",
+        "Service/simple-superset-node-default-metrics",
         "StatefulSet/simple-superset-node-default",
         "PodDisruptionBudget/simple-superset-node",
         "Service/simple-superset",
@@ -96,7 +97,6 @@ fn gunicorn_is_the_process_and_every_secret_is_a_reference() -> Result<(), Recon
         command.last().map(String::as_str),
         Some("superset.app:create_app()")
     );
-    assert!(!command.iter().any(|arg| arg.contains("statsd")));
     let graceful = command
         .iter()
         .skip_while(|arg| *arg != "--graceful-timeout")
@@ -284,5 +284,46 @@ fn trino_connections_reach_the_init_container_and_mount_their_discovery()
     }
     let web_env = pod["containers"][0]["env"].to_string();
     assert!(!web_env.contains("STRATA_TRINO"), "{web_env}");
+    Ok(())
+}
+
+#[test]
+fn gunicorn_sends_its_statsd_metrics_to_the_exporter_on_the_pods_loopback()
+-> Result<(), ReconcileError> {
+    let objects = objects(json!({}))?;
+    let pod =
+        &named(&objects, "StatefulSet", "simple-superset-node-default")["spec"]["template"]["spec"];
+    let gunicorn = pod["containers"][0]["command"].to_string();
+    assert!(
+        gunicorn.contains(r#""--statsd-host","127.0.0.1:9125","--statsd-prefix","superset","superset.app:create_app()""#),
+        "{gunicorn}"
+    );
+    let exporter = &pod["containers"][1];
+    assert_eq!(exporter["name"], "statsd-exporter");
+    assert_eq!(
+        exporter["args"],
+        json!([
+            "--statsd.listen-udp=127.0.0.1:9125",
+            "--statsd.listen-tcp=",
+            "--web.listen-address=:9102",
+            "--statsd.mapping-config=/etc/statsd-exporter/statsd-mapping.yaml"
+        ])
+    );
+    assert_eq!(
+        exporter["securityContext"]["allowPrivilegeEscalation"],
+        false
+    );
+    let config = named(&objects, "ConfigMap", "simple-superset-node-default");
+    assert!(
+        config["data"]["statsd-mapping.yaml"]
+            .as_str()
+            .is_some_and(|mapping| mapping.contains("superset_gunicorn_responses_total")),
+        "{config}"
+    );
+    let service = named(&objects, "Service", "simple-superset-node-default-metrics");
+    assert_eq!(
+        service["metadata"]["annotations"]["prometheus.io/port"],
+        "9102"
+    );
     Ok(())
 }

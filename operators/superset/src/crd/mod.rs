@@ -125,6 +125,16 @@ pub struct SupersetClusterConfig {
     /// has no address the cluster is Progressing (`WaitingForLoadBalancer`).
     #[serde(default, skip_serializing_if = "ServiceExposure::is_default")]
     pub service: ServiceExposure,
+
+    /// What a Prometheus Operator in the cluster gets: a ServiceMonitor that scrapes
+    /// the statsd exporter beside each web server, and a PrometheusRule with
+    /// Superset's alerts (docs/monitoring.md). Both need the Prometheus Operator's
+    /// CRDs.
+    #[serde(
+        default,
+        skip_serializing_if = "strata_model::monitoring::Monitoring::is_default"
+    )]
+    pub monitoring: strata_model::monitoring::Monitoring,
 }
 
 /// A Superset database on a Trino cluster of the same namespace.

@@ -38,7 +38,11 @@ async fn a_new_cluster_gets_every_object_and_becomes_available() {
     );
     assert_eq!(
         stored_names::<Service>(&harness),
-        names(&["simple-superset", "simple-superset-node-default"])
+        names(&[
+            "simple-superset",
+            "simple-superset-node-default",
+            "simple-superset-node-default-metrics"
+        ])
     );
     assert_eq!(
         stored_names::<PodDisruptionBudget>(&harness),

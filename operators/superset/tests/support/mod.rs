@@ -62,7 +62,11 @@ pub fn postgres_account() -> (u32, u32) {
 /// `PATH`.
 pub fn images(scratch: &std::path::Path, superset_images: &[&str]) -> Images {
     let mut images = Images::default();
-    for variable in superset_images {
+    // Every Superset pod has the statsd exporter beside gunicorn.
+    for variable in superset_images
+        .iter()
+        .chain(&[tools::STATSD_EXPORTER_IMAGE])
+    {
         let dir = tools::required_path(variable).unwrap_or_else(|error| panic!("{error}"));
         images.add(&dir).unwrap_or_else(|error| panic!("{error}"));
     }

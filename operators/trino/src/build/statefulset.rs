@@ -21,6 +21,7 @@ use super::security::{
     password_db_secret_name,
 };
 use crate::config::access_control::RULES_KEY;
+use crate::config::security::PASSWORD_DB_KEY;
 use crate::config::server::ACCESS_CONTROL_RULES;
 use crate::validate::{TrinoRole, ValidatedCluster, ValidatedRole, ValidatedRoleGroup};
 
@@ -100,10 +101,16 @@ fn security_volumes(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> V
             SHUTDOWN_PASSWORD_VOLUME,
             &graceful_shutdown_secret_name(cluster),
         ));
-        volumes.push(secret_volume(
-            METRICS_PASSWORD_VOLUME,
-            &metrics_secret_name(cluster),
-        ));
+        // Only the password file: nothing in the pod needs the password itself.
+        let mut metrics = secret_volume(METRICS_PASSWORD_VOLUME, &metrics_secret_name(cluster));
+        if let Some(source) = metrics.secret.as_mut() {
+            source.items = Some(vec![KeyToPath {
+                key: PASSWORD_DB_KEY.to_owned(),
+                path: PASSWORD_DB_KEY.to_owned(),
+                ..KeyToPath::default()
+            }]);
+        }
+        volumes.push(metrics);
     }
     if security.users_secret.is_some() {
         volumes.push(secret_volume(

@@ -3,9 +3,12 @@
 //!
 //! The operator's rules let [`SHUTDOWN_USER`] read and write system information, which
 //! `PUT /v1/info/state` (the preStop drain) needs, and [`METRICS_USER`] read it, which
-//! `/metrics` needs. They go first in `system_information`, where Trino applies the
-//! first rule that matches, so they win for those users alone; for every other user the
-//! user's rules decide, in their order.
+//! `/metrics` needs, and forbid both to run queries or see a catalog: their passwords
+//! live in Secrets that pods and Prometheus read, so they must open nothing else. The
+//! rules go first in their sections, where Trino applies the first rule that matches,
+//! so they win for those users alone; for every other user the user's rules decide, in
+//! their order. A section the user's rules leave out allows everything when absent, so
+//! the operator adds a rule that allows everything after its own there.
 //! A section Trino denies everything in when it is absent stays that way for everyone
 //! but the shutdown user.
 
@@ -36,36 +39,68 @@ pub enum RulesError {
     NotAList(String),
 }
 
-/// The operator's rules for its own users, in front of every other.
-fn operator_rules() -> [Value; 2] {
+/// The operator's rules for its own users, in front of every other: per section, the
+/// rules, and what a section Trino allows everything in when absent gets after them.
+fn operator_rules() -> [(&'static str, Vec<Value>, Option<Value>); 3] {
+    let both = format!("{SHUTDOWN_USER}|{METRICS_USER}");
     [
-        json!({"user": SHUTDOWN_USER, "allow": ["read", "write"]}),
-        json!({"user": METRICS_USER, "allow": ["read"]}),
+        (
+            "system_information",
+            vec![
+                json!({"user": SHUTDOWN_USER, "allow": ["read", "write"]}),
+                json!({"user": METRICS_USER, "allow": ["read"]}),
+            ],
+            None,
+        ),
+        (
+            "queries",
+            vec![json!({"user": both, "allow": []})],
+            Some(json!({"allow": ["execute", "kill", "view"]})),
+        ),
+        (
+            "catalogs",
+            vec![json!({"user": both, "allow": "none"})],
+            Some(json!({"allow": "all"})),
+        ),
     ]
+}
+
+/// `sections` with the operator's rules in front of each of theirs.
+fn with_operator_rules_in(mut sections: Map<String, Value>) -> Map<String, Value> {
+    for (section, rules, when_absent) in operator_rules() {
+        let existing = sections.remove(section);
+        let mut merged = rules;
+        match existing {
+            Some(Value::Array(user_rules)) => merged.extend(user_rules),
+            _ => merged.extend(when_absent),
+        }
+        sections.insert(section.to_owned(), Value::Array(merged));
+    }
+    sections
 }
 
 /// The rules without the user's: Trino's built-in `default` access control (everything
 /// but impersonation and writing system information) and the operator's rules.
-/// Sections that allow everything when absent (catalogs, schemas, tables, queries,
-/// session properties) are left out; the four that deny when absent are written
-/// (impersonation stays denied by being absent).
+/// Sections that allow everything when absent (schemas, tables, session properties)
+/// are left out; the four that deny when absent are written (impersonation stays
+/// denied by being absent).
 fn default_rules() -> Value {
-    json!({
-        "system_information": [
-            operator_rules()[0].clone(),
-            operator_rules()[1].clone(),
-            {"allow": ["read"]}
-        ],
+    let defaults = json!({
+        "system_information": [{"allow": ["read"]}],
         "functions": [{"privileges": ["EXECUTE", "GRANT_EXECUTE", "OWNERSHIP"]}],
         "procedures": [{"privileges": ["EXECUTE", "GRANT_EXECUTE"]}],
         "authorization": [
             {"original_user": ".*", "new_user": ".*", "new_role": ".*", "allow": true}
         ]
-    })
+    });
+    match defaults {
+        Value::Object(sections) => Value::Object(with_operator_rules_in(sections)),
+        other => other,
+    }
 }
 
 /// The rules file: `user_rules` (the text of the user's `rules.json`) with the
-/// operator's rules first in `system_information`, or the defaults without user rules.
+/// operator's rules first in their sections, or the defaults without user rules.
 pub fn access_control_rules(user_rules: Option<&str>) -> Result<String, RulesError> {
     let rules = match user_rules {
         None => default_rules(),
@@ -77,7 +112,7 @@ pub fn access_control_rules(user_rules: Option<&str>) -> Result<String, RulesErr
 }
 
 fn with_operator_rules(text: &str) -> Result<Value, RulesError> {
-    let mut sections: Map<String, Value> = match serde_json::from_str(text) {
+    let sections: Map<String, Value> = match serde_json::from_str(text) {
         Ok(Value::Object(sections)) => sections,
         Ok(other) => {
             return Err(RulesError::NotAnObject(format!(
@@ -95,13 +130,7 @@ fn with_operator_rules(text: &str) -> Result<Value, RulesError> {
             return Err(RulesError::NotAList(name.clone()));
         }
     }
-    let system_information = sections
-        .entry("system_information")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if let Value::Array(rules) = system_information {
-        rules.splice(0..0, operator_rules());
-    }
-    Ok(Value::Object(sections))
+    Ok(Value::Object(with_operator_rules_in(sections)))
 }
 
 fn json_kind(value: &Value) -> &'static str {
@@ -125,6 +154,8 @@ mod tests {
         serde_json::from_str(text).expect("the rules are JSON")
     }
 
+    const OPERATOR_USERS: &str = "graceful-shutdown|strata-metrics";
+
     #[test]
     fn without_user_rules_only_the_shutdown_user_writes_system_information() {
         let rules = parsed(&access_control_rules(None).expect("the defaults"));
@@ -137,6 +168,26 @@ mod tests {
             ])
         );
         assert!(rules.get("impersonation").is_none());
+    }
+
+    #[rstest]
+    #[case::defaults(None)]
+    #[case::user_rules_without_the_sections(Some(r#"{"tables": [{"privileges": ["SELECT"]}]}"#))]
+    fn the_operators_users_run_no_query_and_see_no_catalog_while_everyone_else_still_does(
+        #[case] user_rules: Option<&str>,
+    ) {
+        let rules = parsed(&access_control_rules(user_rules).expect("valid rules"));
+        assert_eq!(
+            rules["queries"],
+            json!([
+                {"user": OPERATOR_USERS, "allow": []},
+                {"allow": ["execute", "kill", "view"]}
+            ])
+        );
+        assert_eq!(
+            rules["catalogs"],
+            json!([{"user": OPERATOR_USERS, "allow": "none"}, {"allow": "all"}])
+        );
     }
 
     #[rstest]
@@ -164,9 +215,16 @@ mod tests {
         assert_eq!(rules["system_information"], system_information);
         let user = parsed(user_rules);
         for (section, value) in user.as_object().expect("an object") {
-            if section != "system_information" {
-                assert_eq!(&rules[section], value, "{section} is kept as written");
+            if section == "system_information" {
+                continue;
             }
+            let written = rules[section].as_array().expect("a list");
+            let kept = &written[written.len() - value.as_array().expect("a list").len()..];
+            assert_eq!(
+                &Value::Array(kept.to_vec()),
+                value,
+                "{section} keeps the user's rules in order, last"
+            );
         }
     }
 

@@ -109,8 +109,9 @@ pub struct TrinoClusterConfig {
     pub service: ServiceExposure,
 
     /// What a Prometheus Operator in the cluster gets: a ServiceMonitor that scrapes
-    /// every node's `/metrics` (over HTTPS with the cluster's CA, as the operator's
-    /// metrics user), and a PrometheusRule with Trino's alerts (docs/monitoring.md).
+    /// every node's `/metrics` as the operator's metrics user (over HTTPS with the
+    /// cluster's CA, unless TLS is off), and a PrometheusRule with Trino's alerts
+    /// (docs/monitoring.md).
     /// Both need the Prometheus Operator's CRDs.
     #[serde(
         default,

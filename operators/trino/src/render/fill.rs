@@ -1,6 +1,6 @@
 //! What the operator makes only in the cluster, filled into `render`'s objects for a
 //! manifest run outside one (`cargo xtask run`, and other products' real tests that
-//! need a real Trino): the internal shared secret and the shutdown user's password,
+//! need a real Trino): the internal shared secret and the shutdown and metrics users' passwords,
 //! generated as the operator generates them once; the certificates, with the CA in
 //! the discovery ConfigMap; and the users' password file, from the users Secret of
 //! the same manifest.

@@ -26,6 +26,7 @@ use support::{
     ask_shutdown, client_answer, client_plan, client_pod, example_documents, fqdn, log,
     peak_resident_mib, query, query_error, rendered, resident_mib, runner_on,
 };
+use trino_operator::config::server::{METRICS_USER, SHUTDOWN_USER};
 
 /// Queries that fill the workers' memory pools together: hash joins and
 /// aggregations with many groups over TPC-H sf1.
@@ -111,7 +112,12 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
     // real /v1/info.
     let example: Vec<_> = example_sets
         .into_iter()
-        .chain([client_pod(&USERS)])
+        .chain([client_pod(&[
+            USERS[0],
+            USERS[1],
+            (METRICS_USER, &passwords.metrics),
+            (SHUTDOWN_USER, &passwords.shutdown),
+        ])])
         .collect();
     apply_all(&mut runner, &example).unwrap_or_else(|error| panic!("{error}"));
     let started = Instant::now();

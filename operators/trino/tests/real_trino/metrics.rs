@@ -8,9 +8,11 @@ use serde_json::Value;
 use strata_model::monitoring::cluster_matchers;
 use strata_pod_runner::runner::PodRunner;
 use trino_operator::build::alerts::{ACTIVE_WORKERS, rule_groups};
-use trino_operator::config::server::METRICS_USER;
+use trino_operator::config::server::{METRICS_USER, SHUTDOWN_USER};
 
-use crate::support::{COORDINATOR, NAMESPACE, WORKERS, client_answer, client_plan, fqdn};
+use crate::support::{
+    COORDINATOR, NAMESPACE, WORKERS, client_answer, client_plan, fqdn, query_error,
+};
 
 /// The name the ServiceMonitor checks every node's certificate for.
 fn server_name() -> String {
@@ -62,4 +64,10 @@ pub async fn served_to_the_metrics_user_alone(runner: &PodRunner, password: &str
     assert_eq!(wrong["status"], 401, "{wrong}");
     let no_password = scrape(runner, WORKERS[0], METRICS_USER, "").await;
     assert_eq!(no_password["status"], 401, "{no_password}");
+    // The operator's users authenticate, but run no query: their passwords live in
+    // Secrets that pods and Prometheus read.
+    for user in [METRICS_USER, SHUTDOWN_USER] {
+        let refused = query_error(runner, user, "SELECT 1").await;
+        assert!(refused.contains("Access Denied"), "{user}: {refused}");
+    }
 }

@@ -105,7 +105,10 @@ async fn password_authentication_writes_the_users_file_the_shutdown_user_and_the
     );
     assert_eq!(
         rules["catalogs"],
-        json!([{"user": "alice", "catalog": "system", "allow": "all"}])
+        json!([
+            {"user": "graceful-shutdown|strata-metrics", "allow": "none"},
+            {"user": "alice", "catalog": "system", "allow": "all"}
+        ])
     );
 
     // A steady reconcile hashes nothing again: the file is the one made before.

@@ -108,7 +108,8 @@ fn the_rule_knows_how_many_workers_the_cluster_should_have() -> Result<(), Recon
 }
 
 #[test]
-fn the_metrics_user_may_read_system_information_first() -> Result<(), ReconcileError> {
+fn the_metrics_user_may_read_system_information_before_any_rule_of_the_user()
+-> Result<(), ReconcileError> {
     let objects = objects(&model(json!({}), &[])?)?;
     let rules: Value = serde_json::from_str(
         named(&objects, "ConfigMap", "simple-trino-access-control")["data"]["rules.json"]
@@ -119,6 +120,34 @@ fn the_metrics_user_may_read_system_information_first() -> Result<(), ReconcileE
     assert_eq!(
         rules["system_information"][1],
         json!({"user": "strata-metrics", "allow": ["read"]})
+    );
+    Ok(())
+}
+
+#[test]
+fn the_metrics_secret_is_built_without_values_and_mounted_as_its_password_file_alone()
+-> Result<(), ReconcileError> {
+    let objects = objects(&model(
+        json!({"clusterConfig": {"authentication": [{"password": {"secretName": "users"}}]}}),
+        &[],
+    )?)?;
+    let secret = named(&objects, "Secret", "simple-trino-metrics");
+    assert!(
+        secret.get("data").is_none() && secret.get("stringData").is_none(),
+        "{secret}"
+    );
+    let volumes = &named(&objects, "StatefulSet", "simple-trino-worker-default")["spec"]["template"]
+        ["spec"]["volumes"];
+    let volume = volumes
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|volume| volume["name"] == "metrics-user")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        volume["secret"]["items"],
+        json!([{"key": "password.db", "path": "password.db"}])
     );
     Ok(())
 }
