@@ -26,8 +26,8 @@ use crate::validate::ValidatedCluster;
 
 /// The key of the shutdown user's password, which the preStop hook reads.
 pub const SHUTDOWN_PASSWORD_KEY: &str = "password";
-/// Random bytes in the shutdown user's password (64 hex characters).
-pub const SHUTDOWN_PASSWORD_BYTES: usize = 32;
+/// Random bytes in the password of each of the operator's users (64 hex characters).
+pub const OPERATOR_PASSWORD_BYTES: usize = 32;
 /// The keys of the metrics user's Secret, which a ServiceMonitor's `basicAuth` reads.
 pub mod metrics_credentials {
     /// The user name, `strata-metrics`.
@@ -138,23 +138,26 @@ fn opaque_secret(cluster: &ValidatedCluster, name: String) -> Secret {
 /// Makes the shutdown user's password and its password file, once, just before the
 /// Secret is created: the operator never holds them afterwards.
 pub fn fill_graceful_shutdown_secret(secret: &mut Secret) -> Result<(), String> {
-    let password = random_token(SHUTDOWN_PASSWORD_BYTES).map_err(|error| error.to_string())?;
-    let hash = hash_password(&password)?;
+    let (password, password_file) = operator_user(SHUTDOWN_USER)?;
     secret.string_data = Some(BTreeMap::from([
         (SHUTDOWN_PASSWORD_KEY.to_owned(), password),
-        (
-            PASSWORD_DB_KEY.to_owned(),
-            format!("{SHUTDOWN_USER}:{hash}\n"),
-        ),
+        (PASSWORD_DB_KEY.to_owned(), password_file),
     ]));
     Ok(())
+}
+
+/// A random password for the operator's `user`, and the password file line Trino
+/// checks it against.
+fn operator_user(user: &str) -> Result<(String, String), String> {
+    let password = random_token(OPERATOR_PASSWORD_BYTES).map_err(|error| error.to_string())?;
+    let hash = hash_password(&password)?;
+    Ok((password, format!("{user}:{hash}\n")))
 }
 
 /// Makes the metrics user's password and its password file, once, just before the
 /// Secret is created.
 pub fn fill_metrics_secret(secret: &mut Secret) -> Result<(), String> {
-    let password = random_token(SHUTDOWN_PASSWORD_BYTES).map_err(|error| error.to_string())?;
-    let hash = hash_password(&password)?;
+    let (password, password_file) = operator_user(METRICS_USER)?;
     secret.string_data = Some(BTreeMap::from([
         (
             metrics_credentials::USERNAME.to_owned(),
@@ -162,10 +165,7 @@ pub fn fill_metrics_secret(secret: &mut Secret) -> Result<(), String> {
         ),
         (metrics_credentials::PASSWORD.to_owned(), password),
         (metrics_credentials::NO_PASSWORD.to_owned(), String::new()),
-        (
-            PASSWORD_DB_KEY.to_owned(),
-            format!("{METRICS_USER}:{hash}\n"),
-        ),
+        (PASSWORD_DB_KEY.to_owned(), password_file),
     ]));
     Ok(())
 }
