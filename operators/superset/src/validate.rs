@@ -3,16 +3,21 @@
 
 use strata_model::exposure::{INVALID_SERVICE_EXPOSURE, ServiceExposure};
 use strata_model::identity::{ClusterIdentity, Product, ValidatedRole, check_cluster_domain};
-use strata_model::merge::defaulted;
+use strata_model::merge::{Merge, defaulted};
 use strata_model::resources::HeapRule;
+use strata_model::role::{GenericRoleConfig, Role};
+use strata_model::role_group::CommonSettings;
 use strata_operator::error::ReconcileError;
 
 use crate::build::secret_key::SECRET_KEY_KEY;
 use crate::config::packages::{Wheel, wheels};
-use crate::config::superset_config::{AuthSetting, Registration, SupersetSettings, render};
+use crate::config::superset_config::{
+    AuthSetting, CelerySetting, Registration, SupersetSettings, render,
+};
 use crate::crd::{
-    APP_NAME, DEFAULT_PRODUCT_VERSION, DEFAULT_ROW_LIMIT, DEFAULT_WEBSERVER_TIMEOUT, NODE_ROLE,
-    OPERATOR_NAME, SupersetCluster, SupersetConfig, UPSTREAM_IMAGE_REPOSITORY,
+    APP_NAME, BEAT_ROLE, CeleryBeatConfig, CeleryWorkerConfig, DEFAULT_PRODUCT_VERSION,
+    DEFAULT_ROW_LIMIT, DEFAULT_WEBSERVER_TIMEOUT, NODE_ROLE, OPERATOR_NAME, SupersetCluster,
+    SupersetConfig, SupersetConfigOverrides, UPSTREAM_IMAGE_REPOSITORY, WORKER_ROLE,
 };
 pub use strata_model::identity::DEFAULT_CLUSTER_DOMAIN;
 
@@ -83,8 +88,37 @@ pub struct ValidatedCluster {
     pub service: ServiceExposure,
     /// The Prometheus Operator objects the cluster asks for.
     pub monitoring: strata_model::monitoring::Monitoring,
-    /// The one role, `node`: `<cluster>-node` names its PodDisruptionBudget.
+    /// The web servers, `node`: `<cluster>-node` names its PodDisruptionBudget.
     pub nodes: ValidatedRole<(), ValidatedRoleGroup>,
+    /// The Redis of Celery and the caches, when the spec names one.
+    pub redis: Option<ValidatedRedis>,
+    /// The Celery workers, `worker`.
+    pub workers: Option<ValidatedRole<(), ValidatedWorkerGroup>>,
+    /// Celery beat, `beat`: one role group of one pod.
+    pub beat: Option<ValidatedRole<(), ValidatedBeatGroup>>,
+}
+
+/// A Celery worker role group, checked.
+pub type ValidatedWorkerGroup = strata_model::role_group::ValidatedRoleGroup<WorkerGroup>;
+/// Celery beat's role group, checked.
+pub type ValidatedBeatGroup = strata_model::role_group::ValidatedRoleGroup<BeatGroup>;
+
+/// What only the worker role groups have.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct WorkerGroup {
+    /// Celery's `--concurrency`.
+    pub concurrency: u16,
+    /// The rendered `superset_config.py`.
+    pub superset_config: String,
+}
+
+/// What only beat's role group has.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct BeatGroup {
+    /// The rendered `superset_config.py`.
+    pub superset_config: String,
 }
 
 /// A role group, checked: the settings every product shares and [`WebServerGroup`].
@@ -108,8 +142,6 @@ impl ValidatedCluster {
         let identity = ClusterIdentity::new(PRODUCT, &cluster.metadata, &cluster.spec.image)?;
         check_cluster_domain(cluster_domain)?;
         let config = &cluster.spec.cluster_config;
-        let role =
-            identity.role_with_groups(NODE_ROLE, "nodes", &cluster.spec.nodes.role_groups)?;
         let database = &config.metadata_database;
         let (validated_database, database_setting) = database::database(database)?;
         let (authentication, auth_secret) = authentication(
@@ -117,6 +149,11 @@ impl ValidatedCluster {
             cluster.spec.image.custom.is_none(),
         )?;
         let oidc_login = matches!(authentication, Some(AuthSetting::Oidc { .. }));
+        let redis = celery::redis(
+            config.redis.as_ref(),
+            cluster.spec.workers.is_some(),
+            cluster.spec.beat.is_some(),
+        )?;
         let trino_connections = trino::trino_connections(
             &config.trino_connections,
             cluster.spec.image.custom.is_none(),
@@ -129,42 +166,72 @@ impl ValidatedCluster {
                 .unwrap_or(DEFAULT_WEBSERVER_TIMEOUT),
             mapbox_api_key: config.mapbox_api_key_secret.is_some(),
             authentication,
+            celery: redis.as_ref().map(|redis| CelerySetting {
+                first_database: redis.first_database,
+                alerts_reports: cluster.spec.workers.is_some() && cluster.spec.beat.is_some(),
+            }),
         };
 
-        let groups = cluster
-            .spec
-            .nodes
-            .merged_role_groups(&SupersetConfig::product_defaults())
-            .into_values()
-            .map(|merged| {
-                let group = strata_model::role_group::ValidatedRoleGroup::check(
-                    &identity,
-                    &role,
-                    "nodes",
-                    &merged,
-                    HeapRule {
-                        heap_percent: 0,
-                        min_memory_mib: MIN_MEMORY_LIMIT_MIB,
-                        non_heap_reserve_mib: 0,
-                    },
-                )?;
-                let superset_config =
-                    render(&settings, &merged.config_overrides.superset_config_py).map_err(
-                        |error| {
-                            ReconcileError::invalid_spec(
-                                "InvalidConfigOverride",
-                                format!("{}: superset_config.py: {error}", group.field),
-                            )
-                        },
-                    )?;
-                let config = &merged.config;
-                Ok(group.with(WebServerGroup {
+        let nodes = validated_role(
+            &identity,
+            NODE_ROLE,
+            "nodes",
+            &cluster.spec.nodes,
+            &SupersetConfig::product_defaults(),
+            &settings,
+            |config, superset_config| {
+                Ok(WebServerGroup {
                     workers: defaulted("workers", &config.workers)?.max(1),
                     threads: defaulted("threads", &config.threads)?.max(1),
                     superset_config,
-                }))
+                })
+            },
+        )?;
+        let workers = cluster
+            .spec
+            .workers
+            .as_ref()
+            .map(|workers| {
+                validated_role(
+                    &identity,
+                    WORKER_ROLE,
+                    "workers",
+                    workers,
+                    &CeleryWorkerConfig::product_defaults(),
+                    &settings,
+                    |config, superset_config| {
+                        Ok(WorkerGroup {
+                            concurrency: defaulted("concurrency", &config.concurrency)?.max(1),
+                            superset_config,
+                        })
+                    },
+                )
             })
-            .collect::<Result<Vec<_>, ReconcileError>>()?;
+            .transpose()?;
+        let beat = cluster
+            .spec
+            .beat
+            .as_ref()
+            .map(|beat| {
+                let role = validated_role(
+                    &identity,
+                    BEAT_ROLE,
+                    "beat",
+                    beat,
+                    &CeleryBeatConfig::product_defaults(),
+                    &settings,
+                    |_, superset_config| Ok(BeatGroup { superset_config }),
+                )?;
+                celery::check_single_beat(
+                    &role
+                        .groups
+                        .iter()
+                        .map(|group| (group.name.role_group().as_str().to_owned(), group.replicas))
+                        .collect::<Vec<_>>(),
+                )?;
+                Ok::<_, ReconcileError>(role)
+            })
+            .transpose()?;
 
         config
             .service
@@ -197,12 +264,10 @@ impl ValidatedCluster {
             trino_connections,
             service: config.service.clone(),
             monitoring: config.monitoring.clone(),
-            nodes: ValidatedRole::new(
-                (),
-                role,
-                cluster.spec.nodes.role_config.pod_disruption_budget.clone(),
-                groups,
-            ),
+            nodes,
+            redis,
+            workers,
+            beat,
         })
     }
 
@@ -245,6 +310,7 @@ impl ValidatedCluster {
                 field: "clusterConfig.previousSecretKeySecret",
             });
         }
+        secrets.extend(self.redis.as_ref().and_then(ValidatedRedis::secret));
         if let Some(mapbox) = &self.mapbox_secret {
             secrets.push(SecretUse {
                 name: mapbox.clone(),
@@ -264,6 +330,56 @@ impl ValidatedCluster {
         }));
         secrets
     }
+}
+
+/// A role of Superset's pods, checked: each merged role group's shared settings, its
+/// `superset_config.py` (the cluster's settings, then the group's overrides) and the
+/// role's own part from `product`.
+fn validated_role<C, P>(
+    identity: &ClusterIdentity,
+    role_name: &str,
+    field: &str,
+    role: &Role<C, GenericRoleConfig, SupersetConfigOverrides>,
+    defaults: &C,
+    settings: &SupersetSettings,
+    product: impl Fn(&C, String) -> Result<P, ReconcileError>,
+) -> Result<ValidatedRole<(), strata_model::role_group::ValidatedRoleGroup<P>>, ReconcileError>
+where
+    C: CommonSettings + Merge + Clone,
+{
+    let role_identity = identity.role_with_groups(role_name, field, &role.role_groups)?;
+    let groups = role
+        .merged_role_groups(defaults)
+        .into_values()
+        .map(|merged| {
+            let group = strata_model::role_group::ValidatedRoleGroup::check(
+                identity,
+                &role_identity,
+                field,
+                &merged,
+                HeapRule {
+                    heap_percent: 0,
+                    min_memory_mib: MIN_MEMORY_LIMIT_MIB,
+                    non_heap_reserve_mib: 0,
+                },
+            )?;
+            let superset_config = render(settings, &merged.config_overrides.superset_config_py)
+                .map_err(|error| {
+                    ReconcileError::invalid_spec(
+                        "InvalidConfigOverride",
+                        format!("{}: superset_config.py: {error}", group.field),
+                    )
+                })?;
+            let product = product(&merged.config, superset_config)?;
+            Ok(group.with(product))
+        })
+        .collect::<Result<Vec<_>, ReconcileError>>()?;
+    Ok(ValidatedRole::new(
+        (),
+        role_identity,
+        role.role_config.pod_disruption_budget.clone(),
+        groups,
+    ))
 }
 
 /// The login settings and the Secret they read. LDAP is refused on the stock image,
@@ -350,8 +466,11 @@ const PRODUCT: Product = Product {
     default_version: DEFAULT_PRODUCT_VERSION,
 };
 
+pub mod celery;
 mod database;
 mod trino;
+
+pub use self::celery::{RedisAddress, ValidatedRedis};
 
 pub use self::database::{CA_FIELD, CA_KEY, CaSource, DATABASE_CA_DIR, ValidatedDatabase};
 pub use self::trino::{

@@ -58,6 +58,22 @@ pub const fn superset_nodes() -> u16 {
     1
 }
 
+/// Superset's Celery workers: a tenth of the workers (rounded down), at least 1.
+///
+/// A worker stops with a warm shutdown, finishing the tasks it runs (reports render for
+/// minutes), so one pod at a time would roll a large pool for hours; the rest of the
+/// pool keeps taking tasks meanwhile, as Trino's workers keep taking queries.
+pub fn superset_workers(workers: u16) -> u16 {
+    (workers / 10).max(1)
+}
+
+/// Superset's Celery beat: its one pod may go. A budget of 0 would block every drain of
+/// its node, and the StatefulSet brings it back on another; the periodic tasks it
+/// misses meanwhile are sent at its next tick.
+pub const fn superset_beat() -> u16 {
+    1
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -107,11 +123,23 @@ mod tests {
     }
 
     #[rstest]
+    #[case::zero_workers(0, 1)]
+    #[case::one_worker(1, 1)]
+    #[case::nine_workers(9, 1)]
+    #[case::ten_workers(10, 1)]
+    #[case::twenty_workers(20, 2)]
+    #[case::hundred_workers(100, 10)]
+    fn superset_workers_default(#[case] workers: u16, #[case] expected: u16) {
+        assert_eq!(superset_workers(workers), expected);
+    }
+
+    #[rstest]
     #[case::zookeeper_servers(zookeeper_servers(), 1)]
     #[case::hdfs_namenodes(hdfs_namenodes(), 1)]
     #[case::hdfs_journalnodes(hdfs_journalnodes(), 1)]
     #[case::trino_coordinators(trino_coordinators(), 1)]
     #[case::superset_nodes(superset_nodes(), 1)]
+    #[case::superset_beat(superset_beat(), 1)]
     fn fixed_defaults(#[case] actual: u16, #[case] expected: u16) {
         assert_eq!(actual, expected);
     }

@@ -7,8 +7,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use strata_model::build::object_meta;
 
 use crate::config::scripts::{
-    DATABASE_TLS_HOOK, DATABASE_TLS_HOOK_FILE, INIT_DATABASE, OIDC_SECURITY_MANAGER,
-    OIDC_SECURITY_MANAGER_FILE,
+    CELERY_SCRIPT, CELERY_SCRIPT_FILE, DATABASE_TLS_HOOK, DATABASE_TLS_HOOK_FILE, INIT_DATABASE,
+    OIDC_SECURITY_MANAGER, OIDC_SECURITY_MANAGER_FILE,
 };
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
@@ -17,22 +17,27 @@ pub const SUPERSET_CONFIG: &str = "superset_config.py";
 /// Key of the init script.
 pub const INIT_SCRIPT: &str = "init_database.py";
 
-/// `<superset>-node-<rg>`: `superset_config.py`, the init script, the statsd exporter's
-/// mapping and, with OIDC, the
-/// security manager and, with TLS to the database, its hook; hashed into the pod
-/// template.
+/// `<superset>-node-<rg>`: [`config_files`], the init script and the statsd
+/// exporter's mapping; hashed into the pod template.
 pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGroup) -> ConfigMap {
-    let mut data = BTreeMap::from([
-        (
-            SUPERSET_CONFIG.to_owned(),
-            group.product.superset_config.clone(),
-        ),
-        (INIT_SCRIPT.to_owned(), INIT_DATABASE.to_owned()),
-        (
-            super::metrics::STATSD_MAPPING_FILE.to_owned(),
-            super::metrics::STATSD_MAPPING.to_owned(),
-        ),
-    ]);
+    let mut data = config_files(cluster, &group.product.superset_config);
+    data.insert(INIT_SCRIPT.to_owned(), INIT_DATABASE.to_owned());
+    data.insert(
+        super::metrics::STATSD_MAPPING_FILE.to_owned(),
+        super::metrics::STATSD_MAPPING.to_owned(),
+    );
+    ConfigMap {
+        metadata: group.object_meta(&cluster.identity.namespace),
+        data: Some(data),
+        ..ConfigMap::default()
+    }
+}
+
+/// What every Superset pod mounts, web server, worker or beat: `superset_config.py`
+/// and the modules it imports, shipped next to it: with OIDC the security manager,
+/// with TLS to the database its hook, with Redis the Celery module.
+pub fn config_files(cluster: &ValidatedCluster, superset_config: &str) -> BTreeMap<String, String> {
+    let mut data = BTreeMap::from([(SUPERSET_CONFIG.to_owned(), superset_config.to_owned())]);
     if cluster.database.tls() {
         data.insert(
             DATABASE_TLS_HOOK_FILE.to_owned(),
@@ -45,11 +50,10 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
             OIDC_SECURITY_MANAGER.to_owned(),
         );
     }
-    ConfigMap {
-        metadata: group.object_meta(&cluster.identity.namespace),
-        data: Some(data),
-        ..ConfigMap::default()
+    if cluster.redis.is_some() {
+        data.insert(CELERY_SCRIPT_FILE.to_owned(), CELERY_SCRIPT.to_owned());
     }
+    data
 }
 
 /// `<superset>-packages`: the wheels the pods need, as binary data.

@@ -17,9 +17,10 @@ use crate::config::superset_config::{
     DB_PASSWORD_ENV, DB_USERNAME_ENV, LDAP_BIND_PASSWORD_ENV, MAPBOX_API_KEY_ENV,
     OIDC_CLIENT_SECRET_ENV,
 };
+use crate::validate::celery::{REDIS_PASSWORD_KEY, REDIS_URL_KEY};
 use crate::validate::{
-    DATABASE_CA_DIR, TRINO_DISCOVERY_DIR, ValidatedCluster, ValidatedDatabase, ValidatedRoleGroup,
-    discovery_volumes,
+    DATABASE_CA_DIR, RedisAddress, TRINO_DISCOVERY_DIR, ValidatedCluster, ValidatedDatabase,
+    ValidatedRoleGroup, discovery_volumes,
 };
 
 /// The web server container, the target of `envOverrides`.
@@ -33,6 +34,14 @@ pub const PREVIOUS_SECRET_KEY_ENV: &str = "STRATA_PREVIOUS_SECRET_KEY";
 /// directories and catalogs); connection `n`'s credentials are in
 /// `STRATA_TRINO_USERNAME_<n>` and `STRATA_TRINO_PASSWORD_<n>`.
 pub const TRINO_CONNECTIONS_ENV: &str = "STRATA_TRINO_CONNECTIONS";
+/// The Redis host, with `clusterConfig.redis.host` (read by `strata_celery.py`).
+pub const REDIS_HOST_ENV: &str = "STRATA_REDIS_HOST";
+/// The Redis port, with `clusterConfig.redis.host`.
+pub const REDIS_PORT_ENV: &str = "STRATA_REDIS_PORT";
+/// The Redis password, from `clusterConfig.redis.passwordSecret`.
+pub const REDIS_PASSWORD_ENV: &str = "STRATA_REDIS_PASSWORD";
+/// The whole Redis URL, from `clusterConfig.redis.urlSecret`.
+pub const REDIS_URL_ENV: &str = "STRATA_REDIS_URL";
 /// Where the role group ConfigMap is mounted.
 pub const CONFIG_DIR: &str = "/strata/config";
 /// `SUPERSET_HOME` (and `HOME`): writable, as the image expects.
@@ -67,11 +76,11 @@ fn secret_variable(name: &str, secret: &str, key: &str) -> EnvVar {
 
 /// The variables both containers need: where the config and driver are, and every
 /// secret as a reference to its Secret.
-fn superset_env(cluster: &ValidatedCluster) -> (BTreeMap<String, String>, Vec<EnvVar>) {
+pub(super) fn superset_env(cluster: &ValidatedCluster) -> (BTreeMap<String, String>, Vec<EnvVar>) {
     let mut python_path = vec![CONFIG_DIR.to_owned()];
     python_path.extend(python_path_entries(&cluster.wheels));
     python_path.push(IMAGE_PYTHON_PATH.to_owned());
-    let plain = BTreeMap::from([
+    let mut plain = BTreeMap::from([
         (
             "SUPERSET_CONFIG_PATH".to_owned(),
             format!("{CONFIG_DIR}/{SUPERSET_CONFIG}"),
@@ -117,10 +126,31 @@ fn superset_env(cluster: &ValidatedCluster) -> (BTreeMap<String, String>, Vec<En
     if let Some(mapbox) = &cluster.mapbox_secret {
         secrets.push(secret_variable(MAPBOX_API_KEY_ENV, mapbox, "apiKey"));
     }
+    match cluster.redis.as_ref().map(|redis| &redis.address) {
+        Some(RedisAddress::Host {
+            host,
+            port,
+            password_secret,
+        }) => {
+            plain.insert(REDIS_HOST_ENV.to_owned(), host.clone());
+            plain.insert(REDIS_PORT_ENV.to_owned(), port.to_string());
+            if let Some(secret) = password_secret {
+                secrets.push(secret_variable(
+                    REDIS_PASSWORD_ENV,
+                    secret,
+                    REDIS_PASSWORD_KEY,
+                ));
+            }
+        }
+        Some(RedisAddress::Url { url_secret }) => {
+            secrets.push(secret_variable(REDIS_URL_ENV, url_secret, REDIS_URL_KEY));
+        }
+        None => {}
+    }
     (plain, secrets)
 }
 
-fn mounts(cluster: &ValidatedCluster) -> Vec<k8s_openapi::api::core::v1::VolumeMount> {
+pub(super) fn mounts(cluster: &ValidatedCluster) -> Vec<k8s_openapi::api::core::v1::VolumeMount> {
     let mut mounts = vec![
         volume_mount(CONFIG_VOLUME, CONFIG_DIR, true),
         volume_mount(HOME_VOLUME, SUPERSET_HOME, false),

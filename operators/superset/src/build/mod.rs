@@ -10,9 +10,12 @@
 //! | StatefulSet | `<superset>-node-<rg>` | role group |
 //! | PodDisruptionBudget (unless disabled) | `<superset>-node` | role |
 //! | client Service (8088) | `<superset>` | cluster |
+//! | ConfigMap (`superset_config.py`, `strata_celery.py`), headless Service, StatefulSet | `<superset>-worker-<rg>`, `<superset>-beat-<rg>` | Celery role group |
+//! | PodDisruptionBudget (unless disabled) | `<superset>-worker`, `<superset>-beat` | Celery role |
 //! | ServiceMonitor and PrometheusRule (with `clusterConfig.monitoring`) | `<superset>` | cluster |
 
 pub mod alerts;
+pub mod celery;
 pub mod config_map;
 pub mod container;
 pub mod metrics;
@@ -57,6 +60,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
     {
         desired.push(pdb);
     }
+    celery::push_celery_objects(cluster, &mut desired);
     desired.push(service::client_service(cluster));
     let services: Vec<&k8s_openapi::api::core::v1::Service> = metrics_services.iter().collect();
     desired.push_monitoring(metrics::monitoring_objects(cluster, &services));

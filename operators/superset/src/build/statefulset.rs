@@ -34,9 +34,32 @@ pub fn stateful_set(
     group: &ValidatedRoleGroup,
     config_hash: &str,
 ) -> StatefulSet {
-    let name = group.name.object_name();
+    group.stateful_set(
+        &cluster.identity,
+        Workload {
+            parallel: false,
+            pod_updates: PodUpdates::Rolling,
+            config_hash,
+            pod: PodSpec {
+                init_containers: Some(vec![init_database(cluster, group)]),
+                containers: vec![web_server(cluster, group), statsd_exporter(cluster)],
+                volumes: Some(volumes(cluster, group.name.object_name())),
+                security_context: Some(pod_security_context(SUPERSET_UID)),
+                affinity: Some(preferred_spread(cluster.nodes.labels.selector())),
+                ..PodSpec::default()
+            },
+            claims: Vec::new(),
+        },
+    )
+}
+
+/// The volumes of every Superset pod: the role group's ConfigMap `config_map`,
+/// scratch space, and what the cluster's settings add (the operator's packages, the
+/// database's CA, the Trino clusters' discovery, which the workers read too: they run
+/// SQL Lab's async queries).
+pub fn volumes(cluster: &ValidatedCluster, config_map: &str) -> Vec<Volume> {
     let mut volumes = vec![
-        config_map_volume(CONFIG_VOLUME, name),
+        config_map_volume(CONFIG_VOLUME, config_map),
         scratch_volume(HOME_VOLUME, "256Mi"),
         scratch_volume(TMP_VOLUME, TMP_SIZE_LIMIT),
     ];
@@ -49,23 +72,7 @@ pub fn stateful_set(
     for (config_map, volume) in discovery_volumes(&cluster.trino_connections) {
         volumes.push(config_map_volume(&volume, config_map));
     }
-    group.stateful_set(
-        &cluster.identity,
-        Workload {
-            parallel: false,
-            pod_updates: PodUpdates::Rolling,
-            config_hash,
-            pod: PodSpec {
-                init_containers: Some(vec![init_database(cluster, group)]),
-                containers: vec![web_server(cluster, group), statsd_exporter(cluster)],
-                volumes: Some(volumes),
-                security_context: Some(pod_security_context(SUPERSET_UID)),
-                affinity: Some(preferred_spread(cluster.nodes.labels.selector())),
-                ..PodSpec::default()
-            },
-            claims: Vec::new(),
-        },
-    )
+    volumes
 }
 
 /// The metadata database's CA: only `ca.crt`, so a Secret that also holds a key (a

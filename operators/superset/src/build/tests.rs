@@ -327,3 +327,5 @@ fn gunicorn_sends_its_statsd_metrics_to_the_exporter_on_the_pods_loopback()
     );
     Ok(())
 }
+
+mod celery;

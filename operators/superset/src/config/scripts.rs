@@ -19,3 +19,10 @@ pub const DATABASE_TLS_HOOK: &str = include_str!("../scripts/strata_database_tls
 
 /// The file of [`DATABASE_TLS_HOOK`] in the config directory.
 pub const DATABASE_TLS_HOOK_FILE: &str = "strata_database_tls.py";
+
+/// Celery's Redis URLs for `superset_config.py`, and the entry point of the worker and
+/// beat containers and of the worker's probe.
+pub const CELERY_SCRIPT: &str = include_str!("../scripts/strata_celery.py");
+
+/// The file of [`CELERY_SCRIPT`] in the config directory (imported as `strata_celery`).
+pub const CELERY_SCRIPT_FILE: &str = "strata_celery.py";

@@ -111,6 +111,138 @@ pub struct SupersetSettings {
     pub mapbox_api_key: bool,
     /// How users log in; the database when `None`.
     pub authentication: Option<AuthSetting>,
+    /// Celery and the shared caches, with `clusterConfig.redis`.
+    pub celery: Option<CelerySetting>,
+}
+
+/// Celery's broker and results and Superset's caches on Redis. The URLs come from
+/// `strata_celery.py`, shipped next to the file, which builds them from the
+/// environment, so no password is written here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CelerySetting {
+    /// The broker's database; Celery's results, the caches and SQL Lab's results use
+    /// the next three.
+    pub first_database: u8,
+    /// Whether alerts and reports are on (`ALERT_REPORTS`): only with workers to run
+    /// them and beat to schedule them.
+    pub alerts_reports: bool,
+}
+
+/// What the web server and the workers share through Redis: the Flask caches.
+const CACHE_TIMEOUT_SECONDS: i64 = 86_400;
+/// How long a report schedule's task may wait in the queue: Superset's own week.
+const SCHEDULER_EXPIRES_SECONDS: i64 = 604_800;
+/// The task modules every worker imports: Superset's own list.
+const CELERY_IMPORTS: [&str; 5] = [
+    "superset.sql_lab",
+    "superset.tasks.scheduler",
+    "superset.tasks.thumbnails",
+    "superset.tasks.cache",
+    "superset.tasks.slack",
+];
+
+fn redis_url(database: u8) -> PyValue {
+    PyValue::Expression(format!("redis_url({database})"))
+}
+
+fn dict<const N: usize>(entries: [(&str, PyValue); N]) -> PyValue {
+    PyValue::Dict(
+        entries
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value))
+            .collect(),
+    )
+}
+
+/// `CELERY_CONFIG` (a mapping, which Celery's `config_from_object` takes as it takes
+/// Superset's class), the caches, SQL Lab's results backend and the feature flag.
+fn celery_assignments(celery: &CelerySetting) -> Vec<(String, PyValue)> {
+    let first = celery.first_database;
+    let schedule = |task: &str, crontab: &str, expires: Option<i64>| {
+        let mut entry = vec![
+            ("task", PyValue::Str(task.to_owned())),
+            (
+                "schedule",
+                PyValue::Expression(format!("crontab({crontab})")),
+            ),
+        ];
+        if let Some(seconds) = expires {
+            entry.push(("options", dict([("expires", PyValue::Int(seconds))])));
+        }
+        PyValue::Dict(
+            entry
+                .into_iter()
+                .map(|(key, value)| (key.to_owned(), value))
+                .collect(),
+        )
+    };
+    let config = dict([
+        ("broker_url", redis_url(first)),
+        ("result_backend", redis_url(first + 1)),
+        (
+            "imports",
+            PyValue::List(
+                CELERY_IMPORTS
+                    .iter()
+                    .map(|module| PyValue::Str((*module).to_owned()))
+                    .collect(),
+            ),
+        ),
+        ("worker_prefetch_multiplier", PyValue::Int(1)),
+        ("task_acks_late", PyValue::Bool(false)),
+        ("broker_connection_retry_on_startup", PyValue::Bool(true)),
+        (
+            "task_annotations",
+            dict([(
+                "sql_lab.get_sql_results",
+                dict([("rate_limit", PyValue::Str("100/s".to_owned()))]),
+            )]),
+        ),
+        (
+            "beat_schedule",
+            dict([
+                (
+                    "reports.scheduler",
+                    schedule(
+                        "reports.scheduler",
+                        "minute=\"*\", hour=\"*\"",
+                        Some(SCHEDULER_EXPIRES_SECONDS),
+                    ),
+                ),
+                (
+                    "reports.prune_log",
+                    schedule("reports.prune_log", "minute=0, hour=0", None),
+                ),
+            ]),
+        ),
+    ]);
+    let cache = |prefix: &str| {
+        dict([
+            ("CACHE_TYPE", PyValue::Str("RedisCache".to_owned())),
+            ("CACHE_REDIS_URL", redis_url(first + 2)),
+            ("CACHE_KEY_PREFIX", PyValue::Str(prefix.to_owned())),
+            ("CACHE_DEFAULT_TIMEOUT", PyValue::Int(CACHE_TIMEOUT_SECONDS)),
+        ])
+    };
+    let mut out = vec![
+        ("CELERY_CONFIG".to_owned(), config),
+        ("CACHE_CONFIG".to_owned(), cache("superset_")),
+        ("DATA_CACHE_CONFIG".to_owned(), cache("superset_data_")),
+        (
+            "RESULTS_BACKEND".to_owned(),
+            PyValue::Expression(format!(
+                "RedisCache(host=redis_client({}), key_prefix=\"superset_results_\")",
+                first + 3
+            )),
+        ),
+    ];
+    if celery.alerts_reports {
+        out.push((
+            "FEATURE_FLAGS".to_owned(),
+            dict([("ALERT_REPORTS", PyValue::Bool(true))]),
+        ));
+    }
+    out
 }
 
 impl SupersetSettings {
@@ -280,6 +412,9 @@ pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
             out.extend(registration_assignments(registration));
         }
     }
+    if let Some(celery) = &settings.celery {
+        out.extend(celery_assignments(celery));
+    }
     out
 }
 
@@ -315,6 +450,11 @@ fn imports(settings: &SupersetSettings) -> Vec<&'static str> {
     }
     if settings.database_tls() {
         imports.push("from strata_database_tls import secure_metadata_database");
+    }
+    if settings.celery.is_some() {
+        imports.push("from cachelib.redis import RedisCache");
+        imports.push("from celery.schedules import crontab");
+        imports.push("from strata_celery import redis_client, redis_url");
     }
     imports
 }

@@ -48,6 +48,13 @@ pub fn secret_references(cluster: &SupersetCluster) -> Vec<Target> {
                 .map(|admin| admin.secret_name.clone()),
         )
         .chain(config.mapbox_api_key_secret.iter().cloned())
+        .chain(config.redis.iter().flat_map(|redis| {
+            redis
+                .password_secret
+                .iter()
+                .chain(redis.url_secret.iter())
+                .cloned()
+        }))
         // The user's key, or the generated one, whose keys are checked when it exists.
         .chain(Some(config.secret_key_secret.clone().unwrap_or_else(
             || format!("{}-secret-key", cluster.name_any()),

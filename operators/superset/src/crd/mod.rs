@@ -1,6 +1,7 @@
 //! The custom resource of the Superset operator: `SupersetCluster`, the Superset web
 //! server with its metadata database, admin user and authentication.
 
+pub mod celery;
 pub mod config;
 
 use kube::CustomResource;
@@ -12,14 +13,19 @@ use strata_model::image::ProductImage;
 use strata_model::role::{GenericRoleConfig, Role};
 use strata_status::ClusterStatus;
 
+pub use self::celery::{CeleryBeatConfig, CeleryWorkerConfig, Redis};
 pub use self::config::{SupersetConfig, SupersetConfigOverrides};
 
 /// Product name: `app.kubernetes.io/name` of every object.
 pub const APP_NAME: &str = "superset";
 /// The operator's name: `app.kubernetes.io/managed-by` and the field manager.
 pub const OPERATOR_NAME: &str = "superset-operator";
-/// The one role: the web server.
+/// The web servers' role.
 pub const NODE_ROLE: &str = "node";
+/// The Celery workers' role.
+pub const WORKER_ROLE: &str = "worker";
+/// Celery beat's role.
+pub const BEAT_ROLE: &str = "beat";
 /// Repository of the upstream image; the tag is the product version.
 pub const UPSTREAM_IMAGE_REPOSITORY: &str = "docker.io/apache/superset";
 /// Product version run when `spec.image.productVersion` is absent.
@@ -63,6 +69,19 @@ pub struct SupersetClusterSpec {
 
     /// The web servers.
     pub nodes: Role<SupersetConfig, GenericRoleConfig, SupersetConfigOverrides>,
+
+    /// Celery workers: they run Superset's background tasks (alerts and reports, SQL
+    /// Lab's async queries, cache warm-up) from the broker in `clusterConfig.redis`,
+    /// which they need.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<Role<CeleryWorkerConfig, GenericRoleConfig, SupersetConfigOverrides>>,
+
+    /// Celery beat: the scheduler that sends the periodic tasks (the alert and report
+    /// scheduler every minute, the log pruning every night) to the workers. Exactly one
+    /// pod (one role group with one replica): two would send every task twice. Needs
+    /// `clusterConfig.redis`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beat: Option<Role<CeleryBeatConfig, GenericRoleConfig, SupersetConfigOverrides>>,
 }
 
 /// `spec.clusterConfig`.
@@ -125,6 +144,12 @@ pub struct SupersetClusterConfig {
     /// has no address the cluster is Progressing (`WaitingForLoadBalancer`).
     #[serde(default, skip_serializing_if = "ServiceExposure::is_default")]
     pub service: ServiceExposure,
+
+    /// The Redis of Celery's broker and results and of Superset's caches: needed by
+    /// `workers` and `beat`. With it every pod shares the caches, and SQL Lab keeps
+    /// async query results there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redis: Option<Redis>,
 
     /// What a Prometheus Operator in the cluster gets: a ServiceMonitor that scrapes
     /// the statsd exporter beside each web server, and a PrometheusRule with

@@ -20,6 +20,7 @@ fn settings(authentication: Option<AuthSetting>) -> SupersetSettings {
         webserver_timeout: 60,
         mapbox_api_key: true,
         authentication,
+        celery: None,
     }
 }
 
@@ -173,4 +174,56 @@ fn oidc_logins_go_through_the_operators_security_manager(
         (imported, imported),
         "{file}"
     );
+}
+
+#[test]
+fn celery_and_the_caches_parse_and_read_redis_from_the_environment() {
+    let mut celery = settings(None);
+    celery.celery = Some(CelerySetting {
+        first_database: 2,
+        alerts_reports: true,
+    });
+    let file = render(&celery, &BTreeMap::new()).expect("renders");
+    python_parses(&file).expect("Python parses the Celery settings");
+    assert!(file.contains("from strata_celery import redis_client, redis_url"));
+    assert!(file.contains("\"broker_url\": redis_url(2)"), "{file}");
+    assert!(!file.contains("redis://"), "no URL is written: {file}");
+}
+
+/// `strata_celery.py`'s URLs, run by Python with the pod's variables.
+fn redis_url_in_python(variables: &[(&str, &str)]) -> String {
+    let script = format!(
+        "import sys; sys.path.insert(0, {:?}); import strata_celery; \
+         print(strata_celery.redis_url(3)); print(strata_celery.where())",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts")
+    );
+    let output = Command::new("python3")
+        .args(["-c", &script])
+        .env_clear()
+        .envs(variables.iter().copied())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("python3 runs");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+#[rstest]
+#[case::host_with_a_quoted_password(
+    &[("STRATA_REDIS_HOST", "redis.db.svc"), ("STRATA_REDIS_PORT", "6380"), ("STRATA_REDIS_PASSWORD", "p@ss:w/rd")],
+    "redis://:p%40ss%3Aw%2Frd@redis.db.svc:6380/3\nredis.db.svc:6380"
+)]
+#[case::host_without_a_password(
+    &[("STRATA_REDIS_HOST", "redis"), ("STRATA_REDIS_PORT", "6379")],
+    "redis://redis:6379/3\nredis:6379"
+)]
+#[case::url_from_a_secret(
+    &[("STRATA_REDIS_URL", "rediss://app:secret@cache.example.com:6380/\n")],
+    "rediss://app:secret@cache.example.com:6380/3\ncache.example.com:6380"
+)]
+fn redis_urls_are_built_from_the_pods_variables(
+    #[case] variables: &[(&str, &str)],
+    #[case] expected: &str,
+) {
+    assert_eq!(redis_url_in_python(variables), expected);
 }

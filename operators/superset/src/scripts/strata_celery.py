@@ -1,0 +1,122 @@
+"""Celery for Superset, as the Strata operator runs it.
+
+superset_config.py imports redis_url and redis_client from here: the Redis URLs are
+built from the environment, where the password or the whole URL comes from its Secret,
+so no secret is ever written in a file.
+
+The worker and beat containers start through this file:
+
+    python strata_celery.py run <broker-database> celery --app=... worker ...
+
+waits for Redis to answer, then replaces itself with the command, so Celery is the
+container's process and gets the SIGTERM of a pod deletion: a worker then stops taking
+tasks and finishes those it runs (Celery's warm shutdown). A Redis that does not answer
+within a minute stops the container with the reason BrokerUnreachable (or
+BrokerAuthenticationFailed) in the termination log, which the operator reports as
+Degraded; the message names the host and port, never the password.
+
+    python strata_celery.py ping <broker-database>
+
+is the worker's probe: it succeeds when this pod's worker answers Celery's ping through
+the broker, so a worker is Ready only once it takes tasks.
+"""
+
+import os
+import socket
+import sys
+import time
+from urllib.parse import quote, urlsplit
+
+TERMINATION_LOG = os.environ.get("TERMINATION_LOG", "/dev/termination-log")
+WAIT_SECONDS = 60
+
+
+def log(message):
+    print(f"strata-celery: {message}", file=sys.stderr, flush=True)
+
+
+def stop(reason, message):
+    try:
+        with open(TERMINATION_LOG, "w", encoding="utf-8") as out:
+            out.write(f"{reason}\n{message}\n")
+    except OSError as error:
+        log(f"cannot write the termination log: {error}")
+    log(f"stop: {reason}: {message}")
+    sys.exit(1)
+
+
+def redis_base():
+    """The Redis URL without a database: the Secret's URL, or host, port and password."""
+    url = os.environ.get("STRATA_REDIS_URL")
+    if url is not None:
+        return url.strip().rstrip("/")
+    host = os.environ["STRATA_REDIS_HOST"]
+    port = os.environ["STRATA_REDIS_PORT"]
+    password = os.environ.get("STRATA_REDIS_PASSWORD")
+    credentials = f":{quote(password, safe='')}@" if password else ""
+    return f"redis://{credentials}{host}:{port}"
+
+
+def redis_url(database):
+    return f"{redis_base()}/{database}"
+
+
+def redis_client(database):
+    import redis
+
+    return redis.Redis.from_url(redis_url(database))
+
+
+def where():
+    """Host and port of the Redis, for messages: never its credentials."""
+    parts = urlsplit(redis_base())
+    return f"{parts.hostname}:{parts.port or 6379}"
+
+
+def wait_for_redis(database):
+    import redis
+
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        try:
+            redis.Redis.from_url(
+                redis_url(database), socket_connect_timeout=5, socket_timeout=5
+            ).ping()
+            log(f"Redis at {where()} answers")
+            return
+        except redis.AuthenticationError as error:
+            stop(
+                "BrokerAuthenticationFailed",
+                f"Redis at {where()} refused the credentials of clusterConfig.redis "
+                f"({error}): check the password or URL in its Secret",
+            )
+        except redis.RedisError as error:
+            if time.monotonic() > deadline:
+                stop(
+                    "BrokerUnreachable",
+                    f"Redis at {where()} did not answer for {WAIT_SECONDS} s ({error}): "
+                    "check clusterConfig.redis, and that Redis runs and admits this pod",
+                )
+            time.sleep(2)
+
+
+def ping(database):
+    from celery import Celery
+
+    app = Celery(broker=redis_url(database))
+    replies = app.control.ping(destination=[f"celery@{socket.gethostname()}"], timeout=5.0)
+    sys.exit(0 if replies else 1)
+
+
+def main(argv):
+    if len(argv) == 2 and argv[0] == "ping":
+        ping(int(argv[1]))
+    if len(argv) >= 3 and argv[0] == "run":
+        wait_for_redis(int(argv[1]))
+        command = argv[2:]
+        os.execvp(command[0], command)
+    stop("InvalidCommand", f"strata_celery.py: unknown arguments {argv}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
