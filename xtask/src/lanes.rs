@@ -33,11 +33,12 @@ pub const LANES_VARIABLE: &str = "STRATA_TEST_LANES";
 /// The binaries that take longest, longest first (from the CI log of a whole run).
 /// They start first so that the short ones fill the other lane around them; every
 /// binary not named here follows in cargo's order.
-const LONGEST_FIRST: [&str; 8] = [
+const LONGEST_FIRST: [&str; 9] = [
     "real_hdfs",
     "real_trino",
     "real_zookeeper",
     "real_superset",
+    "real_superset_celery",
     "real_superset_runner",
     "real_superset_trino",
     "real_control_plane",
@@ -56,11 +57,12 @@ const ALONE: [&str; 2] = ["real_hdfs", "real_trino"];
 /// of them side by side on two cores slowed each other past their own timeouts (the
 /// HDFS and Trino suites both failed that way), so they run one at a time, with the
 /// rest of the suite beside them.
-const ONE_AT_A_TIME: [&str; 6] = [
+const ONE_AT_A_TIME: [&str; 7] = [
     "real_hdfs",
     "real_trino",
     "real_zookeeper",
     "real_superset",
+    "real_superset_celery",
     "real_superset_runner",
     "real_superset_trino",
 ];

@@ -67,6 +67,8 @@ pub struct Tools {
     pub superset_venv: PathBuf,
     /// Directory of the PostgreSQL server programs (`initdb`, `postgres`, `pg_isready`, `psql`).
     pub postgresql_bin: PathBuf,
+    /// The Redis server (`redis-server`).
+    pub redis_server: PathBuf,
     /// Directory of the control-plane binaries (etcd, kube-apiserver,
     /// kube-controller-manager, kube-scheduler, kwok).
     pub control_plane_bin: PathBuf,
@@ -132,6 +134,10 @@ impl Tools {
             (
                 env::POSTGRESQL_BIN,
                 self.postgresql_bin.clone().into_os_string(),
+            ),
+            (
+                env::REDIS_SERVER,
+                self.redis_server.clone().into_os_string(),
             ),
             (
                 env::CONTROL_PLANE_BIN,
@@ -333,6 +339,10 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
             "postgresql",
             version(Command::new(superset.postgresql_bin.join("postgres")).arg("--version"))?,
         ),
+        (
+            "redis",
+            version(Command::new(&superset.redis_server).arg("--version"))?,
+        ),
         ("slapd", version(Command::new(&ldap.slapd).arg("-VV"))?),
         (
             "kube-apiserver",
@@ -363,6 +373,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         hadoop_client_classpath,
         superset_venv: superset.venv,
         postgresql_bin: superset.postgresql_bin,
+        redis_server: superset.redis_server,
         control_plane_bin: control_plane.bin,
         hadoop_image,
         zookeeper_image,

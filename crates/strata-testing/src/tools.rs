@@ -34,6 +34,9 @@ pub const SUPERSET_VENV: &str = "STRATA_SUPERSET_VENV";
 /// such as `/usr/lib/postgresql/15/bin`, for [`crate::postgres`].
 pub const POSTGRESQL_BIN: &str = "STRATA_POSTGRESQL_BIN";
 
+/// Path of Debian's Redis server, Celery's broker in the Superset tests.
+pub const REDIS_SERVER: &str = "STRATA_REDIS_SERVER";
+
 /// Directory of the Kubernetes control-plane binaries built from pinned Go modules:
 /// `etcd`, `kube-apiserver`, `kube-controller-manager`, `kube-scheduler` and `kwok`,
 /// for [`crate::control_plane`].
@@ -85,7 +88,7 @@ pub const PROMETHEUS_OPERATOR_CRDS: &str = "STRATA_PROMETHEUS_OPERATOR_CRDS";
 pub const STATSD_EXPORTER_IMAGE: &str = "STRATA_STATSD_EXPORTER_IMAGE";
 
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 23] = [
+pub const ALL: [&str; 24] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -97,6 +100,7 @@ pub const ALL: [&str; 23] = [
     HADOOP_CLIENT_CLASSPATH,
     SUPERSET_VENV,
     POSTGRESQL_BIN,
+    REDIS_SERVER,
     CONTROL_PLANE_BIN,
     HADOOP_IMAGE,
     ZOOKEEPER_IMAGE,

@@ -5,7 +5,7 @@
 //! - **Superset** gets its own venv, `target/tools/superset-venv`: it pins Flask, SQLAlchemy
 //!   and about 150 other packages that must not meet kubernetes-validate's. A plain
 //!   `pip install apache-superset==6.1.0` cannot start (see the Superset section of
-//!   PRODUCTS.md), so [`REQUIREMENTS`] adds the three pins that make it start. No database
+//!   PRODUCTS.md), so [`REQUIREMENTS`] adds the pins that make it start, and the image's Celery and kombu. No database
 //!   driver is installed: the tests put the operator's pg8000 wheels on `PYTHONPATH`, as a
 //!   pod does. The venv is made from Debian's `/usr/bin/python3`, which every user can
 //!   run (the pod runner runs it as uid 1000). A stamp records the requirements and that
@@ -14,6 +14,9 @@
 //! - **PostgreSQL** is the Debian package `postgresql`, installed with apt when missing and
 //!   this is root, as `python3-venv` is. Its server programs live in
 //!   `/usr/lib/postgresql/<major>/bin`, off `PATH`; the newest major found there is used.
+//! - **Redis** is the Debian package `redis-server`, installed the same way, for the
+//!   Celery tests' broker. Its own service is not started (the machine's `policy-rc.d`
+//!   refuses service starts); each test runs a server of its own in a pod.
 
 use std::{
     fs,
@@ -26,11 +29,19 @@ use anyhow::{Context, bail};
 use super::{Outcome, process};
 
 /// The pinned PyPI requirements, one per line in the stamp file.
-pub const REQUIREMENTS: [&str; 4] = [
+///
+/// Celery and kombu are pinned to the image's own versions (Superset's
+/// `requirements/base.txt`): `apache-superset` allows any Celery 5, and pip then takes
+/// kombu 5.7, whose Redis transport refuses the redis-py 5 that Superset pins
+/// ("Redis transport requires redis-py versions 6.1.0 or later"), so no worker could
+/// reach its broker, unlike in the image.
+pub const REQUIREMENTS: [&str; 6] = [
     "apache-superset==6.1.0",
     "flask-caching==2.4.1",
     "flask-limiter<4",
     "cachetools",
+    "celery==5.5.2",
+    "kombu==5.5.3",
 ];
 
 /// The Python the venv is made from: the system's, which every user can run. The pod
@@ -43,6 +54,9 @@ pub const POSTGRESQL_LIB: &str = "/usr/lib/postgresql";
 /// The server programs the tests run from the bin directory.
 pub const POSTGRESQL_PROGRAMS: [&str; 4] = ["initdb", "postgres", "pg_isready", "psql"];
 
+/// Where Debian installs the Redis server.
+pub const REDIS_SERVER: &str = "/usr/bin/redis-server";
+
 /// A key that only `superset version` at provisioning sees: with the default key Superset
 /// refuses to start.
 const PROOF_SECRET_KEY: &str = "strata-provisioning-proof-only";
@@ -54,6 +68,8 @@ pub struct Superset {
     pub venv: PathBuf,
     /// The directory holding `initdb`, `postgres`, `pg_isready` and `psql`.
     pub postgresql_bin: PathBuf,
+    /// The Redis server, Celery's broker in the tests.
+    pub redis_server: PathBuf,
 }
 
 impl Superset {
@@ -72,7 +88,8 @@ impl Superset {
 pub fn ensure(tools_dir: &Path) -> anyhow::Result<(Superset, Outcome)> {
     let (venv, venv_outcome) = ensure_venv(tools_dir)?;
     let (postgresql_bin, postgresql_outcome) = ensure_postgresql()?;
-    let outcome = if venv_outcome == Outcome::Installed || postgresql_outcome == Outcome::Installed
+    let redis_outcome = ensure_redis()?;
+    let outcome = if [venv_outcome, postgresql_outcome, redis_outcome].contains(&Outcome::Installed)
     {
         Outcome::Installed
     } else {
@@ -82,6 +99,7 @@ pub fn ensure(tools_dir: &Path) -> anyhow::Result<(Superset, Outcome)> {
         Superset {
             venv,
             postgresql_bin,
+            redis_server: PathBuf::from(REDIS_SERVER),
         },
         outcome,
     ))
@@ -215,6 +233,24 @@ fn ensure_postgresql() -> anyhow::Result<(PathBuf, Outcome)> {
         )
     })?;
     Ok((bin, Outcome::Installed))
+}
+
+/// Installs the `redis-server` package when its server is missing and this is root.
+fn ensure_redis() -> anyhow::Result<Outcome> {
+    if process::is_executable(Path::new(REDIS_SERVER)) {
+        return Ok(Outcome::AlreadyPresent);
+    }
+    if !process::is_root() {
+        bail!(
+            "Redis is missing and this is not root: run `apt-get install redis-server` as \
+             root, then rerun"
+        );
+    }
+    process::apt_install("redis-server")?;
+    if !process::is_executable(Path::new(REDIS_SERVER)) {
+        bail!("apt-get installed redis-server, but {REDIS_SERVER} is not there");
+    }
+    Ok(Outcome::Installed)
 }
 
 /// `<lib>/<major>/bin` of the highest numeric major whose bin holds every program of
