@@ -1,5 +1,5 @@
 //! Superset's Celery roles through the pod runner, as rendered (issue 26, item 1): the
-//! web server, a worker and beat from the example with `clusterConfig.redis`, on
+//! web server, a worker and beat of `examples/superset/superset-celery.yaml`, on
 //! Superset 6.1.0 (the image directory around the PyPI venv), a real PostgreSQL and a
 //! real Redis (Debian's `redis-server`) with a password, each in a pod of its own
 //! behind the Service names the spec gives.
@@ -28,13 +28,14 @@ use strata_pod_runner::runner::{PodRunner, RunnerOptions};
 use strata_pod_runner::status::State;
 use strata_testing::tools::{self, REDIS_SERVER, SUPERSET_IMAGE};
 
-use self::support::{DATABASE_POD, NAMESPACE, POD, database_objects, images, superset_objects};
+use self::support::{DATABASE_POD, NAMESPACE, database_objects, example_objects, images};
 
 const REDIS_POD: &str = "redis-0";
 const REDIS_PASSWORD: &str = "r3dis p@ss:wörd/1";
 const REDIS_HOST: &str = "redis.default.svc.cluster.local";
-const WORKER_POD: &str = "simple-superset-worker-default-0";
-const BEAT_POD: &str = "simple-superset-beat-default-0";
+const POD: &str = "superset-celery-node-default-0";
+const WORKER_POD: &str = "superset-celery-worker-default-0";
+const BEAT_POD: &str = "superset-celery-beat-default-0";
 
 /// An image directory for Redis in `dir`: no image paths, the host's programs on `PATH`,
 /// run as `nobody`.
@@ -81,14 +82,15 @@ fn redis_objects() -> Vec<Value> {
     ]
 }
 
-/// The example with Redis, one worker process and beat.
+/// The example with one worker pod of one process, as this machine has room for.
 fn celery_objects() -> Vec<Value> {
-    superset_objects(|cluster| {
-        cluster["spec"]["clusterConfig"]["redis"] =
-            json!({"host": REDIS_HOST, "passwordSecret": "redis"});
-        cluster["spec"]["workers"] =
-            json!({"roleGroups": {"default": {"replicas": 1, "config": {"concurrency": 1}}}});
-        cluster["spec"]["beat"] = json!({"roleGroups": {"default": {}}});
+    example_objects("superset-celery.yaml", |cluster| {
+        assert_eq!(
+            cluster["spec"]["clusterConfig"]["redis"],
+            json!({"host": REDIS_HOST, "passwordSecret": "redis"})
+        );
+        cluster["spec"]["workers"]["config"]["concurrency"] = json!(1);
+        cluster["spec"]["workers"]["roleGroups"]["default"]["replicas"] = json!(1);
     })
 }
 
@@ -161,9 +163,7 @@ fn runner(scratch: &std::path::Path) -> PodRunner {
     let mut images = images(scratch, &[SUPERSET_IMAGE]);
     let redis = scratch.join("redis-image");
     redis_image(&redis);
-    images
-        .add(&redis)
-        .unwrap_or_else(|error| panic!("{error}"));
+    images.add(&redis).unwrap_or_else(|error| panic!("{error}"));
     PodRunner::new(RunnerOptions::new(images))
         .unwrap_or_else(|error| panic!("the pod runner cannot start: {error}"))
 }
@@ -231,7 +231,10 @@ async fn beat_schedules_the_report_scheduler_and_the_worker_runs_it_on_a_real_re
     assert!(!keys.is_empty(), "no task result in Redis' database 1");
     for key in keys {
         let result = redis_cli(&runner, 1, &format!("GET '{key}'")).await;
-        assert!(result.contains("\"status\": \"SUCCESS\""), "{key}: {result}");
+        assert!(
+            result.contains("\"status\": \"SUCCESS\""),
+            "{key}: {result}"
+        );
     }
 
     // The worker is Celery itself, so the deletion's SIGTERM reaches it: a warm

@@ -4,6 +4,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod celery;
 mod creation;
 mod database_tls;
 mod exposure;

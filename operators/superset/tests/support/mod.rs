@@ -198,8 +198,14 @@ pub fn database_objects() -> (Vec<Value>, String) {
 /// with the admin's Secret and the SECRET_KEY the operator would create once; `patch`
 /// changes the cluster first.
 pub fn superset_objects(patch: impl FnOnce(&mut Value)) -> Vec<Value> {
+    example_objects("simple-superset.yaml", patch)
+}
+
+/// [`superset_objects`] of the example `file` of `examples/superset`.
+pub fn example_objects(file: &str, patch: impl FnOnce(&mut Value)) -> Vec<Value> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/superset/simple-superset.yaml");
+        .join("../../examples/superset")
+        .join(file);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     let mut cluster: Value = serde_yaml_ng::from_str(&text).expect("the example parses");
