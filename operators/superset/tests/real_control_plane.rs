@@ -382,3 +382,90 @@ async fn a_node_port_is_allocated_and_a_load_balancer_without_an_address_keeps_t
     })
     .await;
 }
+
+/// The ready replicas of the StatefulSet `name`.
+async fn ready_replicas(client: &kube::Client, name: &str) -> Option<i32> {
+    Api::<StatefulSet>::namespaced(client.clone(), "default")
+        .get_opt(name)
+        .await
+        .ok()??
+        .status?
+        .ready_replicas
+}
+
+#[tokio::test]
+#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
+async fn celery_workers_and_beat_run_beside_the_web_servers_and_a_second_beat_is_refused() {
+    let (_control_plane, client, _operator) = started().await;
+    wait_until("both web servers Ready", TIMEOUT, async || {
+        rolled_out(&client).await
+    })
+    .await;
+    secret(&client, "redis", json!({"password": "p"})).await;
+    let clusters = Api::<SupersetCluster>::namespaced(client.clone(), "default");
+    clusters
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {
+                "clusterConfig": {"redis": {"host": "redis.default.svc.cluster.local", "passwordSecret": "redis"}},
+                "workers": {"roleGroups": {"default": {"replicas": 2}}},
+                "beat": {"roleGroups": {"default": {}}}
+            }})),
+        )
+        .await
+        .expect("the cluster is patched");
+
+    // The real API server takes the objects (the Celery groups' headless Services have
+    // no port), the StatefulSet controller runs the pods, and the cluster is Available.
+    wait_until("two workers and beat Ready", TIMEOUT, async || {
+        let workers = ready_replicas(&client, "simple-superset-worker-default").await?;
+        let beat = ready_replicas(&client, "simple-superset-beat-default").await?;
+        (workers == 2 && beat == 1).then_some(())
+    })
+    .await;
+    wait_until("the cluster Available", TIMEOUT, async || {
+        (condition(&client, "Available").await?.0 == "True").then_some(())
+    })
+    .await;
+    let budgets = Api::<k8s_openapi::api::policy::v1::PodDisruptionBudget>::namespaced(
+        client.clone(),
+        "default",
+    );
+    for (name, max_unavailable) in [("simple-superset-worker", 1), ("simple-superset-beat", 1)] {
+        let budget = budgets.get(name).await.expect("the role's budget");
+        assert_eq!(
+            budget.spec.and_then(|spec| spec.max_unavailable),
+            Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(max_unavailable)),
+            "{name}"
+        );
+    }
+    let headless = Api::<Service>::namespaced(client.clone(), "default")
+        .get("simple-superset-beat-default")
+        .await
+        .expect("beat's headless Service");
+    assert_eq!(
+        headless.spec.and_then(|spec| spec.cluster_ip).as_deref(),
+        Some("None")
+    );
+
+    // Two beats would send every report twice: refused, and the running beat stays.
+    clusters
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"beat": {"roleGroups": {"default": {"replicas": 2}}}}})),
+        )
+        .await
+        .expect("the cluster is patched");
+    wait_until("Degraded with BeatNotSingle", TIMEOUT, async || {
+        let (status, reason) = condition(&client, "Degraded").await?;
+        (status == "True" && reason == "BeatNotSingle").then_some(())
+    })
+    .await;
+    let beat = Api::<StatefulSet>::namespaced(client.clone(), "default")
+        .get("simple-superset-beat-default")
+        .await
+        .expect("beat's StatefulSet");
+    assert_eq!(beat.spec.replicas, Some(1));
+}
