@@ -21,6 +21,7 @@ pub mod exposure;
 pub mod files;
 pub mod identity;
 pub mod image;
+pub mod ingress;
 pub mod labels;
 pub mod logging;
 pub mod merge;

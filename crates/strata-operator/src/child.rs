@@ -17,6 +17,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{
     ConfigMap, PersistentVolumeClaim, Pod, PodTemplateSpec, Secret, Service, ServiceAccount,
 };
+use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -114,7 +115,7 @@ impl ChildObject for Secret {
     const RANK: ApplyRank = ApplyRank::Referenced;
     const METADATA_ONLY: bool = true;
 }
-plain_child!(ApplyRank::Network => Service);
+plain_child!(ApplyRank::Network => Service, Ingress);
 plain_child!(ApplyRank::Other => PodDisruptionBudget, Role, RoleBinding);
 
 /// The Prometheus Operator's kinds: asked for in `clusterConfig.monitoring`, and

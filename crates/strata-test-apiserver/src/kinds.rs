@@ -202,6 +202,7 @@ pub(crate) fn builtins() -> Vec<ResourceInfo> {
             Service, ServiceAccount,
         },
         events::v1::Event as EventsV1Event,
+        networking::v1::Ingress,
         policy::v1::PodDisruptionBudget,
         rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding},
     };
@@ -225,6 +226,7 @@ pub(crate) fn builtins() -> Vec<ResourceInfo> {
         ResourceInfo::of::<ReplicaSet>().with_status(),
         ResourceInfo::of::<Job>().with_status(),
         ResourceInfo::of::<PodDisruptionBudget>().with_status(),
+        ResourceInfo::of::<Ingress>().with_status(),
         ResourceInfo::of::<Lease>(),
         ResourceInfo::of::<Role>(),
         ResourceInfo::of::<RoleBinding>(),

@@ -35,7 +35,7 @@ impl TestApiServer {
     /// A server that already serves the built-in kinds our operators use (Pods, Services,
     /// ConfigMaps, Secrets, ServiceAccounts, PVCs, Endpoints, Namespaces, Nodes, core and
     /// events.k8s.io Events, StatefulSets, Deployments, DaemonSets, ReplicaSets, Jobs,
-    /// PodDisruptionBudgets, Leases, RBAC roles and bindings, CRDs).
+    /// PodDisruptionBudgets, Ingresses, Leases, RBAC roles and bindings, CRDs).
     pub fn new() -> Self {
         let server = Self::empty();
         for info in builtins() {

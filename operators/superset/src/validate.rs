@@ -86,6 +86,8 @@ pub struct ValidatedCluster {
     pub trino_connections: Vec<ValidatedTrinoConnection>,
     /// How the client Service is exposed.
     pub service: ServiceExposure,
+    /// The web UI's Ingress, if asked for.
+    pub ingress: Option<strata_model::ingress::IngressExposure>,
     /// The Prometheus Operator objects the cluster asks for.
     pub monitoring: strata_model::monitoring::Monitoring,
     /// The web servers, `node`: `<cluster>-node` names its PodDisruptionBudget.
@@ -237,6 +239,13 @@ impl ValidatedCluster {
             .service
             .check("spec.clusterConfig.service")
             .map_err(|message| ReconcileError::invalid_spec(INVALID_SERVICE_EXPOSURE, message))?;
+        if let Some(ingress) = &config.ingress {
+            ingress
+                .check("spec.clusterConfig.ingress")
+                .map_err(|message| {
+                    ReconcileError::invalid_spec(strata_model::ingress::INVALID_INGRESS, message)
+                })?;
+        }
         config
             .monitoring
             .check("spec.clusterConfig.monitoring")
@@ -263,6 +272,7 @@ impl ValidatedCluster {
             webserver_timeout: settings.webserver_timeout,
             trino_connections,
             service: config.service.clone(),
+            ingress: config.ingress.clone(),
             monitoring: config.monitoring.clone(),
             nodes,
             redis,

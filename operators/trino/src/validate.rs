@@ -127,6 +127,8 @@ pub struct ValidatedCluster {
     pub cluster_domain: String,
     /// How the coordinator Service is exposed.
     pub service: ServiceExposure,
+    /// The Ingress to the coordinator, if asked for.
+    pub ingress: Option<strata_model::ingress::IngressExposure>,
     /// The Prometheus Operator objects the cluster asks for.
     pub monitoring: strata_model::monitoring::Monitoring,
     /// The coordinator Service's external address, once a load balancer gave it one:
@@ -171,6 +173,14 @@ impl ValidatedCluster {
         service
             .check("spec.clusterConfig.service")
             .map_err(|message| ReconcileError::invalid_spec(INVALID_SERVICE_EXPOSURE, message))?;
+        let ingress = cluster.spec.cluster_config.ingress.clone();
+        if let Some(ingress) = &ingress {
+            ingress
+                .check("spec.clusterConfig.ingress")
+                .map_err(|message| {
+                    ReconcileError::invalid_spec(strata_model::ingress::INVALID_INGRESS, message)
+                })?;
+        }
         let monitoring = cluster.spec.cluster_config.monitoring.clone();
         monitoring
             .check("spec.clusterConfig.monitoring")
@@ -234,6 +244,7 @@ impl ValidatedCluster {
             security,
             cluster_domain: cluster_domain.to_owned(),
             service,
+            ingress,
             monitoring,
             external_names: Vec::new(),
         })

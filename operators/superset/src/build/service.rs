@@ -30,3 +30,19 @@ pub fn client_service(cluster: &ValidatedCluster) -> Service {
     cluster.service.apply_to(&mut service);
     service
 }
+
+/// `<superset>`: the web UI's Ingress to the client Service, with `clusterConfig.ingress`.
+pub fn ingress(cluster: &ValidatedCluster) -> Option<k8s_openapi::api::networking::v1::Ingress> {
+    let name = cluster.identity.name.client_service_name();
+    cluster.ingress.as_ref().map(|ingress| {
+        ingress.ingress(
+            object_meta(
+                name,
+                &cluster.identity.namespace,
+                cluster.identity.labels.labels(),
+            ),
+            name,
+            HTTP.name,
+        )
+    })
+}

@@ -328,4 +328,26 @@ fn gunicorn_sends_its_statsd_metrics_to_the_exporter_on_the_pods_loopback()
     Ok(())
 }
 
+#[test]
+fn the_ingress_routes_its_host_to_the_client_service() -> Result<(), ReconcileError> {
+    assert!(
+        !strata_testing::manifests::object_names(&objects(json!({}))?)
+            .contains("Ingress/simple-superset"),
+        "no Ingress unless asked for"
+    );
+    let objects =
+        objects(json!({"ingress": {"host": "superset.example.com", "tlsSecret": "superset-tls"}}))?;
+    let ingress = named(&objects, "Ingress", "simple-superset");
+    assert_eq!(
+        ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"],
+        json!({"service": {"name": "simple-superset", "port": {"name": "http"}}})
+    );
+    assert_eq!(ingress["spec"]["tls"][0]["secretName"], "superset-tls");
+    assert_eq!(
+        ingress["metadata"]["labels"]["app.kubernetes.io/instance"],
+        "simple-superset"
+    );
+    Ok(())
+}
+
 mod celery;

@@ -15,6 +15,8 @@ use crate::crd::SupersetCluster;
 pub fn child_kinds() -> Vec<ChildKind> {
     let mut kinds = ChildKind::role_group_cluster_kinds();
     kinds.push(ChildKind::of::<Secret>());
+    // The web UI's Ingress (`clusterConfig.ingress`).
+    kinds.push(ChildKind::of::<k8s_openapi::api::networking::v1::Ingress>());
     kinds
 }
 

@@ -145,6 +145,12 @@ pub struct SupersetClusterConfig {
     #[serde(default, skip_serializing_if = "ServiceExposure::is_default")]
     pub service: ServiceExposure,
 
+    /// An Ingress for the web UI: a host name (and path) routed to `<superset>`'s port
+    /// `http`, through the IngressClass given or the cluster's default, with HTTPS when
+    /// `tlsSecret` names the host's certificate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingress: Option<strata_model::ingress::IngressExposure>,
+
     /// The Redis of Celery's broker and results and of Superset's caches: needed by
     /// `workers` and `beat`. With it every pod shares the caches, and SQL Lab keeps
     /// async query results there.

@@ -105,6 +105,7 @@ fn the_secrets_the_pods_read_are_listed_with_their_keys() -> Result<(), Reconcil
     json!({"trinoConnections": [{"name": "Trino", "discoveryConfigMap": "simple-trino"}]}),
     "TrinoConnectionNeedsDriver"
 )]
+#[case::an_ingress_to_an_ip_address(json!({"ingress": {"host": "192.0.2.7"}}), "InvalidIngress")]
 fn invalid_cluster_configs_are_refused_with_a_reason(#[case] config: Value, #[case] reason: &str) {
     match validated(config) {
         Ok(_) => unreachable!("the spec must be refused with {reason}"),

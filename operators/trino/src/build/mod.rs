@@ -82,6 +82,9 @@ pub fn cluster_objects(cluster: &ValidatedCluster, inputs: &BuildInputs) -> Desi
         }
     }
     desired.push(service::coordinator_service(cluster));
+    if let Some(ingress) = service::ingress(cluster) {
+        desired.push(ingress);
+    }
     let services: Vec<&Service> = metrics_services.iter().collect();
     desired.push_monitoring(monitoring::monitoring_objects(cluster, &services));
     desired.annotate_pod_templates(

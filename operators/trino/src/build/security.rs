@@ -57,6 +57,8 @@ pub struct SecurityMaterial {
     /// Where clients outside the cluster reach the coordinator, as far as the API
     /// server knows it, for the discovery ConfigMap.
     pub external_address: ExternalAddress,
+    /// The Ingress's URL, once its controller gave it an address.
+    pub ingress_url: Option<String>,
 }
 
 /// `<trino>-graceful-shutdown`.
@@ -120,6 +122,7 @@ pub fn push_security_objects(
         cluster,
         material.ca_pem.as_deref(),
         &material.external_address,
+        material.ingress_url.as_deref(),
     ));
 }
 
@@ -202,6 +205,9 @@ pub mod discovery {
     pub const EXTERNAL_HOST: &str = "TRINO_EXTERNAL_HOST";
     /// With `NodePort`: the port on every node.
     pub const NODE_PORT: &str = "TRINO_NODE_PORT";
+    /// With `clusterConfig.ingress`, once the Ingress has an address: the URL through
+    /// it.
+    pub const EXTERNAL_URL: &str = "TRINO_EXTERNAL_URL";
 }
 
 /// `<trino>`: what a client (Superset, a notebook) needs to connect, in the cluster's
@@ -210,6 +216,7 @@ pub fn discovery_config_map(
     cluster: &ValidatedCluster,
     ca_pem: Option<&str>,
     external: &ExternalAddress,
+    ingress_url: Option<&str>,
 ) -> ConfigMap {
     let settings = cluster.security.settings();
     let host = coordinator_service_names(cluster)
@@ -230,6 +237,9 @@ pub fn discovery_config_map(
         data.insert(discovery::CA.to_owned(), ca.to_owned());
     }
     data.extend(external.discovery_keys(discovery::URL, server_port(cluster).name, port));
+    if let Some(url) = ingress_url {
+        data.insert(discovery::EXTERNAL_URL.to_owned(), url.to_owned());
+    }
     ConfigMap {
         metadata: object_meta(
             cluster.identity.name.as_str(),

@@ -75,3 +75,19 @@ pub fn coordinator_service(cluster: &ValidatedCluster) -> Service {
     cluster.service.apply_to(&mut service);
     service
 }
+
+/// `<trino>`: the Ingress to the coordinator Service's server port, with
+/// `clusterConfig.ingress`.
+pub fn ingress(cluster: &ValidatedCluster) -> Option<k8s_openapi::api::networking::v1::Ingress> {
+    cluster.ingress.as_ref().map(|ingress| {
+        ingress.ingress(
+            object_meta(
+                cluster.identity.name.as_str(),
+                &cluster.identity.namespace,
+                cluster.identity.labels.labels(),
+            ),
+            &cluster.coordinator_service(),
+            server_port(cluster).name,
+        )
+    })
+}

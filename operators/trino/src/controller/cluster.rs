@@ -333,6 +333,16 @@ async fn prepare(
     tls.announce(cluster, context).await;
     let waiting = external_address.waiting_step(&coordinator_service);
     security.external_address = external_address;
+    security.ingress_url = strata_model::ingress::ingress_url(
+        validated.ingress.as_ref(),
+        context
+            .caches
+            .get_typed::<k8s_openapi::api::networking::v1::Ingress>(
+                &validated.identity.namespace,
+                validated.identity.name.as_str(),
+            )
+            .as_ref(),
+    );
     let inputs = BuildInputs {
         catalog_versions,
         certificate_versions: tls.versions.clone(),

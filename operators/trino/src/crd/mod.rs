@@ -108,6 +108,15 @@ pub struct TrinoClusterConfig {
     #[serde(default, skip_serializing_if = "ServiceExposure::is_default")]
     pub service: ServiceExposure,
 
+    /// An Ingress for the web UI and the HTTP clients: a host name (and path) routed to
+    /// the coordinator Service's server port, through the IngressClass given or the
+    /// cluster's default. With TLS on (the default) the coordinator serves HTTPS, so the
+    /// controller must speak HTTPS to it: an annotation of its own
+    /// (`nginx.ingress.kubernetes.io/backend-protocol: HTTPS` for ingress-nginx). The
+    /// discovery ConfigMap adds `TRINO_EXTERNAL_URL` once the Ingress has an address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingress: Option<strata_model::ingress::IngressExposure>,
+
     /// What a Prometheus Operator in the cluster gets: a ServiceMonitor that scrapes
     /// every node's `/metrics` as the operator's metrics user (over HTTPS with the
     /// cluster's CA, unless TLS is off), and a PrometheusRule with Trino's alerts
