@@ -469,3 +469,79 @@ async fn celery_workers_and_beat_run_beside_the_web_servers_and_a_second_beat_is
         .expect("beat's StatefulSet");
     assert_eq!(beat.spec.replicas, Some(1));
 }
+
+#[tokio::test]
+#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
+async fn the_web_uis_ingress_is_taken_by_the_real_api_server_and_pruned_when_dropped() {
+    use k8s_openapi::api::networking::v1::Ingress;
+
+    let (_control_plane, client, _operator) = started().await;
+    let clusters = Api::<SupersetCluster>::namespaced(client.clone(), "default");
+    let ingress = json!({
+        "host": "superset.example.com",
+        "ingressClassName": "nginx",
+        "annotations": {"nginx.ingress.kubernetes.io/proxy-body-size": "64m"},
+        "tlsSecret": "superset-example-com"
+    });
+    clusters
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"clusterConfig": {"ingress": ingress}}})),
+        )
+        .await
+        .expect("the cluster is patched");
+    let ingresses = Api::<Ingress>::namespaced(client.clone(), "default");
+    let stored = wait_until("the Ingress stored", TIMEOUT, async || {
+        ingresses.get_opt(CLUSTER).await.ok()?
+    })
+    .await;
+    let stored = serde_json::to_value(stored).expect("serializes");
+    assert_eq!(
+        stored["spec"]["rules"][0],
+        json!({"host": "superset.example.com", "http": {"paths": [{
+            "path": "/", "pathType": "Prefix",
+            "backend": {"service": {"name": CLUSTER, "port": {"name": "http"}}}
+        }]}})
+    );
+    assert_eq!(stored["spec"]["ingressClassName"], "nginx");
+    assert_eq!(
+        stored["metadata"]["ownerReferences"][0]["kind"],
+        "SupersetCluster"
+    );
+
+    // An Ingress the API server would refuse is named, and the stored one stays.
+    clusters
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(
+                &json!({"spec": {"clusterConfig": {"ingress": {"host": "Superset.Example.com"}}}}),
+            ),
+        )
+        .await
+        .expect("the cluster is patched");
+    wait_until("Degraded with InvalidIngress", TIMEOUT, async || {
+        let (status, reason) = condition(&client, "Degraded").await?;
+        (status == "True" && reason == "InvalidIngress").then_some(())
+    })
+    .await;
+    assert!(ingresses.get_opt(CLUSTER).await.expect("read").is_some());
+
+    clusters
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"clusterConfig": {"ingress": null}}})),
+        )
+        .await
+        .expect("the cluster is patched");
+    wait_until("the Ingress pruned", TIMEOUT, async || {
+        ingresses
+            .get_opt(CLUSTER)
+            .await
+            .ok()
+            .and_then(|found| found.is_none().then_some(()))
+    })
+    .await;
+}

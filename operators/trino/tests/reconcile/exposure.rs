@@ -109,3 +109,83 @@ async fn a_load_balancer_address_reaches_discovery_once_the_service_has_one() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn an_ingress_routes_to_the_coordinator_and_its_url_reaches_discovery_once_it_has_an_address()
+{
+    use k8s_openapi::api::networking::v1::Ingress;
+
+    let harness = start();
+    create_cluster(
+        &harness,
+        spec(json!({"clusterConfig": {"ingress": {
+            "host": "trino.example.com",
+            "ingressClassName": "nginx",
+            "annotations": {"nginx.ingress.kubernetes.io/backend-protocol": "HTTPS"},
+            "tlsSecret": "trino-example-com"
+        }}})),
+    )
+    .await;
+    let ingress = wait_for::<Ingress>(&harness, CLUSTER, "the Ingress", |_| true).await;
+    let built = serde_json::to_value(&ingress).expect("serializes");
+    assert_eq!(
+        built["spec"]["rules"][0]["http"]["paths"][0]["backend"],
+        json!({"service": {"name": COORDINATOR_SERVICE, "port": {"name": "https"}}})
+    );
+    assert_eq!(
+        built["metadata"]["annotations"]["nginx.ingress.kubernetes.io/backend-protocol"],
+        "HTTPS"
+    );
+    // No address from a controller yet: no URL in discovery, and nothing waits on it.
+    run_until_settled(&harness, || {}).await;
+    let discovery = stored::<ConfigMap>(&harness, CLUSTER)
+        .data
+        .unwrap_or_default();
+    assert!(
+        !discovery.contains_key("TRINO_EXTERNAL_URL"),
+        "{discovery:?}"
+    );
+
+    // The Ingress controller writes its address.
+    harness
+        .server
+        .patch_status_direct::<Ingress>(
+            harness.namespace,
+            CLUSTER,
+            json!({"loadBalancer": {"ingress": [{"ip": "192.0.2.20"}]}}),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+    let discovery = wait_for::<ConfigMap>(&harness, CLUSTER, "the Ingress URL", |config_map| {
+        config_map
+            .data
+            .as_ref()
+            .is_some_and(|data| data.contains_key("TRINO_EXTERNAL_URL"))
+    })
+    .await
+    .data
+    .unwrap_or_default();
+    assert_eq!(
+        discovery["TRINO_EXTERNAL_URL"],
+        "https://trino.example.com/"
+    );
+
+    // Without the setting the Ingress is pruned, and its URL leaves discovery.
+    patch_spec(&harness, json!({"clusterConfig": {"ingress": null}})).await;
+    wait_for::<ConfigMap>(&harness, CLUSTER, "no Ingress URL", |config_map| {
+        config_map
+            .data
+            .as_ref()
+            .is_some_and(|data| !data.contains_key("TRINO_EXTERNAL_URL"))
+    })
+    .await;
+    strata_testing::wait::eventually(
+        "the Ingress pruned",
+        || {
+            strata_testing::wait::stored_names::<Ingress>(&harness)
+                .is_empty()
+                .then_some(())
+        },
+        || strata_testing::wait::stored_names::<Ingress>(&harness),
+    )
+    .await;
+}
