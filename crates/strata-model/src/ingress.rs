@@ -65,10 +65,18 @@ impl IngressExposure {
                 self.host
             ));
         }
-        if !self.path().starts_with('/') {
+        let path = self.path();
+        let lower = path.to_ascii_lowercase();
+        if !path.starts_with('/')
+            || ["//", "/./", "/../", "%2f", "%2e"]
+                .iter()
+                .any(|part| lower.contains(part))
+            || path.ends_with("/.")
+            || path.ends_with("/..")
+        {
             return Err(format!(
-                "{field}.path: {:?} does not start with /",
-                self.path()
+                "{field}.path: {path:?} is not a path the API server takes: it starts with /, \
+                 and has no //, /./, /../ or encoded / or ."
             ));
         }
         if let Some(class) = &self.ingress_class_name
@@ -150,9 +158,10 @@ impl IngressExposure {
 }
 
 /// The URL of `wanted` once the stored Ingress `observed` has an address from its
-/// controller; `None` before, so discovery never names a host nothing serves yet.
+/// controller; `None` before, so discovery never names a host nothing serves yet, and
+/// `None` for a wildcard host, which names no one host a client could dial.
 pub fn ingress_url(wanted: Option<&IngressExposure>, observed: Option<&Ingress>) -> Option<String> {
-    let wanted = wanted?;
+    let wanted = wanted.filter(|wanted| !wanted.host.starts_with("*."))?;
     let has_address = observed
         .and_then(|ingress| ingress.status.as_ref())
         .and_then(|status| status.load_balancer.as_ref())
@@ -166,7 +175,7 @@ pub fn ingress_url(wanted: Option<&IngressExposure>, observed: Option<&Ingress>)
 }
 
 /// A lower-case RFC 1123 subdomain, as Kubernetes names most objects and hosts.
-fn is_dns_subdomain(name: &str) -> bool {
+pub fn is_dns_subdomain(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 253
         && name.split('.').all(|label| {
@@ -205,7 +214,10 @@ mod tests {
     #[case::an_empty_host(json!({"host": ""}), "host")]
     #[case::a_host_in_capitals(json!({"host": "Superset.Example.com"}), "host")]
     #[case::an_ip_address(json!({"host": "192.0.2.7"}), "IP address")]
-    #[case::a_relative_path(json!({"host": "a.example.com", "path": "ui"}), "does not start with /")]
+    #[case::a_relative_path(json!({"host": "a.example.com", "path": "ui"}), "path")]
+    #[case::a_double_slash(json!({"host": "a.example.com", "path": "/a//b"}), "path")]
+    #[case::a_parent_step(json!({"host": "a.example.com", "path": "/a/.."}), "path")]
+    #[case::an_encoded_slash(json!({"host": "a.example.com", "path": "/a%2Fb"}), "path")]
     #[case::a_class_with_a_slash(json!({"host": "a.example.com", "ingressClassName": "a/b"}), "ingressClassName")]
     #[case::a_secret_name_with_capitals(json!({"host": "a.example.com", "tlsSecret": "TLS"}), "tlsSecret")]
     #[case::an_annotation_key_with_a_space(json!({"host": "a.example.com", "annotations": {"a b": "c"}}), "annotations")]
@@ -253,6 +265,7 @@ mod tests {
     #[case::not_stored_yet(Some(json!({"host": "a.example.com"})), None, None)]
     #[case::no_address_yet(Some(json!({"host": "a.example.com"})), Some(json!({})), None)]
     #[case::an_address(Some(json!({"host": "a.example.com"})), Some(json!({"ip": "192.0.2.7"})), Some("http://a.example.com/"))]
+    #[case::a_wildcard_host(Some(json!({"host": "*.example.com"})), Some(json!({"ip": "192.0.2.7"})), None)]
     #[case::an_address_with_tls(Some(json!({"host": "a.example.com", "tlsSecret": "t", "path": "/ui"})), Some(json!({"hostname": "lb.example.net"})), Some("https://a.example.com/ui"))]
     fn the_url_is_published_once_the_controller_gives_an_address(
         #[case] wanted: Option<Value>,

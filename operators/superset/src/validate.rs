@@ -171,7 +171,17 @@ impl ValidatedCluster {
             celery: redis.as_ref().map(|redis| CelerySetting {
                 first_database: redis.first_database,
                 alerts_reports: cluster.spec.workers.is_some() && cluster.spec.beat.is_some(),
+                web_server_url: format!(
+                    "http://{}.{}.svc.{cluster_domain}:{}/",
+                    identity.name.client_service_name(),
+                    identity.namespace,
+                    crate::build::service::HTTP.number
+                ),
             }),
+            ingress_url: config
+                .ingress
+                .as_ref()
+                .map(strata_model::ingress::IngressExposure::url),
         };
 
         let nodes = validated_role(

@@ -113,6 +113,11 @@ pub struct SupersetSettings {
     pub authentication: Option<AuthSetting>,
     /// Celery and the shared caches, with `clusterConfig.redis`.
     pub celery: Option<CelerySetting>,
+    /// The Ingress's URL, with `clusterConfig.ingress`: Flask then reads the proxy's
+    /// `X-Forwarded-*` headers (`ENABLE_PROXY_FIX`), so the URLs it builds (an OIDC
+    /// `redirect_uri`) carry the host and scheme users see, and report e-mails link
+    /// there (`WEBDRIVER_BASEURL_USER_FRIENDLY`).
+    pub ingress_url: Option<String>,
 }
 
 /// Celery's broker and results and Superset's caches on Redis. The URLs come from
@@ -126,6 +131,9 @@ pub struct CelerySetting {
     /// Whether alerts and reports are on (`ALERT_REPORTS`): only with workers to run
     /// them and beat to schedule them.
     pub alerts_reports: bool,
+    /// `WEBDRIVER_BASEURL`: where a worker fetches a report's chart data, the client
+    /// Service (Superset's default, `http://0.0.0.0:8080/`, answers nowhere in a pod).
+    pub web_server_url: String,
 }
 
 /// What the web server and the workers share through Redis: the Flask caches.
@@ -192,6 +200,14 @@ fn celery_assignments(celery: &CelerySetting) -> Vec<(String, PyValue)> {
         ("task_acks_late", PyValue::Bool(false)),
         ("broker_connection_retry_on_startup", PyValue::Bool(true)),
         (
+            "broker_use_ssl",
+            PyValue::Expression("redis_tls()".to_owned()),
+        ),
+        (
+            "redis_backend_use_ssl",
+            PyValue::Expression("redis_tls()".to_owned()),
+        ),
+        (
             "task_annotations",
             dict([(
                 "sql_lab.get_sql_results",
@@ -236,6 +252,10 @@ fn celery_assignments(celery: &CelerySetting) -> Vec<(String, PyValue)> {
             )),
         ),
     ];
+    out.push((
+        "WEBDRIVER_BASEURL".to_owned(),
+        PyValue::Str(celery.web_server_url.clone()),
+    ));
     if celery.alerts_reports {
         out.push((
             "FEATURE_FLAGS".to_owned(),
@@ -415,6 +435,13 @@ pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
     if let Some(celery) = &settings.celery {
         out.extend(celery_assignments(celery));
     }
+    if let Some(url) = &settings.ingress_url {
+        out.push(("ENABLE_PROXY_FIX".to_owned(), PyValue::Bool(true)));
+        out.push((
+            "WEBDRIVER_BASEURL_USER_FRIENDLY".to_owned(),
+            PyValue::Str(url.clone()),
+        ));
+    }
     out
 }
 
@@ -454,7 +481,7 @@ fn imports(settings: &SupersetSettings) -> Vec<&'static str> {
     if settings.celery.is_some() {
         imports.push("from cachelib.redis import RedisCache");
         imports.push("from celery.schedules import crontab");
-        imports.push("from strata_celery import redis_client, redis_url");
+        imports.push("from strata_celery import redis_client, redis_tls, redis_url");
     }
     imports
 }

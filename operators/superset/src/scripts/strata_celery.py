@@ -23,6 +23,7 @@ the broker, so a worker is Ready only once it takes tasks.
 
 import os
 import socket
+import ssl
 import sys
 import time
 from urllib.parse import quote, urlsplit
@@ -46,19 +47,55 @@ def stop(reason, message):
 
 
 def redis_base():
-    """The Redis URL without a database: the Secret's URL, or host, port and password."""
+    """The Redis URL without a database: the Secret's URL, or host, port and password.
+
+    A URL that does not parse, or that holds a database, path, query or fragment, stops
+    the container with InvalidRedisUrl; the message never repeats the URL, which holds
+    the password.
+    """
     url = os.environ.get("STRATA_REDIS_URL")
-    if url is not None:
-        return url.strip().rstrip("/")
-    host = os.environ["STRATA_REDIS_HOST"]
-    port = os.environ["STRATA_REDIS_PORT"]
-    password = os.environ.get("STRATA_REDIS_PASSWORD")
-    credentials = f":{quote(password, safe='')}@" if password else ""
-    return f"redis://{credentials}{host}:{port}"
+    if url is None:
+        host = os.environ["STRATA_REDIS_HOST"]
+        port = os.environ["STRATA_REDIS_PORT"]
+        # A Secret made from a file often ends in a line break the password lacks.
+        password = os.environ.get("STRATA_REDIS_PASSWORD", "").rstrip("\r\n")
+        credentials = f":{quote(password, safe='')}@" if password else ""
+        return f"redis://{credentials}{host}:{port}"
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in ("redis", "rediss")
+        or not parts.hostname
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+    ):
+        stop(
+            "InvalidRedisUrl",
+            "the key url of clusterConfig.redis.urlSecret is not redis://[[user]:password@]"
+            "host:port or rediss://... without a database, path or query (a password "
+            "with / # ? or @ must be percent-encoded); the URL is not repeated here, it "
+            "holds the password",
+        )
+    return url.rstrip("/")
 
 
 def redis_url(database):
     return f"{redis_base()}/{database}"
+
+
+def redis_tls():
+    """Celery's TLS settings for a rediss:// URL: the server's certificate is checked
+    against the image's trust store. kombu would otherwise take a rediss:// broker
+    without a check, and Celery's results backend would refuse to start."""
+    if redis_base().startswith("rediss://"):
+        return {"ssl_cert_reqs": ssl.CERT_REQUIRED}
+    return None
 
 
 def redis_client(database):
@@ -90,7 +127,7 @@ def wait_for_redis(database):
                 f"Redis at {where()} refused the credentials of clusterConfig.redis "
                 f"({error}): check the password or URL in its Secret",
             )
-        except redis.RedisError as error:
+        except (redis.RedisError, OSError) as error:
             if time.monotonic() > deadline:
                 stop(
                     "BrokerUnreachable",
@@ -101,10 +138,18 @@ def wait_for_redis(database):
 
 
 def ping(database):
-    from celery import Celery
+    """Exits 0 when this pod's worker answers; 1, silently, on any failure, so no
+    error text (which could hold a URL) reaches the probe's Event."""
+    try:
+        from celery import Celery
 
-    app = Celery(broker=redis_url(database))
-    replies = app.control.ping(destination=[f"celery@{socket.gethostname()}"], timeout=5.0)
+        app = Celery(broker=redis_url(database))
+        app.conf.broker_use_ssl = redis_tls()
+        replies = app.control.ping(
+            destination=[f"celery@{socket.gethostname()}"], timeout=5.0
+        )
+    except Exception:  # noqa: BLE001 - the probe's answer is its exit code
+        sys.exit(1)
     sys.exit(0 if replies else 1)
 
 

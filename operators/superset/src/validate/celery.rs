@@ -63,12 +63,27 @@ impl ValidatedRedis {
             )));
         }
         let address = match (&redis.host, &redis.url_secret) {
-            (Some(host), None) if !host.trim().is_empty() => RedisAddress::Host {
-                host: host.clone(),
-                port: redis.port.unwrap_or(DEFAULT_REDIS_PORT),
-                password_secret: redis.password_secret.clone(),
-            },
-            (Some(_), None) => return Err(invalid("host is empty".to_owned())),
+            (Some(host), None)
+                if strata_model::ingress::is_dns_subdomain(host)
+                    || host.parse::<std::net::Ipv4Addr>().is_ok() =>
+            {
+                let port = redis.port.unwrap_or(DEFAULT_REDIS_PORT);
+                if port == 0 {
+                    return Err(invalid("port 0 is no port".to_owned()));
+                }
+                RedisAddress::Host {
+                    host: host.clone(),
+                    port,
+                    password_secret: redis.password_secret.clone(),
+                }
+            }
+            (Some(host), None) => {
+                return Err(invalid(format!(
+                    "host {host:?} is not a host name (lower case, such as \
+                     redis.default.svc.cluster.local) or an IPv4 address; put a port in \
+                     port, and an IPv6 address in a urlSecret, in brackets"
+                )));
+            }
             (None, Some(url_secret)) if redis.port.is_none() && redis.password_secret.is_none() => {
                 RedisAddress::Url {
                     url_secret: url_secret.clone(),

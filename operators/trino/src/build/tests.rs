@@ -147,7 +147,10 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
         }),
         &every_connector(),
     )?;
-    let plain = model(json!({"clusterConfig": {"tls": {"enabled": false}}}), &[])?;
+    let plain = model(
+        json!({"clusterConfig": {"tls": {"enabled": false}, "ingress": {"host": "trino.example.com"}}}),
+        &[],
+    )?;
     let mut written = BTreeSet::new();
     for group in [&secured, &plain]
         .into_iter()

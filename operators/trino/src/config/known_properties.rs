@@ -29,6 +29,7 @@ pub const CONFIG_PROPERTIES: &[&str] = &[
     "query.max-memory-per-node",
     "shutdown.grace-period",
     "metrics.jmx-object-names",
+    "http-server.process-forwarded",
     "http-server.http.enabled",
     "http-server.https.enabled",
     "http-server.https.port",

@@ -44,6 +44,11 @@ pub struct SecuritySettings {
     pub authenticators: Vec<PasswordAuthenticator>,
     /// OAuth 2.0 with OpenID Connect.
     pub oauth2: Option<OAuth2Settings>,
+    /// Whether an Ingress controller forwards the clients' requests to the coordinator:
+    /// it then takes their `X-Forwarded-*` headers (`http-server.process-forwarded`),
+    /// which it refuses with 406 otherwise, and builds the `nextUri` clients follow
+    /// (and OAuth 2.0's redirect) from the host and scheme the clients used.
+    pub behind_proxy: bool,
 }
 
 /// Where the OpenID Connect provider's CA is mounted.
@@ -234,6 +239,9 @@ impl SecuritySettings {
                 super::server::HTTP_PORT.to_string(),
             )]
         };
+        if coordinator && self.behind_proxy {
+            entries.push(("http-server.process-forwarded", "true".to_owned()));
+        }
         if !self.authenticators.is_empty() {
             let files: Vec<String> = self
                 .authenticators

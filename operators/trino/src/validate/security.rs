@@ -26,6 +26,8 @@ pub struct ValidatedSecurity {
     pub user_authenticators: Vec<PasswordAuthenticator>,
     /// OAuth 2.0: its settings, the client credentials Secret and its CA's ConfigMap.
     pub oauth2: Option<(OAuth2Settings, String, Option<String>)>,
+    /// Whether the coordinator is reached through an Ingress (`clusterConfig.ingress`).
+    pub behind_proxy: bool,
 }
 
 impl ValidatedSecurity {
@@ -112,6 +114,7 @@ impl ValidatedSecurity {
             ldap,
             user_authenticators,
             oauth2,
+            behind_proxy: config.ingress.is_some(),
         })
     }
 
@@ -135,6 +138,7 @@ impl ValidatedSecurity {
                 .oauth2
                 .as_ref()
                 .map(|(settings, _, _)| settings.clone()),
+            behind_proxy: self.behind_proxy,
         }
     }
 

@@ -136,6 +136,20 @@ async fn an_ingress_routes_to_the_coordinator_and_its_url_reaches_discovery_once
         built["metadata"]["annotations"]["nginx.ingress.kubernetes.io/backend-protocol"],
         "HTTPS"
     );
+    // Behind the controller, the coordinator takes its X-Forwarded-* headers.
+    let properties = |name: &str| {
+        stored::<ConfigMap>(&harness, name)
+            .data
+            .unwrap_or_default()
+            .get("config.properties")
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert!(
+        properties("simple-trino-coordinator-default")
+            .contains("http-server.process-forwarded=true")
+    );
+    assert!(!properties("simple-trino-worker-default").contains("process-forwarded"));
     // No address from a controller yet: no URL in discovery, and nothing waits on it.
     run_until_settled(&harness, || {}).await;
     let discovery = stored::<ConfigMap>(&harness, CLUSTER)

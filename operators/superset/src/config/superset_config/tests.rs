@@ -21,6 +21,7 @@ fn settings(authentication: Option<AuthSetting>) -> SupersetSettings {
         mapbox_api_key: true,
         authentication,
         celery: None,
+        ingress_url: None,
     }
 }
 
@@ -182,10 +183,12 @@ fn celery_and_the_caches_parse_and_read_redis_from_the_environment() {
     celery.celery = Some(CelerySetting {
         first_database: 2,
         alerts_reports: true,
+        web_server_url: "http://simple-superset.default.svc.cluster.local:8088/".to_owned(),
     });
     let file = render(&celery, &BTreeMap::new()).expect("renders");
     python_parses(&file).expect("Python parses the Celery settings");
-    assert!(file.contains("from strata_celery import redis_client, redis_url"));
+    assert!(file.contains("from strata_celery import redis_client, redis_tls, redis_url"));
+    assert!(file.contains("\"broker_use_ssl\": redis_tls()"), "{file}");
     assert!(file.contains("\"broker_url\": redis_url(2)"), "{file}");
     assert!(!file.contains("redis://"), "no URL is written: {file}");
 }
@@ -217,6 +220,10 @@ fn redis_url_in_python(variables: &[(&str, &str)]) -> String {
     &[("STRATA_REDIS_HOST", "redis"), ("STRATA_REDIS_PORT", "6379")],
     "redis://redis:6379/3\nredis:6379"
 )]
+#[case::a_password_from_a_file_with_a_line_break(
+    &[("STRATA_REDIS_HOST", "redis"), ("STRATA_REDIS_PORT", "6379"), ("STRATA_REDIS_PASSWORD", "pw\n")],
+    "redis://:pw@redis:6379/3\nredis:6379"
+)]
 #[case::url_from_a_secret(
     &[("STRATA_REDIS_URL", "rediss://app:secret@cache.example.com:6380/\n")],
     "rediss://app:secret@cache.example.com:6380/3\ncache.example.com:6380"
@@ -226,4 +233,35 @@ fn redis_urls_are_built_from_the_pods_variables(
     #[case] expected: &str,
 ) {
     assert_eq!(redis_url_in_python(variables), expected);
+}
+
+#[rstest]
+#[case::a_database_in_the_url("redis://:s3cr3tpw@redis:6379/1")]
+#[case::a_query("rediss://:s3cr3tpw@redis:6379?ssl_cert_reqs=none")]
+#[case::an_unencoded_slash_in_the_password("redis://:s3/cr3tpw@redis:6379")]
+#[case::another_scheme("http://:s3cr3tpw@redis:6379")]
+fn a_bad_url_stops_the_container_without_repeating_it(#[case] url: &str) {
+    let scratch = tempfile::tempdir().expect("a scratch directory");
+    let log = scratch.path().join("termination-log");
+    let script = format!(
+        "import sys; sys.path.insert(0, {:?}); import strata_celery; strata_celery.redis_url(0)",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts")
+    );
+    let output = Command::new("python3")
+        .args(["-c", &script])
+        .env_clear()
+        .env("STRATA_REDIS_URL", url)
+        .env("TERMINATION_LOG", &log)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("python3 runs");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let message = std::fs::read_to_string(&log).expect("the termination log");
+    assert!(message.starts_with("InvalidRedisUrl\n"), "{message}");
+    let said = format!(
+        "{message}{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!said.contains("cr3tpw"), "the password leaked: {said}");
 }
