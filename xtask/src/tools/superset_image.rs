@@ -34,9 +34,14 @@ pub const VERSION: &str = "6.1.0";
 pub const TRINO_DERIVED_REFERENCE: &str = "registry.example.com/superset-trino:6.1.0";
 
 /// The Trino client the derived image adds (PyPI). 0.331.0 is the newest whose
-/// dependencies the image already has: 0.332 and later also need the C extensions
-/// `lz4` and `zstandard`.
+/// dependencies need no C extension: 0.332 and later also need `lz4` and `zstandard`.
 pub const TRINO_CLIENT: &str = "trino==0.331.0";
+
+/// What the derived image's `pip install` of [`TRINO_CLIENT`] brings besides it: its one
+/// dependency the stock image lacks. Superset's own pins (Celery 5.5) do not pull
+/// `tzlocal`; pip's newest Celery did, which hid the need until the venv took the
+/// image's Celery. `python-dateutil`, `pytz` and `requests` are in the image.
+pub const TRINO_CLIENT_DEPENDENCIES: [&str; 1] = ["tzlocal==5.3.1"];
 
 fn manifest() -> String {
     manifest_for(&["docker.io/apache/superset:6.1.0", "apache/superset:6.1.0"])
@@ -73,7 +78,7 @@ pub fn ensure(tools_dir: &Path, venv: &Path) -> anyhow::Result<(PathBuf, Outcome
         venv,
         &format!("superset-{VERSION}"),
         &manifest(),
-        None,
+        &[],
     )
 }
 
@@ -86,7 +91,7 @@ pub fn ensure_trino_derived(tools_dir: &Path, venv: &Path) -> anyhow::Result<(Pa
         venv,
         &format!("superset-trino-{VERSION}"),
         &manifest_for(&[TRINO_DERIVED_REFERENCE]),
-        Some(TRINO_CLIENT),
+        &[&[TRINO_CLIENT], TRINO_CLIENT_DEPENDENCIES.as_slice()].concat(),
     )
 }
 
@@ -95,11 +100,12 @@ fn build(
     venv: &Path,
     name: &str,
     manifest: &str,
-    package: Option<&str>,
+    packages: &[&str],
 ) -> anyhow::Result<(PathBuf, Outcome)> {
     let image = tools_dir.join("images").join(name);
     let venv_text = venv.display().to_string();
-    let stamp = image_dir::Stamp::new(&image, &[&venv_text, manifest, package.unwrap_or("")]);
+    let packages_text = packages.join(" ");
+    let stamp = image_dir::Stamp::new(&image, &[&venv_text, manifest, &packages_text]);
     if stamp.is_current() {
         return Ok((image, Outcome::AlreadyPresent));
     }
@@ -110,16 +116,14 @@ fn build(
         .with_context(|| format!("cannot create {}", pythonpath.display()))?;
     symlink(venv, app.join(".venv"))
         .with_context(|| format!("cannot link {} into the image", venv.display()))?;
-    if let Some(package) = package {
-        process::pip_install(
-            &venv.join("bin/python"),
-            [
-                OsStr::new("--no-deps"),
-                OsStr::new("--target"),
-                pythonpath.as_os_str(),
-                OsStr::new(package),
-            ],
-        )?;
+    if !packages.is_empty() {
+        let mut arguments = vec![
+            OsStr::new("--no-deps"),
+            OsStr::new("--target"),
+            pythonpath.as_os_str(),
+        ];
+        arguments.extend(packages.iter().map(OsStr::new));
+        process::pip_install(&venv.join("bin/python"), arguments)?;
     }
     stamp.seal(&image, manifest)?;
     Ok((image, Outcome::Installed))
