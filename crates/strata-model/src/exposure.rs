@@ -105,12 +105,7 @@ impl ServiceExposure {
                 "{field}.externalTrafficPolicy applies only to types NodePort and LoadBalancer"
             ));
         }
-        if let Some(key) = self.annotations.keys().find(|key| !is_qualified_name(key)) {
-            return Err(format!(
-                "{field}.annotations: {key:?} is not an annotation key ([prefix/]name, the name at most 63 characters of letters, digits, '-', '_' and '.')"
-            ));
-        }
-        Ok(())
+        check_annotation_keys(field, &self.annotations)
     }
 
     /// Gives a built client Service this exposure.
@@ -146,6 +141,19 @@ fn is_cidr(range: &str) -> bool {
 
 /// A qualified name with an optional DNS subdomain prefix, as the API server checks
 /// annotation and label keys.
+/// `field.annotations`' keys, as the API server checks them.
+pub(crate) fn check_annotation_keys(
+    field: &str,
+    annotations: &BTreeMap<String, String>,
+) -> Result<(), String> {
+    match annotations.keys().find(|key| !is_qualified_name(key)) {
+        Some(key) => Err(format!(
+            "{field}.annotations: {key:?} is not an annotation key ([prefix/]name, the name at most 63 characters of letters, digits, '-', '_' and '.')"
+        )),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn is_qualified_name(key: &str) -> bool {
     let (prefix, name) = match key.rsplit_once('/') {
         Some((prefix, name)) => (Some(prefix), name),

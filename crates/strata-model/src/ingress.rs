@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::exposure::is_qualified_name;
+use crate::exposure::check_annotation_keys;
 
 /// The condition reason of an Ingress the API server would refuse.
 pub const INVALID_INGRESS: &str = "InvalidIngress";
@@ -93,12 +93,7 @@ impl IngressExposure {
                 "{field}.tlsSecret: {secret:?} is not a Secret name"
             ));
         }
-        if let Some(key) = self.annotations.keys().find(|key| !is_qualified_name(key)) {
-            return Err(format!(
-                "{field}.annotations: {key:?} is not an annotation key ([prefix/]name)"
-            ));
-        }
-        Ok(())
+        check_annotation_keys(field, &self.annotations)
     }
 
     /// The Ingress `metadata` routing `host` and the path to `port_name` of the

@@ -36,6 +36,24 @@ pub struct Resources<S> {
     pub storage: S,
 }
 
+impl<S> Resources<S> {
+    /// Product defaults: CPU request `cpu_min` and limit `cpu_max`, memory `memory`,
+    /// and `storage`; every value a Kubernetes quantity such as `250m` or `1Gi`.
+    pub fn defaults(cpu_min: &str, cpu_max: &str, memory: &str, storage: S) -> Self {
+        let quantity = |value: &str| Some(Quantity(value.to_owned()));
+        Self {
+            cpu: CpuResources {
+                min: quantity(cpu_min),
+                max: quantity(cpu_max),
+            },
+            memory: MemoryResources {
+                limit: quantity(memory),
+            },
+            storage,
+        }
+    }
+}
+
 impl<S: Merge> Merge for Resources<S> {
     fn merge_from(&mut self, lower_priority: &Self) {
         self.cpu.merge_from(&lower_priority.cpu);
@@ -317,17 +335,7 @@ mod tests {
     }
 
     fn resources(cpu_min: &str, cpu_max: &str, memory: &str) -> Resources<()> {
-        let quantity = |value: &str| Some(Quantity(value.to_owned()));
-        Resources {
-            cpu: CpuResources {
-                min: quantity(cpu_min),
-                max: quantity(cpu_max),
-            },
-            memory: MemoryResources {
-                limit: quantity(memory),
-            },
-            storage: (),
-        }
+        Resources::defaults(cpu_min, cpu_max, memory, ())
     }
 
     #[rstest]

@@ -83,11 +83,7 @@ fn push_role<P: CeleryGroup>(
             data: Some(config_files(cluster, group.product.superset_config())),
             ..ConfigMap::default()
         };
-        let hash = config_map
-            .data
-            .as_ref()
-            .map(strata_model::build::config_hash)
-            .unwrap_or_default();
+        let hash = super::config_map::files_hash(&config_map);
         desired.push(config_map);
         desired.push(group.headless_service(namespace, &[]));
         let mut container = container(group);

@@ -75,6 +75,16 @@ pub fn packages_config_map(cluster: &ValidatedCluster) -> ConfigMap {
     }
 }
 
+/// The hash of a role group ConfigMap's files, put on its pod template so a changed
+/// file rolls the pods.
+pub fn files_hash(config_map: &ConfigMap) -> String {
+    config_map
+        .data
+        .as_ref()
+        .map(strata_model::build::config_hash)
+        .unwrap_or_default()
+}
+
 /// The packages ConfigMap's name.
 pub fn packages_name(cluster: &ValidatedCluster) -> String {
     format!("{}-packages", cluster.identity.name)

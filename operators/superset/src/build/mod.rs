@@ -43,11 +43,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
     let mut metrics_services = Vec::new();
     for group in &cluster.nodes.groups {
         let config_map = config_map::role_group_config_map(cluster, group);
-        let hash = config_map
-            .data
-            .as_ref()
-            .map(strata_model::build::config_hash)
-            .unwrap_or_default();
+        let hash = config_map::files_hash(&config_map);
         desired.push(config_map);
         desired.push(service::headless_service(cluster, group));
         let metrics = metrics::metrics_service(cluster, group);

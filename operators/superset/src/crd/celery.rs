@@ -1,11 +1,10 @@
 //! Celery: `spec.workers`, `spec.beat` and the Redis they share
 //! (`spec.clusterConfig.redis`), with their product defaults.
 
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use strata_model::merge_struct;
-use strata_model::resources::{CpuResources, MemoryResources, NoStorage, Resources};
+use strata_model::resources::{NoStorage, Resources};
 
 /// The Redis port when `port` is absent.
 pub const DEFAULT_REDIS_PORT: u16 = 6379;
@@ -88,10 +87,11 @@ impl CeleryWorkerConfig {
     /// The lowest layer of the merge; after merging every field is set.
     pub fn product_defaults() -> Self {
         Self {
-            resources: resources(
+            resources: Resources::defaults(
                 DEFAULT_WORKER_CPU_MIN,
                 DEFAULT_WORKER_CPU_MAX,
                 DEFAULT_WORKER_MEMORY_LIMIT,
+                NoStorage {},
             ),
             graceful_shutdown_timeout: Some(DEFAULT_WORKER_GRACEFUL_SHUTDOWN_TIMEOUT.to_owned()),
             concurrency: Some(DEFAULT_CONCURRENCY),
@@ -133,26 +133,13 @@ impl CeleryBeatConfig {
     /// The lowest layer of the merge; after merging every field is set.
     pub fn product_defaults() -> Self {
         Self {
-            resources: resources(
+            resources: Resources::defaults(
                 DEFAULT_BEAT_CPU_MIN,
                 DEFAULT_BEAT_CPU_MAX,
                 DEFAULT_BEAT_MEMORY_LIMIT,
+                NoStorage {},
             ),
             graceful_shutdown_timeout: Some(DEFAULT_BEAT_GRACEFUL_SHUTDOWN_TIMEOUT.to_owned()),
         }
-    }
-}
-
-fn resources(cpu_min: &str, cpu_max: &str, memory: &str) -> Resources<NoStorage> {
-    let quantity = |value: &str| Some(Quantity(value.to_owned()));
-    Resources {
-        cpu: CpuResources {
-            min: quantity(cpu_min),
-            max: quantity(cpu_max),
-        },
-        memory: MemoryResources {
-            limit: quantity(memory),
-        },
-        storage: NoStorage {},
     }
 }
