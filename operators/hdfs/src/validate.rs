@@ -13,6 +13,7 @@ mod warnings;
 
 use std::collections::BTreeMap;
 
+use strata_model::exposure::{ExternalAddress, INVALID_SERVICE_EXPOSURE, ServiceExposure};
 use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
 use strata_operator::error::ReconcileError;
 
@@ -20,6 +21,7 @@ pub use self::role_group::{
     DaemonGroup, HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup,
 };
 pub use self::warnings::Warning;
+use crate::build::service::namenode_http_service_name;
 use crate::build::statefulset::hadoop_user;
 use crate::config::site::client_site;
 use crate::config::zookeeper_tls::ZookeeperConnection;
@@ -44,6 +46,12 @@ pub struct ValidatedCluster {
     pub dfs_replication: u16,
     /// What a Prometheus Operator gets.
     pub monitoring: strata_model::monitoring::Monitoring,
+    /// The exposure of each namenode's HTTP Service; none is built while it is the
+    /// default, since each namenode's own Service already serves HTTP in the cluster.
+    pub namenode_http_service: ServiceExposure,
+    /// Where a client outside the cluster reaches each namenode's web UI, by pod, as
+    /// the controller observed the Services. Empty until then, and in `render`.
+    pub namenode_http_addresses: BTreeMap<String, ExternalAddress>,
     /// `ha.zookeeper.quorum` and TLS, from the ZNode discovery ConfigMap.
     pub zookeeper: ZookeeperConnection,
     /// Where every daemon is.
@@ -98,6 +106,10 @@ impl ValidatedCluster {
             .map_err(|message| {
                 ReconcileError::invalid_spec(strata_model::monitoring::INVALID_MONITORING, message)
             })?;
+        let namenode_http_service = cluster.spec.cluster_config.name_node_http_service.clone();
+        namenode_http_service
+            .check("spec.clusterConfig.nameNodeHttpService")
+            .map_err(|message| ReconcileError::invalid_spec(INVALID_SERVICE_EXPOSURE, message))?;
 
         let checked = roll_order()
             .map(|role| role_group::check_role(&identity, role, cluster.spec.role(role)))
@@ -128,7 +140,18 @@ impl ValidatedCluster {
                  2 namenodes, an active and a standby",
             ));
         }
-        check_pod_service_names(&checked, &topology)?;
+        // `<pod>-http` always fits a Service name: a StatefulSet name has at most 52
+        // characters, an ordinal of a u16 replica count at most 5 digits.
+        let namenode_http_services: Vec<String> = if namenode_http_service.is_default() {
+            Vec::new()
+        } else {
+            topology
+                .namenodes
+                .iter()
+                .map(|namenode| namenode_http_service_name(&namenode.id))
+                .collect()
+        };
+        check_pod_service_names(&checked, &topology, &namenode_http_services)?;
         let formatter_pod = topology
             .namenodes
             .first()
@@ -158,6 +181,8 @@ impl ValidatedCluster {
             cluster_domain: cluster_domain.to_owned(),
             dfs_replication,
             monitoring,
+            namenode_http_service,
+            namenode_http_addresses: BTreeMap::new(),
             zookeeper: zookeeper.clone(),
             topology,
             discovery,
@@ -218,11 +243,13 @@ pub const fn roll_order() -> [HdfsRole; 3] {
 }
 
 /// Refuses a role group whose name makes its headless Service (and StatefulSet) take
-/// the name of another group's pod Service: group `a-0` next to group `a`'s pod 0.
-/// The two Services would overwrite each other on every reconcile.
+/// the name of another group's pod Service (group `a-0` next to group `a`'s pod 0), or
+/// of a namenode's HTTP Service (`http_services`). The two Services would overwrite
+/// each other on every reconcile.
 fn check_pod_service_names(
     roles: &[role_group::CheckedRole],
     topology: &Topology,
+    http_services: &[String],
 ) -> Result<(), ReconcileError> {
     let pod_services: Vec<&str> = topology
         .namenodes
@@ -234,6 +261,7 @@ fn check_pod_service_names(
                 .iter()
                 .filter_map(|fqdn| fqdn.split('.').next()),
         )
+        .chain(http_services.iter().map(String::as_str))
         .collect();
     let clash = roles
         .iter()
@@ -244,9 +272,10 @@ fn check_pod_service_names(
         Some(name) => Err(ReconcileError::invalid_spec(
             "RoleGroupNameClash",
             format!(
-                "the role group whose objects are named {name} clashes with the Service of \
-                 the pod {name} of another role group (every namenode and journalnode pod \
-                 has a Service of its pod's name); rename the role group"
+                "the role group whose objects are named {name} clashes with the Service \
+                 {name} of a pod of another role group (every namenode and journalnode pod \
+                 has a Service of its pod's name, and with nameNodeHttpService every \
+                 namenode also <pod>-http); rename the role group"
             ),
         )),
         None => Ok(()),

@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use strata_model::build::object_meta;
 
 use super::NameNodeState;
+use super::service::NAMENODE_HTTP;
 use crate::config::scripts::{FORMAT_NAMENODE, HAND_OVER_ACTIVE, REFRESH_NODES, START_ZKFC};
 use crate::crd::HdfsRole;
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
@@ -97,18 +98,36 @@ pub fn namenode_state_name(cluster: &ValidatedCluster) -> String {
 }
 
 /// `<hdfs>`: `core-site.xml` and `hdfs-site.xml` that an in-cluster client uses as they
-/// are (`HADOOP_CONF_DIR` pointing at the mounted ConfigMap).
+/// are (`HADOOP_CONF_DIR` pointing at the mounted ConfigMap), and where each namenode's
+/// web UI is reached from outside the cluster, once its exposed Service has an address
+/// ([`namenode_http_prefix`]).
 pub fn discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
+    let mut data = BTreeMap::from([
+        (CORE_SITE.to_owned(), cluster.discovery.core_site.clone()),
+        (HDFS_SITE.to_owned(), cluster.discovery.hdfs_site.clone()),
+    ]);
+    for (pod, address) in &cluster.namenode_http_addresses {
+        data.extend(address.discovery_keys(
+            &namenode_http_prefix(pod),
+            NAMENODE_HTTP.name,
+            NAMENODE_HTTP.number,
+        ));
+    }
     ConfigMap {
         metadata: object_meta(
             cluster.identity.name.as_str(),
             &cluster.identity.namespace,
             cluster.identity.labels.labels(),
         ),
-        data: Some(BTreeMap::from([
-            (CORE_SITE.to_owned(), cluster.discovery.core_site.clone()),
-            (HDFS_SITE.to_owned(), cluster.discovery.hdfs_site.clone()),
-        ])),
+        data: Some(data),
         ..ConfigMap::default()
     }
+}
+
+/// The prefix of a namenode's external address keys in discovery: its pod name in
+/// capitals with `_` for `-`, then `_HTTP`, so the keys are environment variable names
+/// (`SIMPLE_HDFS_NAMENODE_DEFAULT_0_HTTP_EXTERNAL_HOST` and `..._EXTERNAL_PORT` for a
+/// load balancer, `..._HTTP_NODE_PORT` for a node port).
+pub fn namenode_http_prefix(pod: &str) -> String {
+    format!("{}_HTTP", pod.to_ascii_uppercase().replace('-', "_"))
 }

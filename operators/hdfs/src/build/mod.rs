@@ -6,6 +6,7 @@
 //! | ConfigMap (`core-site.xml`, `hdfs-site.xml`, `log4j.properties`, scripts) | `<hdfs>-<role>-<rg>` | role group |
 //! | headless Service | `<hdfs>-<role>-<rg>` | role group |
 //! | Service of one pod (namenodes, journalnodes) | `<hdfs>-<role>-<rg>-<ordinal>` | pod |
+//! | exposed HTTP Service (with `nameNodeHttpService`) | `<hdfs>-namenode-<rg>-<ordinal>-http` | namenode pod |
 //! | metrics Service (`/prom`) | `<hdfs>-<role>-<rg>-metrics` | role group |
 //! | StatefulSet | `<hdfs>-<role>-<rg>` | role group |
 //! | PodDisruptionBudget (unless disabled) | `<hdfs>-<role>` | role |
@@ -52,6 +53,8 @@ pub struct NameNodeState {
 pub struct ClusterObjects {
     /// A Service per namenode and journalnode pod, roles in roll order.
     pub pod_services: Vec<Service>,
+    /// The namenodes' exposed HTTP Services, when the cluster asks for them.
+    pub namenode_http_services: Vec<Service>,
     /// Per role group, roles in roll order, groups by name.
     pub role_groups: Vec<RoleGroupObjects>,
     /// Per role, unless disabled.
@@ -111,6 +114,7 @@ pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> Clust
                     .flat_map(move |group| service::pod_services(cluster, role.role, group))
             })
             .collect(),
+        namenode_http_services: service::namenode_http_services(cluster),
         role_groups,
         pdbs: cluster
             .roles
@@ -130,6 +134,7 @@ pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> Clust
 pub fn cluster_objects(cluster: &ValidatedCluster, state: &NameNodeState) -> DesiredObjects {
     let ClusterObjects {
         pod_services,
+        namenode_http_services,
         role_groups,
         pdbs,
         namenode_state,
@@ -144,7 +149,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster, state: &NameNodeState) -> Des
     // The state the namenodes mount exists before their pods do.
     desired.push(namenode_state);
     // The names the configuration uses exist before the pods that resolve them.
-    for service in pod_services {
+    for service in pod_services.into_iter().chain(namenode_http_services) {
         desired.push(service);
     }
     for objects in role_groups {

@@ -1,9 +1,12 @@
 //! Services: a headless Service per role group for the pods' DNS names, a Service per
 //! namenode and journalnode pod for names that always resolve (the topology names every
-//! namenode and journalnode by it), and a metrics Service per role group.
+//! namenode and journalnode by it), a metrics Service per role group, and with
+//! `clusterConfig.nameNodeHttpService` an exposed HTTP Service per namenode.
 
 use k8s_openapi::api::core::v1::Service;
-use strata_model::build::{ContainerPort, PrometheusScrape, ScrapeScheme};
+use strata_model::build::{
+    ContainerPort, PrometheusScrape, ScrapeScheme, object_meta, pod_service,
+};
 
 use crate::config::topology::{
     DATANODE_DATA_PORT, DATANODE_HTTP_PORT, DATANODE_IPC_PORT, JOURNALNODE_HTTP_PORT,
@@ -104,6 +107,43 @@ pub fn pod_services(
         return Vec::new();
     }
     group.pod_services(&cluster.identity.namespace, ports)
+}
+
+/// `<pod>-http`: the namenode's web UI Service, which `clusterConfig.nameNodeHttpService`
+/// exposes.
+pub fn namenode_http_service_name(pod: &str) -> String {
+    format!("{pod}-http")
+}
+
+/// The namenodes' HTTP Services with the cluster's exposure, one per namenode pod, so
+/// each UI is reached as that namenode's, active or standby. None while the exposure is
+/// the default: each namenode's own Service serves HTTP in the cluster already.
+pub fn namenode_http_services(cluster: &ValidatedCluster) -> Vec<Service> {
+    if cluster.namenode_http_service.is_default() {
+        return Vec::new();
+    }
+    cluster
+        .roles
+        .iter()
+        .filter(|role| role.role == HdfsRole::NameNode)
+        .flat_map(|role| &role.groups)
+        .flat_map(|group| {
+            (0..group.replicas).map(|ordinal| {
+                let pod = group.name.pod_name(ordinal);
+                let mut service = pod_service(
+                    object_meta(
+                        &namenode_http_service_name(&pod),
+                        &cluster.identity.namespace,
+                        group.labels.labels(),
+                    ),
+                    &pod,
+                    &[NAMENODE_HTTP],
+                );
+                cluster.namenode_http_service.apply_to(&mut service);
+                service
+            })
+        })
+        .collect()
 }
 
 /// `<hdfs>-<role>-<rg>-metrics`: scraped pod by pod at `/prom`.

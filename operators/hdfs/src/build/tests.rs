@@ -13,6 +13,8 @@ use crate::validate::tests::validated;
 
 type TestResult = Result<(), ReconcileError>;
 
+mod exposure;
+
 fn objects() -> Result<ClusterObjects, ReconcileError> {
     Ok(build_cluster(
         &validated(json!({}))?,

@@ -129,6 +129,20 @@ pub struct HdfsClusterConfig {
         skip_serializing_if = "strata_model::monitoring::Monitoring::is_default"
     )]
     pub monitoring: strata_model::monitoring::Monitoring,
+
+    /// How each namenode's web UI (HTTP, port 9870) is reached from outside the
+    /// cluster: the type of a Service `<namenode pod>-http` per namenode, with its
+    /// annotations and source ranges. Each namenode gets its own, not one for all:
+    /// a Service over every namenode would send half the requests to the standby,
+    /// whose UI shows nothing of the namespace's files. Only the HTTP port is exposed;
+    /// RPC clients outside the cluster would also need every datanode, which no
+    /// Service gives. The discovery ConfigMap publishes each namenode's address once
+    /// its Service has one (docs/hdfs.md).
+    #[serde(
+        default,
+        skip_serializing_if = "strata_model::exposure::ServiceExposure::is_default"
+    )]
+    pub name_node_http_service: strata_model::exposure::ServiceExposure,
 }
 
 impl HdfsClusterSpec {

@@ -152,6 +152,17 @@ fn unwise_layouts_are_warnings(
     json!({"journalNodes": {"roleGroups": {"default-1": {"replicas": 1}}}}),
     "RoleGroupNameClash"
 )]
+#[case::a_group_named_after_a_namenode_http_service(
+    json!({
+        "clusterConfig": {"nameNodeHttpService": {"type": "NodePort"}},
+        "nameNodes": {"roleGroups": {"default-0-http": {"replicas": 0}}}
+    }),
+    "RoleGroupNameClash"
+)]
+#[case::source_ranges_on_a_node_port(
+    json!({"clusterConfig": {"nameNodeHttpService": {"type": "NodePort", "loadBalancerSourceRanges": ["10.0.0.0/8"]}}}),
+    "InvalidServiceExposure"
+)]
 #[case::replication_zero(json!({"clusterConfig": {"dfsReplication": 0}}), "InvalidDfsReplication")]
 #[case::nameservice_override(
     json!({"nameNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.nameservices": "other"}}}}),

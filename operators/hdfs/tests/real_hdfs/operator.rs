@@ -25,7 +25,8 @@ use std::time::Duration;
 
 use hdfs_operator::controller::namenode_http::{get, namenode_info};
 use hdfs_operator::decommission::AdminState;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -78,6 +79,7 @@ async fn the_operator_decommissions_a_datanode_then_rolls_in_order_on_real_hdfs(
     assert_every_file_reads(&operated, &sums).await;
     a_client_writes_with_the_clusters_replication(&operated, 2).await;
     a_setting_hadoop_rejects_degrades_the_cluster_with_its_cause(&operated).await;
+    each_namenode_ui_gets_its_own_node_port_in_discovery(&operated).await;
     operated.agent.shutdown().await;
 }
 
@@ -123,6 +125,72 @@ async fn a_znode_config_map_without_its_key_degrades_the_cluster(operated: &Oper
         .delete("misconfigured-hdfs", &Default::default())
         .await
         .unwrap_or_else(|error| panic!("{error}"));
+}
+
+/// The namenodes' web UIs exposed (issue 26, item 3): the real API server allocates a
+/// node port to each namenode's own HTTP Service, discovery publishes it, and the
+/// EndpointSlice controller finds that namenode's pod, and no other, behind it.
+async fn each_namenode_ui_gets_its_own_node_port_in_discovery(operated: &Operated) {
+    operated
+        .clusters()
+        .patch(
+            "simple-hdfs",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"spec": {"clusterConfig": {"nameNodeHttpService": {"type": "NodePort"}}}}),
+            ),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let config_maps: Api<ConfigMap> = Api::namespaced(operated.client.clone(), NAMESPACE);
+    let services: Api<Service> = Api::namespaced(operated.client.clone(), NAMESPACE);
+    let slices: Api<EndpointSlice> = Api::namespaced(operated.client.clone(), NAMESPACE);
+    for namenode in NAMENODES {
+        let service = format!("{namenode}-http");
+        let key = format!(
+            "{}_HTTP_NODE_PORT",
+            namenode.to_ascii_uppercase().replace('-', "_")
+        );
+        let published = wait_until(
+            "each namenode's node port in discovery",
+            Duration::from_secs(60),
+            async || {
+                let data = config_maps.get("simple-hdfs").await.ok()?.data?;
+                data.get(&key)?.parse::<i32>().ok()
+            },
+        )
+        .await;
+        let allocated = services
+            .get(&service)
+            .await
+            .unwrap_or_else(|error| panic!("{error}"))
+            .spec
+            .and_then(|spec| spec.ports?.first()?.node_port);
+        assert_eq!(Some(published), allocated, "{service}'s node port");
+        assert!((30000..=32767).contains(&published), "{published}");
+        let behind = wait_until(
+            "the namenode's pod behind its HTTP Service",
+            Duration::from_secs(60),
+            async || {
+                let list = slices
+                    .list(
+                        &ListParams::default()
+                            .labels(&format!("kubernetes.io/service-name={service}")),
+                    )
+                    .await
+                    .ok()?;
+                let pods: Vec<String> = list
+                    .items
+                    .iter()
+                    .flat_map(|slice| slice.endpoints.iter().flatten())
+                    .filter_map(|endpoint| endpoint.target_ref.as_ref()?.name.clone())
+                    .collect();
+                (!pods.is_empty()).then_some(pods)
+            },
+        )
+        .await;
+        assert_eq!(behind, [namenode.to_owned()], "behind {service}");
+    }
 }
 
 /// The replication a client gives a new file is its own `dfs.replication`, so the

@@ -7,6 +7,7 @@
 mod active_namenode;
 mod creation;
 mod decommission;
+mod exposure;
 mod journal_quorum;
 mod operations;
 mod pod_states;
