@@ -6,6 +6,7 @@
 
 pub mod control_plane;
 pub mod env;
+pub mod gateway_api;
 pub mod hadoop_client;
 pub mod hadoop_image;
 pub mod image_dir;
@@ -93,6 +94,8 @@ pub struct Tools {
     pub promtool: PathBuf,
     /// The directory with the Prometheus Operator's CRDs.
     pub prometheus_operator_crds: PathBuf,
+    /// The directory with the Gateway API's GatewayClass, Gateway and HTTPRoute CRDs.
+    pub gateway_api_crds: PathBuf,
     /// The local stand-in for the statsd exporter image (holds `bin/statsd_exporter`).
     pub statsd_exporter_image: PathBuf,
     /// Tool name to the version line it printed, for the report.
@@ -172,6 +175,10 @@ impl Tools {
                 self.prometheus_operator_crds.clone().into_os_string(),
             ),
             (
+                env::GATEWAY_API_CRDS,
+                self.gateway_api_crds.clone().into_os_string(),
+            ),
+            (
                 env::STATSD_EXPORTER_IMAGE,
                 self.statsd_exporter_image.clone().into_os_string(),
             ),
@@ -244,6 +251,14 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
             prometheus::PROMETHEUS_OPERATOR_VERSION
         ),
         || prometheus::ensure(&workspace.join("xtask").join("go")),
+    )?;
+
+    let (gateway_api_crds, _) = step(
+        &format!(
+            "the Gateway API {} CRDs (Go module proxy)",
+            gateway_api::GATEWAY_API_VERSION
+        ),
+        || gateway_api::ensure(&workspace.join("xtask").join("go"), &tools_dir),
     )?;
 
     let (statsd_exporter_image, _) = step(
@@ -385,6 +400,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         oidc_provider_lib,
         promtool: prometheus.promtool,
         prometheus_operator_crds: prometheus.operator_crds,
+        gateway_api_crds,
         statsd_exporter_image,
         versions,
     })

@@ -19,6 +19,7 @@ pub mod cluster_operation;
 pub mod duration;
 pub mod exposure;
 pub mod files;
+pub mod http_route;
 pub mod identity;
 pub mod image;
 pub mod ingress;

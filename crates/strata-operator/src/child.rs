@@ -66,13 +66,14 @@ pub trait ChildObject:
     /// Secrets, so that no Secret value ever reaches the operator's memory.
     const METADATA_ONLY: bool = false;
 
-    /// Whether the kind comes from a CRD that another project installs (the
-    /// Prometheus Operator's ServiceMonitor), which a cluster may not have. Such a kind
-    /// is watched and applied only when the API server serves it as the controller
-    /// starts; otherwise objects of it are left out and the cluster gets a Warning
-    /// ([`crate::optional_kinds`]), since a watch on a kind that is not served would
-    /// keep the caches from ever syncing.
-    const OPTIONAL: bool = false;
+    /// Where the kind's CRD comes from, when another project installs it (the
+    /// Prometheus Operator's ServiceMonitor, the Gateway API's HTTPRoute) and a cluster
+    /// may not have it. Such a kind is watched and applied only when the API server
+    /// serves it as the controller starts; otherwise objects of it are left out and the
+    /// cluster gets a Warning that says what to install ([`crate::optional_kinds`]),
+    /// since a watch on a kind that is not served would keep the caches from ever
+    /// syncing.
+    const OPTIONAL: Option<OptionalCrd> = None;
 
     /// Fields of `self` (desired) that differ from `existing` (as stored) but that the
     /// API server refuses to change, each as a sentence naming the field, its old and
@@ -118,13 +119,52 @@ impl ChildObject for Secret {
 plain_child!(ApplyRank::Network => Service, Ingress);
 plain_child!(ApplyRank::Other => PodDisruptionBudget, Role, RoleBinding);
 
+/// Another project's CRD that an optional kind comes from, and the spec field that asks
+/// for objects of the kind: what the Warning of a cluster that does not serve the kind
+/// tells the user to install, or else to remove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OptionalCrd {
+    /// What to install, as a sentence continues "Install ...".
+    pub install: &'static str,
+    /// The field of a cluster's spec that asks for objects of the kind.
+    pub asked_for_in: &'static str,
+}
+
+/// The Prometheus Operator's CRDs, for ServiceMonitor and PrometheusRule.
+pub const PROMETHEUS_OPERATOR_CRDS: OptionalCrd = OptionalCrd {
+    install: "the Prometheus Operator's CRDs",
+    asked_for_in: "clusterConfig.monitoring",
+};
+
+/// The Gateway API's CRDs (its standard channel), for HTTPRoute. A Gateway and a
+/// controller that implements it are needed too for the route to carry traffic, but
+/// not for the operator to apply it.
+pub const GATEWAY_API_CRDS: OptionalCrd = OptionalCrd {
+    install: "the Gateway API's CRDs (standard channel)",
+    asked_for_in: "clusterConfig.httpRoute",
+};
+
 /// The Prometheus Operator's kinds: asked for in `clusterConfig.monitoring`, and
 /// applied only where the cluster serves them.
 impl ChildObject for strata_model::monitoring::ServiceMonitor {
-    const OPTIONAL: bool = true;
+    const OPTIONAL: Option<OptionalCrd> = Some(PROMETHEUS_OPERATOR_CRDS);
 }
 impl ChildObject for strata_model::monitoring::PrometheusRule {
-    const OPTIONAL: bool = true;
+    const OPTIONAL: Option<OptionalCrd> = Some(PROMETHEUS_OPERATOR_CRDS);
+}
+
+/// The Gateway API's HTTPRoute: asked for in `clusterConfig.httpRoute`, applied only
+/// where the cluster serves it, and with the Services it routes to, as an Ingress is.
+impl ChildObject for strata_model::http_route::HttpRoute {
+    const RANK: ApplyRank = ApplyRank::Network;
+    const OPTIONAL: Option<OptionalCrd> = Some(GATEWAY_API_CRDS);
+}
+
+/// The Gateway API's BackendTLSPolicy: how a Gateway checks a product that serves
+/// HTTPS behind an HTTPRoute, applied with it.
+impl ChildObject for strata_model::http_route::BackendTlsPolicy {
+    const RANK: ApplyRank = ApplyRank::Network;
+    const OPTIONAL: Option<OptionalCrd> = Some(GATEWAY_API_CRDS);
 }
 
 impl ChildObject for PersistentVolumeClaim {

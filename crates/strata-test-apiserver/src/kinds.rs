@@ -185,6 +185,17 @@ impl Registry {
             .filter(|info| info.version == version)
     }
 
+    /// The resources served under `group`/`version`, for discovery.
+    pub(crate) fn in_group_version<'a>(
+        &'a self,
+        group: &'a str,
+        version: &'a str,
+    ) -> impl Iterator<Item = &'a ResourceInfo> {
+        self.by_key
+            .values()
+            .filter(move |info| info.group == group && info.version == version)
+    }
+
     /// Finds a resource by its storage key.
     pub(crate) fn get(&self, key: &ResourceKey) -> Option<&ResourceInfo> {
         self.by_key.get(key)

@@ -111,7 +111,7 @@ async fn handle(
     let (parts, body) = request.into_parts();
     let query = Query::parse(parts.uri.query());
     let Some(path) = parse_path(parts.uri.path()) else {
-        return non_resource(parts.uri.path());
+        return non_resource(&server, parts.uri.path());
     };
     let verb = match verb_of(&parts.method, &path, &query) {
         Ok(verb) => verb,
@@ -170,8 +170,44 @@ async fn handle(
     }
 }
 
-/// `/version` answers like a current server; other non-resource paths are 404.
-fn non_resource(path: &str) -> Response<ResponseBody> {
+/// `/version` answers like a current server, and a group version's discovery
+/// (`/api/v1`, `/apis/{group}/{version}`) lists the registered resources in it, so an
+/// operator can tell which optional kinds (another project's CRDs) are served. Other
+/// non-resource paths, and group versions with nothing registered, are 404.
+fn non_resource(server: &TestApiServer, path: &str) -> Response<ResponseBody> {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let group_version = match segments.as_slice() {
+        ["api", version] => Some(("", *version)),
+        ["apis", group, version] => Some((*group, *version)),
+        _ => None,
+    };
+    if let Some((group, version)) = group_version {
+        let resources: Vec<Value> = lock(&server.state)
+            .registry
+            .in_group_version(group, version)
+            .map(|info| {
+                json!({
+                    "name": info.plural, "singularName": "", "namespaced": info.namespaced,
+                    "kind": info.kind,
+                    "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+                })
+            })
+            .collect();
+        if !resources.is_empty() {
+            let group_version = if group.is_empty() {
+                version.to_owned()
+            } else {
+                format!("{group}/{version}")
+            };
+            return json_response(
+                200,
+                &json!({
+                    "kind": "APIResourceList", "apiVersion": "v1",
+                    "groupVersion": group_version, "resources": resources,
+                }),
+            );
+        }
+    }
     if path == "/version" {
         let version = json!({
             "major": "1", "minor": "35", "gitVersion": "v1.35.0-strata-test",

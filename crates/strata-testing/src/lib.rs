@@ -28,6 +28,7 @@ pub mod chart;
 pub mod checks;
 pub mod control_plane;
 pub mod executable;
+pub mod gateway_api;
 pub mod hadoop;
 pub mod harness;
 pub mod http;

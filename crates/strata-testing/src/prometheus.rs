@@ -14,7 +14,7 @@ use strata_model::monitoring::RuleGroup;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
-use crate::tools::{PROMETHEUS_OPERATOR_CRDS, PROMTOOL, tool};
+use crate::tools::{PROMETHEUS_OPERATOR_CRDS, PROMTOOL, crds_in, tool};
 
 /// The name under which the rules are written; a test file's `rule_files` names it.
 pub const RULE_FILE: &str = "rules.yaml";
@@ -52,25 +52,5 @@ pub fn test_rules(groups: &[RuleGroup], test_file: &Path) {
 /// The ServiceMonitor and PrometheusRule CRDs of the provisioned Prometheus Operator
 /// release, for [`crate::control_plane::ControlPlane::install_crds`].
 pub fn operator_crds() -> Vec<CustomResourceDefinition> {
-    let dir = tool(PROMETHEUS_OPERATOR_CRDS);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|error| panic!("cannot list {}: {error}", dir.display()))
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| {
-            path.extension()
-                .is_some_and(|extension| extension == "yaml")
-        })
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no CRD in {}", dir.display());
-    files
-        .iter()
-        .map(|file| {
-            let text = std::fs::read_to_string(file)
-                .unwrap_or_else(|error| panic!("cannot read {}: {error}", file.display()));
-            serde_yaml_ng::from_str(&text)
-                .unwrap_or_else(|error| panic!("{} is not a CRD: {error}", file.display()))
-        })
-        .collect()
+    crds_in(PROMETHEUS_OPERATOR_CRDS)
 }

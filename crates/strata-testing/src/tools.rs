@@ -8,6 +8,8 @@
 
 use std::path::PathBuf;
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
 /// Path of the `helm` v4 binary.
 pub const HELM: &str = "STRATA_HELM";
 /// Path of the `kubectl` binary (client only; there is no cluster).
@@ -83,12 +85,17 @@ pub const PROMTOOL: &str = "STRATA_PROMTOOL";
 /// (`monitoring.coreos.com_*.yaml`), which real-control-plane tests install.
 pub const PROMETHEUS_OPERATOR_CRDS: &str = "STRATA_PROMETHEUS_OPERATOR_CRDS";
 
+/// Directory with the Gateway API's GatewayClass, Gateway and HTTPRoute CRDs
+/// (`gateway.networking.k8s.io_*.yaml`, standard channel), which real-control-plane
+/// tests install.
+pub const GATEWAY_API_CRDS: &str = "STRATA_GATEWAY_API_CRDS";
+
 /// The local stand-in for the `quay.io/prometheus/statsd-exporter` image, the
 /// Superset pods' metrics sidecar.
 pub const STATSD_EXPORTER_IMAGE: &str = "STRATA_STATSD_EXPORTER_IMAGE";
 
 /// Every variable `cargo xtask test` exports, for docs and for the `tools` command.
-pub const ALL: [&str; 24] = [
+pub const ALL: [&str; 25] = [
     HELM,
     KUBECTL,
     KUBERNETES_VALIDATE,
@@ -112,6 +119,7 @@ pub const ALL: [&str; 24] = [
     OIDC_PROVIDER_LIB,
     PROMTOOL,
     PROMETHEUS_OPERATOR_CRDS,
+    GATEWAY_API_CRDS,
     STATSD_EXPORTER_IMAGE,
 ];
 
@@ -152,6 +160,33 @@ pub fn tool(var: &str) -> PathBuf {
 /// `superset_config.py` writer.
 pub fn venv_python() -> Result<PathBuf, MissingTool> {
     required_path(KUBERNETES_VALIDATE).map(|validate| python_of_venv(&validate))
+}
+
+/// The CRDs in the directory the tool variable `var` names, one per `.yaml` file, in
+/// the order of the file names, for
+/// [`crate::control_plane::ControlPlane::install_crds`].
+pub fn crds_in(var: &str) -> Vec<CustomResourceDefinition> {
+    let dir = tool(var);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|error| panic!("cannot list {}: {error}", dir.display()))
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "yaml")
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no CRD in {}", dir.display());
+    files
+        .iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(file)
+                .unwrap_or_else(|error| panic!("cannot read {}: {error}", file.display()));
+            serde_yaml_ng::from_str(&text)
+                .unwrap_or_else(|error| panic!("{} is not a CRD: {error}", file.display()))
+        })
+        .collect()
 }
 
 /// The interpreter of the venv whose `kubernetes-validate` is at `validate`.

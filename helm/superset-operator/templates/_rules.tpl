@@ -47,6 +47,17 @@ or, with watchNamespace, into the Role.
   - create
   - patch
 - apiGroups:
+  - gateway.networking.k8s.io
+  resources:
+  - httproutes
+  verbs:
+  - get
+  - list
+  - watch
+  - create
+  - patch
+  - delete
+- apiGroups:
   - monitoring.coreos.com
   resources:
   - prometheusrules

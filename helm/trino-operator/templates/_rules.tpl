@@ -47,6 +47,18 @@ or, with watchNamespace, into the Role.
   - create
   - patch
 - apiGroups:
+  - gateway.networking.k8s.io
+  resources:
+  - backendtlspolicies
+  - httproutes
+  verbs:
+  - get
+  - list
+  - watch
+  - create
+  - patch
+  - delete
+- apiGroups:
   - monitoring.coreos.com
   resources:
   - prometheusrules

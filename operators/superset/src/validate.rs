@@ -88,6 +88,8 @@ pub struct ValidatedCluster {
     pub service: ServiceExposure,
     /// The web UI's Ingress, if asked for.
     pub ingress: Option<strata_model::ingress::IngressExposure>,
+    /// The web UI's HTTPRoute, if asked for.
+    pub http_route: Option<strata_model::http_route::HttpRouteExposure>,
     /// The Prometheus Operator objects the cluster asks for.
     pub monitoring: strata_model::monitoring::Monitoring,
     /// The web servers, `node`: `<cluster>-node` names its PodDisruptionBudget.
@@ -178,6 +180,7 @@ impl ValidatedCluster {
                     crate::build::service::HTTP.number
                 ),
             }),
+            behind_proxy: config.ingress.is_some() || config.http_route.is_some(),
             ingress_url: config
                 .ingress
                 .as_ref()
@@ -256,6 +259,16 @@ impl ValidatedCluster {
                     ReconcileError::invalid_spec(strata_model::ingress::INVALID_INGRESS, message)
                 })?;
         }
+        if let Some(route) = &config.http_route {
+            route
+                .check("spec.clusterConfig.httpRoute")
+                .map_err(|message| {
+                    ReconcileError::invalid_spec(
+                        strata_model::http_route::INVALID_HTTP_ROUTE,
+                        message,
+                    )
+                })?;
+        }
         config
             .monitoring
             .check("spec.clusterConfig.monitoring")
@@ -283,6 +296,7 @@ impl ValidatedCluster {
             trino_connections,
             service: config.service.clone(),
             ingress: config.ingress.clone(),
+            http_route: config.http_route.clone(),
             monitoring: config.monitoring.clone(),
             nodes,
             redis,

@@ -129,6 +129,8 @@ pub struct ValidatedCluster {
     pub service: ServiceExposure,
     /// The Ingress to the coordinator, if asked for.
     pub ingress: Option<strata_model::ingress::IngressExposure>,
+    /// The HTTPRoute to the coordinator, if asked for.
+    pub http_route: Option<strata_model::http_route::HttpRouteExposure>,
     /// The Prometheus Operator objects the cluster asks for.
     pub monitoring: strata_model::monitoring::Monitoring,
     /// The coordinator Service's external address, once a load balancer gave it one:
@@ -179,6 +181,17 @@ impl ValidatedCluster {
                 .check("spec.clusterConfig.ingress")
                 .map_err(|message| {
                     ReconcileError::invalid_spec(strata_model::ingress::INVALID_INGRESS, message)
+                })?;
+        }
+        let http_route = cluster.spec.cluster_config.http_route.clone();
+        if let Some(route) = &http_route {
+            route
+                .check("spec.clusterConfig.httpRoute")
+                .map_err(|message| {
+                    ReconcileError::invalid_spec(
+                        strata_model::http_route::INVALID_HTTP_ROUTE,
+                        message,
+                    )
                 })?;
         }
         let monitoring = cluster.spec.cluster_config.monitoring.clone();
@@ -245,6 +258,7 @@ impl ValidatedCluster {
             cluster_domain: cluster_domain.to_owned(),
             service,
             ingress,
+            http_route,
             monitoring,
             external_names: Vec::new(),
         })

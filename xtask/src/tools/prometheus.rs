@@ -20,12 +20,16 @@ use super::{Outcome, control_plane, process};
 
 /// The Prometheus Operator release whose CRDs the tests install.
 pub const PROMETHEUS_OPERATOR_VERSION: &str = "v0.85.0";
-const PROMETHEUS_OPERATOR_MODULE: &str = "github.com/prometheus-operator/prometheus-operator";
 /// The CRDs of the kinds the operators create, as the module holds them.
-const CRD_FILES: [&str; 2] = [
-    "monitoring.coreos.com_servicemonitors.yaml",
-    "monitoring.coreos.com_prometheusrules.yaml",
-];
+const OPERATOR_CRDS: ModuleFiles = ModuleFiles {
+    module: "github.com/prometheus-operator/prometheus-operator",
+    version: PROMETHEUS_OPERATOR_VERSION,
+    dir: "example/prometheus-operator-crd",
+    files: &[
+        "monitoring.coreos.com_servicemonitors.yaml",
+        "monitoring.coreos.com_prometheusrules.yaml",
+    ],
+};
 
 /// Where the provisioned files are.
 #[derive(Debug, Clone)]
@@ -38,29 +42,16 @@ pub struct Prometheus {
 
 /// Builds `promtool` and copies the CRDs when their stamps are not current.
 pub fn ensure(go_dir: &Path) -> anyhow::Result<(Prometheus, Outcome)> {
-    let (bin, mut outcome) = control_plane::ensure_set(go_dir, control_plane::PROMETHEUS_TOOLS)?;
+    let (bin, built) = control_plane::ensure_set(go_dir, control_plane::PROMETHEUS_TOOLS)?;
     let crds = bin.join(format!(
         "prometheus-operator-crds-{PROMETHEUS_OPERATOR_VERSION}"
     ));
-    let stamp = crds.join(".stamp");
-    let complete = fs::read_to_string(&stamp)
-        .is_ok_and(|found| found == PROMETHEUS_OPERATOR_VERSION)
-        && CRD_FILES.iter().all(|file| crds.join(file).is_file());
-    if !complete {
-        let module = download(go_dir)?;
-        fs::create_dir_all(&crds).with_context(|| format!("cannot create {}", crds.display()))?;
-        for file in CRD_FILES {
-            let source = module
-                .join("example")
-                .join("prometheus-operator-crd")
-                .join(file);
-            fs::copy(&source, crds.join(file))
-                .with_context(|| format!("cannot copy {}", source.display()))?;
-        }
-        fs::write(&stamp, PROMETHEUS_OPERATOR_VERSION)
-            .with_context(|| format!("cannot write {}", stamp.display()))?;
-        outcome = Outcome::Installed;
-    }
+    let copied = copy_module_files(&go_dir.join("prometheus"), &OPERATOR_CRDS, &crds)?;
+    let outcome = if built == Outcome::Installed || copied == Outcome::Installed {
+        Outcome::Installed
+    } else {
+        Outcome::AlreadyPresent
+    };
     Ok((
         Prometheus {
             promtool: bin.join("promtool"),
@@ -70,23 +61,61 @@ pub fn ensure(go_dir: &Path) -> anyhow::Result<(Prometheus, Outcome)> {
     ))
 }
 
-/// The module's directory in Go's module cache, downloaded when missing.
-fn download(go_dir: &Path) -> anyhow::Result<PathBuf> {
+/// Files of one directory of a Go module at a pinned version, such as a project's CRDs
+/// (the Prometheus Operator's here, the Gateway API's in [`super::gateway_api`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ModuleFiles {
+    /// The module's path, such as `sigs.k8s.io/gateway-api`.
+    pub module: &'static str,
+    /// The pinned version, which the stamp records.
+    pub version: &'static str,
+    /// The directory in the module that holds the files.
+    pub dir: &'static str,
+    /// The files' names.
+    pub files: &'static [&'static str],
+}
+
+/// Copies the files of `wanted` into `into` unless its stamp names the pinned version
+/// and every file is there. The module is downloaded in `module_dir`, a directory
+/// with a `go.mod` so that its Go toolchain line applies; the module need not be one of
+/// its dependencies.
+pub fn copy_module_files(
+    module_dir: &Path,
+    wanted: &ModuleFiles,
+    into: &Path,
+) -> anyhow::Result<Outcome> {
+    let stamp = into.join(".stamp");
+    let complete = fs::read_to_string(&stamp).is_ok_and(|found| found == wanted.version)
+        && wanted.files.iter().all(|file| into.join(file).is_file());
+    if complete {
+        return Ok(Outcome::AlreadyPresent);
+    }
+    let module = download(module_dir, wanted.module, wanted.version)?;
+    fs::create_dir_all(into).with_context(|| format!("cannot create {}", into.display()))?;
+    for file in wanted.files {
+        let source = module.join(wanted.dir).join(file);
+        fs::copy(&source, into.join(file))
+            .with_context(|| format!("cannot copy {}", source.display()))?;
+    }
+    fs::write(&stamp, wanted.version)
+        .with_context(|| format!("cannot write {}", stamp.display()))?;
+    Ok(Outcome::Installed)
+}
+
+/// The directory of `module` at `version` in Go's module cache, downloaded when
+/// missing and checked against the Go checksum database.
+fn download(module_dir: &Path, module: &str, version: &str) -> anyhow::Result<PathBuf> {
     let go = process::which("go").context("`go` is not on PATH")?;
     let output = process::capture(
         Command::new(go)
             .args(["mod", "download", "-json"])
-            .arg(format!(
-                "{PROMETHEUS_OPERATOR_MODULE}@{PROMETHEUS_OPERATOR_VERSION}"
-            ))
-            .current_dir(go_dir.join("prometheus")),
+            .arg(format!("{module}@{version}"))
+            .current_dir(module_dir),
     )?;
     let answer: serde_json::Value = serde_json::from_str(&output)
         .with_context(|| format!("`go mod download -json` printed no JSON: {output}"))?;
     if let Some(error) = answer.get("Error").and_then(serde_json::Value::as_str) {
-        anyhow::bail!(
-            "the Go module proxy did not serve {PROMETHEUS_OPERATOR_MODULE}@{PROMETHEUS_OPERATOR_VERSION}: {error}"
-        );
+        anyhow::bail!("the Go module proxy did not serve {module}@{version}: {error}");
     }
     answer
         .get("Dir")

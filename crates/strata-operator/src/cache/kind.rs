@@ -4,7 +4,8 @@ use kube::api::{ApiResource, DynamicObject};
 use strata_status::WorkloadObservation;
 
 use crate::child::{
-    ApplyRank, ChildObject, PodLookup, immutable_changes_dynamic, is_workload, observe_dynamic,
+    ApplyRank, ChildObject, OptionalCrd, PodLookup, immutable_changes_dynamic, is_workload,
+    observe_dynamic,
 };
 
 /// A kind the operator creates and therefore watches, applies and may prune.
@@ -18,7 +19,7 @@ pub struct ChildKind {
     rank: ApplyRank,
     prunable: bool,
     metadata_only: bool,
-    optional: bool,
+    optional: Option<OptionalCrd>,
     observe: Option<ObserveFn>,
     immutable_changes: ImmutableFn,
 }
@@ -107,6 +108,12 @@ impl ChildKind {
     /// Whether the kind's CRD is another project's, which a cluster may not have
     /// ([`crate::child::ChildObject::OPTIONAL`]).
     pub fn optional(&self) -> bool {
+        self.optional.is_some()
+    }
+
+    /// The other project's CRD the kind comes from, and the spec field that asks for
+    /// it; `None` for a kind every cluster serves.
+    pub fn optional_crd(&self) -> Option<OptionalCrd> {
         self.optional
     }
 

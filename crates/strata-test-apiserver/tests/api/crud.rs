@@ -321,3 +321,37 @@ async fn secret_string_data_is_stored_as_data() -> anyhow::Result<()> {
     assert_eq!(data["added"].0, b"value");
     Ok(())
 }
+
+/// Group discovery lists what is registered, so an operator can tell which optional
+/// kinds the server serves; a group with nothing registered is 404, as a CRD that is
+/// not installed.
+#[tokio::test]
+async fn group_discovery_lists_the_registered_kinds_and_is_404_for_other_groups()
+-> anyhow::Result<()> {
+    let server = server();
+    let client = server.client();
+    let widgets = client
+        .list_api_group_resources("test.strata.dev/v1alpha1")
+        .await?;
+    let served: Vec<(&str, &str, bool)> = widgets
+        .resources
+        .iter()
+        .map(|resource| {
+            (
+                resource.name.as_str(),
+                resource.kind.as_str(),
+                resource.namespaced,
+            )
+        })
+        .collect();
+    assert_eq!(served, [("widgets", "Widget", true)]);
+    assert_eq!(widgets.group_version, "test.strata.dev/v1alpha1");
+    match client
+        .list_api_group_resources("monitoring.coreos.com/v1")
+        .await
+    {
+        Err(kube::Error::Api(status)) => assert_eq!(status.code, 404),
+        other => anyhow::bail!("expected 404, got {other:?}"),
+    }
+    Ok(())
+}

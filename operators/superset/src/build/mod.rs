@@ -11,6 +11,7 @@
 //! | PodDisruptionBudget (unless disabled) | `<superset>-node` | role |
 //! | client Service (8088) | `<superset>` | cluster |
 //! | Ingress (with `clusterConfig.ingress`) | `<superset>` | cluster |
+//! | HTTPRoute (with `clusterConfig.httpRoute`, where the Gateway API is served) | `<superset>` | cluster |
 //! | ConfigMap (`superset_config.py`, `strata_celery.py`), headless Service, StatefulSet | `<superset>-worker-<rg>`, `<superset>-beat-<rg>` | Celery role group |
 //! | PodDisruptionBudget (unless disabled) | `<superset>-worker`, `<superset>-beat` | Celery role |
 //! | ServiceMonitor and PrometheusRule (with `clusterConfig.monitoring`) | `<superset>` | cluster |
@@ -61,6 +62,9 @@ pub fn cluster_objects(cluster: &ValidatedCluster) -> DesiredObjects {
     desired.push(service::client_service(cluster));
     if let Some(ingress) = service::ingress(cluster) {
         desired.push(ingress);
+    }
+    if let Some(route) = service::http_route(cluster) {
+        desired.push(route);
     }
     let services: Vec<&k8s_openapi::api::core::v1::Service> = metrics_services.iter().collect();
     desired.push_monitoring(metrics::monitoring_objects(cluster, &services));

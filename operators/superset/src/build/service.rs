@@ -31,6 +31,22 @@ pub fn client_service(cluster: &ValidatedCluster) -> Service {
     service
 }
 
+/// `<superset>`: the web UI's HTTPRoute to the client Service's port `http`, with
+/// `clusterConfig.httpRoute`.
+pub fn http_route(cluster: &ValidatedCluster) -> Option<strata_model::http_route::HttpRoute> {
+    let name = cluster.identity.name.client_service_name();
+    cluster.http_route.as_ref().map(|route| {
+        strata_model::http_route::http_route(
+            route,
+            name,
+            &cluster.identity.namespace,
+            cluster.identity.labels.labels(),
+            name,
+            HTTP.number,
+        )
+    })
+}
+
 /// `<superset>`: the web UI's Ingress to the client Service, with `clusterConfig.ingress`.
 pub fn ingress(cluster: &ValidatedCluster) -> Option<k8s_openapi::api::networking::v1::Ingress> {
     let name = cluster.identity.name.client_service_name();

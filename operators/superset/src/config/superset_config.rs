@@ -113,10 +113,13 @@ pub struct SupersetSettings {
     pub authentication: Option<AuthSetting>,
     /// Celery and the shared caches, with `clusterConfig.redis`.
     pub celery: Option<CelerySetting>,
-    /// The Ingress's URL, with `clusterConfig.ingress`: Flask then reads the proxy's
-    /// `X-Forwarded-*` headers (`ENABLE_PROXY_FIX`), so the URLs it builds (an OIDC
-    /// `redirect_uri`) carry the host and scheme users see, and report e-mails link
-    /// there (`WEBDRIVER_BASEURL_USER_FRIENDLY`).
+    /// Whether users come through a proxy (an Ingress or a Gateway): Flask then reads
+    /// its `X-Forwarded-*` headers (`ENABLE_PROXY_FIX`), so the URLs it builds (an OIDC
+    /// `redirect_uri`) carry the host and scheme users see.
+    pub behind_proxy: bool,
+    /// The Ingress's URL, with `clusterConfig.ingress`: report e-mails link there
+    /// (`WEBDRIVER_BASEURL_USER_FRIENDLY`). An HTTPRoute gives none: its scheme is the
+    /// Gateway listener's, which the operator does not read.
     pub ingress_url: Option<String>,
 }
 
@@ -435,8 +438,10 @@ pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
     if let Some(celery) = &settings.celery {
         out.extend(celery_assignments(celery));
     }
-    if let Some(url) = &settings.ingress_url {
+    if settings.behind_proxy {
         out.push(("ENABLE_PROXY_FIX".to_owned(), PyValue::Bool(true)));
+    }
+    if let Some(url) = &settings.ingress_url {
         out.push((
             "WEBDRIVER_BASEURL_USER_FRIENDLY".to_owned(),
             PyValue::Str(url.clone()),

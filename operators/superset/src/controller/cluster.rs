@@ -216,5 +216,18 @@ fn prepare(
     // is read once per process, into the TLS context, so it rolls them too.
     let mut prepared = build(&validated).rolling_on(&versions);
     prepared.progress = prepared.progress.take().or(waiting);
+    if validated.http_route.is_some() {
+        let stored_route = context
+            .caches
+            .get_typed::<strata_model::http_route::HttpRoute>(
+                &validated.identity.namespace,
+                client_service,
+            );
+        prepared
+            .warnings
+            .extend(strata_model::http_route::route_warning(
+                stored_route.as_ref(),
+            ));
+    }
     Ok(prepared)
 }

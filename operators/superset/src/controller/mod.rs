@@ -17,6 +17,9 @@ pub fn child_kinds() -> Vec<ChildKind> {
     kinds.push(ChildKind::of::<Secret>());
     // The web UI's Ingress (`clusterConfig.ingress`).
     kinds.push(ChildKind::of::<k8s_openapi::api::networking::v1::Ingress>());
+    // The web UI's HTTPRoute (`clusterConfig.httpRoute`), where the cluster serves the
+    // Gateway API.
+    kinds.push(ChildKind::of::<strata_model::http_route::HttpRoute>());
     kinds
 }
 

@@ -151,6 +151,12 @@ pub struct SupersetClusterConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingress: Option<strata_model::ingress::IngressExposure>,
 
+    /// A Gateway API HTTPRoute for the web UI, attached to the Gateways named, the
+    /// alternative to an Ingress: its hostnames and path routed to `<superset>`'s port
+    /// `http`. TLS, if any, is the Gateway listener's. Needs the Gateway API CRDs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_route: Option<strata_model::http_route::HttpRouteExposure>,
+
     /// The Redis of Celery's broker and results and of Superset's caches: needed by
     /// `workers` and `beat`. With it every pod shares the caches, and SQL Lab keeps
     /// async query results there.

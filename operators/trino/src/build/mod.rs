@@ -12,6 +12,8 @@
 //! | coordinator Service (8443, or 8080 without TLS) | `<trino>-coordinator` | cluster |
 //! | the CA and a certificate per role group (with the operator's certificates) | `<trino>-ca`, `<trino>-<role>-<rg>-tls` | cluster, role group |
 //! | ServiceMonitor and PrometheusRule (with `clusterConfig.monitoring`) | `<trino>` | cluster |
+//! | Ingress (with `clusterConfig.ingress`) | `<trino>` | cluster |
+//! | HTTPRoute, and with TLS a BackendTLSPolicy (with `clusterConfig.httpRoute`, where the Gateway API is served) | `<trino>` | cluster |
 //! | the shutdown user's, the metrics user's and the users' password files, the access control rules, the discovery ConfigMap | see [`security`] | cluster |
 
 pub mod alerts;
@@ -84,6 +86,12 @@ pub fn cluster_objects(cluster: &ValidatedCluster, inputs: &BuildInputs) -> Desi
     desired.push(service::coordinator_service(cluster));
     if let Some(ingress) = service::ingress(cluster) {
         desired.push(ingress);
+    }
+    if let Some(route) = service::http_route(cluster) {
+        desired.push(route);
+    }
+    if let Some(policy) = service::backend_tls_policy(cluster) {
+        desired.push(policy);
     }
     let services: Vec<&Service> = metrics_services.iter().collect();
     desired.push_monitoring(monitoring::monitoring_objects(cluster, &services));

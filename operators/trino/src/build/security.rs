@@ -59,6 +59,8 @@ pub struct SecurityMaterial {
     pub external_address: ExternalAddress,
     /// The Ingress's URL, once its controller gave it an address.
     pub ingress_url: Option<String>,
+    /// The HTTPRoute's host and path, once a Gateway accepted it.
+    pub route: Option<String>,
 }
 
 /// `<trino>-graceful-shutdown`.
@@ -118,12 +120,7 @@ pub fn push_security_objects(
         cluster,
         material.rules.as_deref(),
     ));
-    desired.push(discovery_config_map(
-        cluster,
-        material.ca_pem.as_deref(),
-        &material.external_address,
-        material.ingress_url.as_deref(),
-    ));
+    desired.push(discovery_config_map(cluster, material));
 }
 
 fn opaque_secret(cluster: &ValidatedCluster, name: String) -> Secret {
@@ -208,16 +205,14 @@ pub mod discovery {
     /// With `clusterConfig.ingress`, once the Ingress has an address: the URL through
     /// it.
     pub const EXTERNAL_URL: &str = "TRINO_EXTERNAL_URL";
+    /// With `clusterConfig.httpRoute`, once a Gateway accepted it: the route's host
+    /// and path, without a scheme, which is the Gateway listener's to choose.
+    pub const EXTERNAL_ROUTE: &str = "TRINO_EXTERNAL_ROUTE";
 }
 
 /// `<trino>`: what a client (Superset, a notebook) needs to connect, in the cluster's
 /// namespace.
-pub fn discovery_config_map(
-    cluster: &ValidatedCluster,
-    ca_pem: Option<&str>,
-    external: &ExternalAddress,
-    ingress_url: Option<&str>,
-) -> ConfigMap {
+pub fn discovery_config_map(cluster: &ValidatedCluster, material: &SecurityMaterial) -> ConfigMap {
     let settings = cluster.security.settings();
     let host = coordinator_service_names(cluster)
         .into_iter()
@@ -233,12 +228,19 @@ pub fn discovery_config_map(
         (discovery::PORT.to_owned(), port.to_string()),
         (discovery::TLS.to_owned(), settings.tls.to_string()),
     ]);
-    if let Some(ca) = ca_pem.filter(|_| settings.tls) {
+    if let Some(ca) = material.ca_pem.as_deref().filter(|_| settings.tls) {
         data.insert(discovery::CA.to_owned(), ca.to_owned());
     }
-    data.extend(external.discovery_keys(discovery::URL, server_port(cluster).name, port));
-    if let Some(url) = ingress_url {
-        data.insert(discovery::EXTERNAL_URL.to_owned(), url.to_owned());
+    data.extend(material.external_address.discovery_keys(
+        discovery::URL,
+        server_port(cluster).name,
+        port,
+    ));
+    if let Some(url) = &material.ingress_url {
+        data.insert(discovery::EXTERNAL_URL.to_owned(), url.clone());
+    }
+    if let Some(route) = &material.route {
+        data.insert(discovery::EXTERNAL_ROUTE.to_owned(), route.clone());
     }
     ConfigMap {
         metadata: object_meta(

@@ -1,6 +1,8 @@
 //! Services: the coordinator Service on 8443 (8080 without TLS) for clients, a headless
 //! Service per role group (the coordinator's carries `discovery.uri`, since it publishes
-//! the pod while it is not Ready), and a metrics Service per role group.
+//! the pod while it is not Ready), a metrics Service per role group, and what routes to
+//! the coordinator Service from outside: an Ingress, or an HTTPRoute with its
+//! BackendTLSPolicy.
 
 use k8s_openapi::api::core::v1::Service;
 use strata_model::build::{
@@ -74,6 +76,44 @@ pub fn coordinator_service(cluster: &ValidatedCluster) -> Service {
     );
     cluster.service.apply_to(&mut service);
     service
+}
+
+/// `<trino>`: the HTTPRoute to the coordinator Service's server port, with
+/// `clusterConfig.httpRoute`.
+pub fn http_route(cluster: &ValidatedCluster) -> Option<strata_model::http_route::HttpRoute> {
+    cluster.http_route.as_ref().map(|route| {
+        strata_model::http_route::http_route(
+            route,
+            cluster.identity.name.as_str(),
+            &cluster.identity.namespace,
+            cluster.identity.labels.labels(),
+            &cluster.coordinator_service(),
+            server_port(cluster).number,
+        )
+    })
+}
+
+/// `<trino>`: with an HTTPRoute and TLS, how the Gateway checks the coordinator's
+/// certificate: against the discovery ConfigMap's `ca.crt` (the operator's CA, or the
+/// user's), under the coordinator Service's FQDN, which every certificate covers.
+pub fn backend_tls_policy(
+    cluster: &ValidatedCluster,
+) -> Option<strata_model::http_route::BackendTlsPolicy> {
+    if cluster.http_route.is_none() || cluster.security.tls.is_none() {
+        return None;
+    }
+    let hostname = crate::build::certificates::coordinator_service_names(cluster)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    Some(strata_model::http_route::backend_tls_policy(
+        cluster.identity.name.as_str(),
+        &cluster.identity.namespace,
+        cluster.identity.labels.labels(),
+        &cluster.coordinator_service(),
+        cluster.identity.name.as_str(),
+        &hostname,
+    ))
 }
 
 /// `<trino>`: the Ingress to the coordinator Service's server port, with

@@ -343,6 +343,20 @@ async fn prepare(
             )
             .as_ref(),
     );
+    let stored_route = context
+        .caches
+        .get_typed::<strata_model::http_route::HttpRoute>(
+            &validated.identity.namespace,
+            validated.identity.name.as_str(),
+        );
+    security.route = strata_model::http_route::route_host_and_path(
+        validated.http_route.as_ref(),
+        stored_route.as_ref(),
+    );
+    let route_warning = validated
+        .http_route
+        .as_ref()
+        .and_then(|_| strata_model::http_route::route_warning(stored_route.as_ref()));
     let inputs = BuildInputs {
         catalog_versions,
         certificate_versions: tls.versions.clone(),
@@ -352,5 +366,6 @@ async fn prepare(
     tls.into_prepared(&mut prepared);
     roll_workers(&mut prepared, cluster, context);
     prepared.progress = prepared.progress.take().or(waiting);
+    prepared.warnings.extend(route_warning);
     Ok((prepared, validated.catalog_names()))
 }

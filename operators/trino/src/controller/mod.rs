@@ -28,6 +28,10 @@ pub fn child_kinds() -> Vec<ChildKind> {
     kinds.push(ChildKind::of::<Secret>());
     // The web UI's Ingress (`clusterConfig.ingress`).
     kinds.push(ChildKind::of::<k8s_openapi::api::networking::v1::Ingress>());
+    // The web UI's HTTPRoute and its BackendTLSPolicy (`clusterConfig.httpRoute`),
+    // where the cluster serves the Gateway API.
+    kinds.push(ChildKind::of::<strata_model::http_route::HttpRoute>());
+    kinds.push(ChildKind::of::<strata_model::http_route::BackendTlsPolicy>());
     kinds
 }
 

@@ -117,6 +117,16 @@ pub struct TrinoClusterConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingress: Option<strata_model::ingress::IngressExposure>,
 
+    /// A Gateway API HTTPRoute for the web UI and the HTTP clients, attached to the
+    /// Gateways named, the alternative to an Ingress. With TLS on (the default) the
+    /// operator adds a BackendTLSPolicy `<trino>`, so the Gateway speaks HTTPS to the
+    /// coordinator and checks its certificate against the discovery ConfigMap's
+    /// `ca.crt` under the coordinator Service's name. Both need the Gateway API CRDs.
+    /// The discovery ConfigMap adds `TRINO_EXTERNAL_ROUTE` (host and path) once a
+    /// Gateway accepts the route.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_route: Option<strata_model::http_route::HttpRouteExposure>,
+
     /// What a Prometheus Operator in the cluster gets: a ServiceMonitor that scrapes
     /// every node's `/metrics` as the operator's metrics user (over HTTPS with the
     /// cluster's CA, unless TLS is off), and a PrometheusRule with Trino's alerts

@@ -26,7 +26,9 @@ pub struct ValidatedSecurity {
     pub user_authenticators: Vec<PasswordAuthenticator>,
     /// OAuth 2.0: its settings, the client credentials Secret and its CA's ConfigMap.
     pub oauth2: Option<(OAuth2Settings, String, Option<String>)>,
-    /// Whether the coordinator is reached through an Ingress (`clusterConfig.ingress`).
+    /// Whether the coordinator is reached through a proxy that sends `X-Forwarded-*`
+    /// headers: an Ingress (`clusterConfig.ingress`) or a Gateway
+    /// (`clusterConfig.httpRoute`).
     pub behind_proxy: bool,
 }
 
@@ -114,7 +116,7 @@ impl ValidatedSecurity {
             ldap,
             user_authenticators,
             oauth2,
-            behind_proxy: config.ingress.is_some(),
+            behind_proxy: config.ingress.is_some() || config.http_route.is_some(),
         })
     }
 

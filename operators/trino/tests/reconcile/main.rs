@@ -8,6 +8,7 @@ mod bad_input;
 mod catalogs;
 mod creation;
 mod exposure;
+mod http_route;
 mod monitoring;
 mod security;
 mod worker_roll;

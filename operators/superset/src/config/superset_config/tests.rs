@@ -21,6 +21,7 @@ fn settings(authentication: Option<AuthSetting>) -> SupersetSettings {
         mapbox_api_key: true,
         authentication,
         celery: None,
+        behind_proxy: false,
         ingress_url: None,
     }
 }
