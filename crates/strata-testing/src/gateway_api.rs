@@ -10,7 +10,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 
 use crate::tools::{GATEWAY_API_CRDS, crds_in};
 
-/// The GatewayClass, Gateway and HTTPRoute CRDs of the provisioned Gateway API release
+/// The GatewayClass, Gateway, HTTPRoute and BackendTLSPolicy CRDs of the provisioned
+/// Gateway API release
 /// (its standard channel), for [`crate::control_plane::ControlPlane::install_crds`].
 pub fn crds() -> Vec<CustomResourceDefinition> {
     crds_in(GATEWAY_API_CRDS)

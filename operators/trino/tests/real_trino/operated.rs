@@ -13,6 +13,9 @@
 //!   back, the fixed revision rolls out and the cluster heals. (On 1.37.2 the
 //!   StatefulSet controller replaced the crash-looping pod even with the operator's
 //!   replacement disabled: `docs/trino.md`, Tests.)
+//! - **Behind a Gateway** (issue 26, item 3): with the Gateway API's CRDs installed,
+//!   the cluster's HTTPRoute and BackendTLSPolicy pass the real CRDs' validation, and
+//!   real Trino takes a forwarded request and hands back URIs on the public host.
 
 use std::time::{Duration, Instant};
 
@@ -60,7 +63,13 @@ async fn the_operator_rolls_a_catalog_change_and_heals_a_broken_coordinator_on_r
         "kind": "TrinoCluster",
         "metadata": {"name": CLUSTER, "namespace": NAMESPACE},
         "spec": {
-            "clusterConfig": {"catalogLabelSelector": {"matchLabels": {"trino": CLUSTER}}},
+            "clusterConfig": {
+                "catalogLabelSelector": {"matchLabels": {"trino": CLUSTER}},
+                "httpRoute": {
+                    "parentRefs": [{"name": "public", "namespace": "gateways"}],
+                    "hostnames": [PUBLIC_HOST]
+                }
+            },
             "coordinators": {
                 "config": {"resources": {"memory": {"limit": "1280Mi"}}},
                 "roleGroups": {"default": {"replicas": 1}}
@@ -93,6 +102,7 @@ async fn the_operator_rolls_a_catalog_change_and_heals_a_broken_coordinator_on_r
         .await
         .unwrap_or_else(|report| panic!("{report}"));
     assert_eq!(query(agent, "SHOW CATALOGS").await, json!([["system"]]));
+    behind_a_gateway(&client, agent).await;
 
     // A catalog appears: every pod rolls, and the catalog answers.
     let tpch: TrinoCatalog = serde_json::from_value(json!({
@@ -182,6 +192,42 @@ async fn the_operator_rolls_a_catalog_change_and_heals_a_broken_coordinator_on_r
     operated.stop().await;
 }
 
+/// The host name users reach the cluster by, through the Gateway.
+const PUBLIC_HOST: &str = "trino.example.com";
+
+/// The HTTPRoute and the BackendTLSPolicy the real API server took (their CRDs' CEL
+/// rules included), and real Trino behind them: a request a Gateway forwards is
+/// served, and the URI Trino hands back for the next request is on the public host
+/// over HTTPS, not the coordinator's own address. Without `process-forwarded` Trino
+/// would refuse it.
+async fn behind_a_gateway(client: &kube::Client, agent: &NodeAgent) {
+    use strata_model::http_route::{BackendTlsPolicy, HttpRoute};
+
+    let route = Api::<HttpRoute>::namespaced(client.clone(), NAMESPACE)
+        .get(CLUSTER)
+        .await
+        .unwrap_or_else(|error| panic!("the HTTPRoute: {error}"));
+    assert_eq!(route.spec.hostnames, [PUBLIC_HOST]);
+    assert_eq!(route.spec.rules[0].backend_refs[0].port, 8443);
+    let policy = Api::<BackendTlsPolicy>::namespaced(client.clone(), NAMESPACE)
+        .get(CLUSTER)
+        .await
+        .unwrap_or_else(|error| panic!("the BackendTLSPolicy: {error}"));
+    assert_eq!(
+        policy.spec.validation.hostname,
+        format!("simple-trino-coordinator.{NAMESPACE}.svc.cluster.local")
+    );
+    let plan = client_plan(&*agent.runner().lock().await, &["forwarded", PUBLIC_HOST]);
+    let answer = client_answer(plan, "a forwarded request").await;
+    assert_eq!(answer["status"], 200, "{answer}");
+    assert!(
+        answer["nextUri"]
+            .as_str()
+            .is_some_and(|uri| uri.starts_with(&format!("https://{PUBLIC_HOST}/"))),
+        "{answer}"
+    );
+}
+
 /// The control plane, the pod runner as its one node, and the Trino operator.
 pub struct Operated {
     /// An administrator's client.
@@ -205,6 +251,10 @@ impl Operated {
             .install_crds(&TrinoOperator::crds())
             .await
             .expect("the CRDs are established");
+        control_plane
+            .install_crds(&strata_testing::gateway_api::crds())
+            .await
+            .expect("the Gateway API's CRDs are established");
         let client = control_plane.client().await.expect("a client");
         let agent = NodeAgent::start(client.clone(), NODE, runner())
             .await

@@ -34,6 +34,11 @@ Usage:
       availability) and runs SQL (the change's effect), until SQL succeeds and NODES
       nodes answer three times in a row, or MAX_SECONDS pass; prints when SQL first
       answered, and how many node queries failed, from when to when.
+  trino_client.py forwarded PUBLIC_HOST
+      POSTs `SELECT 1` with the X-Forwarded-Proto, -Host and -Port headers a Gateway
+      or an Ingress controller adds for a client that reached PUBLIC_HOST over
+      HTTPS; prints {"status": ..., "nextUri": ...}: the URI Trino hands back for the
+      client's next request.
   trino_client.py drain-watch WORKER SQL
       waits until WORKER is `shutting_down` in system.runtime.nodes, then runs SQL and
       prints {"states": [...], "id": ..., "rows": [...], "task_nodes": [...]}: every
@@ -240,6 +245,19 @@ def bearer_query(token, sql):
         return {"status": error.code}
 
 
+def forwarded(public_host):
+    fields = dict(headers("test"), **{
+        "X-Forwarded-Proto": "https", "X-Forwarded-Host": public_host, "X-Forwarded-Port": "443",
+    })
+    request = urllib.request.Request(SERVER + "/v1/statement", data=b"SELECT 1", headers=fields, method="POST")
+    status, body = status_of(request)
+    try:
+        next_uri = json.loads(body).get("nextUri")
+    except ValueError:
+        next_uri = None
+    print(json.dumps({"status": status, "nextUri": next_uri, "body": body[:300] if status != 200 else ""}))
+
+
 def oauth2(issuer, client_id):
     context = ssl.create_default_context(cafile="/strata/oidc-ca/ca.crt")
     form = urllib.parse.urlencode({
@@ -269,6 +287,8 @@ def main():
         login(sys.argv[2], sys.argv[3])
     elif command == "oauth2":
         oauth2(sys.argv[2], sys.argv[3])
+    elif command == "forwarded":
+        forwarded(sys.argv[2])
     elif command == "plain":
         plain(sys.argv[2])
     elif command == "metrics":

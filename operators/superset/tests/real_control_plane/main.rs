@@ -20,6 +20,8 @@ use superset_operator::controller::run_with;
 use superset_operator::crd::SupersetCluster;
 use superset_operator::{OPERATOR_NAME, SupersetOperator};
 
+mod exposure;
+
 const CLUSTER: &str = "simple-superset";
 const STATEFUL_SET: &str = "simple-superset-node-default";
 
@@ -69,11 +71,19 @@ async fn patch_pod_overrides(client: &kube::Client, overrides: serde_json::Value
 }
 
 /// How long each step may take.
-const TIMEOUT: Duration = Duration::from_secs(90);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(90);
 
 /// A control plane with the CRD, the two Secrets the cluster names, the operator, and
 /// the cluster, created.
 async fn started() -> (ControlPlane, kube::Client, RunningOperator) {
+    started_with(&[]).await
+}
+
+/// [`started`] with the CRDs `others` (another project's, such as the Gateway API's)
+/// installed before the operator starts, which looks for them only then.
+async fn started_with(
+    others: &[k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition],
+) -> (ControlPlane, kube::Client, RunningOperator) {
     let control_plane = ControlPlane::start(ControlPlaneOptions::default())
         .await
         .unwrap_or_else(|error| panic!("the control plane starts: {error}"));
@@ -81,6 +91,12 @@ async fn started() -> (ControlPlane, kube::Client, RunningOperator) {
         .install_crds(&SupersetOperator::crds())
         .await
         .expect("the CRD is established");
+    if !others.is_empty() {
+        control_plane
+            .install_crds(others)
+            .await
+            .expect("the other CRDs are established");
+    }
     let client = control_plane.client().await.expect("a client");
     secret(
         &client,
@@ -266,7 +282,7 @@ async fn the_generated_secret_key_outlives_its_cluster_and_serves_the_next_one()
 }
 
 /// The cluster's condition `kind`, as `(status, reason)`.
-async fn condition(client: &kube::Client, kind: &str) -> Option<(String, String)> {
+pub(crate) async fn condition(client: &kube::Client, kind: &str) -> Option<(String, String)> {
     let cluster = Api::<SupersetCluster>::namespaced(client.clone(), "default")
         .get_status(CLUSTER)
         .await
@@ -281,106 +297,6 @@ async fn condition(client: &kube::Client, kind: &str) -> Option<(String, String)
         found["status"].as_str()?.to_owned(),
         found["reason"].as_str()?.to_owned(),
     ))
-}
-
-async fn expose(client: &kube::Client, service: serde_json::Value) {
-    Api::<SupersetCluster>::namespaced(client.clone(), "default")
-        .patch(
-            CLUSTER,
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"spec": {"clusterConfig": {"service": service}}})),
-        )
-        .await
-        .expect("the cluster is patched");
-}
-
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn a_node_port_is_allocated_and_a_load_balancer_without_an_address_keeps_the_cluster_progressing()
- {
-    let (_control_plane, client, _operator) = started().await;
-    let services = Api::<Service>::namespaced(client.clone(), "default");
-    wait_until("both web servers Ready", TIMEOUT, async || {
-        rolled_out(&client).await
-    })
-    .await;
-
-    // NodePort: the real API server allocates the port.
-    expose(
-        &client,
-        json!({"type": "NodePort", "externalTrafficPolicy": "Local"}),
-    )
-    .await;
-    let node_port = wait_until("a node port on the client Service", TIMEOUT, async || {
-        let service = services.get_opt(CLUSTER).await.ok()??;
-        let spec = service.spec?;
-        (spec.type_.as_deref() == Some("NodePort")
-            && spec.external_traffic_policy.as_deref() == Some("Local"))
-        .then_some(())?;
-        spec.ports?.first()?.node_port
-    })
-    .await;
-    assert!((30000..=32767).contains(&node_port), "{node_port}");
-
-    // LoadBalancer: no load-balancer controller runs here, so no address comes, and
-    // the cluster says so.
-    expose(
-        &client,
-        json!({"type": "LoadBalancer", "externalTrafficPolicy": null,
-               "loadBalancerSourceRanges": ["192.0.2.0/24"],
-               "annotations": {"lb.example.com/internal": "true"}}),
-    )
-    .await;
-    wait_until(
-        "Progressing with WaitingForLoadBalancer",
-        TIMEOUT,
-        async || {
-            let (status, reason) = condition(&client, "Progressing").await?;
-            (status == "True" && reason == "WaitingForLoadBalancer").then_some(())
-        },
-    )
-    .await;
-    let service = services.get(CLUSTER).await.expect("the client Service");
-    let spec = service.spec.expect("a spec");
-    assert_eq!(
-        spec.load_balancer_source_ranges,
-        Some(vec!["192.0.2.0/24".to_owned()])
-    );
-    assert_eq!(
-        service
-            .metadata
-            .annotations
-            .unwrap_or_default()
-            .get("lb.example.com/internal")
-            .map(String::as_str),
-        Some("true")
-    );
-
-    // A load-balancer controller gives it an address (the test plays one, writing the
-    // status as a cloud's would): the cluster settles.
-    services
-        .patch_status(
-            CLUSTER,
-            &PatchParams::default(),
-            &Patch::Merge(
-                &json!({"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}}),
-            ),
-        )
-        .await
-        .expect("the load balancer's status is written");
-    wait_until("Progressing False", TIMEOUT, async || {
-        let (status, _) = condition(&client, "Progressing").await?;
-        (status == "False").then_some(())
-    })
-    .await;
-
-    // An exposure the API server would refuse is refused first, with its reason.
-    expose(&client, json!({"type": "NodePort", "loadBalancerSourceRanges": ["192.0.2.0/24"], "annotations": null, "externalTrafficPolicy": null})).await;
-    wait_until("InvalidServiceExposure", TIMEOUT, async || {
-        let (_, reason) = condition(&client, "Degraded").await?;
-        (reason == "InvalidServiceExposure").then_some(())
-    })
-    .await;
 }
 
 /// The ready replicas of the StatefulSet `name`.
@@ -468,80 +384,4 @@ async fn celery_workers_and_beat_run_beside_the_web_servers_and_a_second_beat_is
         .await
         .expect("beat's StatefulSet");
     assert_eq!(beat.spec.replicas, Some(1));
-}
-
-#[tokio::test]
-#[ignore = "needs the control plane (STRATA_CONTROL_PLANE_BIN); run by cargo xtask test"]
-async fn the_web_uis_ingress_is_taken_by_the_real_api_server_and_pruned_when_dropped() {
-    use k8s_openapi::api::networking::v1::Ingress;
-
-    let (_control_plane, client, _operator) = started().await;
-    let clusters = Api::<SupersetCluster>::namespaced(client.clone(), "default");
-    let ingress = json!({
-        "host": "superset.example.com",
-        "ingressClassName": "nginx",
-        "annotations": {"nginx.ingress.kubernetes.io/proxy-body-size": "64m"},
-        "tlsSecret": "superset-example-com"
-    });
-    clusters
-        .patch(
-            CLUSTER,
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"spec": {"clusterConfig": {"ingress": ingress}}})),
-        )
-        .await
-        .expect("the cluster is patched");
-    let ingresses = Api::<Ingress>::namespaced(client.clone(), "default");
-    let stored = wait_until("the Ingress stored", TIMEOUT, async || {
-        ingresses.get_opt(CLUSTER).await.ok()?
-    })
-    .await;
-    let stored = serde_json::to_value(stored).expect("serializes");
-    assert_eq!(
-        stored["spec"]["rules"][0],
-        json!({"host": "superset.example.com", "http": {"paths": [{
-            "path": "/", "pathType": "Prefix",
-            "backend": {"service": {"name": CLUSTER, "port": {"name": "http"}}}
-        }]}})
-    );
-    assert_eq!(stored["spec"]["ingressClassName"], "nginx");
-    assert_eq!(
-        stored["metadata"]["ownerReferences"][0]["kind"],
-        "SupersetCluster"
-    );
-
-    // An Ingress the API server would refuse is named, and the stored one stays.
-    clusters
-        .patch(
-            CLUSTER,
-            &PatchParams::default(),
-            &Patch::Merge(
-                &json!({"spec": {"clusterConfig": {"ingress": {"host": "Superset.Example.com"}}}}),
-            ),
-        )
-        .await
-        .expect("the cluster is patched");
-    wait_until("Degraded with InvalidIngress", TIMEOUT, async || {
-        let (status, reason) = condition(&client, "Degraded").await?;
-        (status == "True" && reason == "InvalidIngress").then_some(())
-    })
-    .await;
-    assert!(ingresses.get_opt(CLUSTER).await.expect("read").is_some());
-
-    clusters
-        .patch(
-            CLUSTER,
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"spec": {"clusterConfig": {"ingress": null}}})),
-        )
-        .await
-        .expect("the cluster is patched");
-    wait_until("the Ingress pruned", TIMEOUT, async || {
-        ingresses
-            .get_opt(CLUSTER)
-            .await
-            .ok()
-            .and_then(|found| found.is_none().then_some(()))
-    })
-    .await;
 }
