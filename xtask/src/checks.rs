@@ -7,21 +7,32 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 use strata_testing::checks::{self, OperatorUnderTest, Tools};
+use strata_testing::crd_schema::CrdSchemas;
 use strata_testing::validate::Validator;
 
 use crate::operators::Operator;
 use crate::tools;
 
 /// The checks' tools, from the provisioned ones.
-pub fn tools_of(provisioned: &tools::Tools) -> Tools {
-    Tools {
+pub fn tools_of(provisioned: &tools::Tools) -> anyhow::Result<Tools> {
+    let python = strata_testing::tools::python_of_venv(&provisioned.kubernetes_validate);
+    let crd_schemas = CrdSchemas::from_dirs(
+        python.clone(),
+        &[
+            provisioned.prometheus_operator_crds.clone(),
+            provisioned.gateway_api_crds.clone(),
+        ],
+    )
+    .map_err(anyhow::Error::msg)?;
+    Ok(Tools {
         validator: Validator::new(
             &provisioned.kubernetes_validate,
             &provisioned.kubernetes_version,
         ),
-        python: strata_testing::tools::python_of_venv(&provisioned.kubernetes_validate),
+        crd_schemas,
+        python,
         helm: provisioned.helm.clone(),
-    }
+    })
 }
 
 /// Builds each operator's binary and runs every check on it; fails naming

@@ -65,7 +65,7 @@ pub fn check_operators(workspace: &Path) -> anyhow::Result<()> {
     crate::checks::run(
         workspace,
         crate::operators::registered(),
-        &crate::checks::tools_of(&tools),
+        &crate::checks::tools_of(&tools)?,
     )
 }
 

@@ -105,7 +105,7 @@ pub fn run(workspace: &Path) -> anyhow::Result<()> {
     );
     eprintln!("    done in {:.1}s", started.elapsed().as_secs_f64());
     let env = tools.env_vars();
-    let check_tools = checks::tools_of(&tools);
+    let check_tools = checks::tools_of(&tools)?;
 
     let steps = steps();
     for (index, step) in steps.iter().enumerate() {

@@ -27,6 +27,7 @@ pub mod bench;
 pub mod chart;
 pub mod checks;
 pub mod control_plane;
+pub mod crd_schema;
 pub mod executable;
 pub mod gateway_api;
 pub mod hadoop;

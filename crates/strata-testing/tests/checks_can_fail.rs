@@ -87,6 +87,71 @@ fn strict_validation_rejects_a_broken_object(#[case] break_object: fn(&mut Value
     );
 }
 
+/// A ServiceMonitor and an HTTPRoute as the operators build them.
+fn other_projects_objects() -> Vec<Value> {
+    vec![
+        json!({
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "ServiceMonitor",
+            "metadata": {"name": "simple-zk", "namespace": "default"},
+            "spec": {
+                "selector": {"matchLabels": {"app.kubernetes.io/instance": "simple-zk"}},
+                "namespaceSelector": {"matchNames": ["default"]},
+                "endpoints": [{"port": "metrics", "path": "/metrics", "scheme": "http"}]
+            }
+        }),
+        json!({
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "HTTPRoute",
+            "metadata": {"name": "simple-trino", "namespace": "default"},
+            "spec": {
+                "parentRefs": [{"name": "public"}],
+                "hostnames": ["trino.example.com"],
+                "rules": [{"backendRefs": [{"name": "simple-trino-coordinator", "port": 8443}]}]
+            }
+        }),
+    ]
+}
+
+fn misspell_an_endpoint_field(documents: &mut [Value]) {
+    documents[0]["spec"]["endpoints"][0]["intervall"] = json!("30s");
+}
+
+fn make_a_backend_port_a_name(documents: &mut [Value]) {
+    documents[1]["spec"]["rules"][0]["backendRefs"][0]["port"] = json!("https");
+}
+
+fn add_a_field_at_the_top(documents: &mut [Value]) {
+    documents[1]["specs"] = json!({});
+}
+
+fn ask_for_a_kind_no_crd_defines(documents: &mut [Value]) {
+    documents[1]["kind"] = json!("TCPRoute");
+}
+
+#[rstest]
+#[case::unknown_field_in_an_endpoint(misspell_an_endpoint_field, "intervall")]
+#[case::a_port_as_a_string(make_a_backend_port_a_name, "port")]
+#[case::unknown_top_level_field(add_a_field_at_the_top, "specs")]
+#[case::a_kind_without_a_crd(ask_for_a_kind_no_crd_defines, "no CRD defines it")]
+#[ignore = "needs the venv's jsonschema and the provisioned CRDs (STRATA_KUBERNETES_VALIDATE, STRATA_PROMETHEUS_OPERATOR_CRDS, STRATA_GATEWAY_API_CRDS); run by cargo xtask test"]
+fn the_crd_check_rejects_a_broken_object_of_another_project(
+    #[case] break_objects: fn(&mut [Value]),
+    #[case] named: &str,
+) {
+    let schemas = strata_testing::crd_schema::CrdSchemas::from_env()
+        .unwrap_or_else(|missing| panic!("{missing}"));
+    let mut documents = other_projects_objects();
+    schemas
+        .check("the untouched objects", &documents)
+        .expect("the unbroken objects must pass, or this test proves nothing");
+    break_objects(&mut documents);
+    let refused = schemas
+        .check("the broken objects", &documents)
+        .expect_err("refused");
+    assert!(refused.contains(named), "{refused}");
+}
+
 #[rstest]
 #[case::yes_as_a_boolean("flag: yes\n", "flag: \"yes\"\n")]
 #[case::octal_number("mode: 0o17\n", "mode: \"0o17\"\n")]
