@@ -72,6 +72,17 @@ or, with watchNamespace, into the Role.
   - patch
   - delete
 - apiGroups:
+  - networking.k8s.io
+  resources:
+  - ingresses
+  verbs:
+  - get
+  - list
+  - watch
+  - create
+  - patch
+  - delete
+- apiGroups:
   - policy
   resources:
   - poddisruptionbudgets

@@ -15,13 +15,14 @@ use std::collections::BTreeMap;
 
 use strata_model::exposure::{ExternalAddress, INVALID_SERVICE_EXPOSURE, ServiceExposure};
 use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
+use strata_model::ingress::{INVALID_INGRESS, IngressExposure};
 use strata_operator::error::ReconcileError;
 
 pub use self::role_group::{
     DaemonGroup, HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup,
 };
 pub use self::warnings::Warning;
-use crate::build::service::namenode_http_service_name;
+use crate::build::service::{namenode_http_service_name, namenode_ingress};
 use crate::build::statefulset::hadoop_user;
 use crate::config::site::client_site;
 use crate::config::zookeeper_tls::ZookeeperConnection;
@@ -52,6 +53,11 @@ pub struct ValidatedCluster {
     /// Where a client outside the cluster reaches each namenode's web UI, by pod, as
     /// the controller observed the Services. Empty until then, and in `render`.
     pub namenode_http_addresses: BTreeMap<String, ExternalAddress>,
+    /// The namenodes' web UI Ingresses, `host` being the domain each namenode's host
+    /// name is under.
+    pub namenode_ingress: Option<IngressExposure>,
+    /// Each namenode's URL through its Ingress, by pod, once the Ingress has an address.
+    pub namenode_ingress_urls: BTreeMap<String, String>,
     /// `ha.zookeeper.quorum` and TLS, from the ZNode discovery ConfigMap.
     pub zookeeper: ZookeeperConnection,
     /// Where every daemon is.
@@ -152,6 +158,10 @@ impl ValidatedCluster {
                 .collect()
         };
         check_pod_service_names(&checked, &topology, &namenode_http_services)?;
+        let namenode_ingress = cluster.spec.cluster_config.name_node_ingress.clone();
+        if let Some(ingress) = &namenode_ingress {
+            check_namenode_ingress(ingress, &topology)?;
+        }
         let formatter_pod = topology
             .namenodes
             .first()
@@ -183,6 +193,8 @@ impl ValidatedCluster {
             monitoring,
             namenode_http_service,
             namenode_http_addresses: BTreeMap::new(),
+            namenode_ingress,
+            namenode_ingress_urls: BTreeMap::new(),
             zookeeper: zookeeper.clone(),
             topology,
             discovery,
@@ -240,6 +252,44 @@ pub const fn roll_order() -> [HdfsRole; 3] {
         HdfsRole::NameNode,
         HdfsRole::DataNode,
     ]
+}
+
+/// Refuses a namenode Ingress the API server would refuse, or that could not serve the
+/// UI: a wildcard domain (each namenode's host is a name under it already), a path
+/// other than `/` (the UI links to absolute paths), or a namenode host name too long.
+fn check_namenode_ingress(
+    ingress: &IngressExposure,
+    topology: &Topology,
+) -> Result<(), ReconcileError> {
+    const FIELD: &str = "spec.clusterConfig.nameNodeIngress";
+    let refuse = |message: String| ReconcileError::invalid_spec(INVALID_INGRESS, message);
+    ingress.check(FIELD).map_err(refuse)?;
+    if ingress.host.starts_with("*.") {
+        return Err(refuse(format!(
+            "{FIELD}.host: {:?} is a wildcard; give the domain the namenodes' host names \
+             are under ({}), and point a wildcard DNS record at the Ingress controller",
+            ingress.host,
+            ingress.host.trim_start_matches("*.")
+        )));
+    }
+    if ingress.path() != "/" {
+        return Err(refuse(format!(
+            "{FIELD}.path: {:?}: the namenode's UI links to absolute paths (/dfshealth.html, \
+             /jmx), so it is served only at /",
+            ingress.path()
+        )));
+    }
+    for namenode in &topology.namenodes {
+        let per_namenode = namenode_ingress(ingress, &namenode.id);
+        per_namenode.check(FIELD).map_err(|_| {
+            refuse(format!(
+                "{FIELD}.host: the namenode {}'s host name {} is not a valid host name \
+                 (at most 253 characters); use a shorter domain",
+                namenode.id, per_namenode.host
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 /// Refuses a role group whose name makes its headless Service (and StatefulSet) take

@@ -113,6 +113,12 @@ pub fn discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
             NAMENODE_HTTP.number,
         ));
     }
+    for (pod, url) in &cluster.namenode_ingress_urls {
+        data.insert(
+            format!("{}_EXTERNAL_URL", namenode_http_prefix(pod)),
+            url.clone(),
+        );
+    }
     ConfigMap {
         metadata: object_meta(
             cluster.identity.name.as_str(),
@@ -127,7 +133,8 @@ pub fn discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
 /// The prefix of a namenode's external address keys in discovery: its pod name in
 /// capitals with `_` for `-`, then `_HTTP`, so the keys are environment variable names
 /// (`SIMPLE_HDFS_NAMENODE_DEFAULT_0_HTTP_EXTERNAL_HOST` and `..._EXTERNAL_PORT` for a
-/// load balancer, `..._HTTP_NODE_PORT` for a node port).
+/// load balancer, `..._HTTP_NODE_PORT` for a node port, `..._HTTP_EXTERNAL_URL` through
+/// an Ingress).
 pub fn namenode_http_prefix(pod: &str) -> String {
     format!("{}_HTTP", pod.to_ascii_uppercase().replace('-', "_"))
 }

@@ -7,6 +7,7 @@
 //! | headless Service | `<hdfs>-<role>-<rg>` | role group |
 //! | Service of one pod (namenodes, journalnodes) | `<hdfs>-<role>-<rg>-<ordinal>` | pod |
 //! | exposed HTTP Service (with `nameNodeHttpService`) | `<hdfs>-namenode-<rg>-<ordinal>-http` | namenode pod |
+//! | Ingress at `<pod>.<host>` (with `nameNodeIngress`) | `<hdfs>-namenode-<rg>-<ordinal>-http` | namenode pod |
 //! | metrics Service (`/prom`) | `<hdfs>-<role>-<rg>-metrics` | role group |
 //! | StatefulSet | `<hdfs>-<role>-<rg>` | role group |
 //! | PodDisruptionBudget (unless disabled) | `<hdfs>-<role>` | role |
@@ -21,6 +22,7 @@ pub mod service;
 pub mod statefulset;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 pub use strata_model::build::RoleGroupObjects;
 use strata_model::monitoring::{MonitoringObjects, ScrapeSecurity, cluster_monitoring};
@@ -55,6 +57,8 @@ pub struct ClusterObjects {
     pub pod_services: Vec<Service>,
     /// The namenodes' exposed HTTP Services, when the cluster asks for them.
     pub namenode_http_services: Vec<Service>,
+    /// The namenodes' web UI Ingresses, when the cluster asks for them.
+    pub namenode_ingresses: Vec<Ingress>,
     /// Per role group, roles in roll order, groups by name.
     pub role_groups: Vec<RoleGroupObjects>,
     /// Per role, unless disabled.
@@ -115,6 +119,7 @@ pub fn build_cluster(cluster: &ValidatedCluster, state: &NameNodeState) -> Clust
             })
             .collect(),
         namenode_http_services: service::namenode_http_services(cluster),
+        namenode_ingresses: service::namenode_ingresses(cluster),
         role_groups,
         pdbs: cluster
             .roles
@@ -135,6 +140,7 @@ pub fn cluster_objects(cluster: &ValidatedCluster, state: &NameNodeState) -> Des
     let ClusterObjects {
         pod_services,
         namenode_http_services,
+        namenode_ingresses,
         role_groups,
         pdbs,
         namenode_state,
@@ -157,6 +163,9 @@ pub fn cluster_objects(cluster: &ValidatedCluster, state: &NameNodeState) -> Des
     }
     for pdb in pdbs {
         desired.push(pdb);
+    }
+    for ingress in namenode_ingresses {
+        desired.push(ingress);
     }
     desired.push(discovery_config_map);
     desired.push_monitoring(monitoring);

@@ -1,12 +1,15 @@
 //! Services: a headless Service per role group for the pods' DNS names, a Service per
 //! namenode and journalnode pod for names that always resolve (the topology names every
 //! namenode and journalnode by it), a metrics Service per role group, and with
-//! `clusterConfig.nameNodeHttpService` an exposed HTTP Service per namenode.
+//! `clusterConfig.nameNodeHttpService` an exposed HTTP Service per namenode, and with
+//! `clusterConfig.nameNodeIngress` an Ingress per namenode.
 
 use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::networking::v1::Ingress;
 use strata_model::build::{
     ContainerPort, PrometheusScrape, ScrapeScheme, object_meta, pod_service,
 };
+use strata_model::ingress::IngressExposure;
 
 use crate::config::topology::{
     DATANODE_DATA_PORT, DATANODE_HTTP_PORT, DATANODE_IPC_PORT, JOURNALNODE_HTTP_PORT,
@@ -141,6 +144,43 @@ pub fn namenode_http_services(cluster: &ValidatedCluster) -> Vec<Service> {
                 );
                 cluster.namenode_http_service.apply_to(&mut service);
                 service
+            })
+        })
+        .collect()
+}
+
+/// The namenode `pod`'s Ingress settings: the cluster's, with the host name
+/// `<pod>.<host>`.
+pub fn namenode_ingress(ingress: &IngressExposure, pod: &str) -> IngressExposure {
+    IngressExposure {
+        host: format!("{pod}.{}", ingress.host),
+        ..ingress.clone()
+    }
+}
+
+/// `<pod>-http`: an Ingress per namenode to its own Service's HTTP port, with
+/// `clusterConfig.nameNodeIngress`.
+pub fn namenode_ingresses(cluster: &ValidatedCluster) -> Vec<Ingress> {
+    let Some(ingress) = &cluster.namenode_ingress else {
+        return Vec::new();
+    };
+    cluster
+        .roles
+        .iter()
+        .filter(|role| role.role == HdfsRole::NameNode)
+        .flat_map(|role| &role.groups)
+        .flat_map(|group| {
+            (0..group.replicas).map(move |ordinal| {
+                let pod = group.name.pod_name(ordinal);
+                namenode_ingress(ingress, &pod).ingress(
+                    object_meta(
+                        &namenode_http_service_name(&pod),
+                        &cluster.identity.namespace,
+                        group.labels.labels(),
+                    ),
+                    &pod,
+                    NAMENODE_HTTP.name,
+                )
             })
         })
         .collect()

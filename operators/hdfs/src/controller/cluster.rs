@@ -5,10 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use strata_operator::roll::stateless::PodRef;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
-use strata_model::exposure::ExternalAddress;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
@@ -19,8 +18,7 @@ use strata_status::{ProgressStep, Reason, ServiceOutage};
 
 use super::namenode_http::NameNodeInfo;
 use super::namenodes::NameNodeHttp;
-use super::{datanodes, journalnodes, removed_groups};
-use crate::build::service::namenode_http_service_name;
+use super::{datanodes, exposure, journalnodes, removed_groups};
 use crate::build::{NameNodeState, build};
 use crate::config::zookeeper_tls::{
     KEYSTORE_FILE, ZookeeperConnection, connection_of, rotating_ca_bundle,
@@ -121,7 +119,8 @@ async fn prepare(
     let (zookeeper, rotating_ca) = zookeeper_connection(cluster, context)?;
     let mut validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain, &zookeeper)?;
     let namespace = cluster.namespace().unwrap_or_default();
-    let waiting_for_address = observe_namenode_http_addresses(context, &mut validated);
+    let waiting_for_address = exposure::observe_namenode_http_addresses(context, &mut validated);
+    exposure::observe_namenode_ingresses(context, &mut validated);
     let running = match cluster.controller_owner_ref(&()) {
         Some(owner) => stateful_sets_with_pods(&context.caches, &owner, &namespace),
         None => Vec::new(),
@@ -275,31 +274,6 @@ async fn prepare(
         prepared.recheck_after = Some(context.extra.namenode_check);
     }
     Ok(prepared)
-}
-
-/// Records where each namenode's exposed HTTP Service is reached from outside, as the
-/// watched Services say, for discovery. Returns the Progressing step while one is a
-/// load balancer without an address.
-fn observe_namenode_http_addresses(
-    context: &Context<ClusterContext>,
-    validated: &mut ValidatedCluster,
-) -> Option<ProgressStep> {
-    if validated.namenode_http_service.is_default() {
-        return None;
-    }
-    let mut waiting = None;
-    for namenode in &validated.topology.namenodes {
-        let service = namenode_http_service_name(&namenode.id);
-        let stored = context
-            .caches
-            .get_typed::<Service>(&validated.identity.namespace, &service);
-        let address = ExternalAddress::observe(&validated.namenode_http_service, stored.as_ref());
-        waiting = waiting.or_else(|| address.waiting_step(&service));
-        validated
-            .namenode_http_addresses
-            .insert(namenode.id.clone(), address);
-    }
-    waiting
 }
 
 /// The outage while namenodes answer `GET /isActive`, none with 200. The status shows

@@ -2,6 +2,7 @@
 
 pub mod cluster;
 pub mod datanodes;
+mod exposure;
 pub mod journalnodes;
 pub mod namenode_http;
 pub mod namenodes;
@@ -21,6 +22,8 @@ use crate::crd::HdfsCluster;
 pub fn child_kinds() -> Vec<ChildKind> {
     let mut kinds = ChildKind::role_group_cluster_kinds();
     kinds.push(ChildKind::of::<k8s_openapi::api::core::v1::Secret>());
+    // The namenodes' web UI Ingresses (`clusterConfig.nameNodeIngress`).
+    kinds.push(ChildKind::of::<k8s_openapi::api::networking::v1::Ingress>());
     kinds
 }
 

@@ -143,6 +143,17 @@ pub struct HdfsClusterConfig {
         skip_serializing_if = "strata_model::exposure::ServiceExposure::is_default"
     )]
     pub name_node_http_service: strata_model::exposure::ServiceExposure,
+
+    /// An Ingress per namenode for its web UI, each at its own host name under `host`:
+    /// the namenode `simple-hdfs-namenode-default-0` at
+    /// `simple-hdfs-namenode-default-0.<host>`, so a wildcard DNS record (and, with
+    /// `tlsSecret`, a wildcard certificate) for `*.<host>` covers every namenode. One
+    /// host for all would reach the standby half of the time. The path must be `/`:
+    /// the UI links to absolute paths. Annotations pass to each Ingress untouched (an
+    /// authenticating proxy's, since the UI has no login). The discovery ConfigMap
+    /// publishes each namenode's URL once its Ingress has an address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_node_ingress: Option<strata_model::ingress::IngressExposure>,
 }
 
 impl HdfsClusterSpec {

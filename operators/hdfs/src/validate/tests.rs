@@ -163,6 +163,22 @@ fn unwise_layouts_are_warnings(
     json!({"clusterConfig": {"nameNodeHttpService": {"type": "NodePort", "loadBalancerSourceRanges": ["10.0.0.0/8"]}}}),
     "InvalidServiceExposure"
 )]
+#[case::a_wildcard_namenode_domain(
+    json!({"clusterConfig": {"nameNodeIngress": {"host": "*.hdfs.example.com"}}}),
+    "InvalidIngress"
+)]
+#[case::a_namenode_ingress_under_a_path(
+    json!({"clusterConfig": {"nameNodeIngress": {"host": "hdfs.example.com", "path": "/hdfs"}}}),
+    "InvalidIngress"
+)]
+#[case::a_namenode_domain_in_capitals(
+    json!({"clusterConfig": {"nameNodeIngress": {"host": "HDFS.example.com"}}}),
+    "InvalidIngress"
+)]
+#[case::a_namenode_host_name_past_253_characters(
+    json!({"clusterConfig": {"nameNodeIngress": {"host": "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd.eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee.ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff.gggggggggggggggggggggggggggggggggggggggg.example.com"}}}),
+    "InvalidIngress"
+)]
 #[case::replication_zero(json!({"clusterConfig": {"dfsReplication": 0}}), "InvalidDfsReplication")]
 #[case::nameservice_override(
     json!({"nameNodes": {"configOverrides": {"hdfs-site.xml": {"dfs.nameservices": "other"}}}}),

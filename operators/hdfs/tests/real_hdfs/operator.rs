@@ -27,6 +27,7 @@ use hdfs_operator::controller::namenode_http::{get, namenode_info};
 use hdfs_operator::decommission::AdminState;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::networking::v1::Ingress;
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -129,16 +130,19 @@ async fn a_znode_config_map_without_its_key_degrades_the_cluster(operated: &Oper
 
 /// The namenodes' web UIs exposed (issue 26, item 3): the real API server allocates a
 /// node port to each namenode's own HTTP Service, discovery publishes it, and the
-/// EndpointSlice controller finds that namenode's pod, and no other, behind it.
+/// EndpointSlice controller finds that namenode's pod, and no other, behind it. Each
+/// namenode's Ingress is stored with its own host, and its URL reaches discovery once
+/// an Ingress controller (played by the test) writes it an address.
 async fn each_namenode_ui_gets_its_own_node_port_in_discovery(operated: &Operated) {
     operated
         .clusters()
         .patch(
             "simple-hdfs",
             &PatchParams::default(),
-            &Patch::Merge(
-                json!({"spec": {"clusterConfig": {"nameNodeHttpService": {"type": "NodePort"}}}}),
-            ),
+            &Patch::Merge(json!({"spec": {"clusterConfig": {
+                "nameNodeHttpService": {"type": "NodePort"},
+                "nameNodeIngress": {"host": "hdfs.example.com", "ingressClassName": "nginx"}
+            }}})),
         )
         .await
         .unwrap_or_else(|error| panic!("{error}"));
@@ -191,6 +195,48 @@ async fn each_namenode_ui_gets_its_own_node_port_in_discovery(operated: &Operate
         .await;
         assert_eq!(behind, [namenode.to_owned()], "behind {service}");
     }
+    let ingresses: Api<Ingress> = Api::namespaced(operated.client.clone(), NAMESPACE);
+    for namenode in NAMENODES {
+        let ingress = wait_until(
+            "each namenode's Ingress",
+            Duration::from_secs(60),
+            async || ingresses.get_opt(&format!("{namenode}-http")).await.ok()?,
+        )
+        .await;
+        let rules = ingress.spec.and_then(|spec| spec.rules).unwrap_or_default();
+        assert_eq!(
+            rules[0].host.as_deref(),
+            Some(format!("{namenode}.hdfs.example.com").as_str())
+        );
+    }
+    let second = format!("{}-http", NAMENODES[1]);
+    ingresses
+        .patch_status(
+            &second,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.40"}]}}})),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let key = format!(
+        "{}_HTTP_EXTERNAL_URL",
+        NAMENODES[1].to_ascii_uppercase().replace('-', "_")
+    );
+    let url = wait_until(
+        "the second namenode's URL in discovery",
+        Duration::from_secs(60),
+        async || {
+            config_maps
+                .get("simple-hdfs")
+                .await
+                .ok()?
+                .data?
+                .get(&key)
+                .cloned()
+        },
+    )
+    .await;
+    assert_eq!(url, format!("http://{}.hdfs.example.com/", NAMENODES[1]));
 }
 
 /// The replication a client gives a new file is its own `dfs.replication`, so the

@@ -149,3 +149,84 @@ async fn each_namenodes_load_balancer_address_reaches_discovery_once_its_service
     )
     .await;
 }
+
+#[tokio::test]
+async fn each_namenode_gets_an_ingress_and_its_url_reaches_discovery_once_it_has_an_address() {
+    use k8s_openapi::api::networking::v1::Ingress;
+
+    let harness = start();
+    publish_znode(&harness, QUORUM).await;
+    create_cluster(
+        &harness,
+        spec(json!({"clusterConfig": {
+            "zookeeperConfigMapName": ZNODE_CONFIG_MAP,
+            "nameNodeIngress": {"host": "hdfs.example.com", "tlsSecret": "hdfs-example-com"}
+        }})),
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+    let first = wait_for::<Ingress>(&harness, FIRST_HTTP, "the first namenode's Ingress", |_| {
+        true
+    })
+    .await;
+    let rule = &first.spec.unwrap_or_default().rules.unwrap_or_default()[0];
+    assert_eq!(
+        rule.host.as_deref(),
+        Some("simple-hdfs-namenode-default-0.hdfs.example.com")
+    );
+    assert_eq!(
+        stored_names::<Ingress>(&harness),
+        [FIRST_HTTP, SECOND_HTTP]
+            .map(str::to_owned)
+            .into_iter()
+            .collect()
+    );
+    // Nothing in discovery before the controller gives an address, and nothing waits.
+    assert_eq!(
+        external_keys(&stored::<ConfigMap>(&harness, CLUSTER)),
+        [] as [(String, String); 0]
+    );
+    wait_for_condition::<HdfsCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Progressing,
+        ConditionStatus::False,
+    )
+    .await;
+
+    harness
+        .server
+        .patch_status_direct::<Ingress>(
+            harness.namespace,
+            SECOND_HTTP,
+            json!({"loadBalancer": {"ingress": [{"ip": "192.0.2.30"}]}}),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+    let discovery = wait_for::<ConfigMap>(&harness, CLUSTER, "the second URL", |config_map| {
+        !external_keys(config_map).is_empty()
+    })
+    .await;
+    assert_eq!(
+        external_keys(&discovery),
+        [(
+            "SIMPLE_HDFS_NAMENODE_DEFAULT_1_HTTP_EXTERNAL_URL".to_owned(),
+            "https://simple-hdfs-namenode-default-1.hdfs.example.com/".to_owned()
+        )]
+    );
+
+    patch_spec(
+        &harness,
+        json!({"clusterConfig": {"nameNodeIngress": null}}),
+    )
+    .await;
+    wait_for::<ConfigMap>(&harness, CLUSTER, "no URL", |config_map| {
+        external_keys(config_map).is_empty()
+    })
+    .await;
+    strata_testing::wait::eventually(
+        "the Ingresses pruned",
+        || stored_names::<Ingress>(&harness).is_empty().then_some(()),
+        || stored_names::<Ingress>(&harness),
+    )
+    .await;
+}

@@ -115,3 +115,69 @@ fn discovery_publishes_each_namenodes_address_once_known(
     assert_eq!(published, expected);
     Ok(())
 }
+
+#[test]
+fn each_namenode_gets_an_ingress_at_its_own_host_to_its_own_service() -> TestResult {
+    let objects = build_cluster(
+        &validated(json!({"clusterConfig": {"nameNodeIngress": {
+            "host": "hdfs.example.com",
+            "ingressClassName": "nginx",
+            "annotations": {"nginx.ingress.kubernetes.io/auth-url": "https://auth.example.com/oauth2/auth"},
+            "tlsSecret": "hdfs-example-com"
+        }}}))?,
+        &NameNodeState::default(),
+    );
+    let ingresses: Vec<Value> = objects
+        .namenode_ingresses
+        .iter()
+        .map(|ingress| {
+            serde_json::to_value(ingress)
+                .unwrap_or_else(|error| unreachable!("an Ingress serializes: {error}"))
+        })
+        .collect();
+    assert_eq!(ingresses.len(), 2);
+    assert_eq!(
+        ingresses[1]["metadata"]["name"],
+        "simple-hdfs-namenode-default-1-http"
+    );
+    assert_eq!(
+        ingresses[1]["spec"],
+        json!({
+            "ingressClassName": "nginx",
+            "rules": [{
+                "host": "simple-hdfs-namenode-default-1.hdfs.example.com",
+                "http": {"paths": [{
+                    "path": "/", "pathType": "Prefix",
+                    "backend": {"service": {"name": "simple-hdfs-namenode-default-1", "port": {"name": "http"}}}
+                }]}
+            }],
+            "tls": [{"hosts": ["simple-hdfs-namenode-default-1.hdfs.example.com"], "secretName": "hdfs-example-com"}]
+        })
+    );
+    assert_eq!(
+        ingresses[0]["metadata"]["annotations"]["nginx.ingress.kubernetes.io/auth-url"],
+        "https://auth.example.com/oauth2/auth"
+    );
+    Ok(())
+}
+
+#[test]
+fn discovery_publishes_each_namenodes_ingress_url_once_known() -> TestResult {
+    let mut cluster =
+        validated(json!({"clusterConfig": {"nameNodeIngress": {"host": "hdfs.example.com"}}}))?;
+    cluster.namenode_ingress_urls.insert(
+        "simple-hdfs-namenode-default-1".to_owned(),
+        "http://simple-hdfs-namenode-default-1.hdfs.example.com/".to_owned(),
+    );
+    let data = build_cluster(&cluster, &NameNodeState::default())
+        .discovery_config_map
+        .data
+        .unwrap_or_default();
+    assert_eq!(
+        data.get("SIMPLE_HDFS_NAMENODE_DEFAULT_1_HTTP_EXTERNAL_URL")
+            .map(String::as_str),
+        Some("http://simple-hdfs-namenode-default-1.hdfs.example.com/")
+    );
+    assert!(!data.contains_key("SIMPLE_HDFS_NAMENODE_DEFAULT_0_HTTP_EXTERNAL_URL"));
+    Ok(())
+}
