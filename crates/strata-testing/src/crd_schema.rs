@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -45,7 +45,7 @@ impl CrdSchemas {
     pub fn from_dirs(python: PathBuf, dirs: &[PathBuf]) -> Result<Self, String> {
         let mut crds = Vec::new();
         for dir in dirs {
-            crds.extend(read_crds(dir)?);
+            crds.extend(tools::read_crds(dir)?);
         }
         Ok(Self::new(python, &crds))
     }
@@ -126,28 +126,4 @@ impl CrdSchemas {
             ))
         }
     }
-}
-
-/// The CRDs in `dir`, one per `.yaml` file.
-fn read_crds(dir: &Path) -> Result<Vec<CustomResourceDefinition>, String> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|error| format!("cannot list {}: {error}", dir.display()))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| {
-            path.extension()
-                .is_some_and(|extension| extension == "yaml")
-        })
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|file| {
-            let text = std::fs::read_to_string(file)
-                .map_err(|error| format!("cannot read {}: {error}", file.display()))?;
-            serde_yaml_ng::from_str(&text)
-                .map_err(|error| format!("{} is not a CRD: {error}", file.display()))
-        })
-        .collect()
 }

@@ -166,9 +166,16 @@ pub fn venv_python() -> Result<PathBuf, MissingTool> {
 /// the order of the file names, for
 /// [`crate::control_plane::ControlPlane::install_crds`].
 pub fn crds_in(var: &str) -> Vec<CustomResourceDefinition> {
-    let dir = tool(var);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|error| panic!("cannot list {}: {error}", dir.display()))
+    let crds = read_crds(&tool(var)).unwrap_or_else(|error| panic!("{error}"));
+    assert!(!crds.is_empty(), "no CRD in {}", tool(var).display());
+    crds
+}
+
+/// The CRDs in `dir`, one per `.yaml` file, in the order of the file names.
+pub fn read_crds(dir: &std::path::Path) -> Result<Vec<CustomResourceDefinition>, String> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|error| format!("cannot list {}: {error}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
         .filter(|path| {
@@ -177,14 +184,13 @@ pub fn crds_in(var: &str) -> Vec<CustomResourceDefinition> {
         })
         .collect();
     files.sort();
-    assert!(!files.is_empty(), "no CRD in {}", dir.display());
     files
         .iter()
         .map(|file| {
             let text = std::fs::read_to_string(file)
-                .unwrap_or_else(|error| panic!("cannot read {}: {error}", file.display()));
+                .map_err(|error| format!("cannot read {}: {error}", file.display()))?;
             serde_yaml_ng::from_str(&text)
-                .unwrap_or_else(|error| panic!("{} is not a CRD: {error}", file.display()))
+                .map_err(|error| format!("{} is not a CRD: {error}", file.display()))
         })
         .collect()
 }

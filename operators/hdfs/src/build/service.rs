@@ -112,6 +112,20 @@ pub fn pod_services(
     group.pod_services(&cluster.identity.namespace, ports)
 }
 
+/// Every namenode pod's name, with its role group, in roll order.
+fn namenode_pods(
+    cluster: &ValidatedCluster,
+) -> impl Iterator<Item = (&ValidatedRoleGroup, String)> {
+    cluster
+        .roles
+        .iter()
+        .filter(|role| role.role == HdfsRole::NameNode)
+        .flat_map(|role| &role.groups)
+        .flat_map(|group| {
+            (0..group.replicas).map(move |ordinal| (group, group.name.pod_name(ordinal)))
+        })
+}
+
 /// `<pod>-http`: the namenode's web UI Service, which `clusterConfig.nameNodeHttpService`
 /// exposes.
 pub fn namenode_http_service_name(pod: &str) -> String {
@@ -125,26 +139,19 @@ pub fn namenode_http_services(cluster: &ValidatedCluster) -> Vec<Service> {
     if cluster.namenode_http_service.is_default() {
         return Vec::new();
     }
-    cluster
-        .roles
-        .iter()
-        .filter(|role| role.role == HdfsRole::NameNode)
-        .flat_map(|role| &role.groups)
-        .flat_map(|group| {
-            (0..group.replicas).map(|ordinal| {
-                let pod = group.name.pod_name(ordinal);
-                let mut service = pod_service(
-                    object_meta(
-                        &namenode_http_service_name(&pod),
-                        &cluster.identity.namespace,
-                        group.labels.labels(),
-                    ),
-                    &pod,
-                    &[NAMENODE_HTTP],
-                );
-                cluster.namenode_http_service.apply_to(&mut service);
-                service
-            })
+    namenode_pods(cluster)
+        .map(|(group, pod)| {
+            let mut service = pod_service(
+                object_meta(
+                    &namenode_http_service_name(&pod),
+                    &cluster.identity.namespace,
+                    group.labels.labels(),
+                ),
+                &pod,
+                &[NAMENODE_HTTP],
+            );
+            cluster.namenode_http_service.apply_to(&mut service);
+            service
         })
         .collect()
 }
@@ -164,24 +171,17 @@ pub fn namenode_ingresses(cluster: &ValidatedCluster) -> Vec<Ingress> {
     let Some(ingress) = &cluster.namenode_ingress else {
         return Vec::new();
     };
-    cluster
-        .roles
-        .iter()
-        .filter(|role| role.role == HdfsRole::NameNode)
-        .flat_map(|role| &role.groups)
-        .flat_map(|group| {
-            (0..group.replicas).map(move |ordinal| {
-                let pod = group.name.pod_name(ordinal);
-                namenode_ingress(ingress, &pod).ingress(
-                    object_meta(
-                        &namenode_http_service_name(&pod),
-                        &cluster.identity.namespace,
-                        group.labels.labels(),
-                    ),
-                    &pod,
-                    NAMENODE_HTTP.name,
-                )
-            })
+    namenode_pods(cluster)
+        .map(|(group, pod)| {
+            namenode_ingress(ingress, &pod).ingress(
+                object_meta(
+                    &namenode_http_service_name(&pod),
+                    &cluster.identity.namespace,
+                    group.labels.labels(),
+                ),
+                &pod,
+                NAMENODE_HTTP.name,
+            )
         })
         .collect()
 }
