@@ -13,20 +13,22 @@ mod warnings;
 
 use std::collections::BTreeMap;
 
+use strata_model::exposure::ServiceType;
 use strata_model::exposure::{ExternalAddress, INVALID_SERVICE_EXPOSURE, ServiceExposure};
 use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
-use strata_model::ingress::{INVALID_INGRESS, IngressExposure};
+use strata_model::ingress::{INVALID_INGRESS, is_dns_subdomain};
 use strata_operator::error::ReconcileError;
 
 pub use self::role_group::{
     DaemonGroup, HEAP_PERCENT_OF_MEMORY, MIN_MEMORY_LIMIT_MIB, ValidatedRoleGroup,
 };
 pub use self::warnings::Warning;
-use crate::build::service::{namenode_http_service_name, namenode_ingress};
+use crate::build::service::namenode_http_service_name;
 use crate::build::statefulset::hadoop_user;
 use crate::config::site::client_site;
 use crate::config::zookeeper_tls::ZookeeperConnection;
 use crate::config::{NameNodeAddress, SiteFiles, Topology};
+use crate::crd::exposure::NameNodeIngress;
 use crate::crd::{
     APP_NAME, DEFAULT_DFS_REPLICATION, DEFAULT_PRODUCT_VERSION, HdfsCluster, HdfsRole,
     OPERATOR_NAME, PodUser, UPSTREAM_IMAGE_REPOSITORY,
@@ -53,9 +55,8 @@ pub struct ValidatedCluster {
     /// Where a client outside the cluster reaches each namenode's web UI, by pod, as
     /// the controller observed the Services. Empty until then, and in `render`.
     pub namenode_http_addresses: BTreeMap<String, ExternalAddress>,
-    /// The namenodes' web UI Ingresses, `host` being the domain each namenode's host
-    /// name is under.
-    pub namenode_ingress: Option<IngressExposure>,
+    /// The namenodes' web UI Ingresses.
+    pub namenode_ingress: Option<NameNodeIngress>,
     /// Each namenode's URL through its Ingress, by pod, once the Ingress has an address.
     pub namenode_ingress_urls: BTreeMap<String, String>,
     /// `ha.zookeeper.quorum` and TLS, from the ZNode discovery ConfigMap.
@@ -175,6 +176,8 @@ impl ValidatedCluster {
             topology: &topology,
             dfs_replication,
             zookeeper,
+            ui_outside: namenode_http_service.type_ != ServiceType::ClusterIP
+                || namenode_ingress.is_some(),
         };
         let roles = checked
             .into_iter()
@@ -254,40 +257,33 @@ pub const fn roll_order() -> [HdfsRole; 3] {
     ]
 }
 
-/// Refuses a namenode Ingress the API server would refuse, or that could not serve the
-/// UI: a wildcard domain (each namenode's host is a name under it already), a path
-/// other than `/` (the UI links to absolute paths), or a namenode host name too long.
+/// Refuses namenode Ingresses the API server would refuse: a domain that is not a
+/// DNS name (a wildcard included: each namenode's host is a name under it already), a
+/// namenode host name past 253 characters, a bad class, Secret or annotation key.
 fn check_namenode_ingress(
-    ingress: &IngressExposure,
+    ingress: &NameNodeIngress,
     topology: &Topology,
 ) -> Result<(), ReconcileError> {
     const FIELD: &str = "spec.clusterConfig.nameNodeIngress";
     let refuse = |message: String| ReconcileError::invalid_spec(INVALID_INGRESS, message);
-    ingress.check(FIELD).map_err(refuse)?;
-    if ingress.host.starts_with("*.") {
+    if !is_dns_subdomain(&ingress.domain) || ingress.domain.parse::<std::net::IpAddr>().is_ok() {
         return Err(refuse(format!(
-            "{FIELD}.host: {:?} is a wildcard; give the domain the namenodes' host names \
-             are under ({}), and point a wildcard DNS record at the Ingress controller",
-            ingress.host,
-            ingress.host.trim_start_matches("*.")
-        )));
-    }
-    if ingress.path() != "/" {
-        return Err(refuse(format!(
-            "{FIELD}.path: {:?}: the namenode's UI links to absolute paths (/dfshealth.html, \
-             /jmx), so it is served only at /",
-            ingress.path()
+            "{FIELD}.domain: {:?} is not a domain such as hdfs.example.com (no wildcard: \
+             each namenode's host name is under it, and a wildcard DNS record for it \
+             points them all at the Ingress controller)",
+            ingress.domain
         )));
     }
     for namenode in &topology.namenodes {
-        let per_namenode = namenode_ingress(ingress, &namenode.id);
-        per_namenode.check(FIELD).map_err(|_| {
-            refuse(format!(
-                "{FIELD}.host: the namenode {}'s host name {} is not a valid host name \
-                 (at most 253 characters); use a shorter domain",
+        let per_namenode = ingress.for_namenode(&namenode.id);
+        if !is_dns_subdomain(&per_namenode.host) {
+            return Err(refuse(format!(
+                "{FIELD}.domain: the namenode {}'s host name {} is longer than a host name \
+                 may be (253 characters); use a shorter domain",
                 namenode.id, per_namenode.host
-            ))
-        })?;
+            )));
+        }
+        per_namenode.check(FIELD).map_err(refuse)?;
     }
     Ok(())
 }

@@ -9,7 +9,6 @@ use k8s_openapi::api::networking::v1::Ingress;
 use strata_model::build::{
     ContainerPort, PrometheusScrape, ScrapeScheme, object_meta, pod_service,
 };
-use strata_model::ingress::IngressExposure;
 
 use crate::config::topology::{
     DATANODE_DATA_PORT, DATANODE_HTTP_PORT, DATANODE_IPC_PORT, JOURNALNODE_HTTP_PORT,
@@ -156,15 +155,6 @@ pub fn namenode_http_services(cluster: &ValidatedCluster) -> Vec<Service> {
         .collect()
 }
 
-/// The namenode `pod`'s Ingress settings: the cluster's, with the host name
-/// `<pod>.<host>`.
-pub fn namenode_ingress(ingress: &IngressExposure, pod: &str) -> IngressExposure {
-    IngressExposure {
-        host: format!("{pod}.{}", ingress.host),
-        ..ingress.clone()
-    }
-}
-
 /// `<pod>-http`: an Ingress per namenode to its own Service's HTTP port, with
 /// `clusterConfig.nameNodeIngress`.
 pub fn namenode_ingresses(cluster: &ValidatedCluster) -> Vec<Ingress> {
@@ -173,7 +163,7 @@ pub fn namenode_ingresses(cluster: &ValidatedCluster) -> Vec<Ingress> {
     };
     namenode_pods(cluster)
         .map(|(group, pod)| {
-            namenode_ingress(ingress, &pod).ingress(
+            ingress.for_namenode(&pod).ingress(
                 object_meta(
                     &namenode_http_service_name(&pod),
                     &cluster.identity.namespace,

@@ -8,7 +8,7 @@ use strata_operator::controller::Context;
 use strata_status::ProgressStep;
 
 use super::cluster::ClusterContext;
-use crate::build::service::{namenode_http_service_name, namenode_ingress};
+use crate::build::service::namenode_http_service_name;
 use crate::validate::ValidatedCluster;
 
 /// Records where each namenode's exposed HTTP Service is reached from outside, as the
@@ -50,7 +50,7 @@ pub(super) fn observe_namenode_ingresses(
             &validated.identity.namespace,
             &namenode_http_service_name(&namenode.id),
         );
-        let wanted = namenode_ingress(ingress, &namenode.id);
+        let wanted = ingress.for_namenode(&namenode.id);
         if let Some(url) = strata_model::ingress::ingress_url(Some(&wanted), stored.as_ref()) {
             validated
                 .namenode_ingress_urls

@@ -2,6 +2,7 @@
 //! namespace with namenodes, journalnodes and datanodes.
 
 pub mod config;
+pub mod exposure;
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -144,16 +145,13 @@ pub struct HdfsClusterConfig {
     )]
     pub name_node_http_service: strata_model::exposure::ServiceExposure,
 
-    /// An Ingress per namenode for its web UI, each at its own host name under `host`:
-    /// the namenode `simple-hdfs-namenode-default-0` at
-    /// `simple-hdfs-namenode-default-0.<host>`, so a wildcard DNS record (and, with
-    /// `tlsSecret`, a wildcard certificate) for `*.<host>` covers every namenode. One
-    /// host for all would reach the standby half of the time. The path must be `/`:
-    /// the UI links to absolute paths. Annotations pass to each Ingress untouched (an
-    /// authenticating proxy's, since the UI has no login). The discovery ConfigMap
-    /// publishes each namenode's URL once its Ingress has an address.
+    /// An Ingress per namenode for its web UI, each at its own host name under
+    /// `domain` (`<namenode pod>.<domain>`). The discovery ConfigMap publishes each
+    /// namenode's URL once its Ingress has an address. With it, or with a
+    /// `nameNodeHttpService` reached from outside, the namenodes turn WebHDFS off
+    /// (docs/hdfs.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name_node_ingress: Option<strata_model::ingress::IngressExposure>,
+    pub name_node_ingress: Option<exposure::NameNodeIngress>,
 }
 
 impl HdfsClusterSpec {

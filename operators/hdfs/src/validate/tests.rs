@@ -164,19 +164,23 @@ fn unwise_layouts_are_warnings(
     "InvalidServiceExposure"
 )]
 #[case::a_wildcard_namenode_domain(
-    json!({"clusterConfig": {"nameNodeIngress": {"host": "*.hdfs.example.com"}}}),
-    "InvalidIngress"
-)]
-#[case::a_namenode_ingress_under_a_path(
-    json!({"clusterConfig": {"nameNodeIngress": {"host": "hdfs.example.com", "path": "/hdfs"}}}),
+    json!({"clusterConfig": {"nameNodeIngress": {"domain": "*.hdfs.example.com"}}}),
     "InvalidIngress"
 )]
 #[case::a_namenode_domain_in_capitals(
-    json!({"clusterConfig": {"nameNodeIngress": {"host": "HDFS.example.com"}}}),
+    json!({"clusterConfig": {"nameNodeIngress": {"domain": "HDFS.example.com"}}}),
+    "InvalidIngress"
+)]
+#[case::an_ip_address_for_a_domain(
+    json!({"clusterConfig": {"nameNodeIngress": {"domain": "192.0.2.1"}}}),
     "InvalidIngress"
 )]
 #[case::a_namenode_host_name_past_253_characters(
-    json!({"clusterConfig": {"nameNodeIngress": {"host": "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd.eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee.ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff.gggggggggggggggggggggggggggggggggggggggg.example.com"}}}),
+    json!({"clusterConfig": {"nameNodeIngress": {"domain": "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd.eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee.ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff.gggggggggggggggggggggggggggggggggggggggg.example.com"}}}),
+    "InvalidIngress"
+)]
+#[case::a_namenode_ingress_class_that_is_no_name(
+    json!({"clusterConfig": {"nameNodeIngress": {"domain": "hdfs.example.com", "ingressClassName": "Nginx"}}}),
     "InvalidIngress"
 )]
 #[case::replication_zero(json!({"clusterConfig": {"dfsReplication": 0}}), "InvalidDfsReplication")]

@@ -5,7 +5,9 @@
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use serde_json::json;
 use strata_status::{ConditionStatus, ConditionType};
-use strata_testing::wait::{stored, stored_names, wait_for, wait_for_condition, wait_for_reason};
+use strata_testing::wait::{
+    condition, stored, stored_names, wait_for, wait_for_condition, wait_for_reason,
+};
 use strata_testing::workloads::run_until_settled;
 
 use crate::{
@@ -82,15 +84,22 @@ async fn each_namenodes_load_balancer_address_reaches_discovery_once_its_service
         !external_keys(config_map).is_empty()
     })
     .await;
-    let waiting = wait_for_reason::<HdfsCluster>(
-        &harness,
-        CLUSTER,
-        ConditionType::Progressing,
-        ConditionStatus::True,
-        "WaitingForLoadBalancer",
+    // The status is written after discovery: wait for the message that names the
+    // second Service, not the one still naming the first.
+    strata_testing::wait::eventually(
+        "Progressing naming the second Service alone",
+        || {
+            condition::<HdfsCluster>(&harness, CLUSTER, ConditionType::Progressing).filter(
+                |progressing| {
+                    progressing.reason == "WaitingForLoadBalancer"
+                        && progressing.message.contains(SECOND_HTTP)
+                        && !progressing.message.contains(FIRST_HTTP)
+                },
+            )
+        },
+        || condition::<HdfsCluster>(&harness, CLUSTER, ConditionType::Progressing),
     )
     .await;
-    assert!(waiting.message.contains(SECOND_HTTP), "{waiting:?}");
 
     harness
         .server
@@ -160,7 +169,7 @@ async fn each_namenode_gets_an_ingress_and_its_url_reaches_discovery_once_it_has
         &harness,
         spec(json!({"clusterConfig": {
             "zookeeperConfigMapName": ZNODE_CONFIG_MAP,
-            "nameNodeIngress": {"host": "hdfs.example.com", "tlsSecret": "hdfs-example-com"}
+            "nameNodeIngress": {"domain": "hdfs.example.com", "tlsSecret": "hdfs-example-com"}
         }})),
     )
     .await;

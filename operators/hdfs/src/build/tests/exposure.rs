@@ -120,7 +120,7 @@ fn discovery_publishes_each_namenodes_address_once_known(
 fn each_namenode_gets_an_ingress_at_its_own_host_to_its_own_service() -> TestResult {
     let objects = build_cluster(
         &validated(json!({"clusterConfig": {"nameNodeIngress": {
-            "host": "hdfs.example.com",
+            "domain": "hdfs.example.com",
             "ingressClassName": "nginx",
             "annotations": {"nginx.ingress.kubernetes.io/auth-url": "https://auth.example.com/oauth2/auth"},
             "tlsSecret": "hdfs-example-com"
@@ -164,7 +164,7 @@ fn each_namenode_gets_an_ingress_at_its_own_host_to_its_own_service() -> TestRes
 #[test]
 fn discovery_publishes_each_namenodes_ingress_url_once_known() -> TestResult {
     let mut cluster =
-        validated(json!({"clusterConfig": {"nameNodeIngress": {"host": "hdfs.example.com"}}}))?;
+        validated(json!({"clusterConfig": {"nameNodeIngress": {"domain": "hdfs.example.com"}}}))?;
     cluster.namenode_ingress_urls.insert(
         "simple-hdfs-namenode-default-1".to_owned(),
         "http://simple-hdfs-namenode-default-1.hdfs.example.com/".to_owned(),
