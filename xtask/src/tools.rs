@@ -95,7 +95,8 @@ pub struct Tools {
     pub promtool: PathBuf,
     /// The directory with the Prometheus Operator's CRDs.
     pub prometheus_operator_crds: PathBuf,
-    /// The directory with the Gateway API's GatewayClass, Gateway and HTTPRoute CRDs.
+    /// The directory with the Gateway API's GatewayClass, Gateway, HTTPRoute and
+    /// BackendTLSPolicy CRDs.
     pub gateway_api_crds: PathBuf,
     /// The local stand-in for the statsd exporter image (holds `bin/statsd_exporter`).
     pub statsd_exporter_image: PathBuf,

@@ -428,8 +428,8 @@ fn current_condition<'a>(
 /// controller wrote status: a route whose Gateway does not exist, or whose Gateway no
 /// installed controller serves, gets no status from anyone, so its absence cannot be
 /// told from a controller that has not got round to it yet.
-pub fn route_problem(stored: Option<&HttpRoute>) -> Option<String> {
-    let stored = stored?;
+pub fn route_problem(desired: &HttpRoute, stored: Option<&HttpRoute>) -> Option<String> {
+    let stored = current(desired, stored)?;
     let mut problems: Vec<String> = parents(stored)
         .flat_map(move |parent| {
             [
@@ -457,8 +457,11 @@ pub fn route_problem(stored: Option<&HttpRoute>) -> Option<String> {
 /// The Warning while a Gateway refuses the stored route ([`route_problem`]): the
 /// product itself serves, so the cluster stays Available, but the route carries no
 /// traffic until the Gateway's or the spec's owner acts.
-pub fn route_warning(stored: Option<&HttpRoute>) -> Option<strata_status::SpecWarning> {
-    route_problem(stored).map(|problem| strata_status::SpecWarning {
+pub fn route_warning(
+    desired: &HttpRoute,
+    stored: Option<&HttpRoute>,
+) -> Option<strata_status::SpecWarning> {
+    route_problem(desired, stored).map(|problem| strata_status::SpecWarning {
         reason: HTTP_ROUTE_REFUSED,
         message: format!("The HTTPRoute carries no traffic: {problem}"),
     })
@@ -466,7 +469,9 @@ pub fn route_warning(stored: Option<&HttpRoute>) -> Option<strata_status::SpecWa
 
 /// What discovery publishes (under `<PRODUCT>`[`DISCOVERY_KEY_SUFFIX`]) once a Gateway
 /// took the stored route: `<host><path>`, such as `superset.example.com/`, with the
-/// first hostname of `wanted` that is not a wildcard.
+/// first hostname of the `desired` route that is not a wildcard. A Gateway accepts a
+/// route when any of its hostnames matches a listener, so that first one must be one
+/// the listener serves (documented with the field).
 ///
 /// No scheme: whether clients speak HTTP or HTTPS is the Gateway listener's to say,
 /// and the operator does not read Gateways. `None` while no Gateway has `Accepted`
@@ -474,22 +479,32 @@ pub fn route_warning(stored: Option<&HttpRoute>) -> Option<strata_status::SpecWa
 /// host nothing serves yet; and `None` when every hostname is a wildcard or there are
 /// none, since the host clients dial is then the listener's, which the operator does
 /// not know.
-pub fn route_host_and_path(
-    wanted: Option<&HttpRouteExposure>,
-    stored: Option<&HttpRoute>,
-) -> Option<String> {
-    let wanted = wanted?;
-    let stored = stored?;
-    let host = wanted
+pub fn route_host_and_path(desired: &HttpRoute, stored: Option<&HttpRoute>) -> Option<String> {
+    let stored = current(desired, stored)?;
+    let host = desired
+        .spec
         .hostnames
         .iter()
         .find(|hostname| !hostname.starts_with("*."))?;
+    let path = desired
+        .spec
+        .rules
+        .first()
+        .and_then(|rule| rule.matches.first())
+        .map_or("/", |matched| matched.path.value.as_str());
     let has = |parent: &RouteParentStatus, type_: &str, status: &str| {
         current_condition(stored, parent, type_).is_some_and(|condition| condition.status == status)
     };
     let served = parents(stored)
         .any(|parent| has(parent, "Accepted", "True") && !has(parent, "ResolvedRefs", "False"));
-    served.then(|| format!("{host}{}", wanted.path()))
+    served.then(|| format!("{host}{path}"))
+}
+
+/// The stored route, if it is the route as wanted now. Until the apply step writes a
+/// changed spec, the cache holds the previous one, and its Gateways' status speaks of
+/// that one: of hosts or paths no longer asked for.
+fn current<'a>(desired: &HttpRoute, stored: Option<&'a HttpRoute>) -> Option<&'a HttpRoute> {
+    stored.filter(|stored| stored.spec == desired.spec)
 }
 
 mod backend_tls;

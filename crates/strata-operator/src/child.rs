@@ -136,6 +136,12 @@ pub const PROMETHEUS_OPERATOR_CRDS: OptionalCrd = OptionalCrd {
     asked_for_in: "clusterConfig.monitoring",
 };
 
+/// The Gateway API's CRDs v1.4 or later, for BackendTLSPolicy v1.
+pub const GATEWAY_API_V1_4_CRDS: OptionalCrd = OptionalCrd {
+    install: "the Gateway API's CRDs v1.4 or later (standard channel)",
+    asked_for_in: "clusterConfig.httpRoute",
+};
+
 /// The Gateway API's CRDs (its standard channel), for HTTPRoute. A Gateway and a
 /// controller that implements it are needed too for the route to carry traffic, but
 /// not for the operator to apply it.
@@ -161,10 +167,11 @@ impl ChildObject for strata_model::http_route::HttpRoute {
 }
 
 /// The Gateway API's BackendTLSPolicy: how a Gateway checks a product that serves
-/// HTTPS behind an HTTPRoute, applied with it.
+/// HTTPS behind an HTTPRoute, applied with it. Its v1 came with the Gateway API v1.4,
+/// later than HTTPRoute's, so a cluster may serve one and not the other.
 impl ChildObject for strata_model::http_route::BackendTlsPolicy {
     const RANK: ApplyRank = ApplyRank::Network;
-    const OPTIONAL: Option<OptionalCrd> = Some(GATEWAY_API_CRDS);
+    const OPTIONAL: Option<OptionalCrd> = Some(GATEWAY_API_V1_4_CRDS);
 }
 
 impl ChildObject for PersistentVolumeClaim {

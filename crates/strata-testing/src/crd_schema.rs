@@ -97,14 +97,21 @@ impl CrdSchemas {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|error| format!("{what}: cannot run {}: {error}", self.python.display()))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            stdin
-                .write_all(input.as_bytes())
-                .map_err(|error| format!("{what}: cannot feed the CRD check: {error}"))?;
-        }
+        // A Python that dies early (jsonschema missing) closes its input: its own words
+        // on stderr say why, so they are read before the write's failure is reported.
+        let written = child
+            .stdin
+            .take()
+            .map(|mut stdin| stdin.write_all(input.as_bytes()));
         let output = child
             .wait_with_output()
             .map_err(|error| format!("{what}: the CRD check: {error}"))?;
+        if let Some(Err(error)) = written {
+            return Err(format!(
+                "{what}: cannot feed the CRD check ({error}): {}",
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
         let answer: Value = serde_json::from_slice(&output.stdout).map_err(|error| {
             format!(
                 "{what}: the CRD check printed no answer ({error}): {}",

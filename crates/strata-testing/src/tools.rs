@@ -85,7 +85,7 @@ pub const PROMTOOL: &str = "STRATA_PROMTOOL";
 /// (`monitoring.coreos.com_*.yaml`), which real-control-plane tests install.
 pub const PROMETHEUS_OPERATOR_CRDS: &str = "STRATA_PROMETHEUS_OPERATOR_CRDS";
 
-/// Directory with the Gateway API's GatewayClass, Gateway and HTTPRoute CRDs
+/// Directory with the Gateway API's GatewayClass, Gateway, HTTPRoute and BackendTLSPolicy CRDs
 /// (`gateway.networking.k8s.io_*.yaml`, standard channel), which real-control-plane
 /// tests install.
 pub const GATEWAY_API_CRDS: &str = "STRATA_GATEWAY_API_CRDS";

@@ -13,7 +13,6 @@ mod warnings;
 
 use std::collections::BTreeMap;
 
-use strata_model::exposure::ServiceType;
 use strata_model::exposure::{ExternalAddress, INVALID_SERVICE_EXPOSURE, ServiceExposure};
 use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
 use strata_model::ingress::{INVALID_INGRESS, is_dns_subdomain};
@@ -176,14 +175,12 @@ impl ValidatedCluster {
             topology: &topology,
             dfs_replication,
             zookeeper,
-            ui_outside: namenode_http_service.type_ != ServiceType::ClusterIP
-                || namenode_ingress.is_some(),
         };
         let roles = checked
             .into_iter()
             .map(|role| role_group::finish_role(&site_context, role))
             .collect::<Result<Vec<_>, _>>()?;
-        let warnings = warnings::check(&roles, dfs_replication);
+        let warnings = warnings::check(&roles, dfs_replication, &namenode_http_service);
         let discovery = client_site(&topology, dfs_replication).map_err(|error| {
             ReconcileError::invalid_spec("InvalidClientConfig", error.to_string())
         })?;

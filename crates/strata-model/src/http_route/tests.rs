@@ -213,7 +213,55 @@ fn a_refusal_by_a_gateway_is_a_problem(
     #[case] stored: Option<HttpRoute>,
     #[case] expected: Option<&str>,
 ) {
-    assert_eq!(route_problem(stored.as_ref()).as_deref(), expected);
+    assert_eq!(
+        route_problem(&HttpRoute::default(), stored.as_ref()).as_deref(),
+        expected
+    );
+}
+
+/// The cache holds the route as it was before the last change until the apply step
+/// writes the new spec: its Gateways' verdict is about the old hosts, and says nothing.
+#[test]
+fn a_verdict_on_the_previous_spec_says_nothing_of_the_new_one() {
+    let wanted =
+        exposure(json!({"parentRefs": [{"name": "public"}], "hostnames": ["new.example.com"]}));
+    let desired = http_route(
+        &wanted,
+        "simple-trino",
+        "default",
+        BTreeMap::new(),
+        "svc",
+        8443,
+    );
+    let old =
+        exposure(json!({"parentRefs": [{"name": "public"}], "hostnames": ["old.example.com"]}));
+    let mut refused = stored(Some(vec![parent(
+        json!({"name": "public"}),
+        vec![condition(
+            "Accepted",
+            "False",
+            "NoMatchingListenerHostname",
+            "old.example.com",
+        )],
+    )]));
+    refused.spec = http_route(
+        &old,
+        "simple-trino",
+        "default",
+        BTreeMap::new(),
+        "svc",
+        8443,
+    )
+    .spec;
+    assert_eq!(route_problem(&desired, Some(&refused)), None);
+    let mut accepted = accepted_by_public();
+    accepted.spec = refused.spec.clone();
+    assert_eq!(route_host_and_path(&desired, Some(&accepted)), None);
+    accepted.spec = desired.spec.clone();
+    assert_eq!(
+        route_host_and_path(&desired, Some(&accepted)).as_deref(),
+        Some("new.example.com/")
+    );
 }
 
 fn accepted_by_public() -> HttpRoute {
@@ -271,12 +319,28 @@ fn the_host_is_published_once_a_gateway_accepted_the_route(
     #[case] stored: Option<HttpRoute>,
     #[case] expected: Option<&str>,
 ) {
-    let wanted = wanted.map(|mut value| {
+    let desired = wanted.map(|mut value| {
         value["parentRefs"] = json!([{"name": "public"}]);
-        exposure(value)
+        http_route(
+            &exposure(value),
+            "simple-trino",
+            "default",
+            BTreeMap::new(),
+            "svc",
+            8443,
+        )
+    });
+    // The stored route is the desired one as applied, with its Gateways' status.
+    let stored = stored.map(|mut stored| {
+        if let Some(desired) = &desired {
+            stored.spec = desired.spec.clone();
+        }
+        stored
     });
     assert_eq!(
-        route_host_and_path(wanted.as_ref(), stored.as_ref()).as_deref(),
+        desired
+            .and_then(|desired| route_host_and_path(&desired, stored.as_ref()))
+            .as_deref(),
         expected
     );
 }

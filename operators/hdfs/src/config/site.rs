@@ -132,9 +132,6 @@ pub struct ServerSite<'a> {
     /// `ha.zookeeper.quorum` (hosts and chroot) and TLS, from the ZNode discovery
     /// ConfigMap.
     pub zookeeper: &'a ZookeeperConnection,
-    /// Whether the namenodes' HTTP port is reached from outside the cluster (a
-    /// `NodePort` or `LoadBalancer` `nameNodeHttpService`, or `nameNodeIngress`).
-    pub ui_outside: bool,
     /// `configOverrides` of `core-site.xml`.
     pub core_overrides: &'a BTreeMap<String, String>,
     /// `configOverrides` of `hdfs-site.xml`.
@@ -231,12 +228,6 @@ pub fn server_hdfs_properties(site: &ServerSite<'_>) -> BTreeMap<String, String>
             // the addresses; the id comes from the pod's name instead.
             set("dfs.namenode.rpc-bind-host", "0.0.0.0".to_owned());
             set("dfs.namenode.http-bind-host", "0.0.0.0".to_owned());
-            // The HTTP port serves WebHDFS beside the UI, and with simple
-            // authentication anyone who reaches it acts as any user, the superuser
-            // included: off once the port is reached from outside. An override wins.
-            if site.ui_outside {
-                set("dfs.webhdfs.enabled", "false".to_owned());
-            }
             set(
                 "dfs.ha.namenode.id",
                 format!("${{env.{POD_NAME_VARIABLE}}}"),

@@ -147,9 +147,9 @@ pub struct HdfsClusterConfig {
 
     /// An Ingress per namenode for its web UI, each at its own host name under
     /// `domain` (`<namenode pod>.<domain>`). The discovery ConfigMap publishes each
-    /// namenode's URL once its Ingress has an address. With it, or with a
-    /// `nameNodeHttpService` reached from outside, the namenodes turn WebHDFS off
-    /// (docs/hdfs.md).
+    /// namenode's URL once its Ingress has an address. The HTTP port also serves
+    /// WebHDFS, which Hadoop 3.4 cannot turn off (docs/hdfs.md): restrict who reaches
+    /// it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_node_ingress: Option<exposure::NameNodeIngress>,
 }

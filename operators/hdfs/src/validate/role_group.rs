@@ -68,7 +68,6 @@ pub(super) struct SiteContext<'a> {
     pub topology: &'a Topology,
     pub dfs_replication: u16,
     pub zookeeper: &'a ZookeeperConnection,
-    pub ui_outside: bool,
 }
 
 /// First pass: merges and checks every role group of `role`.
@@ -140,7 +139,6 @@ pub(super) fn finish_role(
                 role,
                 dfs_replication: context.dfs_replication,
                 zookeeper: context.zookeeper,
-                ui_outside: context.ui_outside,
                 core_overrides: &first.core_overrides,
                 hdfs_overrides: &first.hdfs_overrides,
             })

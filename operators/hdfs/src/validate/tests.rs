@@ -120,6 +120,22 @@ fn the_heap_is_three_quarters_of_the_memory_limit() -> Result<(), ReconcileError
     }),
     &["WeakJournalQuorum"]
 )]
+#[case::namenode_http_on_a_node_port(
+    json!({"clusterConfig": {"nameNodeHttpService": {"type": "NodePort"}}}),
+    &["NameNodeHttpOpen"]
+)]
+#[case::namenode_http_on_an_open_load_balancer(
+    json!({"clusterConfig": {"nameNodeHttpService": {"type": "LoadBalancer"}}}),
+    &["NameNodeHttpOpen"]
+)]
+#[case::namenode_http_on_a_load_balancer_for_trusted_networks(
+    json!({"clusterConfig": {"nameNodeHttpService": {"type": "LoadBalancer", "loadBalancerSourceRanges": ["10.0.0.0/8"]}}}),
+    &[]
+)]
+#[case::namenode_http_inside_the_cluster_with_annotations(
+    json!({"clusterConfig": {"nameNodeHttpService": {"annotations": {"example.com/team": "data"}}}}),
+    &[]
+)]
 fn unwise_layouts_are_warnings(
     #[case] patch: Value,
     #[case] reasons: &[&str],

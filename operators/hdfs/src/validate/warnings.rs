@@ -1,5 +1,6 @@
 //! What a valid spec may still get wrong: layouts HDFS runs with, but not safely.
 
+use strata_model::exposure::{ServiceExposure, ServiceType};
 use strata_status::{Reason, SpecWarning};
 
 use crate::crd::HdfsRole;
@@ -22,6 +23,14 @@ pub enum Warning {
         /// Datanodes in the spec.
         datanodes: u16,
     },
+    /// The namenodes' HTTP port open to every network that reaches a node (a node
+    /// port) or the load balancer (no source ranges). It serves WebHDFS, which Hadoop
+    /// 3.4 cannot turn off, and with simple authentication anyone there acts as any
+    /// user, the superuser included.
+    NameNodeHttpOpen {
+        /// `NodePort` or `LoadBalancer`.
+        service_type: String,
+    },
 }
 
 impl Warning {
@@ -32,6 +41,7 @@ impl Warning {
             Self::ReplicationAboveDataNodes { .. } => {
                 strata_status::reason!("ReplicationAboveDataNodes")
             }
+            Self::NameNodeHttpOpen { .. } => strata_status::reason!("NameNodeHttpOpen"),
         }
     }
 
@@ -59,12 +69,23 @@ impl Warning {
                  replica(s): every block stays under-replicated; add datanodes or lower \
                  dfsReplication"
             ),
+            Self::NameNodeHttpOpen { service_type } => format!(
+                "nameNodeHttpService is a {service_type} open to every network that reaches \
+                 it: the namenodes' HTTP port also serves WebHDFS, where anyone acts as any \
+                 HDFS user, the superuser included, and may delete every file; set \
+                 loadBalancerSourceRanges to the networks you trust, or use an internal \
+                 load balancer"
+            ),
         }
     }
 }
 
-/// The warnings of a validated layout, in a stable order.
-pub(super) fn check(roles: &[ValidatedRole], dfs_replication: u16) -> Vec<Warning> {
+/// The warnings of a validated layout and exposure, in a stable order.
+pub(super) fn check(
+    roles: &[ValidatedRole],
+    dfs_replication: u16,
+    namenode_http: &ServiceExposure,
+) -> Vec<Warning> {
     let count = |role: HdfsRole| -> u16 {
         roles
             .iter()
@@ -81,6 +102,16 @@ pub(super) fn check(roles: &[ValidatedRole], dfs_replication: u16) -> Vec<Warnin
         warnings.push(Warning::ReplicationAboveDataNodes {
             dfs_replication,
             datanodes,
+        });
+    }
+    let open = match namenode_http.type_ {
+        ServiceType::ClusterIP => false,
+        ServiceType::NodePort => true,
+        ServiceType::LoadBalancer => namenode_http.load_balancer_source_ranges.is_empty(),
+    };
+    if open {
+        warnings.push(Warning::NameNodeHttpOpen {
+            service_type: namenode_http.type_.to_string(),
         });
     }
     warnings

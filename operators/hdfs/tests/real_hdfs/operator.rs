@@ -132,23 +132,8 @@ async fn a_znode_config_map_without_its_key_degrades_the_cluster(operated: &Oper
 /// node port to each namenode's own HTTP Service, discovery publishes it, and the
 /// EndpointSlice controller finds that namenode's pod, and no other, behind it. Each
 /// namenode's Ingress is stored with its own host, and its URL reaches discovery once
-/// an Ingress controller (played by the test) writes it an address. The namenodes
-/// roll onto WebHDFS turned off: their HTTP port, reached from outside now, keeps the
-/// UI and `/isActive` but no longer lets anyone act on the files.
+/// an Ingress controller (played by the test) writes it an address.
 async fn each_namenode_ui_gets_its_own_node_port_in_discovery(operated: &Operated) {
-    const WEBHDFS: &str = "/webhdfs/v1/?op=LISTSTATUS&user.name=hadoop";
-    for namenode in NAMENODES {
-        let answer = get(
-            &namenode_http(operated, namenode),
-            WEBHDFS,
-            Duration::from_secs(5),
-        )
-        .await;
-        assert!(
-            answer.as_ref().is_some_and(|(status, _)| *status != 404),
-            "WebHDFS is served before the exposure: {answer:?}"
-        );
-    }
     operated
         .clusters()
         .patch(
@@ -252,21 +237,6 @@ async fn each_namenode_ui_gets_its_own_node_port_in_discovery(operated: &Operate
     )
     .await;
     assert_eq!(url, format!("http://{}.hdfs.example.com/", NAMENODES[1]));
-    for namenode in NAMENODES {
-        wait_until(
-            "the namenode rolled onto WebHDFS turned off",
-            Duration::from_secs(600),
-            async || {
-                let http = namenode_http(operated, namenode);
-                let webhdfs = get(&http, WEBHDFS, Duration::from_secs(5)).await;
-                let is_active = get(&http, "/isActive", Duration::from_secs(5)).await;
-                (matches!(webhdfs, Some((404, _))) && matches!(is_active, Some((200 | 405, _))))
-                    .then_some(())
-            },
-        )
-        .await;
-    }
-    operated.wait_available(Duration::from_secs(300)).await;
 }
 
 /// The replication a client gives a new file is its own `dfs.replication`, so the

@@ -216,7 +216,7 @@ fn prepare(
     // is read once per process, into the TLS context, so it rolls them too.
     let mut prepared = build(&validated).rolling_on(&versions);
     prepared.progress = prepared.progress.take().or(waiting);
-    if validated.http_route.is_some() {
+    if let Some(desired) = crate::build::service::http_route(&validated) {
         let stored_route = context
             .caches
             .get_typed::<strata_model::http_route::HttpRoute>(
@@ -226,6 +226,7 @@ fn prepare(
         prepared
             .warnings
             .extend(strata_model::http_route::route_warning(
+                &desired,
                 stored_route.as_ref(),
             ));
     }

@@ -104,8 +104,7 @@ pub fn backend_tls_policy(
     }
     let hostname = crate::build::certificates::coordinator_service_names(cluster)
         .into_iter()
-        .next()
-        .unwrap_or_default();
+        .next()?;
     Some(strata_model::http_route::backend_tls_policy(
         cluster.identity.name.as_str(),
         &cluster.identity.namespace,

@@ -9,13 +9,14 @@ use k8s_openapi::api::core::v1::Service;
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
 use strata_model::exposure::ExternalAddress;
+use strata_operator::cache::ChildKind;
 use strata_operator::certificates::rotation::ROTATE_CA_ANNOTATION;
 use strata_operator::controller::Context;
 use strata_operator::error::ReconcileError;
 use strata_operator::pipeline::Operated;
 use strata_operator::pipeline::{Applied, Failed, Prepared};
 use strata_operator::reference::Target;
-use strata_status::{ConditionStatus, ConditionType};
+use strata_status::{ConditionStatus, ConditionType, SpecWarning};
 
 use super::security::{PasswordFiles, security_step};
 use super::workers::roll_workers;
@@ -301,6 +302,35 @@ fn selected_catalogs(
     })
 }
 
+/// With TLS, a Gateway reaches the coordinator's HTTPS port only with the
+/// BackendTLSPolicy; without it, it would speak plain HTTP there and fail every
+/// request. So where the cluster serves HTTPRoute but not BackendTLSPolicy (Gateway API
+/// CRDs older than v1.4), the route is left out too, and the Warning says why.
+fn leave_out_a_route_without_its_policy(
+    validated: &mut ValidatedCluster,
+    context: &Context<ClusterContext>,
+) -> Option<SpecWarning> {
+    let policy = ChildKind::of::<strata_model::http_route::BackendTlsPolicy>();
+    let route = ChildKind::of::<strata_model::http_route::HttpRoute>();
+    if validated.http_route.is_none()
+        || validated.security.tls.is_none()
+        || !context.unserved_kinds.contains(&policy)
+        || context.unserved_kinds.contains(&route)
+    {
+        return None;
+    }
+    validated.http_route = None;
+    Some(SpecWarning {
+        reason: strata_status::reason!("BackendTlsPolicyNotServed"),
+        message: "HTTPRoute not applied: the API server serves HTTPRoute but not \
+                  BackendTLSPolicy (gateway.networking.k8s.io/v1, Gateway API v1.4 or \
+                  later), without which the Gateway would speak plain HTTP to the \
+                  coordinator's HTTPS port. Install the Gateway API v1.4 CRDs, then \
+                  restart the operator."
+            .to_owned(),
+    })
+}
+
 /// Steps 2 and 3, with the security step between them.
 async fn prepare(
     cluster: &TrinoCluster,
@@ -308,6 +338,7 @@ async fn prepare(
     context: &Context<ClusterContext>,
 ) -> Result<(Prepared, Vec<String>), Failed> {
     let mut validated = ValidatedCluster::new(cluster, catalogs, &context.extra.cluster_domain)?;
+    let policy_missing = leave_out_a_route_without_its_policy(&mut validated, context);
     let coordinator_service = validated.coordinator_service();
     let stored = context
         .caches
@@ -349,14 +380,13 @@ async fn prepare(
             &validated.identity.namespace,
             validated.identity.name.as_str(),
         );
-    security.route = strata_model::http_route::route_host_and_path(
-        validated.http_route.as_ref(),
-        stored_route.as_ref(),
-    );
-    let route_warning = validated
-        .http_route
-        .as_ref()
-        .and_then(|_| strata_model::http_route::route_warning(stored_route.as_ref()));
+    let desired_route = crate::build::service::http_route(&validated);
+    security.route = desired_route.as_ref().and_then(|desired| {
+        strata_model::http_route::route_host_and_path(desired, stored_route.as_ref())
+    });
+    let route_warning = desired_route.as_ref().and_then(|desired| {
+        strata_model::http_route::route_warning(desired, stored_route.as_ref())
+    });
     let inputs = BuildInputs {
         catalog_versions,
         certificate_versions: tls.versions.clone(),
@@ -367,5 +397,6 @@ async fn prepare(
     roll_workers(&mut prepared, cluster, context);
     prepared.progress = prepared.progress.take().or(waiting);
     prepared.warnings.extend(route_warning);
+    prepared.warnings.extend(policy_missing);
     Ok((prepared, validated.catalog_names()))
 }

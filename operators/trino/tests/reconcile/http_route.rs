@@ -172,3 +172,35 @@ async fn the_route_reaches_the_coordinator_over_checked_tls_and_its_host_reaches
     )
     .await;
 }
+
+/// Gateway API CRDs older than v1.4 serve HTTPRoute but not BackendTLSPolicy: with
+/// TLS, the route would send plain HTTP to the HTTPS port, so it is left out too, and
+/// the Warning says what to install.
+#[tokio::test]
+async fn without_backend_tls_policy_the_route_to_the_https_port_is_left_out_with_a_warning() {
+    let server = TestApiServer::new();
+    server.register::<TrinoCluster>();
+    server.register::<TrinoCatalog>();
+    server.register::<HttpRoute>();
+    let harness = start_on(server);
+    create_cluster(
+        &harness,
+        spec(json!({"clusterConfig": {"httpRoute": {
+            "parentRefs": [{"name": "public", "namespace": "gateways"}],
+            "hostnames": ["trino.example.com"]
+        }}})),
+    )
+    .await;
+    let warning = wait_for_reason::<TrinoCluster>(
+        &harness,
+        CLUSTER,
+        ConditionType::Warning,
+        ConditionStatus::True,
+        "BackendTlsPolicyNotServed",
+    )
+    .await;
+    assert!(warning.message.contains("Gateway API v1.4"), "{warning:?}");
+    // The rest is applied: discovery exists, and no route does.
+    wait_for::<ConfigMap>(&harness, CLUSTER, "discovery", |_| true).await;
+    assert!(stored_names::<HttpRoute>(&harness).is_empty());
+}

@@ -28,7 +28,6 @@ fn site(role: HdfsRole) -> ServerSite<'static> {
         role,
         dfs_replication: 3,
         zookeeper: Box::leak(Box::new(ZookeeperConnection::plaintext("zk:2181/chroot"))),
-        ui_outside: false,
         core_overrides: NO_OVERRIDES,
         hdfs_overrides: NO_OVERRIDES,
     }
@@ -57,7 +56,6 @@ const HADOOP_KEYS: &[&str] = &[
     "dfs.hosts.exclude",
     "dfs.namenode.rpc-bind-host",
     "dfs.namenode.http-bind-host",
-    "dfs.webhdfs.enabled",
     "dfs.journalnode.edits.dir",
     "dfs.ha.namenode.id",
     "dfs.datanode.data.dir",
@@ -95,7 +93,6 @@ fn only_the_namenodes_name_the_zookeeper_quorum(#[case] role: HdfsRole, #[case] 
 #[case::datanode(HdfsRole::DataNode)]
 fn every_written_key_is_a_hadoop_key(#[case] role: HdfsRole) {
     let mut site = site(role);
-    site.ui_outside = true;
     site.zookeeper = Box::leak(Box::new(ZookeeperConnection {
         tls: true,
         ..site.zookeeper.clone()
@@ -125,24 +122,6 @@ fn each_role_keeps_its_data_in_a_subdirectory_of_its_volume(
     let properties = server_hdfs_properties(&site(role));
     assert_eq!(properties.get(key).map(String::as_str), Some(dir));
     assert!(dir.starts_with(&format!("{DATA_MOUNT}/")));
-}
-
-#[rstest]
-#[case::a_namenode_reached_from_outside(HdfsRole::NameNode, true, Some("false"))]
-#[case::a_namenode_inside_the_cluster_only(HdfsRole::NameNode, false, None)]
-#[case::a_datanode_while_the_namenodes_are_reached_from_outside(HdfsRole::DataNode, true, None)]
-fn webhdfs_is_off_on_namenodes_whose_http_port_is_reached_from_outside(
-    #[case] role: HdfsRole,
-    #[case] ui_outside: bool,
-    #[case] expected: Option<&str>,
-) {
-    let mut site = site(role);
-    site.ui_outside = ui_outside;
-    let properties = server_hdfs_properties(&site);
-    assert_eq!(
-        properties.get("dfs.webhdfs.enabled").map(String::as_str),
-        expected
-    );
 }
 
 #[test]
