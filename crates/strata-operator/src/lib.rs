@@ -30,3 +30,4 @@ pub mod render;
 pub mod roll;
 pub mod status;
 pub mod tls;
+pub mod web_exposure;

@@ -252,23 +252,7 @@ impl ValidatedCluster {
             .service
             .check("spec.clusterConfig.service")
             .map_err(|message| ReconcileError::invalid_spec(INVALID_SERVICE_EXPOSURE, message))?;
-        if let Some(ingress) = &config.ingress {
-            ingress
-                .check("spec.clusterConfig.ingress")
-                .map_err(|message| {
-                    ReconcileError::invalid_spec(strata_model::ingress::INVALID_INGRESS, message)
-                })?;
-        }
-        if let Some(route) = &config.http_route {
-            route
-                .check("spec.clusterConfig.httpRoute")
-                .map_err(|message| {
-                    ReconcileError::invalid_spec(
-                        strata_model::http_route::INVALID_HTTP_ROUTE,
-                        message,
-                    )
-                })?;
-        }
+        strata_operator::web_exposure::check(config.ingress.as_ref(), config.http_route.as_ref())?;
         config
             .monitoring
             .check("spec.clusterConfig.monitoring")

@@ -176,24 +176,8 @@ impl ValidatedCluster {
             .check("spec.clusterConfig.service")
             .map_err(|message| ReconcileError::invalid_spec(INVALID_SERVICE_EXPOSURE, message))?;
         let ingress = cluster.spec.cluster_config.ingress.clone();
-        if let Some(ingress) = &ingress {
-            ingress
-                .check("spec.clusterConfig.ingress")
-                .map_err(|message| {
-                    ReconcileError::invalid_spec(strata_model::ingress::INVALID_INGRESS, message)
-                })?;
-        }
         let http_route = cluster.spec.cluster_config.http_route.clone();
-        if let Some(route) = &http_route {
-            route
-                .check("spec.clusterConfig.httpRoute")
-                .map_err(|message| {
-                    ReconcileError::invalid_spec(
-                        strata_model::http_route::INVALID_HTTP_ROUTE,
-                        message,
-                    )
-                })?;
-        }
+        strata_operator::web_exposure::check(ingress.as_ref(), http_route.as_ref())?;
         let monitoring = cluster.spec.cluster_config.monitoring.clone();
         monitoring
             .check("spec.clusterConfig.monitoring")
