@@ -31,7 +31,7 @@ pub fn tools_of(provisioned: &tools::Tools) -> anyhow::Result<Tools> {
         ),
         crd_schemas,
         python,
-        helm: provisioned.helm.clone(),
+        helm: provisioned.sandbox.helm.clone(),
     })
 }
 

@@ -7,9 +7,11 @@
 //! - [`images`]: `images`, a container image per operator, and hadolint on the Dockerfiles.
 //! - [`tools`] and [`pipeline`]: `cargo xtask test`, the full suite with real tools.
 //! - [`lanes`]: its test step, every test binary run side by side.
-//! - [`sandbox`]: `cargo xtask sandbox`, the operators against the in-memory API.
+//! - [`sandbox`]: `cargo xtask sandbox`, the operators on the real control plane.
+//! - [`build`]: the binaries each command starts, built by the command itself.
 //! - [`checks`]: the shared operator checks, run for every registered operator.
 
+pub mod build;
 pub mod checks;
 pub mod cli;
 pub mod commands;

@@ -47,6 +47,7 @@ const ZNODE_KIND: &str = "ZookeeperZnode";
 
 /// Runs the manifest at `file` until Ctrl-C.
 pub fn run(workspace: &Path, file: &Path) -> anyhow::Result<()> {
+    let _built = crate::build::binaries(workspace, &[], true)?;
     let text =
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let mut documents = strata_operator::render::parse_documents(&text)
@@ -67,7 +68,7 @@ pub fn run(workspace: &Path, file: &Path) -> anyhow::Result<()> {
     resolve_zookeeper_placeholders(&mut objects);
     secrets::fill_secrets(&documents, &mut objects)?;
     let mut images = Images::default();
-    for dir in image_directories(workspace)? {
+    for dir in image_directories(workspace, &documents)? {
         images
             .add(&dir)
             .with_context(|| format!("cannot use the image directory {}", dir.display()))?;
@@ -76,8 +77,13 @@ pub fn run(workspace: &Path, file: &Path) -> anyhow::Result<()> {
     runtime.block_on(serve(objects, znode_paths(&documents), images))
 }
 
-/// The image directories: those `cargo xtask test` exports, else provisioned now.
-fn image_directories(workspace: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+/// The image directories: those `cargo xtask test` exports, else the ones the
+/// manifest's pods need, provisioned now (the Superset venv only for a Superset
+/// manifest: it is minutes of PyPI downloads a ZooKeeper user should not wait for).
+fn image_directories(
+    workspace: &Path,
+    documents: &[Value],
+) -> anyhow::Result<Vec<std::path::PathBuf>> {
     let variables = [
         tools::env::HADOOP_IMAGE,
         tools::env::ZOOKEEPER_IMAGE,
@@ -93,14 +99,32 @@ fn image_directories(workspace: &Path) -> anyhow::Result<Vec<std::path::PathBuf>
     if exported.len() == variables.len() {
         return Ok(exported);
     }
-    let tools = tools::provision(workspace)?;
-    Ok(vec![
-        tools.hadoop_image,
-        tools.zookeeper_image,
-        tools.trino_image,
-        tools.superset_image,
-        tools.statsd_exporter_image,
-    ])
+    let tools_dir = workspace.join("target").join("tools");
+    std::fs::create_dir_all(&tools_dir)
+        .with_context(|| format!("cannot create {}", tools_dir.display()))?;
+    tools::step(
+        "nftables (Debian package): the pod runner's Service addresses",
+        tools::nftables::ensure,
+    )?;
+    let images = tools::provision_images(workspace, &tools_dir)?;
+    let mut directories = vec![
+        images.hadoop_image,
+        images.zookeeper_image,
+        images.trino_image,
+    ];
+    if needs_superset(documents) {
+        let (superset, statsd_exporter) = tools::provision_superset_images(workspace)?;
+        directories.extend([superset, statsd_exporter]);
+    }
+    Ok(directories)
+}
+
+/// Whether `documents` hold a Superset cluster, whose pods run the Superset image and
+/// the statsd exporter beside it.
+fn needs_superset(documents: &[Value]) -> bool {
+    documents
+        .iter()
+        .any(|document| document["kind"] == "SupersetCluster")
 }
 
 /// Every custom resource gets a uid, derived from its kind and name so a second run

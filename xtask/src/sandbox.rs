@@ -48,14 +48,13 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use strata_testing::control_plane::{AuditEvent, ControlPlane, ControlPlaneOptions};
 
 use crate::operators::{self, Operator};
-use crate::tools::{self, Tools};
+use crate::tools::{self, SandboxTools};
 
 use self::kubectl::Kubectl;
 use self::node::{RUNNER_LABEL, RUNNER_NODE, operator_image, placement, start_runner_node};
@@ -101,9 +100,11 @@ pub struct SandboxOptions {
 
 /// Runs the sandbox until Ctrl-C, or through the demo.
 pub fn run(workspace: &Path, options: SandboxOptions) -> anyhow::Result<()> {
-    let tools = tools::provision(workspace)?;
     let operators = operators::registered();
-    build_operators(workspace, operators)?;
+    let packages: Vec<&str> = operators.iter().map(|operator| operator.name).collect();
+    let _built = crate::build::binaries(workspace, &packages, true)?;
+    eprintln!("==> provisioning what the sandbox runs");
+    let tools = tools::provision_sandbox(workspace)?;
     let dir = workspace.join("target").join("sandbox");
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     // The demo blocks on kubectl and helm; the node agent's tasks (the pods' status,
@@ -116,27 +117,10 @@ pub fn run(workspace: &Path, options: SandboxOptions) -> anyhow::Result<()> {
     runtime.block_on(sandbox(workspace, &dir, &tools, operators, options))
 }
 
-/// `cargo build` of every operator binary, so the children start at once.
-fn build_operators(workspace: &Path, operators: &[Operator]) -> anyhow::Result<()> {
-    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    command.current_dir(workspace).arg("build");
-    for operator in operators {
-        command.args(["--package", operator.name]);
-    }
-    for name in crate::pipeline::package_variables(std::env::vars_os().map(|(name, _)| name)) {
-        command.env_remove(name);
-    }
-    let status = command.status().context("running cargo build")?;
-    if !status.success() {
-        bail!("building the operators failed: {status}");
-    }
-    Ok(())
-}
-
 async fn sandbox(
     workspace: &Path,
     dir: &Path,
-    tools: &Tools,
+    tools: &SandboxTools,
     operators: &[Operator],
     options: SandboxOptions,
 ) -> anyhow::Result<()> {
@@ -229,7 +213,7 @@ async fn sandbox(
 async fn run_sandbox(
     workspace: &Path,
     dir: &Path,
-    tools: &Tools,
+    tools: &SandboxTools,
     operators: &[Operator],
     options: SandboxOptions,
     kubectl: &Kubectl,

