@@ -17,9 +17,11 @@
 
 use std::{
     fs,
+    io::{BufRead, BufReader},
     path::{Path, PathBuf},
-    process::Command,
-    time::Instant,
+    process::{Command, ExitStatus, Stdio},
+    sync::atomic::{AtomicUsize, Ordering},
+    time::{Duration, Instant},
 };
 
 use anyhow::{Context, bail};
@@ -289,14 +291,12 @@ fn build(
     if let Some(flags) = ldflags(binary.module) {
         command.arg(format!("-ldflags={flags}"));
     }
-    command.arg(binary.package);
-    let output = command
-        .output()
-        .with_context(|| format!("cannot run go build for {}", binary.name))?;
-    if output.status.success() {
+    command.arg("-v").arg(binary.package);
+    let packages = package_count(go, &module_dir, binary.package, go_cache);
+    let (status, stderr) = run_with_progress(&mut command, binary.name, packages)?;
+    if status.success() {
         return Ok(());
     }
-    let stderr = String::from_utf8_lossy(&output.stderr);
     let unserved: Vec<&str> = stderr
         .lines()
         .filter(|line| {
@@ -319,11 +319,16 @@ fn build(
             module_dir.display()
         );
     }
-    let tail: Vec<&str> = stderr.lines().rev().take(30).collect();
+    let tail: Vec<&str> = stderr
+        .lines()
+        .filter(|line| !is_package_line(line))
+        .rev()
+        .take(30)
+        .collect();
     bail!(
         "building {} failed ({}):\n{}",
         binary.name,
-        output.status,
+        status,
         tail.into_iter().rev().collect::<Vec<_>>().join("\n")
     )
 }
@@ -337,9 +342,110 @@ fn cache_dir() -> anyhow::Result<PathBuf> {
     Ok(base.join("strata"))
 }
 
+/// How often a Go build reports how far it is.
+const PROGRESS_PERIOD: Duration = Duration::from_secs(30);
+
+/// How many packages `package` imports, itself and the standard library's included
+/// (`go list -deps`): what a build with an empty cache compiles. `None` when Go cannot
+/// tell, and the progress lines then give the count alone.
+fn package_count(go: &Path, module_dir: &Path, package: &str, go_cache: &Path) -> Option<usize> {
+    let output = Command::new(go)
+        .args(["list", "-mod=readonly", "-deps", package])
+        .current_dir(module_dir)
+        .env("CGO_ENABLED", "0")
+        .env("GOCACHE", go_cache)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).lines().count())
+}
+
+/// Whether a line of `go build -v` names a package it compiled rather than an error.
+fn is_package_line(line: &str) -> bool {
+    !line.is_empty()
+        && line
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '-' | '_' | '~' | '+'))
+}
+
+/// Runs the `go build -v` of `command` and every [`PROGRESS_PERIOD`] prints how many
+/// packages it compiled, of `packages` when known: kube-apiserver alone compiles for
+/// minutes, and a build that prints nothing for that long looks hung. Returns how it
+/// ended and what it printed.
+fn run_with_progress(
+    command: &mut Command,
+    name: &str,
+    packages: Option<usize>,
+) -> anyhow::Result<(ExitStatus, String)> {
+    let started = Instant::now();
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot run go build for {name}"))?;
+    let stderr = child
+        .stderr
+        .take()
+        .context("go build's standard error is not piped")?;
+    let compiled = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(|| {
+            let mut printed = String::new();
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if is_package_line(&line) {
+                    compiled.fetch_add(1, Ordering::Relaxed);
+                }
+                printed.push_str(&line);
+                printed.push('\n');
+            }
+            printed
+        });
+        let mut reported = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Ok(status),
+                Ok(None) => {}
+                Err(error) => break Err(error),
+            }
+            if reported.elapsed() >= PROGRESS_PERIOD {
+                reported = Instant::now();
+                let done = compiled.load(Ordering::Relaxed);
+                let of = packages
+                    .map_or_else(String::new, |total| format!(" of the {total} it imports"));
+                eprintln!(
+                    "      building {name}: {done} packages compiled{of} ({})",
+                    process::minutes(started.elapsed())
+                );
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        let printed = reader.join().unwrap_or_default();
+        let status = status.with_context(|| format!("waiting for go build of {name}"))?;
+        Ok((status, printed))
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    use rstest::rstest;
+
     use super::*;
+
+    #[rstest]
+    #[case::a_module_package("k8s.io/apiserver/pkg/server", true)]
+    #[case::a_standard_library_package("net/http", true)]
+    #[case::a_versioned_module_package("go.etcd.io/etcd/server/v3/embed", true)]
+    #[case::a_compile_error("pkg/foo/bar.go:12:3: undefined: Baz", false)]
+    #[case::a_download("go: downloading k8s.io/api v0.37.2", false)]
+    #[case::an_empty_line("", false)]
+    fn go_build_v_lines_that_count_as_compiled_packages(#[case] line: &str, #[case] package: bool) {
+        assert_eq!(is_package_line(line), package);
+    }
 
     #[test]
     fn the_version_is_stamped_into_both_version_packages() {

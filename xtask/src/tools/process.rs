@@ -4,6 +4,7 @@ use std::{
     env,
     path::{Path, PathBuf},
     process::{Command, Output, Stdio},
+    time::Duration,
 };
 
 use anyhow::{Context, bail};
@@ -115,6 +116,16 @@ fn check(command: &Command, output: &Output) -> anyhow::Result<()> {
 fn tail(text: &str, count: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(count)..].join("\n")
+}
+
+/// `elapsed` as people read it: `42 s`, or `3 min 07 s`.
+pub fn minutes(elapsed: Duration) -> String {
+    let seconds = elapsed.as_secs();
+    if seconds < 60 {
+        format!("{seconds} s")
+    } else {
+        format!("{} min {:02} s", seconds / 60, seconds % 60)
+    }
 }
 
 #[cfg(test)]
