@@ -1,8 +1,13 @@
 //! `cargo xtask test`: the full suite, as one ordered list of steps.
 //!
-//! The list is data ([`steps`]) so that the README, CI and a unit test all agree on what
+//! The list is data ([`steps`]) so that the docs, CI and a unit test all agree on what
 //! "the full suite" means; [`run`] executes it, printing a banner per step and stopping at
 //! the first failure.
+//!
+//! The main command comes first: `cargo xtask sandbox --demo` runs as a newcomer runs
+//! it, as a command of its own on CI's fresh clone, before anything else has built a
+//! binary or provisioned a tool. A binary it forgets to build, or a tool it forgets to
+//! provision, then fails CI instead of a new user.
 
 use std::{ffi::OsString, path::Path, process::Command, time::Instant};
 
@@ -27,10 +32,13 @@ pub enum Action {
     /// Run the shared operator checks (`strata_testing::checks`) on every
     /// registered operator.
     OperatorChecks,
-    /// `cargo xtask sandbox --demo`: every operator installed with the real helm onto
-    /// the real control plane, its pods on the pod runner's node, and driven with the
-    /// real kubectl.
+    /// `cargo xtask sandbox --demo`, as its own `cargo` command: every operator
+    /// installed with the real helm onto the real control plane, its pods on the pod
+    /// runner's node, and driven with the real kubectl.
     SandboxDemo,
+    /// Provision every tool the later steps need (`cargo xtask tools`), and export
+    /// their variables to those steps.
+    Provision,
 }
 
 /// One named step of the suite.
@@ -42,12 +50,22 @@ pub struct Step {
     pub action: Action,
 }
 
-/// The suite, in order: cheap static checks first, then every test, then generated files.
+/// The suite, in order: the formatting check, the main command on the fresh clone,
+/// then the provisioning of the rest, cheap static checks, every test, and generated
+/// files.
 pub fn steps() -> Vec<Step> {
     vec![
         Step {
             name: "rustfmt",
             action: Action::Cargo(vec!["fmt", "--all", "--", "--check"]),
+        },
+        Step {
+            name: "the main command first, as a newcomer runs it: cargo xtask sandbox --demo (helm install as pods on the runner's node; real ZooKeeper, HDFS and Trino; Available, Degraded, healed, Stopped, deleted with its PVCs kept; Lease handover)",
+            action: Action::SandboxDemo,
+        },
+        Step {
+            name: "provision every other external tool under target/tools",
+            action: Action::Provision,
         },
         Step {
             name: "clippy",
@@ -77,10 +95,6 @@ pub fn steps() -> Vec<Step> {
             action: Action::OperatorChecks,
         },
         Step {
-            name: "sandbox demo: helm install as pods on the runner's node; real ZooKeeper, HDFS and Trino; Available, Degraded, healed, Stopped, deleted with its PVCs kept; Lease handover",
-            action: Action::SandboxDemo,
-        },
-        Step {
             name: "generated CRDs are up to date",
             action: Action::CheckCrds,
         },
@@ -91,27 +105,21 @@ pub fn steps() -> Vec<Step> {
     ]
 }
 
-/// Provisions the tools, then runs every step with the tool variables exported.
+/// The tools of the [`Action::Provision`] step, for the steps after it.
+struct Provisioned {
+    env: std::collections::BTreeMap<&'static str, OsString>,
+    check_tools: strata_testing::checks::Tools,
+}
+
+/// Runs every step; the ones after [`Action::Provision`] get the tool variables.
 pub fn run(workspace: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
-    banner(0, "provision external tools under target/tools");
-    let tools = tools::provision(workspace)?;
-    for (tool, version) in &tools.versions {
-        eprintln!("    {tool}: {version}");
-    }
-    eprintln!(
-        "    kubernetes schemas for validation: {}",
-        tools.kubernetes_version
-    );
-    eprintln!("    done in {:.1}s", started.elapsed().as_secs_f64());
-    let env = tools.env_vars();
-    let check_tools = checks::tools_of(&tools)?;
-
     let steps = steps();
+    let mut provisioned = None;
     for (index, step) in steps.iter().enumerate() {
         banner(index + 1, step.name);
         let step_started = Instant::now();
-        execute(workspace, &step.action, &env, &check_tools)
+        execute(workspace, &step.action, &mut provisioned)
             .with_context(|| format!("step {} ({}) failed", index + 1, step.name))?;
         eprintln!("    ok ({:.1}s)", step_started.elapsed().as_secs_f64());
     }
@@ -148,35 +156,37 @@ pub(crate) fn package_variables(names: impl Iterator<Item = OsString>) -> Vec<Os
 fn execute(
     workspace: &Path,
     action: &Action,
-    env: &std::collections::BTreeMap<&'static str, OsString>,
-    check_tools: &strata_testing::checks::Tools,
+    provisioned: &mut Option<Provisioned>,
 ) -> anyhow::Result<()> {
+    let no_tools = std::collections::BTreeMap::new();
+    let env = provisioned.as_ref().map_or(&no_tools, |tools| &tools.env);
     match action {
-        Action::Cargo(args) => {
-            let cargo = cargo();
-            let mut command = Command::new(&cargo);
-            cargo_environment(&mut command, env);
-            let status = command
-                .args(args)
-                .current_dir(workspace)
-                .status()
-                .with_context(|| format!("cannot start {cargo:?}"))?;
-            if !status.success() {
-                bail!("cargo {} exited with {status}", args.join(" "));
+        Action::Cargo(args) => run_cargo(workspace, args, env),
+        Action::SandboxDemo => run_cargo(workspace, &["xtask", "sandbox", "--demo"], &no_tools),
+        Action::Provision => {
+            let tools = tools::provision(workspace)?;
+            for (tool, version) in &tools.versions {
+                eprintln!("    {tool}: {version}");
             }
+            eprintln!(
+                "    kubernetes schemas for validation: {}",
+                tools.kubernetes_version
+            );
+            *provisioned = Some(Provisioned {
+                env: tools.env_vars(),
+                check_tools: checks::tools_of(&tools)?,
+            });
             Ok(())
         }
         Action::Tests => crate::lanes::run(workspace, &cargo(), &|command| {
             cargo_environment(command, env)
         }),
-        Action::OperatorChecks => checks::run(workspace, operators::registered(), check_tools),
-        Action::SandboxDemo => crate::sandbox::run(
-            workspace,
-            crate::sandbox::SandboxOptions {
-                address: "127.0.0.1".to_owned(),
-                demo: true,
-            },
-        ),
+        Action::OperatorChecks => {
+            let tools = provisioned
+                .as_ref()
+                .context("the operator checks run after the provisioning step")?;
+            checks::run(workspace, operators::registered(), &tools.check_tools)
+        }
         Action::CheckCrds => commands::gen_crds(workspace, true),
         Action::CheckHelm => commands::gen_helm(workspace, true),
         Action::Hadolint => {
@@ -186,6 +196,27 @@ fn execute(
             commands::hadolint(workspace, Path::new(program))
         }
     }
+}
+
+/// `cargo ARGS` in the workspace root with the tool variables `env`.
+fn run_cargo(
+    workspace: &Path,
+    args: &[&str],
+    env: &std::collections::BTreeMap<&'static str, OsString>,
+) -> anyhow::Result<()> {
+    let cargo = cargo();
+    // It dies with this process, like every server the steps start.
+    let mut command = strata_testing::parent_death::command(Path::new(&cargo));
+    cargo_environment(&mut command, env);
+    let status = command
+        .args(args)
+        .current_dir(workspace)
+        .status()
+        .with_context(|| format!("cannot start {cargo:?}"))?;
+    if !status.success() {
+        bail!("cargo {} exited with {status}", args.join(" "));
+    }
+    Ok(())
 }
 
 fn cargo() -> OsString {
@@ -215,12 +246,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn suite_runs_static_checks_then_every_test_then_generated_files() {
+    fn suite_runs_the_main_command_first_then_static_checks_every_test_and_generated_files() {
         let actions: Vec<Action> = steps().into_iter().map(|step| step.action).collect();
         assert_eq!(
             actions,
             vec![
                 Action::Cargo(vec!["fmt", "--all", "--", "--check"]),
+                Action::SandboxDemo,
+                Action::Provision,
                 Action::Cargo(vec![
                     "clippy",
                     "--workspace",
@@ -233,7 +266,6 @@ mod tests {
                 Action::Hadolint,
                 Action::Tests,
                 Action::OperatorChecks,
-                Action::SandboxDemo,
                 Action::CheckCrds,
                 Action::CheckHelm,
             ]
