@@ -356,7 +356,9 @@ impl Queue {
 fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Outcome {
     let label = binary.label();
     let started = Instant::now();
-    let mut command = Command::new(&binary.executable);
+    // A test binary dies with its lane (and so with `cargo xtask test`), as its own
+    // servers die with it: a killed run leaves nothing behind.
+    let mut command = strata_testing::parent_death::command(&binary.executable);
     configure(&mut command);
     let output = command
         .arg("--include-ignored")

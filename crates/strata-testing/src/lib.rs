@@ -13,6 +13,7 @@
 //! - [`http`]: a product's HTTP endpoint on loopback;
 //! - [`process`]: a program run to completion within a time bound, its whole
 //!   process group stopped if it overruns;
+//! - [`parent_death`]: long-running servers that the kernel kills with their parent;
 //! - [`executable`]: stand-in programs a test runs, written so that executing them
 //!   never fails with "Text file busy";
 //! - [`hadoop`]: what the real Hadoop client makes of a rendered HDFS client
@@ -35,6 +36,7 @@ pub mod harness;
 pub mod http;
 pub mod manifests;
 pub mod oidc;
+pub mod parent_death;
 pub mod postgres;
 pub mod process;
 pub mod prometheus;

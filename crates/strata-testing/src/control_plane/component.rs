@@ -3,10 +3,11 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use super::ControlPlaneError;
+use crate::parent_death;
 use crate::postgres::{stop, tail};
 
 /// How long a component may take to exit after SIGTERM before SIGKILL.
@@ -23,7 +24,8 @@ pub struct Component {
 impl Component {
     /// Starts `binary` with `args`; stdout and stderr go to `<dir>/<name>.log`. The
     /// process stays in the caller's process group, so Ctrl-C in a terminal reaches it
-    /// too.
+    /// too, and it dies with the thread that started it ([`crate::parent_death`]), so
+    /// a SIGKILL of the test or sandbox leaves no component behind.
     pub fn start(
         name: &'static str,
         binary: &Path,
@@ -39,7 +41,7 @@ impl Component {
             doing: format!("sharing {}", log.display()),
             source,
         })?;
-        let child = Command::new(binary)
+        let child = parent_death::command(binary)
             .args(args)
             .stdin(Stdio::null())
             .stdout(file)

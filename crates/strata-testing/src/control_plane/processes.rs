@@ -124,7 +124,7 @@ impl OperatorProcess {
         let error_output = output
             .try_clone()
             .map_err(|source| io("duplicating a log file handle", source))?;
-        let child = Command::new(binary)
+        let child = crate::parent_death::command(binary)
             .arg("run")
             .env("KUBECONFIG", &kubeconfig)
             .env("POD_NAMESPACE", namespace)
