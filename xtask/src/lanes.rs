@@ -30,6 +30,11 @@ pub const DEFAULT_LANES: usize = 2;
 /// The variable that overrides [`DEFAULT_LANES`] (`1` runs the binaries one by one).
 pub const LANES_VARIABLE: &str = "STRATA_TEST_LANES";
 
+/// The variable whose words are passed to every test binary after `--include-ignored`,
+/// e.g. a test filter, `--nocapture`, or (with `RUSTC_BOOTSTRAP=1`) `-Z
+/// unstable-options --report-time` to see how long each test takes.
+pub const ARGS_VARIABLE: &str = "STRATA_TEST_ARGS";
+
 /// The binaries that take longest, longest first (from the CI log of a whole run).
 /// They start first so that the short ones fill the other lane around them; every
 /// binary not named here follows in cargo's order.
@@ -263,6 +268,15 @@ pub fn lanes_from(value: Option<&str>) -> anyhow::Result<usize> {
     }
 }
 
+/// The words of [`ARGS_VARIABLE`]'s value.
+pub fn extra_arguments(value: Option<&str>) -> Vec<String> {
+    value
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Tells the queue that `binary` ended when it goes out of scope, even if the lane
 /// panicked while running it: the other lane would otherwise wait for good.
 struct Done<'a> {
@@ -362,6 +376,9 @@ fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Ou
     configure(&mut command);
     let output = command
         .arg("--include-ignored")
+        .args(extra_arguments(
+            std::env::var(ARGS_VARIABLE).ok().as_deref(),
+        ))
         .current_dir(&binary.package_dir)
         .output();
     let took = started.elapsed();
@@ -520,6 +537,17 @@ mod tests {
         assert_eq!(queue.take().unwrap().target, "real_trino");
         let state = queue.state.lock().unwrap();
         assert!(state.alone_running && state.running == 1);
+    }
+
+    #[rstest]
+    #[case::unset(None, &[])]
+    #[case::blank(Some("  "), &[])]
+    #[case::report_time(Some("-Z unstable-options  --report-time"), &["-Z", "unstable-options", "--report-time"])]
+    fn extra_arguments_are_the_variables_words(
+        #[case] value: Option<&str>,
+        #[case] expected: &[&str],
+    ) {
+        assert_eq!(extra_arguments(value), expected);
     }
 
     #[rstest]
