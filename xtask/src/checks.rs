@@ -3,7 +3,6 @@
 //! registered, without a test file of its own.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, bail};
 use strata_testing::checks::{self, OperatorUnderTest, Tools};
@@ -38,9 +37,14 @@ pub fn tools_of(provisioned: &tools::Tools) -> anyhow::Result<Tools> {
 /// Builds each operator's binary and runs every check on it; fails naming
 /// every check that failed, after running all of them.
 pub fn run(workspace: &Path, operators: &[Operator], tools: &Tools) -> anyhow::Result<()> {
+    let names: Vec<&str> = operators.iter().map(|operator| operator.name).collect();
+    let built = crate::build::binaries(workspace, &names, false)?;
     let mut failed = Vec::new();
     for operator in operators {
-        let binary = build_binary(workspace, operator.name)?;
+        let binary = built
+            .get(operator.name)
+            .cloned()
+            .with_context(|| format!("cargo built no executable named {}", operator.name))?;
         let under_test = under_test(workspace, operator, binary)?;
         for (check, outcome) in checks::run_all(&under_test, tools) {
             match outcome {
@@ -82,33 +86,4 @@ fn under_test(
         lease_rules: strata_operator::rbac::lease_rules(),
         crd_rules: strata_operator::rbac::crd_rules(&(operator.crds)()),
     })
-}
-
-/// `cargo build` of the operator's binary, returning where cargo put it.
-fn build_binary(workspace: &Path, name: &str) -> anyhow::Result<PathBuf> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(&cargo);
-    for variable in crate::pipeline::package_variables(std::env::vars_os().map(|(name, _)| name)) {
-        command.env_remove(variable);
-    }
-    let output = command
-        .args(["build", "--package", name, "--bin", name])
-        .arg("--message-format=json-render-diagnostics")
-        .current_dir(workspace)
-        .output()
-        .with_context(|| format!("cannot start {cargo:?}"))?;
-    if !output.status.success() {
-        bail!(
-            "cargo build of {name} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|message| {
-            message["reason"] == "compiler-artifact" && message["target"]["name"] == name
-        })
-        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .with_context(|| format!("cargo built no executable named {name}"))
 }
