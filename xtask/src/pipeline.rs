@@ -37,8 +37,13 @@ pub enum Action {
     /// runner's node, and driven with the real kubectl.
     SandboxDemo,
     /// Provision every tool the later steps need (`cargo xtask tools`), and export
-    /// their variables to those steps.
-    Provision,
+    /// their variables to those steps. The steps `beside` need no tool and run
+    /// meanwhile: provisioning on a fresh clone mostly waits on registries (pip,
+    /// Maven, apt), and clippy keeps the cores busy.
+    Provision {
+        /// What runs meanwhile, in order.
+        beside: Vec<Step>,
+    },
 }
 
 /// One named step of the suite.
@@ -64,23 +69,26 @@ pub fn steps() -> Vec<Step> {
             action: Action::SandboxDemo,
         },
         Step {
-            name: "provision every other external tool under target/tools",
-            action: Action::Provision,
-        },
-        Step {
-            name: "clippy",
-            action: Action::Cargo(vec![
-                "clippy",
-                "--workspace",
-                "--all-targets",
-                "--",
-                "-D",
-                "warnings",
-            ]),
-        },
-        Step {
-            name: "rustdoc: every doc link resolves",
-            action: Action::Cargo(vec!["doc", "--no-deps", "--workspace"]),
+            name: "provision every other external tool under target/tools, beside clippy and rustdoc",
+            action: Action::Provision {
+                beside: vec![
+                    Step {
+                        name: "clippy",
+                        action: Action::Cargo(vec![
+                            "clippy",
+                            "--workspace",
+                            "--all-targets",
+                            "--",
+                            "-D",
+                            "warnings",
+                        ]),
+                    },
+                    Step {
+                        name: "rustdoc: every doc link resolves",
+                        action: Action::Cargo(vec!["doc", "--no-deps", "--workspace"]),
+                    },
+                ],
+            },
         },
         Step {
             name: "hadolint on the Dockerfiles",
@@ -163,8 +171,28 @@ fn execute(
     match action {
         Action::Cargo(args) => run_cargo(workspace, args, env),
         Action::SandboxDemo => run_cargo(workspace, &["xtask", "sandbox", "--demo"], &no_tools),
-        Action::Provision => {
-            let tools = tools::provision(workspace)?;
+        Action::Provision { beside } => {
+            let tools = std::thread::scope(|scope| {
+                let provisioning = scope.spawn(|| tools::provision(workspace));
+                let meanwhile = beside.iter().try_for_each(|step| {
+                    eprintln!("\n==> meanwhile: {}", step.name);
+                    let started = Instant::now();
+                    execute(workspace, &step.action, &mut None)
+                        .with_context(|| format!("{} failed", step.name))?;
+                    eprintln!(
+                        "    {} ok ({:.1}s)",
+                        step.name,
+                        started.elapsed().as_secs_f64()
+                    );
+                    anyhow::Ok(())
+                });
+                // Joined before either error is returned, so both are seen.
+                let tools = provisioning
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("the provisioning thread panicked"))?;
+                meanwhile?;
+                tools
+            })?;
             for (tool, version) in &tools.versions {
                 eprintln!("    {tool}: {version}");
             }
@@ -253,16 +281,25 @@ mod tests {
             vec![
                 Action::Cargo(vec!["fmt", "--all", "--", "--check"]),
                 Action::SandboxDemo,
-                Action::Provision,
-                Action::Cargo(vec![
-                    "clippy",
-                    "--workspace",
-                    "--all-targets",
-                    "--",
-                    "-D",
-                    "warnings"
-                ]),
-                Action::Cargo(vec!["doc", "--no-deps", "--workspace"]),
+                Action::Provision {
+                    beside: vec![
+                        Step {
+                            name: "clippy",
+                            action: Action::Cargo(vec![
+                                "clippy",
+                                "--workspace",
+                                "--all-targets",
+                                "--",
+                                "-D",
+                                "warnings"
+                            ]),
+                        },
+                        Step {
+                            name: "rustdoc: every doc link resolves",
+                            action: Action::Cargo(vec!["doc", "--no-deps", "--workspace"]),
+                        },
+                    ]
+                },
                 Action::Hadolint,
                 Action::Tests,
                 Action::OperatorChecks,
