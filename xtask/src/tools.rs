@@ -251,20 +251,20 @@ pub fn provision_images(workspace: &Path, tools_dir: &Path) -> anyhow::Result<Pr
 pub fn provision_superset_images(workspace: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
     let tools_dir = tools_dir(workspace)?;
     let go_dir = workspace.join("xtask").join("go");
-    let (superset, _) = step("superset venv (PyPI) + postgresql (Debian package)", || {
-        superset::ensure(&tools_dir)
-    })?;
-    let (superset_image, _) = step("superset 6.1.0 image directory (the venv)", || {
-        superset_image::ensure(&tools_dir, &superset.venv)
-    })?;
-    let (statsd_exporter_image, _) = step(
-        &format!(
-            "statsd exporter {} image directory (Go module proxy)",
-            control_plane::STATSD_EXPORTER_VERSION
-        ),
-        || statsd_exporter_image::ensure(&go_dir, &tools_dir),
-    )?;
+    let (_, superset_image) = superset_venv_and_image(&tools_dir)?;
+    let statsd_exporter_image = go_tools::statsd_exporter(&go_dir, &tools_dir)?;
     Ok((superset_image, statsd_exporter_image))
+}
+
+/// The Superset venv (with PostgreSQL) and the image directory made from it.
+fn superset_venv_and_image(tools_dir: &Path) -> anyhow::Result<(superset::Superset, PathBuf)> {
+    let (superset, _) = step("superset venv (PyPI) + postgresql (Debian package)", || {
+        superset::ensure(tools_dir)
+    })?;
+    let (image, _) = step("superset 6.1.0 image directory (the venv)", || {
+        superset_image::ensure(tools_dir, &superset.venv)
+    })?;
+    Ok((superset, image))
 }
 
 /// Provisions every tool under `workspace/target/tools`, reporting each step on stderr:
@@ -461,12 +461,7 @@ fn test_tools(workspace: &Path, tools_dir: &Path) -> anyhow::Result<TestTools> {
         hadoop_client::ensure(tools_dir)
     })?;
     let hadoop_client_classpath = hadoop_client::classpath(&hadoop_client);
-    let (superset, _) = step("superset venv (PyPI) + postgresql (Debian package)", || {
-        superset::ensure(tools_dir)
-    })?;
-    let (superset_image, _) = step("superset 6.1.0 image directory (the venv)", || {
-        superset_image::ensure(tools_dir, &superset.venv)
-    })?;
+    let (superset, superset_image) = superset_venv_and_image(tools_dir)?;
     let (superset_trino_image, _) = step(
         "superset 6.1.0 derived image directory with the Trino client (PyPI)",
         || superset_image::ensure_trino_derived(tools_dir, &superset.venv),

@@ -42,16 +42,23 @@ pub fn provision(go_dir: &Path, tools_dir: &Path) -> anyhow::Result<GoTools> {
         ),
         || gateway_api::ensure(go_dir, tools_dir),
     )?;
-    let (statsd_exporter_image, _) = step(
+    let statsd_exporter_image = statsd_exporter(go_dir, tools_dir)?;
+    Ok(GoTools {
+        prometheus,
+        gateway_api_crds,
+        statsd_exporter_image,
+    })
+}
+
+/// The statsd exporter's image directory, the Superset pods' metrics sidecar: a step of
+/// the test suite's provisioning, and of `cargo xtask run` for a Superset manifest.
+pub fn statsd_exporter(go_dir: &Path, tools_dir: &Path) -> anyhow::Result<PathBuf> {
+    let (image, _) = step(
         &format!(
             "statsd exporter {} image directory (Go module proxy)",
             control_plane::STATSD_EXPORTER_VERSION
         ),
         || statsd_exporter_image::ensure(go_dir, tools_dir),
     )?;
-    Ok(GoTools {
-        prometheus,
-        gateway_api_crds,
-        statsd_exporter_image,
-    })
+    Ok(image)
 }
