@@ -5,8 +5,9 @@
 //! their time waiting on the products' own timers and JVM starts, with a core idle. So
 //! the step builds every test binary once (`cargo test --no-run`), then runs them from a
 //! queue, [`DEFAULT_LANES`] at a time, the longest first: the HDFS and Trino suites
-//! alone, ZooKeeper's beside the Superset ones, those one at a time, and everything
-//! else around them. Each binary's output is printed
+//! with no other product beside them, ZooKeeper's beside the Superset ones, those one
+//! at a time, and everything else around them at the lowest CPU priority, where it takes
+//! only the CPU the products leave idle. Each binary's output is printed
 //! in one block when it ends, so two lanes never interleave their lines, and every
 //! binary runs even after one failed: a red run names every failing binary at once.
 //!
@@ -51,13 +52,20 @@ const LONGEST_FIRST: [&str; 9] = [
     "node_agent",
 ];
 
-/// The binaries that run with nothing beside them, each taken once both lanes are
-/// free: the Trino suite starts six JVMs at once (its two tests run side by side), and
-/// its catalog roll, timed by its probe, took 175 s instead of 26 s with the other
-/// lane busy; the HDFS suite's operated roll, timed the same way, once missed its
-/// graceful hand-over with the other lane busy (it passes alone and passed once beside
-/// the rest).
+/// The binaries that run with no other real-product suite beside them, and only
+/// binaries at the lowest CPU priority ([`run_one`]): the Trino suite starts six JVMs
+/// at once (its two tests run side by side), and its catalog roll, timed by its probe,
+/// took 175 s instead of 26 s with the other lane busy at the same priority; the HDFS
+/// suite's operated roll, timed the same way, once missed its graceful hand-over that
+/// way. Both suites leave about a third of the two cores idle (they wait on JVM starts
+/// and the products' timers), which the niced binaries beside them take.
 const ALONE: [&str; 2] = ["real_hdfs", "real_trino"];
+
+/// Suites that run more tests at once than the machine has cores, because most of
+/// their tests wait: ZooKeeper's two certificate-rotation tests wait minutes for a
+/// renewal due two thirds into a five-minute certificate, and with two threads each
+/// held one of the suite's threads while it waited.
+const TEST_THREADS: [(&str, usize); 1] = [("real_zookeeper", 3)];
 
 /// The real-product binaries by product: two of one product never run side by side,
 /// since each starts several JVMs or Python servers and two such suites slowed each
@@ -282,6 +290,18 @@ pub fn extra_arguments(value: Option<&str>) -> Vec<String> {
         .collect()
 }
 
+/// `--test-threads=N` for a suite of [`TEST_THREADS`], unless the extra arguments set
+/// it already (libtest refuses it twice).
+fn test_threads(binary: &TestBinary, extra: &[String]) -> Option<String> {
+    if extra.iter().any(|word| word.starts_with("--test-threads")) {
+        return None;
+    }
+    TEST_THREADS
+        .iter()
+        .find(|(target, _)| *target == binary.target)
+        .map(|(_, threads)| format!("--test-threads={threads}"))
+}
+
 /// Tells the queue that `binary` ended when it goes out of scope, even if the lane
 /// panicked while running it: the other lane would otherwise wait for good.
 struct Done<'a> {
@@ -316,9 +336,9 @@ fn alone(binary: &TestBinary) -> bool {
 }
 
 /// The binaries still to run, handed out in order, but never a second real suite of a
-/// product whose suite runs ([`PRODUCT_SUITES`]), nor anything beside an [`ALONE`] one:
-/// a lane skips it for the next other binary, or waits when only such binaries are
-/// left.
+/// product whose suite runs ([`PRODUCT_SUITES`]), nor another real suite beside an
+/// [`ALONE`] one: a lane skips it for the next other binary, or waits when only such
+/// binaries are left.
 struct Queue {
     state: Mutex<QueueState>,
     changed: Condvar,
@@ -344,9 +364,14 @@ impl Queue {
                 return None;
             }
             let eligible = |binary: &TestBinary| {
-                let held_back = state.alone_running
-                    || product(binary).is_some_and(|name| state.products_running.contains(&name))
-                    || (alone(binary) && state.running > 0);
+                let held_back = match product(binary) {
+                    None => false,
+                    Some(name) => {
+                        state.alone_running
+                            || state.products_running.contains(&name)
+                            || (alone(binary) && !state.products_running.is_empty())
+                    }
+                };
                 !held_back
             };
             if let Some(index) = state.pending.iter().position(eligible) {
@@ -381,13 +406,19 @@ fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Ou
     let started = Instant::now();
     // A test binary dies with its lane (and so with `cargo xtask test`), as its own
     // servers die with it: a killed run leaves nothing behind.
-    let mut command = strata_testing::parent_death::command(&binary.executable);
+    // Every binary but a real-product suite runs at the lowest CPU priority: the real
+    // suites time the products, and their probes are what the other lane must not slow.
+    let mut command = if product(binary).is_some() {
+        strata_testing::parent_death::command(&binary.executable)
+    } else {
+        strata_testing::parent_death::lowest_priority_command(&binary.executable)
+    };
     configure(&mut command);
+    let extra = extra_arguments(std::env::var(ARGS_VARIABLE).ok().as_deref());
     let output = command
         .arg("--include-ignored")
-        .args(extra_arguments(
-            std::env::var(ARGS_VARIABLE).ok().as_deref(),
-        ))
+        .args(test_threads(binary, &extra))
+        .args(extra)
         .current_dir(&binary.package_dir)
         .output();
     let took = started.elapsed();
@@ -544,19 +575,60 @@ mod tests {
     }
 
     #[test]
-    fn trino_waits_until_nothing_else_runs_and_runs_alone() {
-        let queue = Queue::new(vec![binary("api"), binary("real_trino"), binary("helm")]);
-        let api = queue.take().unwrap();
+    fn trino_waits_until_no_other_product_runs_and_then_only_the_rest_runs_beside_it() {
+        let queue = Queue::new(vec![
+            binary("real_zookeeper"),
+            binary("real_trino"),
+            binary("real_superset"),
+            binary("api"),
+            binary("helm"),
+        ]);
+        let zookeeper = queue.take().unwrap();
+        assert_eq!(zookeeper.target, "real_zookeeper");
         assert_eq!(
             queue.take().unwrap().target,
-            "helm",
-            "real_trino is skipped while api runs"
+            "real_superset",
+            "real_trino is skipped while a real suite runs"
         );
-        queue.done(&api);
-        queue.done(&binary("helm"));
+        queue.done(&zookeeper);
+        queue.done(&binary("real_superset"));
         assert_eq!(queue.take().unwrap().target, "real_trino");
+        assert_eq!(
+            queue.take().unwrap().target,
+            "api",
+            "a binary of no product runs beside it"
+        );
         let state = queue.state.lock().unwrap();
-        assert!(state.alone_running && state.running == 1);
+        assert!(state.alone_running && state.running == 2);
+    }
+
+    #[test]
+    fn no_real_suite_starts_beside_hdfs() {
+        let queue = Queue::new(vec![
+            binary("real_hdfs"),
+            binary("real_trino"),
+            binary("real_zookeeper"),
+            binary("api"),
+        ]);
+        let hdfs = queue.take().unwrap();
+        assert_eq!(hdfs.target, "real_hdfs");
+        assert_eq!(queue.take().unwrap().target, "api");
+        queue.done(&binary("api"));
+        queue.done(&hdfs);
+        assert_eq!(queue.take().unwrap().target, "real_trino");
+    }
+
+    #[rstest]
+    #[case::zookeepers_suite(binary("real_zookeeper"), &[], Some("--test-threads=3"))]
+    #[case::set_by_the_caller(binary("real_zookeeper"), &["--test-threads=1"], None)]
+    #[case::any_other_binary(binary("real_trino"), &[], None)]
+    fn some_suites_run_more_tests_at_once(
+        #[case] suite: TestBinary,
+        #[case] extra: &[&str],
+        #[case] expected: Option<&str>,
+    ) {
+        let extra: Vec<String> = extra.iter().map(|word| (*word).to_owned()).collect();
+        assert_eq!(test_threads(&suite, &extra).as_deref(), expected);
     }
 
     #[rstest]

@@ -34,16 +34,21 @@ pub enum Action {
     OperatorChecks,
     /// `cargo xtask sandbox --demo`, as its own `cargo` command: every operator
     /// installed with the real helm onto the real control plane, its pods on the pod
-    /// runner's node, and driven with the real kubectl.
-    SandboxDemo,
-    /// Provision every tool the later steps need (`cargo xtask tools`), and export
-    /// their variables to those steps. The steps `beside` need no tool and run
-    /// meanwhile: provisioning on a fresh clone mostly waits on registries (pip,
-    /// Maven, apt), and clippy keeps the cores busy.
-    Provision {
+    /// runner's node, and driven with the real kubectl. The steps `beside` run
+    /// meanwhile, in order: the demo mostly waits on the products, and what runs
+    /// beside it must neither build a binary nor provision a tool it could then find.
+    SandboxDemo {
         /// What runs meanwhile, in order.
         beside: Vec<Step>,
     },
+    /// `cargo` with these arguments at the lowest CPU priority and in a target
+    /// directory of its own, [`LINT_TARGET_DIR`]: it takes only the CPU the step it
+    /// runs beside leaves idle, never waits on that step's build lock, and builds no
+    /// binary that step could find in `target/debug`.
+    LintCargo(Vec<&'static str>),
+    /// Provision every tool the later steps need (`cargo xtask tools`), and export
+    /// their variables to those steps.
+    Provision,
 }
 
 /// One named step of the suite.
@@ -65,30 +70,12 @@ pub fn steps() -> Vec<Step> {
             action: Action::Cargo(vec!["fmt", "--all", "--", "--check"]),
         },
         Step {
-            name: "the main command first, as a newcomer runs it: cargo xtask sandbox --demo (helm install as pods on the runner's node; real ZooKeeper, HDFS and Trino; Available, Degraded, healed, Stopped, deleted with its PVCs kept; Lease handover)",
-            action: Action::SandboxDemo,
+            name: "the main command first, as a newcomer runs it: cargo xtask sandbox --demo (helm install as pods on the runner's node; real ZooKeeper, HDFS and Trino; Available, Degraded, healed, Stopped, deleted with its PVCs kept; Lease handover), beside clippy and rustdoc at the lowest priority",
+            action: Action::SandboxDemo { beside: lints() },
         },
         Step {
-            name: "provision every other external tool under target/tools, beside clippy and rustdoc",
-            action: Action::Provision {
-                beside: vec![
-                    Step {
-                        name: "clippy",
-                        action: Action::Cargo(vec![
-                            "clippy",
-                            "--workspace",
-                            "--all-targets",
-                            "--",
-                            "-D",
-                            "warnings",
-                        ]),
-                    },
-                    Step {
-                        name: "rustdoc: every doc link resolves",
-                        action: Action::Cargo(vec!["doc", "--no-deps", "--workspace"]),
-                    },
-                ],
-            },
+            name: "provision every other external tool under target/tools",
+            action: Action::Provision,
         },
         Step {
             name: "hadolint on the Dockerfiles",
@@ -109,6 +96,31 @@ pub fn steps() -> Vec<Step> {
         Step {
             name: "generated Helm charts are up to date",
             action: Action::CheckHelm,
+        },
+    ]
+}
+
+/// Where [`Action::LintCargo`] builds, under the workspace.
+pub const LINT_TARGET_DIR: &str = "target/lint";
+
+/// Clippy with every warning denied, then rustdoc, whose lints deny every broken or
+/// private doc link.
+fn lints() -> Vec<Step> {
+    vec![
+        Step {
+            name: "clippy",
+            action: Action::LintCargo(vec![
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]),
+        },
+        Step {
+            name: "rustdoc: every doc link resolves",
+            action: Action::LintCargo(vec!["doc", "--no-deps", "--workspace"]),
         },
     ]
 }
@@ -169,30 +181,57 @@ fn execute(
     let no_tools = std::collections::BTreeMap::new();
     let env = provisioned.as_ref().map_or(&no_tools, |tools| &tools.env);
     match action {
-        Action::Cargo(args) => run_cargo(workspace, args, env),
-        Action::SandboxDemo => run_cargo(workspace, &["xtask", "sandbox", "--demo"], &no_tools),
-        Action::Provision { beside } => {
-            let tools = std::thread::scope(|scope| {
-                let provisioning = scope.spawn(|| tools::provision(workspace));
-                let meanwhile = beside.iter().try_for_each(|step| {
-                    eprintln!("\n==> meanwhile: {}", step.name);
+        Action::Cargo(args) => run_cargo(workspace, cargo_command(), args, env),
+        Action::LintCargo(args) => {
+            let mut command =
+                strata_testing::parent_death::lowest_priority_command(Path::new(&cargo()));
+            command.env("CARGO_TARGET_DIR", workspace.join(LINT_TARGET_DIR));
+            cargo_environment(&mut command, env);
+            // Its output is printed once it ends, so it does not interleave with the
+            // lines of the step it runs beside; a success prints nothing of its own.
+            let output = command
+                .args(args)
+                .current_dir(workspace)
+                .output()
+                .context("cannot start cargo")?;
+            if !output.status.success() {
+                eprint!("{}", String::from_utf8_lossy(&output.stdout));
+                eprint!("{}", String::from_utf8_lossy(&output.stderr));
+                bail!("cargo {} exited with {}", args.join(" "), output.status);
+            }
+            Ok(())
+        }
+        Action::SandboxDemo { beside } => std::thread::scope(|scope| {
+            // Its own thread, which lives as long as the lints run: the parent-death
+            // signal of what it starts follows the thread (`parent_death`).
+            let meanwhile = scope.spawn(|| {
+                beside.iter().try_for_each(|step| {
                     let started = Instant::now();
                     execute(workspace, &step.action, &mut None)
                         .with_context(|| format!("{} failed", step.name))?;
                     eprintln!(
-                        "    {} ok ({:.1}s)",
+                        "    meanwhile: {} ok ({:.1}s)",
                         step.name,
                         started.elapsed().as_secs_f64()
                     );
                     anyhow::Ok(())
-                });
-                // Joined before either error is returned, so both are seen.
-                let tools = provisioning
-                    .join()
-                    .map_err(|_| anyhow::anyhow!("the provisioning thread panicked"))?;
-                meanwhile?;
-                tools
-            })?;
+                })
+            });
+            let demo = run_cargo(
+                workspace,
+                cargo_command(),
+                &["xtask", "sandbox", "--demo"],
+                &no_tools,
+            );
+            // Joined before either error is returned, so both are seen.
+            let lints = meanwhile
+                .join()
+                .map_err(|_| anyhow::anyhow!("the thread of the lints panicked"))?;
+            demo?;
+            lints
+        }),
+        Action::Provision => {
+            let tools = tools::provision(workspace)?;
             for (tool, version) in &tools.versions {
                 eprintln!("    {tool}: {version}");
             }
@@ -226,15 +265,20 @@ fn execute(
     }
 }
 
-/// `cargo ARGS` in the workspace root with the tool variables `env`.
+/// `cargo`, dying with this process like every server the steps start.
+fn cargo_command() -> Command {
+    strata_testing::parent_death::command(Path::new(&cargo()))
+}
+
+/// `command` (a `cargo`) with `args` in the workspace root with the tool variables
+/// `env`.
 fn run_cargo(
     workspace: &Path,
+    mut command: Command,
     args: &[&str],
     env: &std::collections::BTreeMap<&'static str, OsString>,
 ) -> anyhow::Result<()> {
     let cargo = cargo();
-    // It dies with this process, like every server the steps start.
-    let mut command = strata_testing::parent_death::command(Path::new(&cargo));
     cargo_environment(&mut command, env);
     let status = command
         .args(args)
@@ -280,12 +324,11 @@ mod tests {
             actions,
             vec![
                 Action::Cargo(vec!["fmt", "--all", "--", "--check"]),
-                Action::SandboxDemo,
-                Action::Provision {
+                Action::SandboxDemo {
                     beside: vec![
                         Step {
                             name: "clippy",
-                            action: Action::Cargo(vec![
+                            action: Action::LintCargo(vec![
                                 "clippy",
                                 "--workspace",
                                 "--all-targets",
@@ -296,10 +339,11 @@ mod tests {
                         },
                         Step {
                             name: "rustdoc: every doc link resolves",
-                            action: Action::Cargo(vec!["doc", "--no-deps", "--workspace"]),
+                            action: Action::LintCargo(vec!["doc", "--no-deps", "--workspace"]),
                         },
                     ]
                 },
+                Action::Provision,
                 Action::Hadolint,
                 Action::Tests,
                 Action::OperatorChecks,

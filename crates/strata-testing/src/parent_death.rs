@@ -36,10 +36,44 @@ pub fn command(program: &Path) -> Command {
     }
 }
 
+/// [`command`] at the lowest CPU priority (`nice -n 19`): `program` gets only the CPU
+/// time that the processes at the normal priority leave idle, so it can run beside a
+/// suite whose probes time the product without slowing it.
+pub fn lowest_priority_command(program: &Path) -> Command {
+    let inner = command(program);
+    let mut niced = Command::new("nice");
+    niced
+        .args(["-n", "19"])
+        .arg(inner.get_program())
+        .args(inner.get_args());
+    niced
+}
+
 /// `setpriv` on `PATH`.
 fn setpriv() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join(SETPRIV))
         .find(|candidate| candidate.is_file())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    /// `nice` without arguments prints the niceness it runs at.
+    fn niceness_of(mut command: Command) -> String {
+        let output = command.output().expect("nice runs");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    #[test]
+    fn the_lowest_priority_command_runs_its_program_at_niceness_19() {
+        assert_eq!(
+            niceness_of(lowest_priority_command(Path::new("nice"))),
+            "19"
+        );
+    }
 }
