@@ -5,9 +5,8 @@
 //! their time waiting on the products' own timers and JVM starts, with a core idle. So
 //! the step builds every test binary once (`cargo test --no-run`), then runs them from a
 //! queue, [`DEFAULT_LANES`] at a time, the longest first: the HDFS and Trino suites
-//! with no other product beside them, ZooKeeper's beside the Superset ones, those one
-//! at a time, and everything else around them at the lowest CPU priority, where it takes
-//! only the CPU the products leave idle. Each binary's output is printed
+//! alone, ZooKeeper's beside the Superset ones, those one at a time, and everything
+//! else around them. Each binary's output is printed
 //! in one block when it ends, so two lanes never interleave their lines, and every
 //! binary runs even after one failed: a red run names every failing binary at once.
 //!
@@ -52,13 +51,13 @@ const LONGEST_FIRST: [&str; 9] = [
     "node_agent",
 ];
 
-/// The binaries that run with no other real-product suite beside them, and only
-/// binaries at the lowest CPU priority ([`run_one`]): the Trino suite starts six JVMs
-/// at once (its two tests run side by side), and its catalog roll, timed by its probe,
-/// took 175 s instead of 26 s with the other lane busy at the same priority; the HDFS
-/// suite's operated roll, timed the same way, once missed its graceful hand-over that
-/// way. Both suites leave about a third of the two cores idle (they wait on JVM starts
-/// and the products' timers), which the niced binaries beside them take.
+/// The binaries that run with nothing beside them, each taken once both lanes are
+/// free: the Trino suite starts six JVMs at once (its two tests run side by side), and
+/// its catalog roll, timed by its probe, took 175 s instead of 26 s with the other
+/// lane busy; the HDFS suite's operated roll, timed the same way, once missed its
+/// graceful hand-over with the other lane busy. The binaries beside them cannot be
+/// niced instead: at `nice -n 19` beside the HDFS suite, the real control plane of
+/// Superset's `real_control_plane` starved until its scheduler lost its lease.
 const ALONE: [&str; 2] = ["real_hdfs", "real_trino"];
 
 /// Suites that run more tests at once than the machine has cores, because most of
@@ -190,14 +189,14 @@ struct Outcome {
     took: Duration,
 }
 
-/// Builds every test binary, runs them in lanes with `--include-ignored`, then the
-/// doctests. Fails naming every binary that failed.
-pub fn run(
+/// Builds every test binary (`cargo test --workspace --no-run`), and returns them in
+/// the order the lanes take them.
+pub fn build(
     workspace: &Path,
     cargo: &OsString,
     configure: &(dyn Fn(&mut Command) + Sync),
-) -> anyhow::Result<()> {
-    let mut build = Command::new(cargo);
+) -> anyhow::Result<Vec<TestBinary>> {
+    let mut build = strata_testing::parent_death::command(Path::new(cargo));
     configure(&mut build);
     let built = build
         .args([
@@ -213,7 +212,19 @@ pub fn run(
     if !built.status.success() {
         bail!("cargo test --no-run exited with {}", built.status);
     }
-    let binaries = queue(test_binaries(&String::from_utf8_lossy(&built.stdout))?);
+    Ok(queue(test_binaries(&String::from_utf8_lossy(
+        &built.stdout,
+    ))?))
+}
+
+/// Runs the built `binaries` in lanes with `--include-ignored`, then the doctests. Fails
+/// naming every binary that failed.
+pub fn run(
+    workspace: &Path,
+    cargo: &OsString,
+    configure: &(dyn Fn(&mut Command) + Sync),
+    binaries: Vec<TestBinary>,
+) -> anyhow::Result<()> {
     let lanes = lanes_from(std::env::var(LANES_VARIABLE).ok().as_deref())?;
     eprintln!(
         "    {} test binaries, {lanes} at a time, longest first",
@@ -336,9 +347,9 @@ fn alone(binary: &TestBinary) -> bool {
 }
 
 /// The binaries still to run, handed out in order, but never a second real suite of a
-/// product whose suite runs ([`PRODUCT_SUITES`]), nor another real suite beside an
-/// [`ALONE`] one: a lane skips it for the next other binary, or waits when only such
-/// binaries are left.
+/// product whose suite runs ([`PRODUCT_SUITES`]), nor anything beside an [`ALONE`] one:
+/// a lane skips it for the next other binary, or waits when only such binaries are
+/// left.
 struct Queue {
     state: Mutex<QueueState>,
     changed: Condvar,
@@ -364,14 +375,9 @@ impl Queue {
                 return None;
             }
             let eligible = |binary: &TestBinary| {
-                let held_back = match product(binary) {
-                    None => false,
-                    Some(name) => {
-                        state.alone_running
-                            || state.products_running.contains(&name)
-                            || (alone(binary) && !state.products_running.is_empty())
-                    }
-                };
+                let held_back = state.alone_running
+                    || product(binary).is_some_and(|name| state.products_running.contains(&name))
+                    || (alone(binary) && state.running > 0);
                 !held_back
             };
             if let Some(index) = state.pending.iter().position(eligible) {
@@ -406,13 +412,7 @@ fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Ou
     let started = Instant::now();
     // A test binary dies with its lane (and so with `cargo xtask test`), as its own
     // servers die with it: a killed run leaves nothing behind.
-    // Every binary but a real-product suite runs at the lowest CPU priority: the real
-    // suites time the products, and their probes are what the other lane must not slow.
-    let mut command = if product(binary).is_some() {
-        strata_testing::parent_death::command(&binary.executable)
-    } else {
-        strata_testing::parent_death::lowest_priority_command(&binary.executable)
-    };
+    let mut command = strata_testing::parent_death::command(&binary.executable);
     configure(&mut command);
     let extra = extra_arguments(std::env::var(ARGS_VARIABLE).ok().as_deref());
     let output = command
@@ -575,47 +575,19 @@ mod tests {
     }
 
     #[test]
-    fn trino_waits_until_no_other_product_runs_and_then_only_the_rest_runs_beside_it() {
-        let queue = Queue::new(vec![
-            binary("real_zookeeper"),
-            binary("real_trino"),
-            binary("real_superset"),
-            binary("api"),
-            binary("helm"),
-        ]);
-        let zookeeper = queue.take().unwrap();
-        assert_eq!(zookeeper.target, "real_zookeeper");
+    fn trino_waits_until_nothing_else_runs_and_runs_alone() {
+        let queue = Queue::new(vec![binary("api"), binary("real_trino"), binary("helm")]);
+        let api = queue.take().unwrap();
         assert_eq!(
             queue.take().unwrap().target,
-            "real_superset",
-            "real_trino is skipped while a real suite runs"
+            "helm",
+            "real_trino is skipped while api runs"
         );
-        queue.done(&zookeeper);
-        queue.done(&binary("real_superset"));
+        queue.done(&api);
+        queue.done(&binary("helm"));
         assert_eq!(queue.take().unwrap().target, "real_trino");
-        assert_eq!(
-            queue.take().unwrap().target,
-            "api",
-            "a binary of no product runs beside it"
-        );
         let state = queue.state.lock().unwrap();
-        assert!(state.alone_running && state.running == 2);
-    }
-
-    #[test]
-    fn no_real_suite_starts_beside_hdfs() {
-        let queue = Queue::new(vec![
-            binary("real_hdfs"),
-            binary("real_trino"),
-            binary("real_zookeeper"),
-            binary("api"),
-        ]);
-        let hdfs = queue.take().unwrap();
-        assert_eq!(hdfs.target, "real_hdfs");
-        assert_eq!(queue.take().unwrap().target, "api");
-        queue.done(&binary("api"));
-        queue.done(&hdfs);
-        assert_eq!(queue.take().unwrap().target, "real_trino");
+        assert!(state.alone_running && state.running == 1);
     }
 
     #[rstest]

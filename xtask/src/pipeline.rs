@@ -26,8 +26,11 @@ pub enum Action {
     CheckHelm,
     /// Lint every Dockerfile with the provisioned hadolint.
     Hadolint,
-    /// Build every test binary, then run them side by side ([`crate::lanes`]) with
-    /// `--include-ignored`, then the doctests.
+    /// Build every test binary (`cargo test --workspace --no-run`), for the
+    /// [`Action::Tests`] step after it.
+    BuildTests,
+    /// Run every test binary side by side ([`crate::lanes`]) with `--include-ignored`
+    /// (building them first unless [`Action::BuildTests`] did), then the doctests.
     Tests,
     /// Run the shared operator checks (`strata_testing::checks`) on every
     /// registered operator.
@@ -47,8 +50,13 @@ pub enum Action {
     /// binary that step could find in `target/debug`.
     LintCargo(Vec<&'static str>),
     /// Provision every tool the later steps need (`cargo xtask tools`), and export
-    /// their variables to those steps.
-    Provision,
+    /// their variables to those steps. The steps `beside` need no tool and run
+    /// meanwhile, in order: provisioning mostly waits on registries and pip, and the
+    /// build keeps the cores busy.
+    Provision {
+        /// What runs meanwhile, in order.
+        beside: Vec<Step>,
+    },
 }
 
 /// One named step of the suite.
@@ -74,8 +82,13 @@ pub fn steps() -> Vec<Step> {
             action: Action::SandboxDemo { beside: lints() },
         },
         Step {
-            name: "provision every other external tool under target/tools",
-            action: Action::Provision,
+            name: "provision every other external tool under target/tools, beside the build of every test binary",
+            action: Action::Provision {
+                beside: vec![Step {
+                    name: "cargo test --workspace --no-run",
+                    action: Action::BuildTests,
+                }],
+            },
         },
         Step {
             name: "hadolint on the Dockerfiles",
@@ -131,15 +144,24 @@ struct Provisioned {
     check_tools: strata_testing::checks::Tools,
 }
 
+/// What earlier steps hand to later ones.
+#[derive(Default)]
+struct Handed {
+    /// From [`Action::Provision`].
+    provisioned: Option<Provisioned>,
+    /// From [`Action::BuildTests`].
+    test_binaries: Option<Vec<crate::lanes::TestBinary>>,
+}
+
 /// Runs every step; the ones after [`Action::Provision`] get the tool variables.
 pub fn run(workspace: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
     let steps = steps();
-    let mut provisioned = None;
+    let mut handed = Handed::default();
     for (index, step) in steps.iter().enumerate() {
         banner(index + 1, step.name);
         let step_started = Instant::now();
-        execute(workspace, &step.action, &mut provisioned)
+        execute(workspace, &step.action, &mut handed)
             .with_context(|| format!("step {} ({}) failed", index + 1, step.name))?;
         eprintln!("    ok ({:.1}s)", step_started.elapsed().as_secs_f64());
     }
@@ -173,13 +195,14 @@ pub(crate) fn package_variables(names: impl Iterator<Item = OsString>) -> Vec<Os
         .collect()
 }
 
-fn execute(
-    workspace: &Path,
-    action: &Action,
-    provisioned: &mut Option<Provisioned>,
-) -> anyhow::Result<()> {
+fn execute(workspace: &Path, action: &Action, handed: &mut Handed) -> anyhow::Result<()> {
     let no_tools = std::collections::BTreeMap::new();
-    let env = provisioned.as_ref().map_or(&no_tools, |tools| &tools.env);
+    let env = handed
+        .provisioned
+        .as_ref()
+        .map_or(&no_tools, |tools| &tools.env)
+        .clone();
+    let env = &env;
     match action {
         Action::Cargo(args) => run_cargo(workspace, cargo_command(), args, env),
         Action::LintCargo(args) => {
@@ -204,19 +227,7 @@ fn execute(
         Action::SandboxDemo { beside } => std::thread::scope(|scope| {
             // Its own thread, which lives as long as the lints run: the parent-death
             // signal of what it starts follows the thread (`parent_death`).
-            let meanwhile = scope.spawn(|| {
-                beside.iter().try_for_each(|step| {
-                    let started = Instant::now();
-                    execute(workspace, &step.action, &mut None)
-                        .with_context(|| format!("{} failed", step.name))?;
-                    eprintln!(
-                        "    meanwhile: {} ok ({:.1}s)",
-                        step.name,
-                        started.elapsed().as_secs_f64()
-                    );
-                    anyhow::Ok(())
-                })
-            });
+            let meanwhile = scope.spawn(|| run_beside(workspace, beside, &mut Handed::default()));
             let demo = run_cargo(
                 workspace,
                 cargo_command(),
@@ -230,8 +241,17 @@ fn execute(
             demo?;
             lints
         }),
-        Action::Provision => {
-            let tools = tools::provision(workspace)?;
+        Action::Provision { beside } => {
+            let tools = std::thread::scope(|scope| {
+                let provisioning = scope.spawn(|| tools::provision(workspace));
+                let meanwhile = run_beside(workspace, beside, handed);
+                // Joined before either error is returned, so both are seen.
+                let tools = provisioning
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("the provisioning thread panicked"))?;
+                meanwhile?;
+                tools
+            })?;
             for (tool, version) in &tools.versions {
                 eprintln!("    {tool}: {version}");
             }
@@ -239,17 +259,30 @@ fn execute(
                 "    kubernetes schemas for validation: {}",
                 tools.kubernetes_version
             );
-            *provisioned = Some(Provisioned {
+            handed.provisioned = Some(Provisioned {
                 env: tools.env_vars(),
                 check_tools: checks::tools_of(&tools)?,
             });
             Ok(())
         }
-        Action::Tests => crate::lanes::run(workspace, &cargo(), &|command| {
-            cargo_environment(command, env)
-        }),
+        Action::BuildTests => {
+            let binaries = crate::lanes::build(workspace, &cargo(), &|command| {
+                cargo_environment(command, env);
+            })?;
+            handed.test_binaries = Some(binaries);
+            Ok(())
+        }
+        Action::Tests => {
+            let configure = |command: &mut Command| cargo_environment(command, env);
+            let binaries = match handed.test_binaries.take() {
+                Some(binaries) => binaries,
+                None => crate::lanes::build(workspace, &cargo(), &configure)?,
+            };
+            crate::lanes::run(workspace, &cargo(), &configure, binaries)
+        }
         Action::OperatorChecks => {
-            let tools = provisioned
+            let tools = handed
+                .provisioned
                 .as_ref()
                 .context("the operator checks run after the provisioning step")?;
             checks::run(workspace, operators::registered(), &tools.check_tools)
@@ -263,6 +296,21 @@ fn execute(
             commands::hadolint(workspace, Path::new(program))
         }
     }
+}
+
+/// Runs `steps` one after the other beside another step, each with its time.
+fn run_beside(workspace: &Path, steps: &[Step], handed: &mut Handed) -> anyhow::Result<()> {
+    steps.iter().try_for_each(|step| {
+        let started = Instant::now();
+        execute(workspace, &step.action, handed)
+            .with_context(|| format!("{} failed", step.name))?;
+        eprintln!(
+            "    meanwhile: {} ok ({:.1}s)",
+            step.name,
+            started.elapsed().as_secs_f64()
+        );
+        anyhow::Ok(())
+    })
 }
 
 /// `cargo`, dying with this process like every server the steps start.
@@ -343,7 +391,12 @@ mod tests {
                         },
                     ]
                 },
-                Action::Provision,
+                Action::Provision {
+                    beside: vec![Step {
+                        name: "cargo test --workspace --no-run",
+                        action: Action::BuildTests,
+                    }]
+                },
                 Action::Hadolint,
                 Action::Tests,
                 Action::OperatorChecks,
