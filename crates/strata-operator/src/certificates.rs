@@ -14,6 +14,13 @@
 //!   the pods read the operator's certificates and the user's alike. It is issued again
 //!   when it is missing, unreadable, signed by another CA, short of a name, or two thirds
 //!   into its lifetime.
+//! - A product whose clients authenticate with certificates the operator issues asks for
+//!   a second CA ([`ClientCaRequest`], `<cluster>-client-ca`), made once and never
+//!   patched like the first, that signs those client certificates and nothing else.
+//!   The servers trust it, with their own CA, for clients only ([`CLIENT_CA_KEY`]), and
+//!   trust their own CA alone for each other: a client's certificate then never passes
+//!   for a server's, as ZooKeeper's quorum, which checks nothing but the chain, would
+//!   take it.
 //! - Each server Secret carries its certificate's fingerprint
 //!   ([`FINGERPRINT_ANNOTATION`]); the pod templates carry it too, so a new certificate
 //!   rolls the pods, which read their certificate only when they start.
@@ -27,6 +34,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::ApiResource;
 use kube::{Api, Client};
 use sha2::{Digest, Sha256};
+use strata_certificates::authority::CertificateAuthority;
 use strata_certificates::plan::{CaPlan, ServerPlan, plan_ca, plan_server};
 use strata_certificates::user::{CA_KEY, CERTIFICATE_KEY, PRIVATE_KEY_KEY};
 use strata_model::build::object_meta;
@@ -37,6 +45,11 @@ use crate::error::ReconcileError;
 
 /// The CA Secret's key for the CA's private key (its certificate is [`CA_KEY`]).
 pub const CA_PRIVATE_KEY_KEY: &str = "ca.key";
+
+/// The server Secret's key with the CAs whose client certificates the servers accept:
+/// the client CA, then the servers' own CA bundle. Written only with a
+/// [`ClientCaRequest`].
+pub const CLIENT_CA_KEY: &str = "client-ca.crt";
 
 /// Annotation with the SHA-256 of a server Secret's `tls.crt`: what changes when a new
 /// certificate is issued, on the Secret and on the pod templates that mount it.
@@ -65,6 +78,18 @@ pub struct CertificateRequest {
     pub servers: Vec<ServerCertificateRequest>,
     /// How long a server certificate is valid.
     pub lifetime: Duration,
+    /// The CA of the clients' certificates, for a product whose servers must tell
+    /// a client's certificate from a peer's.
+    pub client_ca: Option<ClientCaRequest>,
+}
+
+/// A CA apart from the servers' one, which signs only the certificates clients present.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientCaRequest {
+    /// The Secret that keeps it: `<cluster>-client-ca`.
+    pub secret_name: String,
+    /// Its common name.
+    pub common_name: String,
 }
 
 /// One server certificate: where it is kept and the names it must cover.
@@ -80,6 +105,11 @@ impl CertificateRequest {
     /// Every Secret the step reads and writes.
     pub fn secret_names(&self) -> Vec<&str> {
         std::iter::once(self.ca_secret_name.as_str())
+            .chain(
+                self.client_ca
+                    .iter()
+                    .map(|client_ca| client_ca.secret_name.as_str()),
+            )
             .chain(
                 self.servers
                     .iter()
@@ -245,7 +275,11 @@ pub struct Certificates {
     pub renew_at: Option<SystemTime>,
     /// The pod template annotations a CA rotation in progress needs.
     pub pod_annotations: Vec<(&'static str, String)>,
+    /// The client CA's certificate, with a [`ClientCaRequest`].
+    pub client_ca_pem: Option<String>,
     ca_secret: Option<CaWrite>,
+    /// The client CA's Secret when this reconcile makes it.
+    client_ca_secret: Option<(Secret, Secret)>,
     server_secrets: Vec<(Secret, Secret)>,
 }
 
@@ -276,6 +310,9 @@ impl Certificates {
             Some(CaWrite::Rotate(shown, sealed)) => desired.push_sealed(shown, sealed),
             None => {}
         }
+        if let Some((shown, sealed)) = self.client_ca_secret {
+            desired.push_sealed_once(shown, sealed);
+        }
         for (shown, sealed) in self.server_secrets {
             desired.push_sealed(shown, sealed);
         }
@@ -290,7 +327,8 @@ impl Certificates {
         let ca = self.ca_secret.iter().map(|write| match write {
             CaWrite::Create(_, sealed) | CaWrite::Rotate(_, sealed) => sealed,
         });
-        ca.chain(self.server_secrets.iter().map(|(_, sealed)| sealed))
+        ca.chain(self.client_ca_secret.iter().map(|(_, sealed)| sealed))
+            .chain(self.server_secrets.iter().map(|(_, sealed)| sealed))
             .cloned()
             .collect()
     }
@@ -413,7 +451,9 @@ pub fn plan_rotating(
         issued: Vec::new(),
         renew_at: None,
         pod_annotations: decision.annotations.clone(),
+        client_ca_pem: None,
         ca_secret,
+        client_ca_secret: None,
         server_secrets: Vec::new(),
     };
     if matches!(certificates.ca_secret, Some(CaWrite::Create(..))) {
@@ -424,6 +464,15 @@ pub fn plan_rotating(
     if let Some(note) = &decision.note {
         certificates.issued.push(format!("CA rotation: {note}"));
     }
+    if let Some(client_ca) = &request.client_ca {
+        plan_client_ca(request, client_ca, stored, now, &mut certificates)?;
+    }
+    // The servers accept clients of the client CA, and of their own CA, whose client
+    // certificates (issued before the client CA existed) keep working.
+    let client_bundle = certificates
+        .client_ca_pem
+        .as_ref()
+        .map(|client_ca| format!("{client_ca}\n{bundle}"));
     for server in &request.servers {
         let existing = stored.pair(&server.secret_name, CERTIFICATE_KEY, PRIVATE_KEY_KEY);
         let plan = plan_server(
@@ -473,11 +522,14 @@ pub fn plan_rotating(
             1 => fingerprint(&certificate),
             _ => fingerprint(&format!("{certificate}\n{bundle}")),
         };
-        let data = [
+        let mut data = vec![
             (CERTIFICATE_KEY, certificate.as_str()),
             (PRIVATE_KEY_KEY, key.as_str()),
             (CA_KEY, bundle.as_str()),
         ];
+        if let Some(client_bundle) = &client_bundle {
+            data.push((CLIENT_CA_KEY, client_bundle.as_str()));
+        }
         certificates.server_secrets.push(sealed_secret(
             request,
             &server.secret_name,
@@ -491,15 +543,67 @@ pub fn plan_rotating(
     Ok(certificates)
 }
 
+/// Keeps the client CA of `client_ca`, or makes it: created once, never patched, and
+/// never replaced when it does not parse, as the servers' CA.
+fn plan_client_ca(
+    request: &CertificateRequest,
+    client_ca: &ClientCaRequest,
+    stored: &StoredSecrets,
+    now: SystemTime,
+    certificates: &mut Certificates,
+) -> Result<(), ReconcileError> {
+    let unreadable = |error: strata_certificates::CertificateError| {
+        ReconcileError::invalid_spec(
+            "ClientCaSecretUnreadable",
+            format!(
+                "Secret {} holds no usable client CA ({error}). The operator never replaces a \
+                 CA that servers trust: restore it, or delete the Secret to have a new one \
+                 made (every client certificate it signed is then refused once the servers \
+                 roll)",
+                client_ca.secret_name
+            ),
+        )
+    };
+    match stored.pair(&client_ca.secret_name, CA_KEY, CA_PRIVATE_KEY_KEY) {
+        Some((certificate, key)) => {
+            CertificateAuthority::from_pem(&certificate, &key).map_err(unreadable)?;
+            certificates.client_ca_pem = Some(certificate);
+        }
+        None => {
+            let created = match plan_ca(None, &client_ca.common_name, now).map_err(unreadable)? {
+                CaPlan::Create(created) | CaPlan::Keep(created) => created,
+            };
+            let data = [
+                (CA_KEY, created.certificate_pem()),
+                (CA_PRIVATE_KEY_KEY, created.key_pem()),
+            ];
+            certificates.client_ca_secret =
+                Some(sealed_secret(request, &client_ca.secret_name, &data, None));
+            certificates.client_ca_pem = Some(created.certificate_pem().to_owned());
+            certificates
+                .issued
+                .push(format!("the client CA in Secret {}", client_ca.secret_name));
+        }
+    }
+    Ok(())
+}
+
 /// The Secrets as `render` shows them: names, labels and the keys they will hold, and
 /// no value (there is no cluster to keep a CA in).
 pub fn rendered_secrets(request: &CertificateRequest) -> Vec<Secret> {
     let ca = secret_shell(request, &request.ca_secret_name, None);
+    let client_ca = request
+        .client_ca
+        .iter()
+        .map(|client_ca| secret_shell(request, &client_ca.secret_name, None));
     let servers = request
         .servers
         .iter()
         .map(|server| secret_shell(request, &server.secret_name, Some(ISSUED_IN_CLUSTER)));
-    std::iter::once(ca).chain(servers).collect()
+    std::iter::once(ca)
+        .chain(client_ca)
+        .chain(servers)
+        .collect()
 }
 
 /// The SHA-256 of a certificate's PEM, in hex.

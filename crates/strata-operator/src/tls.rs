@@ -76,6 +76,12 @@ pub fn ca_secret_name(cluster_name: &str) -> String {
     format!("{cluster_name}-ca")
 }
 
+/// `<cluster>-client-ca`: the Secret with the CA of the cluster's client certificates,
+/// for a product that keeps one apart ([`crate::certificates::ClientCaRequest`]).
+pub fn client_ca_secret_name(cluster_name: &str) -> String {
+    format!("{cluster_name}-client-ca")
+}
+
 /// `<role group object>-tls`: the operator's certificate of a role group.
 pub fn operator_secret_name(group_object_name: &str) -> String {
     format!("{group_object_name}-tls")

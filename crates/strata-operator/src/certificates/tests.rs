@@ -28,6 +28,7 @@ fn request() -> CertificateRequest {
             ],
         }],
         lifetime: 30 * DAY,
+        client_ca: None,
     }
 }
 
@@ -127,6 +128,83 @@ fn a_ca_secret_that_does_not_parse_is_never_replaced() {
     assert!(!error.is_transient());
 }
 
+fn with_client_ca() -> CertificateRequest {
+    CertificateRequest {
+        client_ca: Some(ClientCaRequest {
+            secret_name: "zk-client-ca".to_owned(),
+            common_name: "zk client CA".to_owned(),
+        }),
+        ..request()
+    }
+}
+
+fn text(stored: &StoredSecrets, secret: &str, key: &str) -> String {
+    String::from_utf8_lossy(&stored.0[secret][key]).into_owned()
+}
+
+#[test]
+fn a_client_ca_apart_signs_no_server_and_the_servers_trust_it_for_clients_only() {
+    let planned =
+        plan_certificates(&with_client_ca(), &StoredSecrets::default(), now()).expect("plan");
+    assert!(
+        planned
+            .issued
+            .iter()
+            .any(|issued| issued.contains("the client CA in Secret zk-client-ca")),
+        "{:?}",
+        planned.issued
+    );
+    let stored = stored_after(planned.clone(), &StoredSecrets::default());
+    let ca = text(&stored, "zk-ca", "ca.crt");
+    let client_ca = text(&stored, "zk-client-ca", "ca.crt");
+    assert_ne!(client_ca, ca, "two CAs");
+    assert_eq!(planned.client_ca_pem.as_deref(), Some(client_ca.as_str()));
+    let server = server_certificate(&stored);
+    assert!(server.issued_by(&ca).expect("check"));
+    assert!(!server.issued_by(&client_ca).expect("check"));
+    assert_eq!(
+        text(&stored, "zk-server-default-tls", "ca.crt"),
+        ca,
+        "what the quorum trusts: the servers' CA alone"
+    );
+    assert_eq!(
+        text(&stored, "zk-server-default-tls", CLIENT_CA_KEY),
+        format!("{client_ca}\n{ca}"),
+        "what the client port trusts: the client CA, and the servers' CA"
+    );
+
+    let second = plan_certificates(&with_client_ca(), &stored, now() + DAY).expect("plan");
+    assert!(second.issued.is_empty(), "{:?}", second.issued);
+    assert_eq!(
+        second.client_ca_pem, planned.client_ca_pem,
+        "the client CA stays"
+    );
+    assert_eq!(stored_after(second, &stored), stored, "nothing changes");
+}
+
+#[test]
+fn a_client_ca_secret_that_does_not_parse_is_never_replaced() {
+    let first =
+        plan_certificates(&with_client_ca(), &StoredSecrets::default(), now()).expect("plan");
+    let mut stored = stored_after(first, &StoredSecrets::default());
+    stored.0.insert(
+        "zk-client-ca".to_owned(),
+        BTreeMap::from([("ca.crt".to_owned(), b"not a certificate".to_vec())]),
+    );
+    let error = plan_certificates(&with_client_ca(), &stored, now()).expect_err("refused");
+    assert_eq!(error.reason(), "ClientCaSecretUnreadable");
+    assert!(!error.is_transient());
+}
+
+#[test]
+fn without_a_client_ca_the_servers_secrets_keep_cert_managers_three_keys() {
+    let planned = plan_certificates(&request(), &StoredSecrets::default(), now()).expect("plan");
+    let stored = stored_after(planned, &StoredSecrets::default());
+    let keys: Vec<&String> = stored.0["zk-server-default-tls"].keys().collect();
+    assert_eq!(keys, ["ca.crt", "tls.crt", "tls.key"]);
+    assert!(!stored.0.contains_key("zk-client-ca"));
+}
+
 #[test]
 fn no_key_is_rendered_compared_or_logged() {
     let planned = plan_certificates(&request(), &StoredSecrets::default(), now()).expect("plan");
@@ -166,14 +244,19 @@ fn no_key_is_rendered_compared_or_logged() {
     }
 }
 
-#[test]
-fn render_shows_where_the_certificates_will_be() {
-    let secrets = rendered_secrets(&request());
+#[rstest]
+#[case::one_ca(request(), &["zk-ca", "zk-server-default-tls"])]
+#[case::with_a_client_ca(with_client_ca(), &["zk-ca", "zk-client-ca", "zk-server-default-tls"])]
+fn render_shows_where_the_certificates_will_be(
+    #[case] request: CertificateRequest,
+    #[case] expected: &[&str],
+) {
+    let secrets = rendered_secrets(&request);
     let names: Vec<_> = secrets
         .iter()
         .map(|secret| secret.metadata.name.clone().unwrap_or_default())
         .collect();
-    assert_eq!(names, ["zk-ca", "zk-server-default-tls"]);
+    assert_eq!(names, expected);
     assert!(secrets.iter().all(|secret| secret.data.is_none()));
 }
 

@@ -35,6 +35,7 @@ pub fn certificate_request(cluster: &ValidatedCluster, lifetime: Duration) -> Ce
             })
             .collect(),
         lifetime,
+        client_ca: None,
     }
 }
 

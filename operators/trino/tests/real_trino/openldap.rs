@@ -50,6 +50,7 @@ pub fn objects() -> Vec<Value> {
             names: vec![format!("{POD}.{NAMESPACE}.svc.cluster.local")],
         }],
         lifetime: Duration::from_secs(3600),
+        client_ca: None,
     };
     let certificates = plan_certificates(&request, &StoredSecrets::default(), SystemTime::now())
         .unwrap_or_else(|error| panic!("{error}"));

@@ -8,7 +8,10 @@
 use std::time::Duration;
 use strata_model::exposure::ExternalAddress;
 
-use strata_operator::certificates::{CertificateRequest, ServerCertificateRequest};
+use strata_operator::certificates::{
+    CertificateRequest, ClientCaRequest, ServerCertificateRequest,
+};
+use strata_operator::tls::client_ca_secret_name;
 
 use crate::validate::ValidatedCluster;
 
@@ -33,6 +36,12 @@ pub fn certificate_request(cluster: &ValidatedCluster, lifetime: Duration) -> Ce
             })
             .collect(),
         lifetime,
+        // ZooKeeper's quorum checks nothing of a peer's certificate but its chain, so
+        // the ZNodes' client certificates come from a CA the quorum does not trust.
+        client_ca: Some(ClientCaRequest {
+            secret_name: client_ca_secret_name(identity.name.as_str()),
+            common_name: format!("{} ZooKeeper client CA", identity.name.as_str()),
+        }),
     }
 }
 

@@ -13,7 +13,15 @@ use crate::validate::tests::validated;
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 fn with_tls(client_authentication: Option<&str>) -> Value {
-    let mut tls = json!({"enabled": true, "secretName": "zk-tls"});
+    with_tls_from(Some("zk-tls"), client_authentication)
+}
+
+/// TLS with the user's Secret `secret_name`, or the operator's certificates.
+fn with_tls_from(secret_name: Option<&str>, client_authentication: Option<&str>) -> Value {
+    let mut tls = json!({"enabled": true});
+    if let Some(name) = secret_name {
+        tls["secretName"] = json!(name);
+    }
     if let Some(value) = client_authentication {
         tls["clientAuthentication"] = json!(value);
     }
@@ -33,14 +41,20 @@ fn zoo_cfg(spec: Value) -> Result<BTreeMap<String, String>, Box<dyn std::error::
         .collect())
 }
 
+/// The user's Secret has one CA; the operator's certificates keep the client CA apart,
+/// which the quorum does not trust (a ZNode's certificate is no peer's).
 #[rstest]
-#[case::clients_without_certificates(None, "none")]
-#[case::mutual_tls(Some("Required"), "need")]
+#[case::clients_without_certificates(Some("zk-tls"), None, "none", "/tls/ca.crt")]
+#[case::mutual_tls(Some("zk-tls"), Some("Required"), "need", "/tls/ca.crt")]
+#[case::operator_certificates(None, None, "none", "/tls/client-ca.crt")]
+#[case::operator_certificates_and_mutual_tls(None, Some("Required"), "need", "/tls/client-ca.crt")]
 fn zoo_cfg_serves_tls_to_clients_and_the_quorum(
+    #[case] secret_name: Option<&str>,
     #[case] client_authentication: Option<&str>,
     #[case] client_auth: &str,
+    #[case] client_truststore: &str,
 ) -> TestResult {
-    let cfg = zoo_cfg(with_tls(client_authentication))?;
+    let cfg = zoo_cfg(with_tls_from(secret_name, client_authentication))?;
     for (key, value) in [
         (
             "serverCnxnFactory",
@@ -53,7 +67,7 @@ fn zoo_cfg_serves_tls_to_clients_and_the_quorum(
         ("sslQuorum", "true"),
         ("ssl.keyStore.location", "/keystore/keystore.pem"),
         ("ssl.keyStore.type", "PEM"),
-        ("ssl.trustStore.location", "/tls/ca.crt"),
+        ("ssl.trustStore.location", client_truststore),
         ("ssl.trustStore.type", "PEM"),
         ("ssl.quorum.keyStore.location", "/keystore/keystore.pem"),
         ("ssl.quorum.keyStore.type", "PEM"),

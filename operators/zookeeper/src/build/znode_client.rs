@@ -4,11 +4,15 @@
 //!
 //! The ZNode is the grant: whoever may read its Secret may connect. With the
 //! operator's certificates, the ZNode controller issues one certificate per ZNode,
-//! signed by the cluster's CA, named `<znode>.<namespace>` (the subject a server's
-//! X.509 ACLs see), renewed two thirds into the cluster's certificate lifetime, and
-//! kept in `<znode>-client-tls`, owned by the ZNode:
-//! - `tls.crt`, `tls.key`, `ca.crt`, as cert-manager writes them;
-//! - `keystore.p12`, the same key and chain as PKCS#12 for JVM clients, whose
+//! signed by the cluster's client CA (`<cluster>-client-ca`), which the servers trust
+//! for clients and the quorum does not: a ZNode's certificate cannot join the quorum.
+//! It is named `<znode>.<namespace>` (the subject a server's X.509 ACLs see), renewed
+//! two thirds into the cluster's certificate lifetime, and kept in
+//! `<znode>-client-tls`, owned by the ZNode:
+//! - `tls.crt`, `tls.key`, as cert-manager writes them, and `ca.crt`, the CAs a client
+//!   checks the servers against: the cluster's whole trust bundle, both CAs during a
+//!   rotation, kept current while the certificate is kept;
+//! - `keystore.p12`, the same key and its chain (the client CA) as PKCS#12 for JVM clients, whose
 //!   password [`KEYSTORE_PASSWORD`] protects nothing (the Secret does), and is fixed
 //!   so that clients can be configured before the Secret exists.
 //!
@@ -63,17 +67,34 @@ impl std::fmt::Debug for ClientSecret {
     }
 }
 
+/// What a ZNode's certificate is signed with, and what its Secret trusts.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientSigning<'a> {
+    /// The cluster's client CA.
+    pub ca: &'a CertificateAuthority,
+    /// The CAs a client checks the servers against (`ca.crt`): the cluster's trust
+    /// bundle.
+    pub trusted_pem: &'a str,
+    /// The cluster's certificate lifetime.
+    pub lifetime: Duration,
+}
+
 /// Keeps the certificate in `existing` (the Secret's values) while it is readable,
-/// signed by `ca`, names the ZNode and is not due for renewal; otherwise issues one.
+/// signed by the signing CA, names the ZNode and is not due for renewal; otherwise
+/// issues one. Either way `ca.crt` is the trust bundle of `signing`.
 pub fn client_secret(
     znode: &str,
     namespace: &str,
     labels: BTreeMap<String, String>,
-    ca: &CertificateAuthority,
+    signing: ClientSigning<'_>,
     existing: Option<&BTreeMap<String, Vec<u8>>>,
-    lifetime: Duration,
     now: SystemTime,
 ) -> Result<ClientSecret, ReconcileError> {
+    let ClientSigning {
+        ca,
+        trusted_pem,
+        lifetime,
+    } = signing;
     let text = |key: &str| {
         existing
             .and_then(|data| data.get(key))
@@ -96,7 +117,7 @@ pub fn client_secret(
         lifetime,
     )
     .map_err(failed)?;
-    let (data, issued) = match plan {
+    let (mut data, issued) = match plan {
         ServerPlan::Keep { .. } => (existing.cloned().unwrap_or_default(), None),
         ServerPlan::Issue {
             certificate,
@@ -113,22 +134,24 @@ pub fn client_secret(
                     PRIVATE_KEY_KEY.to_owned(),
                     certificate.key_pem().as_bytes().to_vec(),
                 ),
-                (CA_KEY.to_owned(), ca.certificate_pem().as_bytes().to_vec()),
                 (KEYSTORE_KEY.to_owned(), store),
             ]);
             (data, Some(reason))
         }
     };
+    data.insert(CA_KEY.to_owned(), trusted_pem.as_bytes().to_vec());
     let certificate = String::from_utf8_lossy(
         data.get(CERTIFICATE_KEY)
             .map(Vec::as_slice)
             .unwrap_or_default(),
     )
     .into_owned();
+    // The trust bundle is in the fingerprint: what is compared must change when
+    // `ca.crt` does, as during a CA rotation, while the certificate is kept.
     let mut metadata = object_meta(&client_secret_name(znode), namespace, labels);
     metadata.annotations = Some(BTreeMap::from([(
         FINGERPRINT_ANNOTATION.to_owned(),
-        fingerprint(&certificate),
+        fingerprint(&format!("{certificate}\n{trusted_pem}")),
     )]));
     let shown = Secret {
         metadata,
@@ -172,11 +195,28 @@ mod tests {
             .collect()
     }
 
+    /// Signed by `ca`, trusting the servers' CA `servers`.
+    fn signing<'a>(ca: &'a CertificateAuthority, servers: &'a str) -> ClientSigning<'a> {
+        ClientSigning {
+            ca,
+            trusted_pem: servers,
+            lifetime: 3 * HOUR,
+        }
+    }
+
     #[test]
     fn a_client_certificate_is_issued_kept_then_renewed() -> Result<(), ReconcileError> {
         let now = SystemTime::now();
         let ca = ca(now);
-        let first = client_secret("hdfs", "data", BTreeMap::new(), &ca, None, 3 * HOUR, now)?;
+        let servers = "servers' CA";
+        let first = client_secret(
+            "hdfs",
+            "data",
+            BTreeMap::new(),
+            signing(&ca, servers),
+            None,
+            now,
+        )?;
         assert_eq!(first.issued, Some(IssueReason::Missing));
         assert_eq!(
             first.shown.metadata.name.as_deref(),
@@ -199,9 +239,8 @@ mod tests {
             "hdfs",
             "data",
             BTreeMap::new(),
-            &ca,
+            signing(&ca, servers),
             Some(&stored),
-            3 * HOUR,
             an_hour_later,
         )?;
         assert_eq!(kept.issued, None);
@@ -215,13 +254,52 @@ mod tests {
             "hdfs",
             "data",
             BTreeMap::new(),
-            &ca,
+            signing(&ca, servers),
             Some(&stored),
-            3 * HOUR,
             two_thirds_on,
         )?;
         assert_eq!(renewed.issued, Some(IssueReason::RenewalDue));
         assert_ne!(renewed.shown, first.shown);
+        Ok(())
+    }
+
+    #[test]
+    fn ca_crt_is_the_servers_trust_bundle_and_follows_it_while_the_certificate_is_kept()
+    -> Result<(), ReconcileError> {
+        let now = SystemTime::now();
+        let client_ca = ca(now);
+        let first = client_secret(
+            "hdfs",
+            "data",
+            BTreeMap::new(),
+            signing(&client_ca, "old servers' CA"),
+            None,
+            now,
+        )?;
+        let stored = values(&first.sealed);
+        assert_eq!(
+            stored["ca.crt"], b"old servers' CA",
+            "clients check the servers against the servers' CA, not the client CA"
+        );
+
+        let rotating = "old servers' CA\nnew servers' CA";
+        let during_a_rotation = client_secret(
+            "hdfs",
+            "data",
+            BTreeMap::new(),
+            signing(&client_ca, rotating),
+            Some(&stored),
+            now + HOUR,
+        )?;
+        assert_eq!(during_a_rotation.issued, None, "the certificate is kept");
+        assert_ne!(
+            during_a_rotation.shown, first.shown,
+            "a new bundle is written"
+        );
+        assert_eq!(
+            values(&during_a_rotation.sealed)["ca.crt"],
+            rotating.as_bytes()
+        );
         Ok(())
     }
 }

@@ -1,5 +1,5 @@
 //! The TLS part of `zoo.cfg`: the secure client port, and quorum TLS, both with the one
-//! certificate of the user's Secret.
+//! certificate of the role group's Secret (the operator's, or the user's).
 //!
 //! ZooKeeper reads a PEM keystore as one file holding the key (PKCS#8) and its
 //! certificate chain, so an init container joins the Secret's `tls.key` and `tls.crt`
@@ -9,10 +9,17 @@
 //! encryption password.
 //!
 //! The plaintext client port stays, bound to `127.0.0.1` (`clientPortAddress`): the
-//! probes ask it, and nothing outside the pod reaches it. Quorum TLS checks that a peer's certificate
-//! chains to the CA (ZooKeeper 3.9 runs in FIPS mode by default, where it checks no
-//! peer host name on quorum links). Netty serves the secure port; the default NIO
-//! factory refuses TLS.
+//! probes ask it, and nothing outside the pod reaches it. Quorum TLS checks only that a
+//! peer's certificate chains to the quorum's trust store (ZooKeeper 3.9 runs in FIPS
+//! mode by default, where it checks no peer host name on quorum links), and a quorum
+//! peer is trusted with everything: the leader sends a learner a snapshot of every
+//! znode, whatever its ACL, and runs the requests it forwards under the identities it
+//! claims. So with the operator's certificates the quorum trusts the servers' CA alone,
+//! and the client port also trusts the client CA that signs the ZNodes' certificates
+//! ([`CLIENT_TRUSTSTORE_FILE`]): a ZNode's certificate is refused at the quorum port.
+//! A user's Secret has one CA for both; whoever issues its client certificates decides
+//! (`docs/zookeeper.md`). Netty serves the secure port; the default NIO factory refuses
+//! TLS.
 
 /// The secure client port (the one clients use when TLS is on).
 pub const SECURE_CLIENT_PORT: u16 = 2282;
@@ -22,8 +29,12 @@ pub const TLS_DIR: &str = "/tls";
 pub const KEYSTORE_DIR: &str = "/keystore";
 /// The keystore: the Secret's key and certificate in one PEM file.
 pub const KEYSTORE_FILE: &str = "/keystore/keystore.pem";
-/// The CA certificate clients and peers are checked against.
+/// The servers' CA bundle, which peers are checked against (and clients, with a user's
+/// Secret).
 pub const TRUSTSTORE_FILE: &str = "/tls/ca.crt";
+/// The client CA and the servers' CA bundle, which clients are checked against with the
+/// operator's certificates (`strata_operator::certificates::CLIENT_CA_KEY`).
+pub const CLIENT_TRUSTSTORE_FILE: &str = "/tls/client-ca.crt";
 /// The server connection factory that serves TLS.
 pub const NETTY_CONNECTION_FACTORY: &str = "org.apache.zookeeper.server.NettyServerCnxnFactory";
 /// Where the plaintext client port listens while TLS is on: inside the pod only.
@@ -41,6 +52,9 @@ pub const CLIENT_PROTOCOLS: &str = "TLSv1.3,TLSv1.2";
 pub struct TlsSettings {
     /// Whether clients must present a certificate the CA signed.
     pub client_auth_required: bool,
+    /// Whether the Secret keeps the client CA apart ([`CLIENT_TRUSTSTORE_FILE`]): the
+    /// operator's certificates do, a user's Secret does not.
+    pub separate_client_ca: bool,
 }
 
 impl TlsSettings {
@@ -68,11 +82,16 @@ impl TlsSettings {
             ),
             ("sslQuorum".to_owned(), "true".to_owned()),
         ];
-        for prefix in ["ssl", "ssl.quorum"] {
+        let client_truststore = if self.separate_client_ca {
+            CLIENT_TRUSTSTORE_FILE
+        } else {
+            TRUSTSTORE_FILE
+        };
+        for (prefix, truststore) in [("ssl", client_truststore), ("ssl.quorum", TRUSTSTORE_FILE)] {
             for (key, value) in [
                 ("keyStore.location", KEYSTORE_FILE),
                 ("keyStore.type", "PEM"),
-                ("trustStore.location", TRUSTSTORE_FILE),
+                ("trustStore.location", truststore),
                 ("trustStore.type", "PEM"),
             ] {
                 entries.push((format!("{prefix}.{key}"), value.to_owned()));

@@ -1,10 +1,12 @@
 //! The operator's own client certificate for a cluster with TLS, for the ZNode
-//! controller: it trusts the cluster's CA and presents a certificate the CA signed, so
-//! it connects whether or not the servers require client certificates.
+//! controller: it trusts the cluster's CA and presents a client certificate the
+//! servers accept, so it connects whether or not they require client certificates.
 //!
 //! - With the operator's certificates, it signs a short-lived certificate of its own
-//!   (`CN=zookeeper-operator`) with the cluster's CA, in memory, for each connection: no
-//!   server's key is borrowed, and nothing long-lived is written.
+//!   (`CN=zookeeper-operator`) with the cluster's client CA (`<cluster>-client-ca`), in
+//!   memory, for each connection: no server's key is borrowed, and nothing long-lived
+//!   is written. The client CA also signs the ZNodes' certificates; the quorum does not
+//!   trust it (`crate::config::tls`).
 //! - With the user's Secret, it presents that Secret's certificate, which the servers'
 //!   CA signed (it must allow client authentication, as cert-manager's do by default).
 
@@ -25,6 +27,7 @@ use super::znode::ZnodeContext;
 use crate::crd::ZookeeperCluster;
 use crate::validate::{CertificateSource, ca_secret_name, validate_tls};
 use crate::znode_client::ClientTls;
+use strata_operator::tls::client_ca_secret_name;
 
 /// The name the operator's client certificate carries.
 pub const OPERATOR_CLIENT_NAME: &str = "zookeeper-operator";
@@ -39,7 +42,7 @@ const CLIENT_LIFETIME: Duration = Duration::from_secs(3600);
 pub struct ClusterTls {
     /// The controller's own connection.
     pub client: ClientTls,
-    /// The cluster's CA and its certificates' lifetime; `None` with the user's
+    /// The cluster's client CA and its certificates' lifetime; `None` with the user's
     /// certificates, whose CA key the operator does not have.
     pub signer: Option<(CertificateAuthority, Duration)>,
 }
@@ -59,7 +62,12 @@ pub async fn client_tls(
         CertificateSource::Operator { lifetime } => {
             let name = ca_secret_name(&cluster.name_any());
             let data = read(context, &namespace, &name).await?;
-            let (signing_pem, ca_key) = (text(&data, CA_KEY), text(&data, CA_PRIVATE_KEY_KEY));
+            let client_ca_name = client_ca_secret_name(&cluster.name_any());
+            let client_ca = read(context, &namespace, &client_ca_name).await?;
+            let (signing_pem, ca_key) = (
+                text(&client_ca, CA_KEY),
+                text(&client_ca, CA_PRIVATE_KEY_KEY),
+            );
             // During a CA rotation the servers present certificates of either CA:
             // trust both, oldest first, as the operator's trust bundles do.
             let ca_pem = [PREVIOUS_CA_KEY, CA_KEY, NEXT_CA_KEY]
@@ -69,7 +77,7 @@ pub async fn client_tls(
                 .collect::<Vec<_>>()
                 .join("\n");
             let authority = CertificateAuthority::from_pem(&signing_pem, &ca_key)
-                .map_err(|error| not_ready(&name, &error.to_string()))?;
+                .map_err(|error| not_ready(&client_ca_name, &error.to_string()))?;
             let issued = authority
                 .issue(
                     &[OPERATOR_CLIENT_NAME.to_owned()],

@@ -23,9 +23,9 @@ fn names(objects: &[Value]) -> Vec<String> {
 }
 
 #[rstest]
-#[case::simple_cluster(SIMPLE, 9, "Secret/simple-zk-server-default-tls")]
-#[case::two_role_groups(TWO_GROUPS, 14, "Secret/split-zk-server-secondary-tls")]
-#[case::cluster_and_a_new_znode(ZNODE, 9, "StatefulSet/simple-zk-server-default")]
+#[case::simple_cluster(SIMPLE, 10, "Secret/simple-zk-server-default-tls")]
+#[case::two_role_groups(TWO_GROUPS, 15, "Secret/split-zk-server-secondary-tls")]
+#[case::cluster_and_a_new_znode(ZNODE, 10, "StatefulSet/simple-zk-server-default")]
 fn examples_render(#[case] yaml: &str, #[case] count: usize, #[case] expected: &str) -> TestResult {
     let objects = rendered(yaml)?;
     let names = names(&objects);
@@ -111,7 +111,7 @@ fn znodes_without_their_cluster_in_the_file_are_skipped(
     );
     let output = render(&parse_documents(&yaml)?)?;
     let names = names(&output.objects);
-    assert_eq!(names.len(), 9, "{names:?}");
+    assert_eq!(names.len(), 10, "{names:?}");
     assert!(
         !names.iter().any(|name| name.ends_with("/orphan")),
         "{names:?}"
@@ -174,5 +174,31 @@ fn missing_namespace_defaults_to_default() -> TestResult {
             .iter()
             .all(|object| object["metadata"]["namespace"] == "default")
     );
+    Ok(())
+}
+
+#[rstest]
+#[case::not_allowed("", Some("does not allow ZNodes from namespace tenant"))]
+#[case::allowed("    znodeNamespaces: [tenant]\n", None)]
+fn a_znode_from_another_namespace_renders_only_with_the_clusters_consent(
+    #[case] allowance: &str,
+    #[case] skipped: Option<&str>,
+) -> TestResult {
+    let yaml = format!(
+        "apiVersion: zookeeper.strata.dev/v1alpha1\nkind: ZookeeperCluster\nmetadata:\n  name: zk\n  namespace: data\nspec:\n  clusterConfig:\n{allowance}    tls:\n      enabled: false\n  servers:\n    roleGroups:\n      default: {{}}\n---\napiVersion: zookeeper.strata.dev/v1alpha1\nkind: ZookeeperZnode\nmetadata:\n  name: app\n  namespace: tenant\n  uid: 3f1c\nspec:\n  clusterRef:\n    name: zk\n    namespace: data\n"
+    );
+    let output = render(&parse_documents(&yaml)?)?;
+    let rendered = names(&output.objects).contains(&"ConfigMap/app".to_owned());
+    let reasons: Vec<String> = output.skipped.iter().map(ToString::to_string).collect();
+    match skipped {
+        Some(reason) => {
+            assert!(!rendered, "{reasons:?}");
+            assert!(
+                reasons.iter().any(|skip| skip.contains(reason)),
+                "{reasons:?}"
+            );
+        }
+        None => assert!(rendered && reasons.is_empty(), "{reasons:?}"),
+    }
     Ok(())
 }

@@ -46,7 +46,11 @@ async fn a_new_cluster_serves_tls_with_the_operators_certificates_and_its_leader
     let (shells, objects): (Vec<Value>, Vec<Value>) = rendered
         .into_iter()
         .partition(|object| object["kind"] == "Secret");
-    assert_eq!(shells.len(), 2, "the CA and the role group's certificate");
+    assert_eq!(
+        shells.len(),
+        3,
+        "the CA, the client CA and the role group's certificate"
+    );
     assert!(
         shells
             .iter()

@@ -10,6 +10,7 @@
 mod ca_rotation;
 mod certificates;
 mod operated;
+mod quorum_trust;
 mod rotation;
 mod runner;
 mod scaling;

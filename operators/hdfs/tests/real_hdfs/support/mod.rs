@@ -36,7 +36,7 @@ use strata_pod_runner::statefulset;
 use strata_pod_runner::status::PodStatus;
 use strata_testing::tools::{self, HADOOP_IMAGE, ZOOKEEPER_IMAGE};
 use zookeeper_operator::build::certificates::certificate_request;
-use zookeeper_operator::build::znode_client::client_secret;
+use zookeeper_operator::build::znode_client::{ClientSigning, client_secret};
 use zookeeper_operator::crd::ZookeeperCluster;
 use zookeeper_operator::validate::DEFAULT_CERTIFICATE_LIFETIME;
 use zookeeper_operator::znode_client::ZnodeClient;
@@ -132,23 +132,27 @@ pub fn zookeeper_objects() -> Vec<Value> {
         .filter(|object| object["kind"] != "Secret")
         .collect();
     // What the ZNode controller adds with the operator's certificates: the ZNode's
-    // client certificate, which this ensemble requires, named in its discovery.
+    // client certificate, which this ensemble requires, named in its discovery, signed
+    // by the cluster's client CA.
     let sealed = certificates.sealed_secrets();
-    let ca_secret = sealed
+    let client_ca_secret = sealed
         .iter()
-        .find(|secret| secret.metadata.name.as_deref() == Some("simple-zk-ca"))
+        .find(|secret| secret.metadata.name.as_deref() == Some("simple-zk-client-ca"))
         .and_then(|secret| secret.data.clone())
-        .expect("the CA Secret");
-    let ca_text = |key: &str| String::from_utf8_lossy(&ca_secret[key].0).into_owned();
+        .expect("the client CA Secret");
+    let ca_text = |key: &str| String::from_utf8_lossy(&client_ca_secret[key].0).into_owned();
     let authority = CertificateAuthority::from_pem(&ca_text("ca.crt"), &ca_text("ca.key"))
         .unwrap_or_else(|error| panic!("{error}"));
     let client = client_secret(
         "hdfs-znode",
         NAMESPACE,
         BTreeMap::new(),
-        &authority,
+        ClientSigning {
+            ca: &authority,
+            trusted_pem: &certificates.ca_pem,
+            lifetime: DEFAULT_CERTIFICATE_LIFETIME,
+        },
         None,
-        DEFAULT_CERTIFICATE_LIFETIME,
         SystemTime::now(),
     )
     .unwrap_or_else(|error| panic!("{error}"));
