@@ -31,7 +31,9 @@ use crate::build::{cluster_objects, znode_discovery_config_map, znode_path};
 use crate::config::tls::SECURE_CLIENT_PORT;
 use crate::config::zoo_cfg::CLIENT_PORT;
 use crate::crd::{ZookeeperCluster, ZookeeperZnode};
-use crate::validate::{CertificateSource, DEFAULT_CLUSTER_DOMAIN, ValidatedCluster};
+use crate::validate::{
+    CertificateSource, DEFAULT_CLUSTER_DOMAIN, ValidatedCluster, znode_namespace_allowed,
+};
 
 /// Every object the operator would apply for the custom resources in `documents`, as
 /// the JSON the apply step would send (without owner references and content hashes,
@@ -51,6 +53,7 @@ pub fn render(documents: &[Value]) -> Result<Rendered, RenderError> {
         Ok(Built { objects, model })
     })?;
 
+    let raw_clusters = documents_of_kind::<ZookeeperCluster>(documents)?;
     for znode in documents_of_kind::<ZookeeperZnode>(documents)? {
         let own_namespace = znode.namespace().unwrap_or_default();
         let cluster_ref = &znode.spec.cluster_ref;
@@ -71,6 +74,18 @@ pub fn render(documents: &[Value]) -> Result<Rendered, RenderError> {
             continue;
         };
         let name = znode.name_any();
+        let raw_cluster = raw_clusters.iter().find(|raw| {
+            raw.name_any() == cluster_ref.name
+                && raw.namespace().unwrap_or_default() == cluster_namespace
+        });
+        if let Some(Err(refused)) = raw_cluster.map(|raw| znode_namespace_allowed(&znode, raw)) {
+            rendered.skipped.push(Skipped {
+                kind: "ZookeeperZnode".to_owned(),
+                name: format!("{own_namespace}/{name}"),
+                reason: refused.to_string(),
+            });
+            continue;
+        }
         let Some(path) = znode_path(&znode) else {
             rendered.skipped.push(Skipped {
                 kind: "ZookeeperZnode".to_owned(),

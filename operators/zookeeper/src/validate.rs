@@ -11,6 +11,8 @@ mod role_group;
 
 use std::collections::BTreeMap;
 
+use kube::ResourceExt;
+
 use strata_model::exposure::{ExternalAddress, INVALID_SERVICE_EXPOSURE, ServiceExposure};
 use strata_model::identity::{ClusterIdentity, Product, ValidatedRole, check_cluster_domain};
 use strata_model::monitoring::{INVALID_MONITORING, Monitoring};
@@ -25,7 +27,7 @@ use crate::crd::config::PeerType;
 use crate::crd::{
     APP_NAME, ClientAuthentication, DEFAULT_PRODUCT_VERSION, OPERATOR_NAME, SERVER_ROLE,
     UPSTREAM_IMAGE_REPOSITORY, ZookeeperCluster, ZookeeperConfig, ZookeeperConfigOverrides,
-    ZookeeperTls,
+    ZookeeperTls, ZookeeperZnode,
 };
 use crate::membership::{DesiredMembership, GroupMembers, GroupPlan};
 pub use strata_model::duration::{DurationError, parse_seconds};
@@ -94,12 +96,38 @@ pub fn validate_tls(tls: &ZookeeperTls) -> Result<Option<ValidatedTls>, Reconcil
         tls.certificate_lifetime.as_deref(),
     )?;
     Ok(source.map(|certificates| ValidatedTls {
-        certificates,
         settings: TlsSettings {
             client_auth_required: tls.client_authentication == ClientAuthentication::Required,
+            separate_client_ca: matches!(certificates, CertificateSource::Operator { .. }),
         },
+        certificates,
         ca_pem: None,
     }))
+}
+
+/// The cluster owner's consent: a ZNode in the cluster's own namespace, or in
+/// one its `clusterConfig.znodeNamespaces` lists, may use it. Any other is refused
+/// before it gets a path or a client certificate: the right to create a ZNode in some
+/// namespace must not become a path and a client certificate of every ensemble.
+pub fn znode_namespace_allowed(
+    znode: &ZookeeperZnode,
+    cluster: &ZookeeperCluster,
+) -> Result<(), ReconcileError> {
+    let znode_namespace = znode.namespace().unwrap_or_default();
+    let cluster_namespace = cluster.namespace().unwrap_or_default();
+    let listed = &cluster.spec.cluster_config.znode_namespaces;
+    if znode_namespace == cluster_namespace || listed.contains(&znode_namespace) {
+        return Ok(());
+    }
+    Err(ReconcileError::invalid_spec(
+        "ZnodeNamespaceNotAllowed",
+        format!(
+            "ZookeeperCluster {cluster_namespace}/{} does not allow ZNodes from namespace \
+             {znode_namespace}: this ZNode gets no path and no client certificate. The \
+             cluster's owner may add {znode_namespace} to spec.clusterConfig.znodeNamespaces",
+            cluster.name_any()
+        ),
+    ))
 }
 
 /// The Warning a cluster with TLS turned off carries.

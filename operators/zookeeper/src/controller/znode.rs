@@ -2,7 +2,8 @@
 //! its discovery ConfigMap, and remove the path only when the ZNode object is
 //! deleted.
 //!
-//! Pipeline: dereference the cluster (from the cluster watch cache), record
+//! Pipeline: dereference the cluster (from the cluster watch cache), check that the
+//! cluster allows the ZNode's namespace ([`znode_namespace_allowed`]), record
 //! the path in status before using it, create the path over the network,
 //! apply the discovery ConfigMap (and, with the operator's certificates, the
 //! ZNode's client certificate Secret: [`crate::build::znode_client`]), write the
@@ -12,9 +13,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::Api;
+use kube::api::DeleteParams;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::Event as FinalizerEvent;
@@ -29,11 +31,14 @@ use strata_operator::status::next_resource_status;
 
 use super::client_tls::{client_tls, read_optional};
 use crate::build::discovery::external_keys;
-use crate::build::znode_client::{ZOOKEEPER_CLIENT_SECRET_KEY, client_secret, client_secret_name};
+use crate::build::znode_client::{
+    ClientSigning, ZOOKEEPER_CLIENT_SECRET_KEY, client_secret, client_secret_name,
+};
 use crate::build::{znode_discovery_config_map, znode_path};
 use crate::config::tls::SECURE_CLIENT_PORT;
 use crate::config::zoo_cfg::CLIENT_PORT;
 use crate::crd::{ZnodeStatus, ZookeeperCluster, ZookeeperZnode};
+use crate::validate::znode_namespace_allowed;
 use crate::znode_client::{ZnodeClient, ZnodeError};
 
 /// The finalizer that keeps a ZNode object until its path is removed.
@@ -131,6 +136,30 @@ fn referenced_cluster(
         })
 }
 
+/// Deletes the ZNode's client certificate Secret, if one was issued before its
+/// namespace was refused: pods that mount it lose it at their next start. A copy taken
+/// meanwhile stays valid until it expires.
+async fn withdraw_client_certificate(
+    znode: &ZookeeperZnode,
+    context: &Context<ZnodeContext>,
+) -> Result<(), ReconcileError> {
+    let namespace = znode.namespace().unwrap_or_default();
+    let name = client_secret_name(&znode.name_any());
+    let api: Api<Secret> = Api::namespaced(context.client.clone(), &namespace);
+    match api.delete(&name, &DeleteParams::default()).await {
+        Ok(_) => {
+            tracing::info!(znode = %znode.name_any(), secret = %name, "client certificate withdrawn: the cluster does not allow the ZNode's namespace");
+            Ok(())
+        }
+        Err(kube::Error::Api(response)) if response.code == 404 => Ok(()),
+        Err(source) => Err(ReconcileError::from_kube(
+            "SecretDeleteFailed",
+            format!("withdrawing the client certificate Secret {namespace}/{name}"),
+            source,
+        )),
+    }
+}
+
 /// A connected client, and what the ZNode's discovery ConfigMap says of the connection.
 struct Connected {
     client: ZnodeClient,
@@ -141,7 +170,8 @@ struct Connected {
 }
 
 /// Connects to the cluster's ensemble: over TLS on the secure port unless the cluster
-/// turned TLS off, trusting the cluster's CA and presenting a certificate it signed.
+/// turned TLS off, trusting the cluster's CA and presenting a certificate its client CA
+/// signed.
 async fn connect(
     cluster: &ZookeeperCluster,
     context: &Context<ZnodeContext>,
@@ -203,6 +233,11 @@ async fn apply_steps(
     stored: &mut Option<ZnodeStatus>,
 ) -> Result<(), ReconcileError> {
     let cluster = referenced_cluster(znode, context)?;
+    // Step 2, the cluster owner's consent.
+    if let Err(refused) = znode_namespace_allowed(znode, &cluster) {
+        withdraw_client_certificate(znode, context).await?;
+        return Err(refused);
+    }
     let Some(path) = znode_path(znode) else {
         return Err(ReconcileError::transient(
             "ZnodeNotPersisted",
@@ -234,9 +269,12 @@ async fn apply_steps(
             &znode.name_any(),
             &namespace,
             discovery.metadata.labels.clone().unwrap_or_default(),
-            authority,
+            ClientSigning {
+                ca: authority,
+                trusted_pem: connected.ca_pem.as_deref().unwrap_or_default(),
+                lifetime: *lifetime,
+            },
             existing.as_ref(),
-            *lifetime,
             SystemTime::now(),
         )?;
         if let Some(reason) = &secret.issued {
@@ -499,5 +537,54 @@ mod tests {
             condition(&status, ConditionType::Degraded),
             Some((ConditionStatus::True, reason, message))
         );
+    }
+
+    /// The cluster `zk` in namespace `data`, allowing ZNodes from `listed`.
+    fn cluster_allowing(listed: &[&str]) -> ZookeeperCluster {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "zookeeper.strata.dev/v1alpha1",
+            "kind": "ZookeeperCluster",
+            "metadata": {"name": "zk", "namespace": "data"},
+            "spec": {
+                "clusterConfig": {"znodeNamespaces": listed},
+                "servers": {"roleGroups": {"default": {}}},
+            },
+        }))
+        .unwrap_or_else(|error| unreachable!("a cluster: {error}"))
+    }
+
+    #[rstest]
+    #[case::the_clusters_own_namespace("data", &[], true)]
+    #[case::a_listed_namespace("tenant", &["tenant"], true)]
+    #[case::an_unlisted_namespace("tenant", &["other"], false)]
+    #[case::no_namespace_listed("tenant", &[], false)]
+    #[case::a_name_that_only_starts_alike("tenant-b", &["tenant"], false)]
+    fn only_namespaces_the_clusters_owner_allows_get_a_znode(
+        #[case] znode_namespace: &str,
+        #[case] listed: &[&str],
+        #[case] allowed: bool,
+    ) {
+        let mut znode = ZookeeperZnode::new(
+            "app",
+            ZookeeperZnodeSpec {
+                cluster_ref: ClusterRef {
+                    name: "zk".to_owned(),
+                    namespace: Some("data".to_owned()),
+                },
+            },
+        );
+        znode.metadata.namespace = Some(znode_namespace.to_owned());
+        let outcome = znode_namespace_allowed(&znode, &cluster_allowing(listed));
+        assert_eq!(outcome.is_ok(), allowed, "{outcome:?}");
+        if let Err(refused) = outcome {
+            assert_eq!(refused.reason(), "ZnodeNamespaceNotAllowed");
+            assert!(!refused.is_transient());
+            assert!(
+                refused
+                    .to_string()
+                    .contains("spec.clusterConfig.znodeNamespaces"),
+                "{refused}"
+            );
+        }
     }
 }

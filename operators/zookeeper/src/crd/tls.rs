@@ -1,4 +1,5 @@
-//! `spec.clusterConfig`: settings of the whole ensemble, today its TLS.
+//! `spec.clusterConfig`: settings of the whole ensemble: its TLS, exposure,
+//! monitoring, and which namespaces' ZNodes may use it.
 //!
 //! TLS covers both links ZooKeeper serves: clients on the secure client port, and the
 //! servers' quorum and leader election (`sslQuorum`). It is on by default, with
@@ -31,6 +32,16 @@ pub struct ZookeeperClusterConfig {
     /// alerts (docs/monitoring.md). Both need the Prometheus Operator's CRDs.
     #[serde(default, skip_serializing_if = "Monitoring::is_default")]
     pub monitoring: Monitoring,
+
+    /// The namespaces, besides the cluster's own, whose `ZookeeperZnode`s may use this
+    /// cluster. Each such ZNode gets a path and, with the operator's certificates, a
+    /// client certificate the servers trust: listing a namespace grants whoever may
+    /// create ZNodes there a path and client access to this ensemble. A ZNode from any
+    /// other namespace is refused (`ZnodeNamespaceNotAllowed`) and gets neither.
+    /// Empty by default: only the cluster's own namespace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 1000), inner(length(min = 1, max = 63)))]
+    pub znode_namespaces: Vec<String>,
 }
 
 /// TLS for clients (port 2282) and for the servers' quorum traffic.

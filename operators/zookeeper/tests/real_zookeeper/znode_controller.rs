@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, PostParams};
 use pretty_assertions::assert_eq;
@@ -50,12 +50,25 @@ const WAIT: Duration = Duration::from_secs(20);
 /// `backoff` replaces the harness's short retry delays when a test must rule out retries.
 /// Every cluster is reachable at the one test server, `hosts`.
 fn start_operator(hosts: Arc<SharedHosts>, backoff: Option<BackoffPolicy>) -> Harness {
+    start_operator_watching(hosts, backoff, false)
+}
+
+/// [`start_operator`], watching every namespace when `every_namespace` is set (as the
+/// chart installs it by default), not only the harness's.
+fn start_operator_watching(
+    hosts: Arc<SharedHosts>,
+    backoff: Option<BackoffPolicy>,
+    every_namespace: bool,
+) -> Harness {
     let server = TestApiServer::new();
     server.register::<ZookeeperCluster>();
     server.register::<ZookeeperZnode>();
     Harness::start(server, OPERATOR_NAME, move |mut runtime| {
         if let Some(backoff) = backoff {
             runtime.backoff = backoff;
+        }
+        if every_namespace {
+            runtime.namespace = None;
         }
         zookeeper_operator::controller::run(
             runtime,
@@ -506,6 +519,132 @@ async fn znode_waits_for_its_cluster_and_follows_its_creation() -> TestResult {
     assert!(discovery_data(&harness, "early-znode").is_some());
 
     eprintln!("znode waiting for its cluster: Available {followed_after:?} after the cluster");
+    zk.shutdown().await;
+    Ok(())
+}
+
+/// Security review, finding 2: a ZNode in another namespace gets a path (and, with TLS,
+/// a client certificate) only once the cluster's owner lists that namespace. Until
+/// then it is refused, with a reason that says how to allow it, and the real ensemble
+/// has no path for it; the cluster watch follows the owner's consent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
+async fn a_znode_from_another_namespace_waits_for_the_clusters_consent() -> TestResult {
+    const TENANT: &str = "tenant";
+    let zk = Standalone::start("shared-zk").await?;
+    let harness = start_operator_watching(zk.ensemble_address(), None, true);
+    create_cluster(&harness, "shared-zk").await?;
+    let mut znode = ZookeeperZnode::new(
+        "foreign-znode",
+        ZookeeperZnodeSpec {
+            cluster_ref: ClusterRef {
+                name: "shared-zk".to_owned(),
+                namespace: Some(NAMESPACE.to_owned()),
+            },
+        },
+    );
+    znode.metadata.namespace = Some(TENANT.to_owned());
+    // A client certificate issued before the namespace was refused (by an earlier
+    // release, which allowed every namespace): withdrawn.
+    let issued_before: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "foreign-znode-client-tls", "namespace": TENANT},
+        "stringData": {"tls.crt": "issued before"},
+    }))?;
+    let secrets = Api::<Secret>::namespaced(harness.server.client(), TENANT);
+    secrets
+        .create(&PostParams::default(), &issued_before)
+        .await?;
+    Api::<ZookeeperZnode>::namespaced(harness.server.client(), TENANT)
+        .create(&PostParams::default(), &znode)
+        .await?;
+    let available = |znode: &ZookeeperZnode| {
+        condition(znode, ConditionType::Available)
+            .map(|(status, reason)| (status, reason.to_owned()))
+    };
+
+    let refused = harness
+        .server
+        .wait_for::<ZookeeperZnode>(
+            TENANT,
+            "foreign-znode",
+            |znode| {
+                available(znode)
+                    == Some((
+                        ConditionStatus::False,
+                        "ZnodeNamespaceNotAllowed".to_owned(),
+                    ))
+            },
+            WAIT,
+        )
+        .await
+        .map_err(|error| {
+            let current = harness
+                .server
+                .get_typed::<ZookeeperZnode>(TENANT, "foreign-znode")
+                .map(|znode| format!("{:#?}", znode.status));
+            format!("{error}; status: {current:?}")
+        })?;
+    let message = refused
+        .status
+        .as_ref()
+        .and_then(|status| status.resource.condition(ConditionType::Degraded))
+        .map(|condition| condition.message.clone())
+        .unwrap_or_default();
+    assert!(
+        message.contains("spec.clusterConfig.znodeNamespaces"),
+        "{message}"
+    );
+    assert!(
+        refused
+            .status
+            .as_ref()
+            .is_some_and(|status| status.znode_path.is_none()),
+        "no path is reserved for a refused ZNode: {:?}",
+        refused.status
+    );
+    let path = format!("/znode-{}", refused.uid().unwrap_or_default());
+    assert!(
+        !path_exists(&zk, &path).await?,
+        "{path} exists in ZooKeeper"
+    );
+    assert!(
+        harness
+            .server
+            .get_typed::<ConfigMap>(TENANT, "foreign-znode")
+            .is_none(),
+        "a refused ZNode publishes no discovery"
+    );
+    wait_for_event(
+        &harness,
+        "foreign-znode",
+        "Warning",
+        "ZnodeNamespaceNotAllowed",
+    )
+    .await;
+    assert!(
+        secrets.get_opt("foreign-znode-client-tls").await?.is_none(),
+        "the client certificate of a refused ZNode is withdrawn"
+    );
+
+    harness
+        .server
+        .modify::<ZookeeperCluster>(NAMESPACE, "shared-zk", |cluster| {
+            cluster.spec.cluster_config.znode_namespaces = vec![TENANT.to_owned()];
+        })?;
+    let allowed = harness
+        .server
+        .wait_for::<ZookeeperZnode>(
+            TENANT,
+            "foreign-znode",
+            |znode| available(znode) == Some((ConditionStatus::True, "AsExpected".to_owned())),
+            WAIT,
+        )
+        .await?;
+    assert_eq!(recorded_path(&allowed)?, path);
+    assert!(
+        path_exists(&zk, &path).await?,
+        "{path} missing in ZooKeeper"
+    );
     zk.shutdown().await;
     Ok(())
 }
