@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 use serde_json::json;
-use strata_testing::tools::{JAVA, tool};
+use strata_testing::tools::{JAVA, TRINO_IMAGE, tool};
+use trino_operator::config::catalog::ValidatedCatalog;
 use trino_operator::config::server::{
     ACCESS_CONTROL_PROPERTIES, CONFIG_PROPERTIES, LOG_PROPERTIES, NODE_PROPERTIES,
 };
@@ -154,4 +155,109 @@ fn java_reads_every_generated_file_as_the_operator_meant_it() {
         })
         .collect();
     assert_eq!(read, expected_hex);
+}
+
+/// Resolves each argument as Trino 483 resolves a catalog property: airlift's
+/// `SecretsResolver` with the environment provider under the name its factory gives,
+/// as Trino's secrets plugin manager registers it.
+const RESOLVE: &str = r#"import io.airlift.configuration.secrets.SecretsResolver;
+import io.airlift.configuration.secrets.env.EnvironmentVariableSecretProviderFactory;
+import java.util.Map;
+import java.util.TreeMap;
+public class Resolve {
+    public static void main(String[] args) {
+        EnvironmentVariableSecretProviderFactory factory = new EnvironmentVariableSecretProviderFactory();
+        SecretsResolver resolver = new SecretsResolver(
+            Map.of(factory.getName(), factory.createSecretProvider(Map.of())));
+        Map<String, String> properties = new TreeMap<>();
+        for (int i = 0; i < args.length; i++) properties.put(String.format("p%03d", i), args[i]);
+        Map<String, String> resolved = resolver.getResolvedConfiguration(properties);
+        for (int i = 0; i < args.length; i++) System.out.println(resolved.get(String.format("p%03d", i)));
+    }
+}"#;
+
+/// The Java the Trino image runs (483 needs 25): its `JAVA_HOME`, from the image
+/// directory's configuration.
+fn image_java(image: &std::path::Path) -> std::path::PathBuf {
+    let config: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(image.join("strata-image.json"))
+            .expect("the image's configuration"),
+    )
+    .expect("JSON");
+    let java_home = config["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|pair| pair[0] == "JAVA_HOME")
+        .and_then(|pair| pair[1].as_str())
+        .expect("the image sets JAVA_HOME");
+    std::path::Path::new(java_home).join("bin/java")
+}
+
+/// Reliability review, I-1: Trino resolves `${env:...}` in any case from the pods'
+/// environment, where the internal shared secret and every catalog's credentials are.
+/// Each spelling the real resolver of Trino 483 reads the secret with, the operator
+/// refuses in a catalog; the spelling it leaves alone stays literal in Trino too.
+#[test]
+#[ignore = "needs Java (STRATA_JAVA) and the Trino image directory (STRATA_TRINO_IMAGE); run by cargo xtask test"]
+fn every_spelling_trino_resolves_from_the_environment_is_refused_in_a_catalog() {
+    const SECRET: &str = "shared-secret-of-the-cluster";
+    let spellings = [
+        "${ENV:TRINO_INTERNAL_SHARED_SECRET}",
+        "${env:TRINO_INTERNAL_SHARED_SECRET}",
+        "${Env:TRINO_INTERNAL_SHARED_SECRET}",
+        "x-${eNv:TRINO_INTERNAL_SHARED_SECRET}-y",
+    ];
+    let literal = "$ENV:TRINO_INTERNAL_SHARED_SECRET";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let program = dir.path().join("Resolve.java");
+    std::fs::write(&program, RESOLVE).expect("write the program");
+    let image = tool(TRINO_IMAGE);
+    let lib = image.join("usr/lib/trino/lib");
+    let output = Command::new(image_java(&image))
+        .arg("-cp")
+        .arg(format!("{}/*", lib.display()))
+        .arg(&program)
+        .args(spellings)
+        .arg(literal)
+        .env("TRINO_INTERNAL_SHARED_SECRET", SECRET)
+        .output()
+        .expect("run java");
+    assert!(
+        output.status.success(),
+        "java failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let resolved: Vec<String> = String::from_utf8(output.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(resolved.len(), spellings.len() + 1, "{resolved:?}");
+    assert_eq!(
+        resolved[spellings.len()],
+        literal,
+        "no reference, no resolution"
+    );
+    for (spelling, value) in spellings.iter().zip(&resolved) {
+        assert!(
+            value.contains(SECRET),
+            "Trino 483 read the environment with {spelling}: {value}"
+        );
+        let catalog: TrinoCatalog = serde_json::from_value(json!({
+            "apiVersion": "trino.strata.dev/v1alpha1", "kind": "TrinoCatalog",
+            "metadata": {"name": "stealing", "namespace": "default"},
+            "spec": {"connector": {"generic": {
+                "connectorName": "postgresql",
+                "properties": {
+                    "connection-url": "jdbc:postgresql://listener:5432/x",
+                    "connection-user": spelling,
+                }
+            }}}
+        }))
+        .expect("a catalog");
+        let refused = ValidatedCatalog::new(&catalog)
+            .expect_err(&format!("a catalog with {spelling} is refused"));
+        assert_eq!(refused.reason(), "InvalidConnector", "{refused}");
+    }
 }

@@ -169,13 +169,28 @@ fn variable_part(name: &str) -> String {
         .collect()
 }
 
+/// The provider of the first secret reference `${provider:key}` in `text`, as Trino's
+/// secrets resolver (airlift's `SecretsResolver`) matches one:
+/// `\$\{([a-zA-Z][a-zA-Z0-9_-]*):`. It looks the provider up in lower case, so
+/// `${env:`, `${Env:` and `${ENV:` all read the pods' environment, and a plugin in a
+/// custom image may add other providers.
+pub fn secret_reference(text: &str) -> Option<&str> {
+    text.match_indices("${").find_map(|(start, _)| {
+        let rest = &text[start + 2..];
+        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))?;
+        let (provider, after) = rest.split_at(end);
+        (after.starts_with(':') && provider.starts_with(|c: char| c.is_ascii_alphabetic()))
+            .then_some(provider)
+    })
+}
+
 /// Refuses an empty key, a line break in a key or value (a value must never end its
-/// entry and start another), and `${ENV:...}` (the pods' environment holds every
-/// catalog's credentials and the shared secret, so a catalog author could send them
-/// elsewhere). Overrides fail as `InvalidConfigOverride`, connector fields as
-/// `InvalidConnector`.
+/// entry and start another), and a secret reference of any provider and any case
+/// ([`secret_reference`]: the pods' environment holds every catalog's credentials and
+/// the shared secret, so a catalog author could send them elsewhere). Overrides fail as
+/// `InvalidConfigOverride`, connector fields as `InvalidConnector`.
 fn check_line(field: &str, key: &str, value: &str) -> Result<(), ReconcileError> {
-    if [key, value].iter().any(|text| text.contains("${ENV:")) {
+    if let Some(provider) = [key, value].into_iter().find_map(secret_reference) {
         return Err(ReconcileError::invalid_spec(
             if field.starts_with("configOverrides") {
                 "InvalidConfigOverride"
@@ -183,7 +198,8 @@ fn check_line(field: &str, key: &str, value: &str) -> Result<(), ReconcileError>
                 "InvalidConnector"
             },
             format!(
-                "{field}: a catalog may not read the pods' environment (${{ENV:...}}): it \
+                "{field}: a catalog may not name a secret provider (${{{provider}:...}}): \
+                 Trino resolves ${{env:...}} in any case from the pods' environment, which \
                  holds other catalogs' credentials and the cluster's shared secret; name a \
                  Secret key in spec.connector.generic.secretProperties instead"
             ),

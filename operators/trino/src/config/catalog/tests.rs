@@ -166,6 +166,22 @@ fn each_connector_renders_its_properties_and_variables(
     json!({"connector": {"tpch": {}}, "configOverrides": {"tpch.column-naming": "${ENV:TRINO_INTERNAL_SHARED_SECRET}"}}),
     "InvalidConfigOverride"
 )]
+#[case::override_reading_the_environment_in_lower_case(
+    json!({"connector": {"tpch": {}}, "configOverrides": {"tpch.column-naming": "${env:TRINO_INTERNAL_SHARED_SECRET}"}}),
+    "InvalidConfigOverride"
+)]
+#[case::override_reading_the_environment_in_mixed_case(
+    json!({"connector": {"tpch": {}}, "configOverrides": {"tpch.column-naming": "x-${eNv:CATALOG_OTHER_PASSWORD}"}}),
+    "InvalidConfigOverride"
+)]
+#[case::another_secret_provider(
+    json!({"connector": {"tpch": {}}, "configOverrides": {"tpch.column-naming": "${vault:secret/trino}"}}),
+    "InvalidConfigOverride"
+)]
+#[case::generic_property_reading_the_environment(
+    json!({"connector": {"generic": {"connectorName": "postgresql", "properties": {"connection-user": "${env:TRINO_INTERNAL_SHARED_SECRET}"}}}}),
+    "InvalidConnector"
+)]
 #[case::url_reading_the_environment(
     json!({"connector": {"postgresql": {"connectionUrl": "jdbc:postgresql://evil/${ENV:CATALOG_OTHER_PASSWORD}", "credentialsSecret": "pg"}}}),
     "InvalidConnector"
@@ -210,4 +226,21 @@ fn the_catalog_name_defaults_to_the_object_name() -> Result<(), ReconcileError> 
         "sales_eu.properties"
     );
     Ok(())
+}
+
+#[rstest]
+#[case::upper_case("${ENV:X}", Some("ENV"))]
+#[case::lower_case("${env:X}", Some("env"))]
+#[case::mixed_case("a${Env:X}b", Some("Env"))]
+#[case::a_plugins_provider("${file-1:/etc/x}", Some("file-1"))]
+#[case::a_later_reference("${not a reference} and ${env:X}", Some("env"))]
+#[case::a_digit_first("${1env:X}", None)]
+#[case::no_colon("${env}", None)]
+#[case::a_dollar_alone("costs $5: {x}", None)]
+#[case::plain_text("jdbc:postgresql://db:5432/x", None)]
+fn secret_references_are_found_as_trinos_resolver_matches_them(
+    #[case] text: &str,
+    #[case] provider: Option<&str>,
+) {
+    assert_eq!(secret_reference(text), provider);
 }
