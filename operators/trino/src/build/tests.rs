@@ -142,7 +142,8 @@ fn every_generated_key_is_one_the_pinned_release_documents() -> Result<(), Recon
                           "userBindPattern": "uid=${USER}", "userBaseDn": "dc=x",
                           "groupAuthPattern": "(uid=${USER})"}},
                 {"oauth2": {"issuer": "https://idp/realm", "clientCredentialsSecret": "c",
-                            "principalField": "email", "scopes": ["openid"], "caConfigMap": "ca"}}
+                            "principalField": "email", "scopes": ["openid"], "caConfigMap": "ca",
+                            "additionalAudiences": ["api"]}}
             ]}
         }),
         &every_connector(),

@@ -43,6 +43,8 @@ pub const CONFIG_PROPERTIES: &[&str] = &[
     "http-server.authentication.oauth2.client-secret",
     "http-server.authentication.oauth2.principal-field",
     "http-server.authentication.oauth2.scopes",
+    "http-server.authentication.oauth2.oidc.use-userinfo-endpoint",
+    "http-server.authentication.oauth2.additional-audiences",
     "oauth2-jwk.http-client.trust-store-path",
     "web-ui.authentication.type",
 ];

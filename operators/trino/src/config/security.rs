@@ -69,6 +69,8 @@ pub struct OAuth2Settings {
     pub principal_field: Option<String>,
     /// `scopes`, when not Trino's default.
     pub scopes: Vec<String>,
+    /// `additional-audiences`: what a token's `aud` may name besides the client ID.
+    pub additional_audiences: Vec<String>,
     /// Whether the CA of a ConfigMap is the trust store of Trino's client of the
     /// provider (`oauth2-jwk.http-client.trust-store-path`).
     pub ca_mounted: bool,
@@ -93,7 +95,20 @@ impl OAuth2Settings {
                 "http-server.authentication.oauth2.client-secret",
                 format!("${{ENV:{OAUTH2_CLIENT_SECRET_ENV}}}"),
             ),
+            // Trino's default sends each access token to the provider's userinfo
+            // endpoint, which any of the provider's tokens passes, whichever client it
+            // was issued to: checked locally, a token's audience must be Trino's.
+            (
+                "http-server.authentication.oauth2.oidc.use-userinfo-endpoint",
+                "false".to_owned(),
+            ),
         ];
+        if !self.additional_audiences.is_empty() {
+            entries.push((
+                "http-server.authentication.oauth2.additional-audiences",
+                self.additional_audiences.join(","),
+            ));
+        }
         if let Some(field) = &self.principal_field {
             entries.push((
                 "http-server.authentication.oauth2.principal-field",

@@ -79,6 +79,15 @@ pub struct OAuth2Authentication {
     /// is checked against. Unset: the JVM's default trust store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_config_map: Option<String>,
+    /// Audiences an access token may name (`aud`) besides Trino's client ID, such as
+    /// the identifier of an API the provider issues tokens for. Every node checks each
+    /// access token itself: its issuer, its signature against the provider's keys, its
+    /// expiry, and that its `aud` names Trino's client or one of these. A token the
+    /// provider issued to another client is refused. The provider's access tokens must
+    /// be JWTs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64), inner(length(min = 1, max = 1024)))]
+    pub additional_audiences: Vec<String>,
 }
 
 /// `authentication[].ldap`: Trino's LDAP password authenticator, binding as the user.

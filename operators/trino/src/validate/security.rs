@@ -230,10 +230,21 @@ fn oauth2_settings(
     if spec.principal_field.as_deref() == Some("") {
         return Err(invalid(format!("{field}.oauth2.principalField is empty")));
     }
+    if let Some(audience) = spec
+        .additional_audiences
+        .iter()
+        .find(|audience| audience.trim().is_empty() || audience.contains([',', '\n', '\r']))
+    {
+        return Err(invalid(format!(
+            "{field}.oauth2.additionalAudiences: {audience:?} is not one audience: each is \
+             non-empty, on one line, without a comma"
+        )));
+    }
     Ok(OAuth2Settings {
         issuer: spec.issuer.clone(),
         principal_field: spec.principal_field.clone(),
         scopes: spec.scopes.clone(),
+        additional_audiences: spec.additional_audiences.clone(),
         ca_mounted: spec.ca_config_map.is_some(),
     })
 }

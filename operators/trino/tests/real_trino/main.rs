@@ -183,17 +183,30 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
     assert_eq!(login(ldap_user, ldap_password).await["status"], 200);
     assert_eq!(login(ldap_user, "wrong-password").await["status"], 401);
     // A client with an access token of the OpenID Connect provider (over HTTPS, its CA
-    // from a ConfigMap) is the token's subject; a token whose signature was tampered
-    // with gets 401.
+    // from a ConfigMap) for Trino's audience is the token's subject; a token whose
+    // signature was tampered with gets 401. A token the provider issued for another
+    // audience (client `dave` asking for no scope: `aud` is `default`) gets 401 too
+    // (security review, finding 17: through the userinfo endpoint it got 200).
     let issuer = oidc::issuer();
-    let oauth2 = client_answer(
-        client_plan(&runner, &["oauth2", &issuer, "dave"]),
-        "an OAuth2 login",
-    )
-    .await;
+    let oauth2 = |scope: &'static str| {
+        let issuer = issuer.clone();
+        let runner = &runner;
+        async move {
+            client_answer(
+                client_plan(runner, &["oauth2", &issuer, "dave", scope]),
+                "an OAuth2 login",
+            )
+            .await
+        }
+    };
     assert_eq!(
-        oauth2,
+        oauth2(oidc::CLIENT_ID).await,
         json!({"valid": {"status": 200, "rows": [["dave"]]}, "tampered": {"status": 401}})
+    );
+    assert_eq!(
+        oauth2("").await,
+        json!({"valid": {"status": 401}, "tampered": {"status": 401}}),
+        "a token for another audience"
     );
     let coordinator = fqdn(COORDINATOR);
     let plain = client_answer(client_plan(&runner, &["plain", &coordinator]), "plain HTTP").await;

@@ -27,6 +27,9 @@ const KEYSTORE_PASSWORD: &str = "oidc-keystore";
 /// The provider's main class.
 const MAIN_CLASS: &str = "no.nav.security.mock.oauth2.StandaloneMockOAuth2ServerKt";
 
+/// Trino's client at the provider: the audience its tokens must name.
+pub const CLIENT_ID: &str = "trino";
+
 /// `https://oidc.<ns>.svc.cluster.local:9443/default`.
 pub fn issuer() -> String {
     format!("https://{POD}.{NAMESPACE}.svc.cluster.local:{PORT}/default")
@@ -72,7 +75,7 @@ pub fn objects() -> Vec<Value> {
         json!({
             "apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": CLIENT_SECRET, "namespace": NAMESPACE},
-            "stringData": {"clientId": "trino", "clientSecret": "trino-client-secret"}
+            "stringData": {"clientId": CLIENT_ID, "clientSecret": "trino-client-secret"}
         }),
         json!({
             "apiVersion": "v1", "kind": "Secret",

@@ -258,11 +258,14 @@ def forwarded(public_host):
     print(json.dumps({"status": status, "nextUri": next_uri, "body": body[:300] if status != 200 else ""}))
 
 
-def oauth2(issuer, client_id):
+def oauth2(issuer, client_id, scope):
+    """A client-credentials token of `client_id`; the provider makes `scope` its audience
+    (`default` without one)."""
     context = ssl.create_default_context(cafile="/strata/oidc-ca/ca.crt")
-    form = urllib.parse.urlencode({
-        "grant_type": "client_credentials", "client_id": client_id, "client_secret": "unused",
-    }).encode()
+    fields = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": "unused"}
+    if scope:
+        fields["scope"] = scope
+    form = urllib.parse.urlencode(fields).encode()
     with urllib.request.urlopen(
         urllib.request.Request(issuer + "/token", data=form, method="POST"), timeout=30, context=context
     ) as response:
@@ -286,7 +289,7 @@ def main():
     elif command == "login":
         login(sys.argv[2], sys.argv[3])
     elif command == "oauth2":
-        oauth2(sys.argv[2], sys.argv[3])
+        oauth2(sys.argv[2], sys.argv[3], sys.argv[4])
     elif command == "forwarded":
         forwarded(sys.argv[2])
     elif command == "plain":

@@ -342,6 +342,7 @@ fn oauth2_reads_its_client_from_the_secret_and_trusts_the_providers_ca()
             r#"{"clusterConfig": {"authentication": [{"oauth2": {
                 "issuer": "https://idp.example.org/realms/data", "clientCredentialsSecret": "trino-client",
                 "principalField": "preferred_username", "scopes": ["openid", "profile"],
+                "additionalAudiences": ["data-api", "account"],
                 "caConfigMap": "idp-ca"}}]}}"#,
         ),
         &[],
@@ -356,6 +357,8 @@ fn oauth2_reads_its_client_from_the_secret_and_trusts_the_providers_ca()
         "http-server.authentication.oauth2.client-secret=${ENV:STRATA_OAUTH2_CLIENT_SECRET}",
         "http-server.authentication.oauth2.principal-field=preferred_username",
         "http-server.authentication.oauth2.scopes=openid,profile",
+        "http-server.authentication.oauth2.oidc.use-userinfo-endpoint=false",
+        "http-server.authentication.oauth2.additional-audiences=data-api,account",
         "oauth2-jwk.http-client.trust-store-path=/strata/oauth2-ca/ca.crt",
         "web-ui.authentication.type=oauth2",
     ] {
