@@ -233,6 +233,12 @@ impl ValidatedCluster {
             });
         }
         warnings.extend(security.plaintext_warning());
+        warnings.extend(exposure_warnings(
+            &security,
+            &service,
+            ingress.as_ref(),
+            http_route.is_some(),
+        ));
         Ok(Self {
             identity,
             catalogs,
@@ -462,3 +468,61 @@ const PRODUCT: Product = Product {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// What the ways into the coordinator from outside the cluster cost, when they are
+/// not secured (security review, findings 18 and 21):
+/// - `TrinoUnauthenticated`: a node port, a load balancer without source ranges, an
+///   Ingress or an HTTPRoute with no `authentication`: Trino then takes the user
+///   name a client sends as given, so everyone there runs queries as anyone, and the
+///   default rules let every user use every catalog;
+/// - `IngressWithoutTls`: an Ingress without `tlsSecret` in front of an
+///   authenticating Trino: passwords and bearer tokens cross the leg to the Ingress
+///   controller in clear. (A Gateway's listener is the Gateway's; the operator cannot
+///   see whether it serves HTTPS.)
+fn exposure_warnings(
+    security: &ValidatedSecurity,
+    service: &ServiceExposure,
+    ingress: Option<&strata_model::ingress::IngressExposure>,
+    http_route: bool,
+) -> Vec<SpecWarning> {
+    use strata_model::exposure::ServiceType;
+    let authenticated = !security.user_authenticators.is_empty() || security.oauth2.is_some();
+    let mut ways_in = Vec::new();
+    match service.type_ {
+        ServiceType::NodePort => ways_in.push("a NodePort Service"),
+        ServiceType::LoadBalancer if service.load_balancer_source_ranges.is_empty() => {
+            ways_in.push("a LoadBalancer Service without loadBalancerSourceRanges");
+        }
+        ServiceType::LoadBalancer | ServiceType::ClusterIP => {}
+    }
+    if ingress.is_some() {
+        ways_in.push("an Ingress");
+    }
+    if http_route {
+        ways_in.push("an HTTPRoute");
+    }
+    let mut warnings = Vec::new();
+    if !authenticated && !ways_in.is_empty() {
+        warnings.push(SpecWarning {
+            reason: strata_status::reason!("TrinoUnauthenticated"),
+            message: format!(
+                "the coordinator is reachable from outside the cluster through {}, and \
+                 clusterConfig.authentication is empty: Trino takes the user name a client \
+                 sends as given, so anyone there runs queries as any user. Add a password, \
+                 LDAP or OAuth2 authentication, or keep the coordinator inside the cluster",
+                ways_in.join(" and ")
+            ),
+        });
+    }
+    if authenticated && ingress.is_some_and(|ingress| ingress.tls_secret.is_none()) {
+        warnings.push(SpecWarning {
+            reason: strata_status::reason!("IngressWithoutTls"),
+            message: "clusterConfig.ingress has no tlsSecret, and the cluster authenticates \
+                      its users: passwords and bearer tokens cross the leg to the Ingress \
+                      controller in clear. Name a Secret with the host's certificate in \
+                      tlsSecret"
+                .to_owned(),
+        });
+    }
+    warnings
+}

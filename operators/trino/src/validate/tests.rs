@@ -554,3 +554,41 @@ fn the_heap_never_leaves_less_than_gc_fixed_and_the_direct_floor(
             <= limit_mib
     );
 }
+
+#[rstest]
+#[case::inside_the_cluster(json!({}), &[])]
+#[case::a_node_port_without_authentication(json!({"service": {"type": "NodePort"}}), &["TrinoUnauthenticated"])]
+#[case::an_open_load_balancer_without_authentication(json!({"service": {"type": "LoadBalancer"}}), &["TrinoUnauthenticated"])]
+#[case::a_load_balancer_for_trusted_networks(
+    json!({"service": {"type": "LoadBalancer", "loadBalancerSourceRanges": ["10.0.0.0/8"]}}),
+    &[]
+)]
+#[case::an_ingress_without_authentication(
+    json!({"ingress": {"host": "trino.example.com", "tlsSecret": "trino-tls"}}),
+    &["TrinoUnauthenticated"]
+)]
+#[case::an_authenticating_trino_behind_an_ingress_without_tls(
+    json!({"ingress": {"host": "trino.example.com"}, "authentication": [{"password": {"secretName": "users"}}]}),
+    &["IngressWithoutTls"]
+)]
+#[case::an_authenticating_trino_behind_an_ingress_with_tls(
+    json!({"ingress": {"host": "trino.example.com", "tlsSecret": "trino-tls"}, "authentication": [{"password": {"secretName": "users"}}]}),
+    &[]
+)]
+#[case::an_open_load_balancer_with_authentication(
+    json!({"service": {"type": "LoadBalancer"}, "authentication": [{"password": {"secretName": "users"}}]}),
+    &[]
+)]
+fn ways_in_from_outside_that_are_not_secured_are_warnings(
+    #[case] cluster_config: Value,
+    #[case] expected: &[&str],
+) -> Result<(), ReconcileError> {
+    let cluster = validated(json!({"clusterConfig": cluster_config}))?;
+    let reasons: Vec<&str> = cluster
+        .warnings
+        .iter()
+        .map(|warning| warning.reason.as_str())
+        .collect();
+    assert_eq!(reasons, expected);
+    Ok(())
+}

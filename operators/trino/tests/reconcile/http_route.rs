@@ -9,10 +9,15 @@ use serde_json::{Value, json};
 use strata_model::http_route::{BackendTlsPolicy, HttpRoute};
 use strata_status::{ConditionStatus, ConditionType};
 use strata_test_apiserver::TestApiServer;
+use strata_testing::manifests::create_secret;
 use strata_testing::wait::{eventually, stored, stored_names, wait_for, wait_for_reason};
 use trino_operator::crd::{TrinoCatalog, TrinoCluster};
 
 use crate::{CLUSTER, create_cluster, patch_spec, spec, start_on};
+
+/// The users Secret of the routed cluster: an HTTPRoute to a Trino without
+/// authentication is a Warning of its own (`TrinoUnauthenticated`).
+const USERS: &str = "trino-users";
 
 const COORDINATOR_SERVICE: &str = "simple-trino-coordinator";
 
@@ -45,12 +50,16 @@ async fn the_route_reaches_the_coordinator_over_checked_tls_and_its_host_reaches
     server.register::<HttpRoute>();
     server.register::<BackendTlsPolicy>();
     let harness = start_on(server);
+    create_secret(&harness, USERS, &[("alice", "alice-password")]).await;
     create_cluster(
         &harness,
-        spec(json!({"clusterConfig": {"httpRoute": {
-            "parentRefs": [{"name": "public", "namespace": "gateways"}],
-            "hostnames": ["trino.example.com"]
-        }}})),
+        spec(json!({"clusterConfig": {
+            "authentication": [{"password": {"secretName": USERS}}],
+            "httpRoute": {
+                "parentRefs": [{"name": "public", "namespace": "gateways"}],
+                "hostnames": ["trino.example.com"]
+            }
+        }})),
     )
     .await;
     let route = wait_for::<HttpRoute>(&harness, CLUSTER, "the HTTPRoute", |_| true).await;
@@ -183,12 +192,16 @@ async fn without_backend_tls_policy_the_route_to_the_https_port_is_left_out_with
     server.register::<TrinoCatalog>();
     server.register::<HttpRoute>();
     let harness = start_on(server);
+    create_secret(&harness, USERS, &[("alice", "alice-password")]).await;
     create_cluster(
         &harness,
-        spec(json!({"clusterConfig": {"httpRoute": {
-            "parentRefs": [{"name": "public", "namespace": "gateways"}],
-            "hostnames": ["trino.example.com"]
-        }}})),
+        spec(json!({"clusterConfig": {
+            "authentication": [{"password": {"secretName": USERS}}],
+            "httpRoute": {
+                "parentRefs": [{"name": "public", "namespace": "gateways"}],
+                "hostnames": ["trino.example.com"]
+            }
+        }})),
     )
     .await;
     let warning = wait_for_reason::<TrinoCluster>(
