@@ -221,13 +221,22 @@ fn a_refused_shutdown_fails_the_hook_so_the_kubelet_reports_it() {
 }
 
 /// With authentication on, the hook authenticates as the shutdown user with the password
-/// from its file, which reaches curl on its standard input, never a command line.
-#[test]
-fn with_a_password_file_the_hook_authenticates_as_the_shutdown_user() {
+/// from its file, which reaches curl on its standard input, never a command line. A
+/// password with a quote, a backslash or a line break is sent as it is (reliability
+/// review, I-9: it ended curl's quoted string, and a line break started another curl
+/// option). The expected headers are the base64 of `graceful-shutdown:<password>`.
+#[rstest::rstest]
+#[case::letters_and_digits("0123abcd", "Z3JhY2VmdWwtc2h1dGRvd246MDEyM2FiY2Q=")]
+#[case::a_quote_and_a_backslash("pa\"ss\\word", "Z3JhY2VmdWwtc2h1dGRvd246cGEic3Ncd29yZA==")]
+#[case::a_line_break_before_an_option("x\"\ninsecure", "Z3JhY2VmdWwtc2h1dGRvd246eCIKaW5zZWN1cmU=")]
+fn with_a_password_file_the_hook_authenticates_as_the_shutdown_user(
+    #[case] password: &str,
+    #[case] basic: &str,
+) {
     let dir = tempfile::tempdir().expect("tempdir");
     let hook = script_file(&dir, "graceful-shutdown.sh", GRACEFUL_SHUTDOWN);
     let password_file = dir.path().join("password");
-    std::fs::write(&password_file, "0123abcd").expect("write the password");
+    std::fs::write(&password_file, password).expect("write the password");
     let (port, requests) = serve_once(
         "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
         Duration::ZERO,
@@ -241,9 +250,8 @@ fn with_a_password_file_the_hook_authenticates_as_the_shutdown_user() {
     .expect("run bash");
     assert!(wait(child, Duration::from_secs(30)).success());
     let request = requests.recv().expect("the hook asked");
-    // base64 of `graceful-shutdown:0123abcd`.
     assert!(
-        request.contains("Authorization: Basic Z3JhY2VmdWwtc2h1dGRvd246MDEyM2FiY2Q="),
+        request.contains(&format!("Authorization: Basic {basic}")),
         "{request}"
     );
 }

@@ -18,7 +18,14 @@ credentials=()
 config=""
 if [[ -n "${password_file}" ]]; then
     credentials=(--config -)
-    config="user = \"${user}:$(<"${password_file}")\""
+    # curl's config file quotes the value: its backslashes, quotes and line breaks are
+    # escaped, so a password can neither end the string nor start another option.
+    password="$(<"${password_file}")"
+    password="${password//\\/\\\\}"
+    password="${password//\"/\\\"}"
+    password="${password//$'\n'/\\n}"
+    password="${password//$'\r'/\\r}"
+    config="user = \"${user}:${password}\""
 fi
 # A wedged JVM may accept the connection and never answer: curl gives up after 10 s,
 # so the kubelet's SIGTERM follows instead of the hook holding the pod.
