@@ -419,6 +419,17 @@ fn authentication(
             .unwrap_or_else(|| "Public".to_owned()),
     };
     match (&authentication.ldap, &authentication.oidc) {
+        (Some(ldap), None) if !ldap.server_uri.starts_with("ldaps://") && !ldap.allow_insecure => {
+            Err(ReconcileError::invalid_spec(
+                "LdapInClearText",
+                format!(
+                    "clusterConfig.authentication.ldap.serverUri {:?} is not an ldaps:// URI: \
+                     ldap:// sends the bind password and every user's password in clear text. \
+                     Use ldaps://, or set allowInsecure: true to accept that",
+                    ldap.server_uri
+                ),
+            ))
+        }
         (Some(_), None) if stock_image => Err(ReconcileError::invalid_spec(
             "LdapNeedsPythonLdap",
             "clusterConfig.authentication.ldap needs python-ldap, which the stock Superset \

@@ -223,7 +223,8 @@ fn superset_starts_with_the_rendered_ldap_and_oidc_settings() {
     for authentication in [
         json!({"ldap": {
             "serverUri": "ldap://127.0.0.33:389", "bindDn": "cn=superset,dc=example,dc=com",
-            "bindPasswordSecret": "ldap-bind", "searchBase": "ou=people,dc=example,dc=com"
+            "bindPasswordSecret": "ldap-bind", "searchBase": "ou=people,dc=example,dc=com",
+            "allowInsecure": true
         }}),
         json!({"oidc": {
             "issuerUrl": "https://id.example.com/realms/data", "clientId": "superset",
@@ -461,7 +462,7 @@ fn an_ldap_user_logs_in_with_the_rendered_settings() {
         &postgres,
         json!({
             "ldap": {
-                "serverUri": slapd.uri(), "bindDn": BIND_DN, "bindPasswordSecret": "ldap-bind",
+                "serverUri": slapd.uri(), "allowInsecure": true, "bindDn": BIND_DN, "bindPasswordSecret": "ldap-bind",
                 "searchBase": PEOPLE
             },
             "userRegistrationRole": "Gamma"

@@ -27,7 +27,8 @@ pub struct Redis {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
     /// With `host`: a Secret whose key `password` is Redis's password (`requirepass`).
-    /// Without it the pods connect without a password.
+    /// Required: Superset keeps pickled values in Redis and unpickles them, so a Redis
+    /// anyone can write to runs their code in every Superset pod (`InsecureRedis`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password_secret: Option<String>,
     /// Instead of `host`: a Secret whose key `url` is the whole Redis URL,

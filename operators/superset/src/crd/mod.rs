@@ -332,7 +332,8 @@ pub struct Authentication {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Ldap {
-    /// Server URI, such as `ldaps://ldap.example.com:636`.
+    /// Server URI, such as `ldaps://ldap.example.com:636`. `ldap://` sends the bind
+    /// password and every user's password in clear text and needs `allowInsecure: true`.
     pub server_uri: String,
     /// The DN to bind as for searches.
     pub bind_dn: String,
@@ -346,6 +347,10 @@ pub struct Ldap {
     /// The attribute that lists a user's groups; defaults to `memberOf`.
     #[serde(default = "default_group_attribute")]
     pub group_attribute: String,
+    /// Allow an `ldap://` server URI, which sends every password in clear text. False
+    /// by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_insecure: bool,
 }
 
 fn default_uid_attribute() -> String {

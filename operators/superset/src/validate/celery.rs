@@ -71,6 +71,9 @@ impl ValidatedRedis {
                 if port == 0 {
                     return Err(invalid("port 0 is no port".to_owned()));
                 }
+                if redis.password_secret.is_none() {
+                    return Err(insecure_redis());
+                }
                 RedisAddress::Host {
                     host: host.clone(),
                     port,
@@ -179,4 +182,19 @@ pub fn check_single_beat(groups: &[(String, u16)]) -> Result<(), ReconcileError>
             ),
         )),
     }
+}
+
+/// A Redis without a password is refused: Superset's caches and SQL Lab's results keep
+/// pickles there (cachelib unpickles every value that starts with `!`), so whoever can
+/// write to that Redis runs code in every Superset pod, with the `SECRET_KEY` and every
+/// database credential at hand, and reads every cached result.
+fn insecure_redis() -> ReconcileError {
+    ReconcileError::invalid_spec(
+        "InsecureRedis",
+        "spec.clusterConfig.redis: host without passwordSecret: Superset keeps pickled \
+         values in Redis and unpickles them, so whoever can write to a Redis without a \
+         password runs code in every Superset pod. Set requirepass (or an ACL user) on the \
+         Redis and name a Secret with its password in passwordSecret, or give the whole \
+         URL with its credentials in urlSecret",
+    )
 }

@@ -72,16 +72,22 @@ fn the_secrets_the_pods_read_are_listed_with_their_keys() -> Result<(), Reconcil
 )]
 #[case::ldap_and_oidc(
     json!({"authentication": {
-        "ldap": {"serverUri": "ldap://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"},
+        "ldap": {"serverUri": "ldaps://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"},
         "oidc": {"issuerUrl": "https://i", "clientId": "c", "clientSecretSecret": "s"}
     }}),
     "ConflictingAuthentication"
 )]
 #[case::ldap_on_the_stock_image(
     json!({"authentication": {
-        "ldap": {"serverUri": "ldap://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"}
+        "ldap": {"serverUri": "ldaps://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"}
     }}),
     "LdapNeedsPythonLdap"
+)]
+#[case::ldap_in_clear_text(
+    json!({"authentication": {
+        "ldap": {"serverUri": "ldap://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"}
+    }}),
+    "LdapInClearText"
 )]
 #[case::oidc_without_the_openid_scope(
     json!({"authentication": {
@@ -171,7 +177,7 @@ fn the_pods_get_the_python_packages_the_image_lacks(
 fn ldap_is_accepted_on_a_custom_image() -> Result<(), ReconcileError> {
     let mut with_ldap = cluster(
         json!({"authentication": {
-            "ldap": {"serverUri": "ldap://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"}
+            "ldap": {"serverUri": "ldaps://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"}
         }}),
         Value::Null,
     );

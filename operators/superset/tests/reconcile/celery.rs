@@ -84,8 +84,9 @@ async fn a_worker_that_cannot_reach_redis_is_degraded_with_its_reason() {
     create_user_secrets(&harness).await;
     let mut patch = workers_and_beat();
     let mut cluster_config = spec(json!({}))["clusterConfig"].clone();
-    cluster_config["redis"] = json!({"host": REDIS});
+    cluster_config["redis"] = json!({"host": REDIS, "passwordSecret": "redis"});
     patch["clusterConfig"] = cluster_config;
+    create_secret(&harness, "redis", &[("password", "p")]).await;
     create_cluster(&harness, spec(patch)).await;
     run_until_settled(&harness, || {}).await;
 

@@ -115,7 +115,7 @@ async fn invalid_specs_get_a_reason_and_nothing_is_applied() {
             json!({
                 "metadataDatabase": {"generic": {"uriSecret": "superset-db"}},
                 "authentication": {
-                    "ldap": {"serverUri": "ldap://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"},
+                    "ldap": {"serverUri": "ldaps://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"},
                     "oidc": {"issuerUrl": "https://i", "clientId": "c", "clientSecretSecret": "s"}
                 }
             }),

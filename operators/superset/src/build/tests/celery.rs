@@ -51,14 +51,16 @@ fn reason(result: Result<ValidatedCluster, ReconcileError>) -> String {
 #[case::a_url_with_a_password_secret(json!({"urlSecret": "redis-url", "passwordSecret": "redis"}), workers_and_beat(), "InvalidRedis")]
 #[case::an_empty_host(json!({"host": " "}), workers_and_beat(), "InvalidRedis")]
 #[case::a_host_with_a_port(json!({"host": "redis:6379"}), workers_and_beat(), "InvalidRedis")]
-#[case::port_zero(json!({"host": REDIS, "port": 0}), workers_and_beat(), "InvalidRedis")]
-#[case::an_ipv4_host(json!({"host": "10.0.0.7"}), workers_and_beat(), "accepted")]
-#[case::databases_past_the_sixteenth(json!({"host": REDIS, "firstDatabase": 13}), workers_and_beat(), "InvalidRedis")]
-#[case::two_beats(json!({"host": REDIS}), json!({"beat": {"roleGroups": {"default": {"replicas": 2}}}}), "BeatNotSingle")]
-#[case::a_beat_of_no_pod(json!({"host": REDIS}), json!({"beat": {"roleGroups": {"default": {"replicas": 0}}}}), "BeatNotSingle")]
-#[case::beat_in_two_groups(json!({"host": REDIS}), json!({"beat": {"roleGroups": {"a": {}, "b": {}}}}), "BeatNotSingle")]
-#[case::workers_without_groups(json!({"host": REDIS}), json!({"workers": {"roleGroups": {}}}), "NoRoleGroups")]
-#[case::redis_alone_for_the_caches(json!({"host": REDIS}), json!({}), "accepted")]
+#[case::port_zero(json!({"host": REDIS, "port": 0, "passwordSecret": "redis"}), workers_and_beat(), "InvalidRedis")]
+#[case::a_host_without_a_password(json!({"host": REDIS}), workers_and_beat(), "InsecureRedis")]
+#[case::caches_alone_on_a_host_without_a_password(json!({"host": REDIS}), json!({}), "InsecureRedis")]
+#[case::an_ipv4_host(json!({"host": "10.0.0.7", "passwordSecret": "redis"}), workers_and_beat(), "accepted")]
+#[case::databases_past_the_sixteenth(json!({"host": REDIS, "firstDatabase": 13, "passwordSecret": "redis"}), workers_and_beat(), "InvalidRedis")]
+#[case::two_beats(json!({"host": REDIS, "passwordSecret": "redis"}), json!({"beat": {"roleGroups": {"default": {"replicas": 2}}}}), "BeatNotSingle")]
+#[case::a_beat_of_no_pod(json!({"host": REDIS, "passwordSecret": "redis"}), json!({"beat": {"roleGroups": {"default": {"replicas": 0}}}}), "BeatNotSingle")]
+#[case::beat_in_two_groups(json!({"host": REDIS, "passwordSecret": "redis"}), json!({"beat": {"roleGroups": {"a": {}, "b": {}}}}), "BeatNotSingle")]
+#[case::workers_without_groups(json!({"host": REDIS, "passwordSecret": "redis"}), json!({"workers": {"roleGroups": {}}}), "NoRoleGroups")]
+#[case::redis_alone_for_the_caches(json!({"host": REDIS, "passwordSecret": "redis"}), json!({}), "accepted")]
 #[case::workers_and_beat_on_a_url(json!({"urlSecret": "redis-url", "firstDatabase": 12}), workers_and_beat(), "accepted")]
 fn celery_specs_are_checked(#[case] redis: Value, #[case] spec: Value, #[case] expected: &str) {
     assert_eq!(reason(celery_cluster(redis, spec)), expected);
@@ -67,7 +69,6 @@ fn celery_specs_are_checked(#[case] redis: Value, #[case] spec: Value, #[case] e
 #[rstest]
 #[case::password_by_host(json!({"host": REDIS, "passwordSecret": "redis"}), Some(("redis", "password")))]
 #[case::whole_url(json!({"urlSecret": "redis-url"}), Some(("redis-url", "url")))]
-#[case::no_password(json!({"host": REDIS}), None)]
 fn the_redis_secret_is_read_by_reference(
     #[case] redis: Value,
     #[case] expected: Option<(&str, &str)>,
@@ -188,7 +189,7 @@ fn every_pod_shares_the_redis_config_and_alerts_need_workers_and_beat() -> Resul
         assert!(data["strata_celery.py"].is_string(), "{config_map}");
     }
     let workers_only = objects_of(&celery_cluster(
-        json!({"host": REDIS}),
+        json!({"host": REDIS, "passwordSecret": "redis"}),
         json!({"workers": {"roleGroups": {"default": {}}}}),
     )?)?;
     let config = named(&workers_only, "ConfigMap", "simple-superset-node-default")["data"]
