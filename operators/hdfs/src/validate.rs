@@ -180,7 +180,12 @@ impl ValidatedCluster {
             .into_iter()
             .map(|role| role_group::finish_role(&site_context, role))
             .collect::<Result<Vec<_>, _>>()?;
-        let warnings = warnings::check(&roles, dfs_replication, &namenode_http_service);
+        let warnings = warnings::check(
+            &roles,
+            dfs_replication,
+            &namenode_http_service,
+            namenode_ingress.as_ref(),
+        );
         let discovery = client_site(&topology, dfs_replication).map_err(|error| {
             ReconcileError::invalid_spec("InvalidClientConfig", error.to_string())
         })?;

@@ -192,6 +192,27 @@ fn a_new_edit_log_segment_is_started_once_the_journalnodes_answer_and_again_whil
     assert_eq!(wait_for_calls(dir.path(), before + 1)[before], roll);
 }
 
+/// Reliability review, I-5: whoever may write the namenode-state ConfigMap writes the
+/// journalnode addresses the script probes; an address that is shell code stays an
+/// address that does not answer.
+#[test]
+fn a_journalnode_address_that_is_shell_code_is_never_run() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let request = dir.path().join("roll-edits");
+    let marker = dir.path().join("injected");
+    std::fs::write(
+        &request,
+        format!("x;touch${{IFS}}{};:1\n", marker.display()),
+    )
+    .expect("a request");
+    let _script = start(dir.path(), "0\n", Some(&request));
+    let refresh = "dfsadmin -fs hdfs://127.0.0.1:8020 -refreshNodes";
+    assert_eq!(wait_for_calls(dir.path(), 1), [refresh]);
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(!marker.exists(), "the address ran as code");
+    assert_eq!(calls(dir.path()), [refresh], "no roll: nothing answered");
+}
+
 /// Answers every request on a loopback port with `status`, as a namenode's `/isActive`
 /// does (200 active, 405 standby); returns the address.
 fn is_active_server(status: &'static str) -> String {

@@ -47,9 +47,10 @@ fingerprint() {
     cksum <"$1" 2>/dev/null || echo missing
 }
 
-# answers HOST:PORT: something listens there, within 2 seconds.
+# answers HOST:PORT: something listens there, within 2 seconds. The host and port
+# reach the inner shell as its arguments, never as code: they come from a ConfigMap.
 answers() {
-    timeout 2 bash -c "exec 3<>/dev/tcp/${1%:*}/${1##*:}" 2>/dev/null
+    timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2"' answers "${1%:*}" "${1##*:}" 2>/dev/null
 }
 
 # roll_edits_if_asked: a new edit log segment when the operator asks for one and every

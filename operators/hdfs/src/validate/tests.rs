@@ -132,6 +132,20 @@ fn the_heap_is_three_quarters_of_the_memory_limit() -> Result<(), ReconcileError
     json!({"clusterConfig": {"nameNodeHttpService": {"type": "LoadBalancer", "loadBalancerSourceRanges": ["10.0.0.0/8"]}}}),
     &[]
 )]
+#[case::namenode_ingress_without_authentication(
+    json!({"clusterConfig": {"nameNodeIngress": {"domain": "hdfs.example.com"}}}),
+    &["NameNodeHttpOpen"]
+)]
+#[case::namenode_ingress_with_tls_but_no_authentication(
+    json!({"clusterConfig": {"nameNodeIngress": {"domain": "hdfs.example.com", "tlsSecret": "hdfs-tls",
+        "annotations": {"nginx.ingress.kubernetes.io/proxy-body-size": "8m"}}}}),
+    &["NameNodeHttpOpen"]
+)]
+#[case::namenode_ingress_behind_an_authenticating_proxy(
+    json!({"clusterConfig": {"nameNodeIngress": {"domain": "hdfs.example.com",
+        "annotations": {"nginx.ingress.kubernetes.io/auth-url": "https://auth.example.com/oauth2/auth"}}}}),
+    &[]
+)]
 #[case::namenode_http_inside_the_cluster_with_annotations(
     json!({"clusterConfig": {"nameNodeHttpService": {"annotations": {"example.com/team": "data"}}}}),
     &[]

@@ -4,6 +4,7 @@ use strata_model::exposure::{ServiceExposure, ServiceType};
 use strata_status::{Reason, SpecWarning};
 
 use crate::crd::HdfsRole;
+use crate::crd::exposure::NameNodeIngress;
 use crate::validate::ValidatedRole;
 
 /// A setting that is allowed but unwise. The reason is the condition reason; the
@@ -28,8 +29,8 @@ pub enum Warning {
     /// 3.4 cannot turn off, and with simple authentication anyone there acts as any
     /// user, the superuser included.
     NameNodeHttpOpen {
-        /// `NodePort` or `LoadBalancer`.
-        service_type: String,
+        /// What opens it: `nameNodeHttpService is a NodePort`, say.
+        through: String,
     },
 }
 
@@ -69,12 +70,13 @@ impl Warning {
                  replica(s): every block stays under-replicated; add datanodes or lower \
                  dfsReplication"
             ),
-            Self::NameNodeHttpOpen { service_type } => format!(
-                "nameNodeHttpService is a {service_type} open to every network that reaches \
-                 it: the namenodes' HTTP port also serves WebHDFS, where anyone acts as any \
-                 HDFS user, the superuser included, and may delete every file; set \
-                 loadBalancerSourceRanges to the networks you trust, or use an internal \
-                 load balancer"
+            Self::NameNodeHttpOpen { through } => format!(
+                "{through}: the namenodes' HTTP port also serves WebHDFS, where anyone acts \
+                 as any HDFS user, the superuser included, and may delete every file (and \
+                 /logs, /conf and /jmx); for a Service set loadBalancerSourceRanges to the \
+                 networks you trust or use an internal load balancer, and for an Ingress \
+                 put an authenticating proxy in its annotations \
+                 (nginx.ingress.kubernetes.io/auth-url, say)"
             ),
         }
     }
@@ -85,6 +87,7 @@ pub(super) fn check(
     roles: &[ValidatedRole],
     dfs_replication: u16,
     namenode_http: &ServiceExposure,
+    namenode_ingress: Option<&NameNodeIngress>,
 ) -> Vec<Warning> {
     let count = |role: HdfsRole| -> u16 {
         roles
@@ -111,8 +114,32 @@ pub(super) fn check(
     };
     if open {
         warnings.push(Warning::NameNodeHttpOpen {
-            service_type: namenode_http.type_.to_string(),
+            through: format!(
+                "nameNodeHttpService is a {} open to every network that reaches it",
+                namenode_http.type_
+            ),
+        });
+    }
+    if let Some(ingress) = namenode_ingress.filter(|ingress| !authenticates(ingress)) {
+        warnings.push(Warning::NameNodeHttpOpen {
+            through: format!(
+                "nameNodeIngress publishes every namenode's HTTP port at *.{} through the \
+                 Ingress controller, with no authenticating annotation",
+                ingress.domain
+            ),
         });
     }
     warnings
+}
+
+/// Whether an Ingress's annotations put an authenticating proxy in front: an
+/// annotation whose name (after the prefix) starts with `auth`, as ingress-nginx's
+/// `auth-url` and `auth-type`, HAProxy's `auth-type` and Traefik's `auth` do. The
+/// operator cannot check a proxy it does not know; any such annotation lifts the
+/// warning.
+fn authenticates(ingress: &NameNodeIngress) -> bool {
+    ingress.annotations.keys().any(|key| {
+        let name = key.rsplit('/').next().unwrap_or(key);
+        name.starts_with("auth") || name.contains(".auth")
+    })
 }
