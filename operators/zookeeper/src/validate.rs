@@ -130,6 +130,40 @@ pub fn znode_namespace_allowed(
     ))
 }
 
+/// The Warning a cluster exposed outside the cluster carries when clients need no
+/// certificate: a node port, or a load balancer without source ranges, with
+/// `clientAuthentication: None` (or no TLS) lets every network that reaches it read
+/// and change every znode the applications left open (the ZNodes' paths are
+/// `world:anyone`). The server's certificate authenticates nobody.
+pub fn exposure_warning(cluster: &ValidatedCluster) -> Option<SpecWarning> {
+    let service = &cluster.service;
+    let open_to = match service.type_ {
+        strata_model::exposure::ServiceType::ClusterIP => return None,
+        strata_model::exposure::ServiceType::NodePort => "every network that reaches a node",
+        strata_model::exposure::ServiceType::LoadBalancer
+            if service.load_balancer_source_ranges.is_empty() =>
+        {
+            "every network that reaches the load balancer"
+        }
+        strata_model::exposure::ServiceType::LoadBalancer => return None,
+    };
+    let clients_authenticated = cluster
+        .tls
+        .as_ref()
+        .is_some_and(|tls| tls.settings.client_auth_required);
+    (!clients_authenticated).then(|| SpecWarning {
+        reason: strata_status::reason!("ZookeeperOpen"),
+        message: format!(
+            "clusterConfig.service is a {} open to {open_to}, and clients need no \
+             certificate: anyone there may read and change every znode without an ACL. \
+             Set clusterConfig.tls.clientAuthentication: Required (each ZNode's Secret \
+             holds a client certificate), or loadBalancerSourceRanges to the networks you \
+             trust",
+            service.type_
+        ),
+    })
+}
+
 /// The Warning a cluster with TLS turned off carries.
 pub fn plaintext_warning(cluster: &ValidatedCluster) -> Option<SpecWarning> {
     cluster.tls.is_none().then(|| SpecWarning {

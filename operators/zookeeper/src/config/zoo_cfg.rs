@@ -246,8 +246,10 @@ fn server_id_limit(overrides: &BTreeMap<String, String>) -> u32 {
     }
 }
 
-/// Keys the operator sets in `zoo.cfg` and builds other objects or steps around.
-const OWNED_KEYS: [OwnedKey; 3] = [
+/// Keys the operator sets in `zoo.cfg` and builds other objects or steps around, and
+/// keys whose values would take the membership or the leader lookup out of its hands
+/// (reliability review, I-7).
+const OWNED_KEYS: [OwnedKey; 8] = [
     OwnedKey::exact(
         "clientPort",
         "the client Service, the container port, the probes and every discovery \
@@ -262,6 +264,33 @@ const OWNED_KEYS: [OwnedKey; 3] = [
         "server",
         "the operator writes one server line per pod and changes the membership one \
          server at a time; set replicas and role groups instead",
+    ),
+    OwnedKey::exact(
+        "metricsProvider.className",
+        "the operator finds the leader on the Prometheus metrics provider's endpoint \
+         (leader_uptime) to restart it last; another provider would make every roll \
+         restart the servers by id, and a growth could stall",
+    ),
+    OwnedKey::exact(
+        "peerType",
+        "set peerType in the role group's config: the operator plans the quorum from it, \
+         and a server that votes while the others count it as an observer (or the \
+         reverse) breaks the majority it plans with",
+    ),
+    OwnedKey::exact(
+        "dynamicConfigFile",
+        "the operator writes the membership into zoo.cfg and changes it one server at a \
+         time; a dynamic configuration file would take it out of its hands",
+    ),
+    OwnedKey::exact(
+        "reconfigEnabled",
+        "the operator changes the membership by rolling the servers, and reconfig would \
+         change it behind its back",
+    ),
+    OwnedKey::exact(
+        "standaloneEnabled",
+        "the operator runs one server in standalone mode and grows it by restarts, which \
+         this key changes",
     ),
 ];
 

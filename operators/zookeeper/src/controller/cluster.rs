@@ -24,7 +24,7 @@ use crate::build::build;
 use crate::build::container::TLS_VOLUME;
 use crate::crd::ZookeeperCluster;
 use crate::membership::{self, Plan, PlanError, observe_role_groups};
-use crate::validate::{ValidatedCluster, plaintext_warning};
+use crate::validate::{ValidatedCluster, exposure_warning, plaintext_warning};
 
 /// What the cluster controller needs beyond the shared context.
 #[derive(Clone, Debug)]
@@ -136,6 +136,7 @@ async fn prepare(
     let mut prepared = build(&step).rolling_on(&material.versions);
     material.into_prepared(&mut prepared);
     prepared.warnings.extend(plaintext_warning(&step));
+    prepared.warnings.extend(exposure_warning(&step));
     let mut prepared = with_step(prepared, plan);
     prepared.progress = prepared.progress.take().or(waiting);
     Ok(prepared)

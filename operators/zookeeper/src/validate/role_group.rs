@@ -185,8 +185,8 @@ fn finish(
     let zoo_cfg = ZooCfg::render(&input).map_err(|error| zoo_cfg_error(field, &error))?;
     for key in ["dataDir", "dataLogDir"] {
         if let Some(dir) = zoo_cfg.get(key)
-            && dir != DATA_DIR
-            && !dir.starts_with(&format!("{DATA_DIR}/"))
+            && ((dir != DATA_DIR && !dir.starts_with(&format!("{DATA_DIR}/")))
+                || dir.split('/').any(|part| part == ".."))
         {
             return Err(ReconcileError::invalid_spec(
                 "InvalidDataDir",

@@ -118,6 +118,36 @@ fn group_config(config: Value) -> Value {
     "TlsSecretMissing",
     "clusterConfig.tls.secretName is empty"
 )]
+#[case::data_dir_climbing_out_of_the_volume(
+    json!({"servers": {"configOverrides": {"zoo.cfg": {"dataDir": "/data/../tmp/x"}}, "roleGroups": {"default": {}}}}),
+    "InvalidDataDir",
+    "configOverrides sets dataDir=/data/../tmp/x"
+)]
+#[case::zoo_cfg_metrics_provider(
+    json!({"servers": {"configOverrides": {"zoo.cfg": {"metricsProvider.className": "org.example.Metrics"}}, "roleGroups": {"default": {}}}}),
+    "ReservedConfigOverride",
+    "metricsProvider.className is set by the operator"
+)]
+#[case::zoo_cfg_peer_type(
+    json!({"servers": {"configOverrides": {"zoo.cfg": {"peerType": "observer"}}, "roleGroups": {"default": {}}}}),
+    "ReservedConfigOverride",
+    "peerType is set by the operator"
+)]
+#[case::zoo_cfg_dynamic_config_file(
+    json!({"servers": {"configOverrides": {"zoo.cfg": {"dynamicConfigFile": "/data/zoo.cfg.dynamic"}}, "roleGroups": {"default": {}}}}),
+    "ReservedConfigOverride",
+    "dynamicConfigFile is set by the operator"
+)]
+#[case::zoo_cfg_reconfig(
+    json!({"servers": {"configOverrides": {"zoo.cfg": {"reconfigEnabled": "true"}}, "roleGroups": {"default": {}}}}),
+    "ReservedConfigOverride",
+    "reconfigEnabled is set by the operator"
+)]
+#[case::zoo_cfg_standalone(
+    json!({"servers": {"configOverrides": {"zoo.cfg": {"standaloneEnabled": "false"}}, "roleGroups": {"default": {}}}}),
+    "ReservedConfigOverride",
+    "standaloneEnabled is set by the operator"
+)]
 #[case::data_dir_outside_the_volume(
     json!({"servers": {"configOverrides": {"zoo.cfg": {"dataDir": "/var/lib/zookeeper"}}, "roleGroups": {"default": {}}}}),
     "InvalidDataDir",
@@ -398,5 +428,31 @@ fn tls_is_on_unless_turned_off(
     if let Some(warning) = warning {
         assert_eq!(warning.reason.as_str(), "TlsDisabled");
     }
+    Ok(())
+}
+
+#[rstest]
+#[case::inside_the_cluster(json!({}), json!({}), None)]
+#[case::a_node_port_without_client_certificates(json!({"type": "NodePort"}), json!({}), Some("ZookeeperOpen"))]
+#[case::an_open_load_balancer(json!({"type": "LoadBalancer"}), json!({}), Some("ZookeeperOpen"))]
+#[case::an_open_load_balancer_in_plaintext(json!({"type": "LoadBalancer"}), json!({"enabled": false}), Some("ZookeeperOpen"))]
+#[case::a_load_balancer_for_trusted_networks(json!({"type": "LoadBalancer", "loadBalancerSourceRanges": ["10.0.0.0/8"]}), json!({}), None)]
+#[case::a_node_port_with_client_certificates(json!({"type": "NodePort"}), json!({"clientAuthentication": "Required"}), None)]
+fn exposure_without_client_certificates_is_a_warning(
+    #[case] service: Value,
+    #[case] tls: Value,
+    #[case] reason: Option<&str>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let spec = json!({
+        "clusterConfig": {"service": service, "tls": tls},
+        "servers": {"roleGroups": {"default": {}}}
+    });
+    let validated = ValidatedCluster::new(&cluster(spec)?, "cluster.local")?;
+    let warning = exposure_warning(&validated);
+    assert_eq!(
+        warning.as_ref().map(|warning| warning.reason.as_str()),
+        reason,
+        "{warning:?}"
+    );
     Ok(())
 }
