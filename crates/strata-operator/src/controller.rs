@@ -243,7 +243,7 @@ impl<X> Context<X> {
         let event = Event {
             type_: event_type,
             reason: reason.to_owned(),
-            note: Some(note),
+            note: Some(event_note(note)),
             action: action.to_owned(),
             secondary: None,
         };
@@ -576,4 +576,45 @@ fn object_key<K: Resource<DynamicType = ()>>(object: &K) -> String {
         object.meta().namespace.as_deref().unwrap_or_default(),
         object.meta().name.as_deref().unwrap_or_default()
     )
+}
+
+/// The longest note `events.k8s.io/v1` takes (`NoteLengthLimit`): the API server refuses
+/// a longer one, and the Event would be lost, as the kube-scheduler's were before it
+/// cut its own.
+pub const EVENT_NOTE_LIMIT: usize = 1024;
+
+/// `note` cut to [`EVENT_NOTE_LIMIT`] bytes at a character boundary, ending in `…` when
+/// cut. The condition keeps the whole message; the Event says where to read it.
+pub fn event_note(note: String) -> String {
+    if note.len() <= EVENT_NOTE_LIMIT {
+        return note;
+    }
+    const CUT: &str = "…";
+    let mut end = EVENT_NOTE_LIMIT - CUT.len();
+    while !note.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{CUT}", &note[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    #[rstest]
+    #[case::short("a short note".to_owned(), false)]
+    #[case::exactly_the_limit("a".repeat(EVENT_NOTE_LIMIT), false)]
+    #[case::one_byte_over("a".repeat(EVENT_NOTE_LIMIT + 1), true)]
+    #[case::a_multibyte_character_at_the_cut("é".repeat(EVENT_NOTE_LIMIT), true)]
+    fn event_notes_fit_the_api_servers_limit(#[case] note: String, #[case] cut: bool) {
+        let fitted = event_note(note.clone());
+        assert!(fitted.len() <= EVENT_NOTE_LIMIT, "{} bytes", fitted.len());
+        assert_eq!(fitted != note, cut);
+        if cut {
+            assert!(fitted.ends_with('…'));
+            assert!(note.starts_with(fitted.trim_end_matches('…')));
+        }
+    }
 }
