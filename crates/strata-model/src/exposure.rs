@@ -108,6 +108,21 @@ impl ServiceExposure {
         check_annotation_keys(field, &self.annotations)
     }
 
+    /// Who can reach the Service from outside the cluster without an address list to
+    /// stop them: every network that reaches a node (a node port), or the load
+    /// balancer (one without `loadBalancerSourceRanges`); `None` inside the cluster or
+    /// for trusted networks only. What the products' exposure Warnings name.
+    pub fn open_to(&self) -> Option<&'static str> {
+        match self.type_ {
+            ServiceType::ClusterIP => None,
+            ServiceType::NodePort => Some("every network that reaches a node"),
+            ServiceType::LoadBalancer if self.load_balancer_source_ranges.is_empty() => {
+                Some("every network that reaches the load balancer")
+            }
+            ServiceType::LoadBalancer => None,
+        }
+    }
+
     /// Gives a built client Service this exposure.
     pub fn apply_to(&self, service: &mut Service) {
         if !self.annotations.is_empty() {
@@ -277,6 +292,18 @@ mod tests {
 
     fn service(value: Value) -> Service {
         serde_json::from_value(value).expect("a Service")
+    }
+
+    #[rstest]
+    #[case::inside_the_cluster(json!({}), None)]
+    #[case::a_node_port(json!({"type": "NodePort"}), Some("every network that reaches a node"))]
+    #[case::an_open_load_balancer(json!({"type": "LoadBalancer"}), Some("every network that reaches the load balancer"))]
+    #[case::a_load_balancer_for_trusted_networks(json!({"type": "LoadBalancer", "loadBalancerSourceRanges": ["10.0.0.0/8"]}), None)]
+    fn only_a_node_port_or_an_open_load_balancer_is_open_to_outside(
+        #[case] value: Value,
+        #[case] open_to: Option<&str>,
+    ) {
+        assert_eq!(exposure(value).open_to(), open_to);
     }
 
     #[rstest]

@@ -485,21 +485,16 @@ fn exposure_warnings(
     ingress: Option<&strata_model::ingress::IngressExposure>,
     http_route: bool,
 ) -> Vec<SpecWarning> {
-    use strata_model::exposure::ServiceType;
     let authenticated = !security.user_authenticators.is_empty() || security.oauth2.is_some();
     let mut ways_in = Vec::new();
-    match service.type_ {
-        ServiceType::NodePort => ways_in.push("a NodePort Service"),
-        ServiceType::LoadBalancer if service.load_balancer_source_ranges.is_empty() => {
-            ways_in.push("a LoadBalancer Service without loadBalancerSourceRanges");
-        }
-        ServiceType::LoadBalancer | ServiceType::ClusterIP => {}
+    if let Some(open_to) = service.open_to() {
+        ways_in.push(format!("a {} Service open to {open_to}", service.type_));
     }
     if ingress.is_some() {
-        ways_in.push("an Ingress");
+        ways_in.push("an Ingress".to_owned());
     }
     if http_route {
-        ways_in.push("an HTTPRoute");
+        ways_in.push("an HTTPRoute".to_owned());
     }
     let mut warnings = Vec::new();
     if !authenticated && !ways_in.is_empty() {

@@ -137,16 +137,7 @@ pub fn znode_namespace_allowed(
 /// `world:anyone`). The server's certificate authenticates nobody.
 pub fn exposure_warning(cluster: &ValidatedCluster) -> Option<SpecWarning> {
     let service = &cluster.service;
-    let open_to = match service.type_ {
-        strata_model::exposure::ServiceType::ClusterIP => return None,
-        strata_model::exposure::ServiceType::NodePort => "every network that reaches a node",
-        strata_model::exposure::ServiceType::LoadBalancer
-            if service.load_balancer_source_ranges.is_empty() =>
-        {
-            "every network that reaches the load balancer"
-        }
-        strata_model::exposure::ServiceType::LoadBalancer => return None,
-    };
+    let open_to = service.open_to()?;
     let clients_authenticated = cluster
         .tls
         .as_ref()

@@ -1,6 +1,6 @@
 //! What a valid spec may still get wrong: layouts HDFS runs with, but not safely.
 
-use strata_model::exposure::{ServiceExposure, ServiceType};
+use strata_model::exposure::ServiceExposure;
 use strata_status::{Reason, SpecWarning};
 
 use crate::crd::HdfsRole;
@@ -107,15 +107,10 @@ pub(super) fn check(
             datanodes,
         });
     }
-    let open = match namenode_http.type_ {
-        ServiceType::ClusterIP => false,
-        ServiceType::NodePort => true,
-        ServiceType::LoadBalancer => namenode_http.load_balancer_source_ranges.is_empty(),
-    };
-    if open {
+    if let Some(open_to) = namenode_http.open_to() {
         warnings.push(Warning::NameNodeHttpOpen {
             through: format!(
-                "nameNodeHttpService is a {} open to every network that reaches it",
+                "nameNodeHttpService is a {} open to {open_to}",
                 namenode_http.type_
             ),
         });
