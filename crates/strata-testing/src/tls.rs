@@ -49,6 +49,26 @@ pub fn client_config(
     Ok(Arc::new(config))
 }
 
+/// A TLS client connection to `address`, to check the server's certificate for `name`,
+/// and its socket, which gives up reading after `read_timeout`. The handshake happens on
+/// the first write or read (`rustls::Stream`).
+pub fn connect(
+    config: Arc<rustls::ClientConfig>,
+    name: &str,
+    address: SocketAddr,
+    read_timeout: Duration,
+) -> Result<(rustls::ClientConnection, TcpStream), String> {
+    let server_name = ServerName::try_from(name.to_owned()).map_err(|error| error.to_string())?;
+    let connection =
+        rustls::ClientConnection::new(config, server_name).map_err(|error| error.to_string())?;
+    let socket =
+        TcpStream::connect_timeout(&address, TIMEOUT).map_err(|error| error.to_string())?;
+    socket
+        .set_read_timeout(Some(read_timeout))
+        .map_err(|error| error.to_string())?;
+    Ok((connection, socket))
+}
+
 /// A ZooKeeper four-letter word over TLS to `address`, checking the server's certificate
 /// for `name`: the answer, and the certificate the server presented (DER).
 pub fn four_letter_word(
@@ -57,14 +77,7 @@ pub fn four_letter_word(
     address: SocketAddr,
     word: &str,
 ) -> Result<(String, Vec<u8>), String> {
-    let server_name = ServerName::try_from(name.to_owned()).map_err(|error| error.to_string())?;
-    let mut connection =
-        rustls::ClientConnection::new(config, server_name).map_err(|error| error.to_string())?;
-    let mut socket =
-        TcpStream::connect_timeout(&address, TIMEOUT).map_err(|error| error.to_string())?;
-    socket
-        .set_read_timeout(Some(TIMEOUT))
-        .map_err(|error| error.to_string())?;
+    let (mut connection, mut socket) = connect(config, name, address, TIMEOUT)?;
     let mut stream = rustls::Stream::new(&mut connection, &mut socket);
     stream
         .write_all(word.as_bytes())
@@ -98,15 +111,8 @@ pub fn https_request(
 ) -> Result<crate::http::Response, String> {
     let (method, path) = request;
     let failed = |error: String| format!("{method} https://{name}{path} via {address}: {error}");
-    let server_name =
-        ServerName::try_from(name.to_owned()).map_err(|error| failed(error.to_string()))?;
-    let mut connection = rustls::ClientConnection::new(config, server_name)
-        .map_err(|error| failed(error.to_string()))?;
-    let mut socket =
-        TcpStream::connect_timeout(&address, TIMEOUT).map_err(|error| failed(error.to_string()))?;
-    socket
-        .set_read_timeout(Some(crate::http::REQUEST_TIMEOUT))
-        .map_err(|error| failed(error.to_string()))?;
+    let (mut connection, mut socket) =
+        connect(config, name, address, crate::http::REQUEST_TIMEOUT).map_err(failed)?;
     let mut stream = rustls::Stream::new(&mut connection, &mut socket);
     let text = crate::http::request_text(name, method, path, headers, body);
     stream

@@ -19,11 +19,10 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use rustls::pki_types::ServerName;
 use serde_json::{Value, json};
 use strata_certificates::authority::CertificateAuthority;
 use strata_pod_runner::manifest::apply_all;
@@ -190,14 +189,8 @@ fn join_as_observer(
     name: &str,
     address: SocketAddr,
 ) -> Result<Vec<i32>, String> {
-    let server_name = ServerName::try_from(name.to_owned()).map_err(|error| error.to_string())?;
-    let mut connection =
-        rustls::ClientConnection::new(config, server_name).map_err(|error| error.to_string())?;
-    let mut socket =
-        TcpStream::connect_timeout(&address, TIMEOUT).map_err(|error| error.to_string())?;
-    socket
-        .set_read_timeout(Some(TIMEOUT))
-        .map_err(|error| error.to_string())?;
+    let (mut connection, mut socket) =
+        strata_testing::tls::connect(config, name, address, TIMEOUT)?;
     let mut stream = rustls::Stream::new(&mut connection, &mut socket);
     let mut learner_info = Vec::new();
     learner_info.extend(LEARNER_ID.to_be_bytes());
