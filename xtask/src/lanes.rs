@@ -8,7 +8,9 @@
 //! alone, ZooKeeper's beside the Superset ones, those one at a time, and everything
 //! else around them. Each binary's output is printed
 //! in one block when it ends, so two lanes never interleave their lines, and every
-//! binary runs even after one failed: a red run names every failing binary at once.
+//! binary runs even after one failed: a red run names every failing binary at once,
+//! and repeats each one's failures at the step's very end, where a log cut to its tail
+//! still shows why.
 //!
 //! Two binaries never share a port or an address: every server in the tests binds a free
 //! port, a fixed loopback address belongs to one binary, and the pod runner names its
@@ -187,6 +189,8 @@ struct Outcome {
     label: String,
     passed: bool,
     took: Duration,
+    /// What a failing binary said about its failures, repeated at the step's end.
+    failures: Option<String>,
 }
 
 /// Builds every test binary (`cargo test --workspace --no-run`), and returns them in
@@ -272,6 +276,11 @@ pub fn run(
         .filter(|outcome| !outcome.passed)
         .map(|outcome| outcome.label.as_str())
         .collect();
+    for outcome in &outcomes {
+        if let Some(failures) = &outcome.failures {
+            eprintln!("\n==== {} failed:\n{failures}", outcome.label);
+        }
+    }
     if !failed.is_empty() {
         bail!("failing test binaries: {}", failed.join(", "));
     }
@@ -427,6 +436,14 @@ fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Ou
         Err(_) => false,
     };
     let verdict = if passed { "passed" } else { "FAILED" };
+    let failures = match &output {
+        Ok(_) if passed => None,
+        Ok(output) => Some(failure_recap(
+            &String::from_utf8_lossy(&output.stdout),
+            &String::from_utf8_lossy(&output.stderr),
+        )),
+        Err(error) => Some(format!("cannot start it: {error}")),
+    };
     let mut block = format!(
         "\n---- {label} {verdict} in {:.1}s ({})\n",
         took.as_secs_f64(),
@@ -447,7 +464,31 @@ fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Ou
         label,
         passed,
         took,
+        failures,
     }
+}
+
+/// The most lines of a failing binary's recap.
+const RECAP_LINES: usize = 150;
+
+/// A failing binary's own account of its failures, for the end of the step, where a
+/// log cut to its tail still shows it: libtest's `failures:` section (each failed test's
+/// captured output and panic), or without one (a crash, a signal) the output's tail.
+/// Either is cut to its last [`RECAP_LINES`] lines.
+fn failure_recap(stdout: &str, stderr: &str) -> String {
+    let section = stdout
+        .find("\nfailures:\n")
+        .map(|start| &stdout[start + 1..])
+        .map(|section| format!("{section}{stderr}"))
+        .unwrap_or_else(|| format!("{stdout}{stderr}"));
+    let lines: Vec<&str> = section.lines().collect();
+    let kept = &lines[lines.len().saturating_sub(RECAP_LINES)..];
+    let cut = if kept.len() < lines.len() {
+        format!("[the first {} lines left out]\n", lines.len() - kept.len())
+    } else {
+        String::new()
+    };
+    format!("{cut}{}", kept.join("\n"))
 }
 
 fn report(outcomes: &[Outcome]) {
@@ -623,5 +664,35 @@ mod tests {
     #[case::words_are_refused(Some("two"), None)]
     fn the_lane_count(#[case] value: Option<&str>, #[case] lanes: Option<usize>) {
         assert_eq!(lanes_from(value).ok(), lanes);
+    }
+
+    #[rstest]
+    #[case::libtests_failures_section(
+        "running 2 tests\ntest a ... ok\ntest b ... FAILED\n\nfailures:\n\n---- b stdout ----\nthread 'b' panicked at x.rs:1:1:\nno 200\n\nfailures:\n    b\n\ntest result: FAILED. 1 passed; 1 failed\n",
+        "",
+        "failures:\n\n---- b stdout ----\nthread 'b' panicked at x.rs:1:1:\nno 200\n\nfailures:\n    b\n\ntest result: FAILED. 1 passed; 1 failed"
+    )]
+    #[case::a_crash_keeps_both_streams(
+        "running 1 test\n",
+        "error: test failed, to rerun pass `--test x`\nSIGSEGV\n",
+        "running 1 test\nerror: test failed, to rerun pass `--test x`\nSIGSEGV"
+    )]
+    fn a_failing_binarys_recap_is_its_failures(
+        #[case] stdout: &str,
+        #[case] stderr: &str,
+        #[case] recap: &str,
+    ) {
+        assert_eq!(failure_recap(stdout, stderr), recap);
+    }
+
+    #[test]
+    fn a_long_recap_keeps_its_last_lines() {
+        let stdout: String = (0..400).map(|line| format!("line {line}\n")).collect();
+        let recap = failure_recap(&stdout, "");
+        assert!(
+            recap.starts_with("[the first 250 lines left out]\nline 250\n"),
+            "{recap}"
+        );
+        assert!(recap.ends_with("line 399"), "{recap}");
     }
 }
