@@ -187,6 +187,9 @@ pub fn ensure_set(go_dir: &Path, set: GoToolSet) -> anyhow::Result<(PathBuf, Out
     for flags in set.modules.iter().filter_map(|module| ldflags(module)) {
         hasher.update(flags);
     }
+    for tags in set.modules.iter().filter_map(|module| build_tags(module)) {
+        hasher.update(tags);
+    }
     for module in set.modules {
         for file in ["go.mod", "go.sum", "main.go"] {
             if let Ok(content) = fs::read(go_dir.join(module).join(file)) {
@@ -225,6 +228,17 @@ fn ldflags(module: &str) -> Option<String> {
             "-s -w -X 'github.com/prometheus/common/version.Version={}'",
             STATSD_EXPORTER_VERSION.trim_start_matches('v')
         )),
+        _ => None,
+    }
+}
+
+/// The build tags of the binaries built in `module`. promtool leaves out every service
+/// discovery plugin (Prometheus' own `remove_all_sd` tag): it only checks and
+/// unit-tests rules here, and the plugins' cloud SDKs are a fifth of its packages and
+/// most of its cold build (137.6 s with the tag, 2 cores, empty build cache).
+fn build_tags(module: &str) -> Option<&'static str> {
+    match module {
+        "prometheus" => Some("remove_all_sd"),
         _ => None,
     }
 }
@@ -291,8 +305,9 @@ fn build(
     if let Some(flags) = ldflags(binary.module) {
         command.arg(format!("-ldflags={flags}"));
     }
-    command.arg("-v").arg(binary.package);
-    let packages = package_count(go, &module_dir, binary.package, go_cache);
+    let tags = build_tags(binary.module).map(|tags| format!("-tags={tags}"));
+    command.args(&tags).arg("-v").arg(binary.package);
+    let packages = package_count(go, &module_dir, binary.package, tags.as_deref(), go_cache);
     let (status, stderr) = run_with_progress(&mut command, binary.name, packages)?;
     if status.success() {
         return Ok(());
@@ -348,9 +363,17 @@ const PROGRESS_PERIOD: Duration = Duration::from_secs(30);
 /// How many packages `package` imports, itself and the standard library's included
 /// (`go list -deps`): what a build with an empty cache compiles. `None` when Go cannot
 /// tell, and the progress lines then give the count alone.
-fn package_count(go: &Path, module_dir: &Path, package: &str, go_cache: &Path) -> Option<usize> {
+fn package_count(
+    go: &Path,
+    module_dir: &Path,
+    package: &str,
+    tags: Option<&str>,
+    go_cache: &Path,
+) -> Option<usize> {
     let output = Command::new(go)
-        .args(["list", "-mod=readonly", "-deps", package])
+        .args(["list", "-mod=readonly", "-deps"])
+        .args(tags)
+        .arg(package)
         .current_dir(module_dir)
         .env("CGO_ENABLED", "0")
         .env("GOCACHE", go_cache)
