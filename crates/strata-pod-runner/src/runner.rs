@@ -535,15 +535,45 @@ impl PodRunner {
         name: &str,
         port: u16,
     ) -> Result<std::net::SocketAddr, RunnerError> {
+        self.forward_inside(local, namespace, name, None, port)
+            .await
+    }
+
+    /// Forwards a free loopback port of the host to `port` on the pod's own loopback, as
+    /// `kubectl port-forward` does (the kubelet dials `localhost` inside the pod's
+    /// network namespace): what a user with `pods/portforward` reaches, servers bound
+    /// to `127.0.0.1` included. Returns the host's end.
+    pub async fn port_forward(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        port: u16,
+    ) -> Result<std::net::SocketAddr, RunnerError> {
+        let any_port = std::net::SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        self.forward_inside(any_port, namespace, name, Some(Ipv4Addr::LOCALHOST), port)
+            .await
+    }
+
+    /// Forwards `local` to `address:port` inside the pod's network namespace, the pod's
+    /// own address when `address` is `None`.
+    async fn forward_inside(
+        &mut self,
+        local: std::net::SocketAddr,
+        namespace: &str,
+        name: &str,
+        address: Option<Ipv4Addr>,
+        port: u16,
+    ) -> Result<std::net::SocketAddr, RunnerError> {
         let netns = self.network.netns_path(&format!("{namespace}/{name}"))?;
         let entry = self
             .pods
             .get_mut(&(namespace.to_owned(), name.to_owned()))
             .ok_or_else(|| RunnerError::UnknownPod(name.to_owned()))?;
-        let opened = forward(local, netns, entry.name.address, port)
+        let address = address.unwrap_or(entry.name.address);
+        let opened = forward(local, netns, address, port)
             .await
             .map_err(|source| RunnerError::Io {
-                path: format!("{local} (forward to {name}:{port})").into(),
+                path: format!("{local} (forward to {name}, {address}:{port})").into(),
                 source,
             })?;
         let local = opened.local;

@@ -13,8 +13,8 @@ use strata_model::resources::ValidatedResources;
 
 use super::service::{CLIENT, LEADER_ELECTION, METRICS, QUORUM, SECURE_CLIENT};
 use crate::config::myid_script;
-use crate::config::tls::{KEYSTORE_DIR, TLS_DIR, keystore_script};
-use crate::config::zoo_cfg::{CLIENT_PORT, DATA_DIR};
+use crate::config::tls::{ADMIN_ADDRESS, KEYSTORE_DIR, TLS_DIR, keystore_script};
+use crate::config::zoo_cfg::{ADMIN_SERVER_PORT, CLIENT_PORT, DATA_DIR};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
 /// Name of the ZooKeeper container, the target of `envOverrides`.
@@ -45,22 +45,65 @@ pub const KEYSTORE_VOLUME: &str = "keystore";
 /// Name of the init container that builds the keystore.
 pub const KEYSTORE_CONTAINER: &str = "tls-keystore";
 
-/// Readiness: the server answers `srvr` with a mode that means it serves requests as part
-/// of a quorum (leader, follower, or observer) or alone. A server that runs but has no quorum answers
-/// "This ZooKeeper instance is not currently serving requests" and stays unready.
-pub fn readiness_script() -> String {
-    format!(
-        "exec 3<>/dev/tcp/127.0.0.1/{CLIENT_PORT} && printf srvr >&3 && \
-         grep -qE '^Mode: (leader|follower|observer|standalone)$' <&3"
-    )
+/// Where the probes ask ZooKeeper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeEndpoint {
+    /// Four-letter words on the plaintext client port, with TLS off.
+    ClientPort,
+    /// The admin server on loopback, with TLS on: the client port then speaks TLS alone,
+    /// which bash cannot, and there is no plaintext one (`crate::config::tls`).
+    AdminServer,
 }
 
-/// Liveness: the server process answers `ruok` with `imok`; it does not require a quorum,
-/// so Pods waiting for their peers are not restarted.
-pub fn liveness_script() -> String {
+impl ProbeEndpoint {
+    /// The endpoint for a cluster with TLS on or off.
+    pub fn for_tls(tls: bool) -> Self {
+        if tls {
+            Self::AdminServer
+        } else {
+            Self::ClientPort
+        }
+    }
+}
+
+/// Readiness: the server answers `srvr` with a mode that means it serves requests as part
+/// of a quorum (leader, follower, or observer) or alone. A server that runs but has no
+/// quorum answers "This ZooKeeper instance is not currently serving requests" (the admin
+/// server with no `server_state`) and stays unready.
+pub fn readiness_script(endpoint: ProbeEndpoint) -> String {
+    match endpoint {
+        ProbeEndpoint::ClientPort => format!(
+            "exec 3<>/dev/tcp/127.0.0.1/{CLIENT_PORT} && printf srvr >&3 && \
+             grep -qE '^Mode: (leader|follower|observer|standalone)$' <&3"
+        ),
+        ProbeEndpoint::AdminServer => format!(
+            "{} && grep -qE '\"server_state\" *: *\"(leader|follower|observer|standalone)\"' <&3",
+            admin_request("srvr")
+        ),
+    }
+}
+
+/// Liveness: the server process answers `ruok` with `imok` (the admin server with a
+/// 200); it does not require a quorum, so Pods waiting for their peers are not restarted.
+pub fn liveness_script(endpoint: ProbeEndpoint) -> String {
+    match endpoint {
+        ProbeEndpoint::ClientPort => format!(
+            "exec 3<>/dev/tcp/127.0.0.1/{CLIENT_PORT} && printf ruok >&3 && \
+             [[ \"$(cat <&3)\" == imok ]]"
+        ),
+        ProbeEndpoint::AdminServer => format!(
+            "{} && grep -qE '^HTTP/1\\.[01] 200 ' <&3",
+            admin_request("ruok")
+        ),
+    }
+}
+
+/// Bash asking the loopback admin server for one command, its answer on descriptor 3.
+/// HTTP/1.0, so the server closes the connection after the answer.
+fn admin_request(command: &str) -> String {
     format!(
-        "exec 3<>/dev/tcp/127.0.0.1/{CLIENT_PORT} && printf ruok >&3 && \
-         [[ \"$(cat <&3)\" == imok ]]"
+        "exec 3<>/dev/tcp/{ADMIN_ADDRESS}/{ADMIN_SERVER_PORT} && \
+         printf 'GET /commands/{command} HTTP/1.0\\r\\n\\r\\n' >&3"
     )
 }
 
@@ -140,6 +183,7 @@ pub fn zookeeper_container(cluster: &ValidatedCluster, group: &ValidatedRoleGrou
         ),
         ("SERVER_JVMFLAGS".to_owned(), jvm_flags()),
     ]);
+    let probes = ProbeEndpoint::for_tls(cluster.tls.is_some());
     Container {
         name: ZOOKEEPER_CONTAINER.to_owned(),
         image: Some(cluster.identity.image.image.clone()),
@@ -157,9 +201,9 @@ pub fn zookeeper_container(cluster: &ValidatedCluster, group: &ValidatedRoleGrou
                 .collect(),
         ),
         resources: Some(resource_requirements(&group.resources)),
-        startup_probe: Some(exec_probe(&liveness_script(), 5, 60)),
-        liveness_probe: Some(exec_probe(&liveness_script(), 10, 3)),
-        readiness_probe: Some(exec_probe(&readiness_script(), 5, 3)),
+        startup_probe: Some(exec_probe(&liveness_script(probes), 5, 60)),
+        liveness_probe: Some(exec_probe(&liveness_script(probes), 10, 3)),
+        readiness_probe: Some(exec_probe(&readiness_script(probes), 5, 3)),
         security_context: Some(restricted_security_context()),
         volume_mounts: Some(
             [
@@ -181,8 +225,8 @@ pub fn zookeeper_container(cluster: &ValidatedCluster, group: &ValidatedRoleGrou
     }
 }
 
-/// The ports clients reach: the secure one alone with TLS on (the plaintext one then
-/// listens inside the pod only), the plaintext one otherwise.
+/// The ports clients reach: the secure one alone with TLS on, the plaintext one
+/// otherwise.
 pub fn client_ports(cluster: &ValidatedCluster) -> Vec<strata_model::build::ContainerPort> {
     match cluster.tls {
         Some(_) => vec![SECURE_CLIENT],

@@ -203,15 +203,16 @@ fn stateful_set_runs_zookeeper_with_least_privilege() -> TestResult {
         .as_str()
         .unwrap_or_default();
     assert!(
-        readiness.contains("printf srvr")
-            && readiness.contains("Mode: (leader|follower|observer|standalone)"),
-        "{readiness}"
+        readiness.contains("/dev/tcp/127.0.0.1/8080")
+            && readiness.contains("GET /commands/srvr")
+            && readiness.contains("(leader|follower|observer|standalone)"),
+        "with TLS on, the admin server on loopback: {readiness}"
     );
     let liveness = main["livenessProbe"]["exec"]["command"][2]
         .as_str()
         .unwrap_or_default();
     assert!(
-        liveness.contains("printf ruok") && liveness.contains("imok"),
+        liveness.contains("GET /commands/ruok") && liveness.contains(" 200 "),
         "{liveness}"
     );
     let mounts: Vec<(&str, &str, bool)> = main["volumeMounts"]

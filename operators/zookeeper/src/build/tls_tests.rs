@@ -60,8 +60,12 @@ fn zoo_cfg_serves_tls_to_clients_and_the_quorum(
             "serverCnxnFactory",
             "org.apache.zookeeper.server.NettyServerCnxnFactory",
         ),
-        ("clientPortAddress", "127.0.0.1"),
         ("secureClientPort", "2282"),
+        ("admin.enableServer", "true"),
+        ("admin.serverAddress", "127.0.0.1"),
+        ("admin.serverPort", "8080"),
+        ("admin.snapshot.enabled", "false"),
+        ("admin.restore.enabled", "false"),
         ("ssl.clientAuth", client_auth),
         ("ssl.enabledProtocols", "TLSv1.3,TLSv1.2"),
         ("sslQuorum", "true"),
@@ -88,6 +92,13 @@ fn zoo_cfg_serves_tls_to_clients_and_the_quorum(
         !cfg.keys().any(|key| key.contains("password")),
         "a PEM keystore has no password: {cfg:?}"
     );
+    for key in ["clientPort", "clientPortAddress"] {
+        assert_eq!(
+            cfg.get(key),
+            None,
+            "no plaintext client port, not even on loopback: a port-forward reaches it"
+        );
+    }
     Ok(())
 }
 
@@ -106,6 +117,11 @@ fn without_tls_zoo_cfg_has_no_tls_key_and_clients_use_2181() -> TestResult {
     assert!(
         cfg.get("server.1")
             .is_some_and(|line| line.ends_with(";2181"))
+    );
+    assert_eq!(cfg.get("clientPort").map(String::as_str), Some("2181"));
+    assert_eq!(
+        cfg.get("admin.enableServer").map(String::as_str),
+        Some("false")
     );
     Ok(())
 }
@@ -174,12 +190,16 @@ fn pods_build_their_keystore_from_the_secret_and_expose_only_the_secure_port() -
         port_names(&headless["spec"]["ports"]),
         ["client-tls", "quorum", "leader-election"]
     );
-    // The probes still ask the plaintext port, which listens inside the pod.
-    assert!(
-        server["readinessProbe"]["exec"]["command"][2]
+    // The probes ask the admin server on loopback; nothing asks port 2181.
+    for probe in ["startupProbe", "livenessProbe", "readinessProbe"] {
+        let script = server[probe]["exec"]["command"][2]
             .as_str()
-            .is_some_and(|script| script.contains("/dev/tcp/127.0.0.1/2181"))
-    );
+            .unwrap_or_default();
+        assert!(
+            script.contains("/dev/tcp/127.0.0.1/8080") && !script.contains("2181"),
+            "{probe}: {script}"
+        );
+    }
     Ok(())
 }
 

@@ -8,8 +8,12 @@
 //! neither. A PEM keystore has no password: ZooKeeper reads a non-empty one as the key's
 //! encryption password.
 //!
-//! The plaintext client port stays, bound to `127.0.0.1` (`clientPortAddress`): the
-//! probes ask it, and nothing outside the pod reaches it. Quorum TLS checks only that a
+//! There is no plaintext client port: even bound to loopback, it would give whoever may
+//! `kubectl port-forward` to the pod (the kubelet dials the pod's loopback) a session
+//! past TLS and client authentication (security review, finding 3). The probes ask the
+//! admin server instead, bound to `127.0.0.1` ([`ADMIN_ADDRESS`]), which answers `ruok`
+//! and `srvr` and opens no session; its `snapshot` and `restore` commands, which would
+//! send or replace the data through that same forward, are off. Quorum TLS checks only that a
 //! peer's certificate chains to the quorum's trust store (ZooKeeper 3.9 runs in FIPS
 //! mode by default, where it checks no peer host name on quorum links), and a quorum
 //! peer is trusted with everything: the leader sends a learner a snapshot of every
@@ -20,6 +24,8 @@
 //! A user's Secret has one CA for both; whoever issues its client certificates decides
 //! (`docs/zookeeper.md`). Netty serves the secure port; the default NIO factory refuses
 //! TLS.
+
+use super::zoo_cfg::ADMIN_SERVER_PORT;
 
 /// The secure client port (the one clients use when TLS is on).
 pub const SECURE_CLIENT_PORT: u16 = 2282;
@@ -37,8 +43,8 @@ pub const TRUSTSTORE_FILE: &str = "/tls/ca.crt";
 pub const CLIENT_TRUSTSTORE_FILE: &str = "/tls/client-ca.crt";
 /// The server connection factory that serves TLS.
 pub const NETTY_CONNECTION_FACTORY: &str = "org.apache.zookeeper.server.NettyServerCnxnFactory";
-/// Where the plaintext client port listens while TLS is on: inside the pod only.
-pub const LOOPBACK: &str = "127.0.0.1";
+/// Where the admin server listens while TLS is on: inside the pod only, for the probes.
+pub const ADMIN_ADDRESS: &str = "127.0.0.1";
 /// The TLS versions clients may use. ZooKeeper 3.9's Netty server accepts only TLS 1.3
 /// unless told otherwise, and the ZooKeeper 3.8 client (Hadoop 3.4's, which the HDFS
 /// failover controllers run) speaks only TLS 1.2: proven on the real pair, where the
@@ -58,7 +64,8 @@ pub struct TlsSettings {
 }
 
 impl TlsSettings {
-    /// The `zoo.cfg` entries; the server lines then carry no client address.
+    /// The `zoo.cfg` entries; the server lines then carry no client address, and no
+    /// `clientPort` is set.
     pub fn entries(&self) -> Vec<(String, String)> {
         let client_auth = if self.client_auth_required {
             "need"
@@ -70,7 +77,6 @@ impl TlsSettings {
                 "serverCnxnFactory".to_owned(),
                 NETTY_CONNECTION_FACTORY.to_owned(),
             ),
-            ("clientPortAddress".to_owned(), LOOPBACK.to_owned()),
             (
                 "secureClientPort".to_owned(),
                 SECURE_CLIENT_PORT.to_string(),
@@ -81,6 +87,11 @@ impl TlsSettings {
                 CLIENT_PROTOCOLS.to_owned(),
             ),
             ("sslQuorum".to_owned(), "true".to_owned()),
+            ("admin.enableServer".to_owned(), "true".to_owned()),
+            ("admin.serverAddress".to_owned(), ADMIN_ADDRESS.to_owned()),
+            ("admin.serverPort".to_owned(), ADMIN_SERVER_PORT.to_string()),
+            ("admin.snapshot.enabled".to_owned(), "false".to_owned()),
+            ("admin.restore.enabled".to_owned(), "false".to_owned()),
         ];
         let client_truststore = if self.separate_client_ca {
             CLIENT_TRUSTSTORE_FILE

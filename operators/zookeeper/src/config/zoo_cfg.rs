@@ -8,7 +8,8 @@
 //!   who mount a dedicated volume can still set `dataLogDir` through config overrides.
 //! - **Admin server off by default.** ZooKeeper's Jetty admin server binds port 8080 on all
 //!   interfaces and answers unauthenticated commands. Probes use four-letter words on the
-//!   client port instead, so the admin server is opt-in.
+//!   client port instead, so the admin server is opt-in. With TLS on there is no plaintext
+//!   client port, and the admin server serves the probes on loopback ([`super::tls`]).
 //! - **Four-letter words** `conf`, `isro`, `mntr`, `ruok` and `srvr` are whitelisted: probes
 //!   need `ruok` and `srvr`, operators debugging an ensemble need the rest, and none of them
 //!   changes server state.
@@ -134,11 +135,10 @@ impl ZooCfg {
         validate_overrides(&input.overrides, input.tls.is_some())?;
         let ensemble = Ensemble::new(&input.role_groups, server_id_limit(&input.overrides))?;
         let mut entries = base_entries(input);
-        // With TLS on, the plaintext port is for the probes inside the pod alone. Its
-        // address then comes from `clientPortAddress`, not from the server lines:
-        // ZooKeeper publishes a server line's client address in `/zookeeper/config`,
-        // where clients that follow the ensemble (Curator's) would take a loopback
-        // address for the server's.
+        // With TLS on, there is no plaintext port for a server line to name; the
+        // secure one is not named there either: ZooKeeper publishes a server line's
+        // client address in `/zookeeper/config`, and clients that follow the ensemble
+        // (Curator's) would take it for the plaintext one.
         let client_address = match input.tls {
             Some(_) => String::new(),
             None => format!(";{CLIENT_PORT}"),
@@ -207,7 +207,6 @@ fn base_entries(input: &ZooCfgInput) -> BTreeMap<String, String> {
         ("initLimit", input.init_limit_ticks.to_string()),
         ("syncLimit", input.sync_limit_ticks.to_string()),
         ("dataDir", DATA_DIR.to_owned()),
-        ("clientPort", CLIENT_PORT.to_string()),
         ("4lw.commands.whitelist", FOUR_LETTER_WORDS.join(",")),
         (
             "admin.enableServer",
@@ -218,6 +217,9 @@ fn base_entries(input: &ZooCfgInput) -> BTreeMap<String, String> {
     .chain(input.retention.entries())
     .map(|(key, value)| (key.to_owned(), value))
     .collect();
+    if input.tls.is_none() {
+        entries.insert("clientPort".to_owned(), CLIENT_PORT.to_string());
+    }
     if let Some(port) = input.admin_server_port {
         entries.insert("admin.serverPort".to_owned(), port.to_string());
     }
@@ -296,7 +298,7 @@ const OWNED_KEYS: [OwnedKey; 8] = [
 
 /// Keys `clusterConfig.tls` sets while it is on. While it is off, users who run TLS
 /// their own way may set them.
-const TLS_OWNED_KEYS: [OwnedKey; 5] = [
+const TLS_OWNED_KEYS: [OwnedKey; 6] = [
     OwnedKey::exact(
         "secureClientPort",
         "clusterConfig.tls sets it: the Services, the container port and the discovery \
@@ -314,7 +316,12 @@ const TLS_OWNED_KEYS: [OwnedKey; 5] = [
     ),
     OwnedKey::exact(
         "clientPortAddress",
-        "clusterConfig.tls binds the plaintext port to 127.0.0.1, for the probes alone",
+        "clusterConfig.tls turns the plaintext client port off",
+    ),
+    OwnedKey::with_subkeys(
+        "admin",
+        "clusterConfig.tls binds the admin server to 127.0.0.1 for the probes, with its \
+         snapshot and restore commands off: a port-forward reaches the pod's loopback",
     ),
 ];
 

@@ -2,10 +2,11 @@
 //! rendered, with a Secret as cert-manager writes it (`tls.crt`, a PKCS#8 `tls.key`,
 //! `ca.crt`; here from `strata-certificates`):
 //! - the quorum forms over TLS (`sslQuorum`: the servers talk to each other only through
-//!   TLS), and every server is Ready through the plaintext port inside its pod;
+//!   TLS), and every server is Ready through the admin server on its pod's loopback;
 //! - from another pod, a client that trusts the CA gets an answer on the secure port,
 //!   checking the server's name; plaintext is refused on both ports; a client that trusts
-//!   another CA fails its handshake;
+//!   another CA fails its handshake; a port-forward, which reaches the pod's loopback,
+//!   gets no session and no snapshot;
 //! - with `clientAuthentication: Required`, a client without a certificate is refused,
 //!   and one with a certificate the CA signed is served: the ZNode controller's client
 //!   among them, creating a znode over mutual TLS with the server's name checked (an IP
@@ -35,6 +36,7 @@ use crate::support::pods::{NAMESPACE, pod_address, pod_runner};
 
 const SECURE_PORT: u16 = 2282;
 const PLAIN_PORT: u16 = 2181;
+const ADMIN_PORT: u16 = 8080;
 const SECRET: &str = "zk-tls";
 const TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -191,8 +193,8 @@ async fn a_three_server_ensemble_forms_its_quorum_over_tls_and_serves_clients_th
     )
     .await;
 
-    // Ready means each server answered `srvr` with a mode through the plaintext port
-    // inside its pod: the quorum formed, and quorum TLS is the only way it could.
+    // Ready means each server answered `srvr` with a mode through the admin server on
+    // its pod's loopback: the quorum formed, and quorum TLS is the only way it could.
     let (client, server) = (&pods[0], &pods[2]);
     let fqdn = server_names(name, 3)[2].clone();
     let secure = pod_address(&runner, server, SECURE_PORT).expect("the pod\'s address");
@@ -256,6 +258,44 @@ async fn a_three_server_ensemble_forms_its_quorum_over_tls_and_serves_clients_th
             .as_ref()
             .is_err_and(|error| error.contains("certificate")),
         "a client that trusts another CA got {untrusted:?}"
+    );
+
+    // Security review, finding 3: `kubectl port-forward` reaches the pod's own
+    // loopback. No plaintext client port listens there, so it gets no ZooKeeper
+    // session; the admin server there answers the probes' `srvr`, and sends no
+    // snapshot of the data.
+    let forwarded = runner
+        .port_forward(NAMESPACE, server, PLAIN_PORT)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let session = ZnodeClient::connect(&forwarded.to_string(), TIMEOUT).await;
+    assert!(
+        session.is_err(),
+        "a port-forward to {PLAIN_PORT} got a ZooKeeper session"
+    );
+    let admin = runner
+        .port_forward(NAMESPACE, server, ADMIN_PORT)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let ask = |path: &'static str| {
+        tokio::task::spawn_blocking(move || {
+            strata_testing::http::request(&admin.to_string(), "GET", path, &[], None)
+                .unwrap_or_else(|error| panic!("{error}"))
+        })
+    };
+    let srvr = ask("/commands/srvr").await.expect("the request ends");
+    assert_eq!(srvr.status, 200, "{}", srvr.body);
+    assert!(srvr.body.contains("\"server_state\""), "{}", srvr.body);
+    let snapshot = ask("/commands/snapshot").await.expect("the request ends");
+    eprintln!(
+        "through a port-forward: {PLAIN_PORT} {session:?}; the admin server's snapshot {} {:?}",
+        snapshot.status, snapshot.body
+    );
+    assert!(
+        snapshot.status >= 400 && snapshot.body.len() < 1024,
+        "the admin server sent a snapshot: {} ({} bytes)",
+        snapshot.status,
+        snapshot.body.len()
     );
     runner.stop_all().await;
 }
