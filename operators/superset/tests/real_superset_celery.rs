@@ -1,8 +1,10 @@
 //! Superset's Celery roles through the pod runner, as rendered (issue 26, item 1): the
 //! web server, a worker and beat of `examples/superset/superset-celery.yaml`, on
 //! Superset 6.1.0 (the image directory around the PyPI venv), a real PostgreSQL and a
-//! real Redis (Debian's `redis-server`) with a password, each in a pod of its own
-//! behind the Service names the spec gives.
+//! real Redis (Debian's `redis-server`) with a password, serving TLS alone with a
+//! certificate of its own CA, which Superset gets from a ConfigMap
+//! (`clusterConfig.redis.tls`), each in a pod of its own behind the Service names the
+//! spec gives.
 //!
 //! It proves, on the real products:
 //! - a worker started before Redis runs stops with `BrokerUnreachable` in its
@@ -10,6 +12,7 @@
 //!   tasks once Redis runs (its restart, as the kubelet's back-off brings it);
 //! - beat sends `reports.scheduler` every minute and the worker runs it: Celery's own
 //!   statistics count it, and its results sit in Redis' results database as SUCCESS;
+//! - the web server's caches and SQL Lab's results reach Redis over TLS too;
 //! - a deleted worker stops with Celery's warm shutdown, well within its grace period.
 //!
 //! Ignored by default (it needs root, the Superset image directory, PostgreSQL and
@@ -54,10 +57,21 @@ fn redis_image(dir: &std::path::Path) {
         .expect("the Redis image's manifest");
 }
 
-/// Redis with a password from its Secret, persisting nothing, and its Service.
+/// Redis's CA for Superset, as trust-manager would publish it.
+const REDIS_CA_CONFIG_MAP: &str = "redis-ca";
+
+/// Redis with a password from its Secret, serving TLS alone with a certificate for its
+/// Service name, persisting nothing; the CA's ConfigMap for Superset; its Service. The
+/// Secrets and the ConfigMap come first.
 fn redis_objects() -> Vec<Value> {
+    let (ca_pem, server) = support::server_certificates("redis-ca", REDIS_HOST);
     vec![
         support::secret("redis", json!({"password": REDIS_PASSWORD})),
+        support::secret(
+            "redis-tls",
+            json!({"tls.crt": server.certificate_pem(), "tls.key": server.key_pem(), "ca.crt": ca_pem}),
+        ),
+        support::named_ca_config_map(REDIS_CA_CONFIG_MAP, &ca_pem),
         json!({
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": REDIS_POD, "namespace": NAMESPACE, "labels": {"app": "redis"}},
@@ -66,12 +80,18 @@ fn redis_objects() -> Vec<Value> {
                 "containers": [{
                     "name": "redis",
                     "image": "docker.io/library/redis:7.0",
-                    "command": ["bash", "-c", "exec redis-server --port 6379 --bind 0.0.0.0 --protected-mode no --save '' --appendonly no --dir /data --requirepass \"$REDIS_PASSWORD\""],
+                    "command": ["bash", "-c", "exec redis-server --port 0 --tls-port 6379 --tls-cert-file /tls/tls.crt --tls-key-file /tls/tls.key --tls-auth-clients no --bind 0.0.0.0 --protected-mode no --save '' --appendonly no --dir /data --requirepass \"$REDIS_PASSWORD\""],
                     "env": [{"name": "REDIS_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "redis", "key": "password"}}}],
-                    "readinessProbe": {"exec": {"command": ["bash", "-c", "REDISCLI_AUTH=\"$REDIS_PASSWORD\" redis-cli ping | grep -q PONG"]}, "periodSeconds": 2},
-                    "volumeMounts": [{"name": "data", "mountPath": "/data"}]
+                    "readinessProbe": {"exec": {"command": ["bash", "-c", format!("REDISCLI_AUTH=\"$REDIS_PASSWORD\" {REDIS_CLI} ping | grep -q PONG")]}, "periodSeconds": 2},
+                    "volumeMounts": [
+                        {"name": "data", "mountPath": "/data"},
+                        {"name": "tls", "mountPath": "/tls", "readOnly": true}
+                    ]
                 }],
-                "volumes": [{"name": "data", "emptyDir": {}}]
+                "volumes": [
+                    {"name": "data", "emptyDir": {}},
+                    {"name": "tls", "secret": {"secretName": "redis-tls", "defaultMode": 0o444}}
+                ]
             }
         }),
         json!({
@@ -82,6 +102,9 @@ fn redis_objects() -> Vec<Value> {
     ]
 }
 
+/// `redis-cli` in the Redis pod, over TLS.
+const REDIS_CLI: &str = "redis-cli --tls --cacert /tls/ca.crt";
+
 /// The example with one worker pod of one process, as this machine has room for.
 fn celery_objects() -> Vec<Value> {
     example_objects("superset-celery.yaml", |cluster| {
@@ -89,6 +112,9 @@ fn celery_objects() -> Vec<Value> {
             cluster["spec"]["clusterConfig"]["redis"],
             json!({"host": REDIS_HOST, "passwordSecret": "redis"})
         );
+        // Security review, finding 22: Redis over TLS, checked against a CA of its own.
+        cluster["spec"]["clusterConfig"]["redis"]["tls"] =
+            json!({"caCertificate": {"configMapName": REDIS_CA_CONFIG_MAP}});
         cluster["spec"]["workers"]["config"]["concurrency"] = json!(1);
         cluster["spec"]["workers"]["roleGroups"]["default"]["replicas"] = json!(1);
     })
@@ -96,7 +122,8 @@ fn celery_objects() -> Vec<Value> {
 
 /// `redis-cli` in the Redis pod, on database `database`; its output.
 async fn redis_cli(runner: &PodRunner, database: u8, arguments: &str) -> String {
-    let command = format!("REDISCLI_AUTH=\"$REDIS_PASSWORD\" redis-cli -n {database} {arguments}");
+    let command =
+        format!("REDISCLI_AUTH=\"$REDIS_PASSWORD\" {REDIS_CLI} -n {database} {arguments}");
     let (code, output) = runner
         .exec(
             NAMESPACE,
@@ -115,8 +142,10 @@ async fn redis_cli(runner: &PodRunner, database: u8, arguments: &str) -> String 
 /// Celery's statistics of every worker, asked through the broker from the worker pod
 /// with the pod's own settings (`strata_celery.redis_url`).
 async fn worker_stats(runner: &PodRunner) -> Value {
-    let script = "import json; from celery import Celery; from strata_celery import redis_url; \
-                  print(json.dumps(Celery(broker=redis_url(0)).control.inspect(timeout=5).stats()))";
+    let script = "import json; from celery import Celery; \
+                  from strata_celery import redis_tls, redis_url; \
+                  app = Celery(broker=redis_url(0)); app.conf.broker_use_ssl = redis_tls(); \
+                  print(json.dumps(app.control.inspect(timeout=5).stats()))";
     let (code, output) = runner
         .exec(
             NAMESPACE,
@@ -183,14 +212,14 @@ async fn beat_schedules_the_report_scheduler_and_the_worker_runs_it_on_a_real_re
     // Superset before Redis: the web server migrates the database meanwhile, and the
     // worker gives up on the broker with a reason of its own.
     let redis = redis_objects();
-    apply_all(&mut runner, &redis[..1]).unwrap_or_else(|error| panic!("{error}"));
+    apply_all(&mut runner, &redis[..3]).unwrap_or_else(|error| panic!("{error}"));
     apply_all(&mut runner, &celery_objects()).unwrap_or_else(|error| panic!("{error}"));
     let refused = worker_stopped_with(&runner, "BrokerUnreachable").await;
     eprintln!("without Redis, the worker stopped: {refused}");
     assert!(refused.contains(&format!("{REDIS_HOST}:6379")), "{refused}");
     assert!(!refused.contains("p@ss"), "the password leaked: {refused}");
 
-    apply_all(&mut runner, &redis[1..]).unwrap_or_else(|error| panic!("{error}"));
+    apply_all(&mut runner, &redis[3..]).unwrap_or_else(|error| panic!("{error}"));
     let started = Instant::now();
     runner
         .wait_ready(
@@ -235,6 +264,37 @@ async fn beat_schedules_the_report_scheduler_and_the_worker_runs_it_on_a_real_re
             result.contains("\"status\": \"SUCCESS\""),
             "{key}: {result}"
         );
+    }
+
+    // The web server's caches and SQL Lab's results reach Redis over TLS too, with
+    // superset_config.py's own settings.
+    let script = "import superset_config as c; from flask import Flask; \
+                  from flask_caching import Cache; \
+                  cache = Cache(Flask('probe'), config=dict(c.CACHE_CONFIG)); \
+                  cache.set('strata-probe', 'cached'); \
+                  c.RESULTS_BACKEND.set('strata-probe', 'result'); \
+                  print(cache.get('strata-probe'), c.RESULTS_BACKEND.get('strata-probe'))";
+    let (code, output) = runner
+        .exec(
+            NAMESPACE,
+            POD,
+            "superset",
+            &["python", "-c", script],
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+        .expect("the web server's pod answers");
+    assert!(
+        code == 0 && output.trim_end().ends_with("cached result"),
+        "{output}"
+    );
+    for (database, key) in [
+        (2, "superset_strata-probe"),
+        (3, "superset_results_strata-probe"),
+    ] {
+        let found = redis_cli(&runner, database, &format!("EXISTS '{key}'")).await;
+        assert_eq!(found.trim(), "1", "{key} in database {database}");
     }
 
     // The worker is Celery itself, so the deletion's SIGTERM reaches it: a warm

@@ -17,10 +17,10 @@ use crate::config::superset_config::{
     DB_PASSWORD_ENV, DB_USERNAME_ENV, LDAP_BIND_PASSWORD_ENV, MAPBOX_API_KEY_ENV,
     OIDC_CLIENT_SECRET_ENV,
 };
-use crate::validate::celery::{REDIS_PASSWORD_KEY, REDIS_URL_KEY};
+use crate::validate::celery::{REDIS_CA_DIR, REDIS_PASSWORD_KEY, REDIS_URL_KEY};
 use crate::validate::{
-    DATABASE_CA_DIR, RedisAddress, TRINO_DISCOVERY_DIR, ValidatedCluster, ValidatedDatabase,
-    ValidatedRoleGroup, discovery_volumes,
+    CA_KEY, DATABASE_CA_DIR, RedisAddress, TRINO_DISCOVERY_DIR, ValidatedCluster,
+    ValidatedDatabase, ValidatedRoleGroup, discovery_volumes,
 };
 
 /// The web server container, the target of `envOverrides`.
@@ -42,6 +42,11 @@ pub const REDIS_PORT_ENV: &str = "STRATA_REDIS_PORT";
 pub const REDIS_PASSWORD_ENV: &str = "STRATA_REDIS_PASSWORD";
 /// The whole Redis URL, from `clusterConfig.redis.urlSecret`.
 pub const REDIS_URL_ENV: &str = "STRATA_REDIS_URL";
+/// `true` with `clusterConfig.redis.tls`: the host form connects with `rediss://`, and
+/// a URL must be one.
+pub const REDIS_TLS_ENV: &str = "STRATA_REDIS_TLS";
+/// Redis's CA file, with `clusterConfig.redis.tls.caCertificate`.
+pub const REDIS_CA_FILE_ENV: &str = "STRATA_REDIS_CA_FILE";
 /// Where the role group ConfigMap is mounted.
 pub const CONFIG_DIR: &str = "/strata/config";
 /// `SUPERSET_HOME` (and `HOME`): writable, as the image expects.
@@ -58,6 +63,8 @@ pub const HOME_VOLUME: &str = "superset-home";
 pub const TMP_VOLUME: &str = "tmp";
 /// The metadata database's CA certificate.
 pub const DATABASE_CA_VOLUME: &str = "metadata-database-ca";
+/// Redis's CA certificate.
+pub const REDIS_CA_VOLUME: &str = "redis-ca";
 
 fn secret_variable(name: &str, secret: &str, key: &str) -> EnvVar {
     EnvVar {
@@ -147,6 +154,15 @@ pub(super) fn superset_env(cluster: &ValidatedCluster) -> (BTreeMap<String, Stri
         }
         None => {}
     }
+    if let Some(tls) = cluster.redis.as_ref().and_then(|redis| redis.tls.as_ref()) {
+        plain.insert(REDIS_TLS_ENV.to_owned(), "true".to_owned());
+        if tls.ca.is_some() {
+            plain.insert(
+                REDIS_CA_FILE_ENV.to_owned(),
+                format!("{REDIS_CA_DIR}/{CA_KEY}"),
+            );
+        }
+    }
     (plain, secrets)
 }
 
@@ -161,6 +177,14 @@ pub(super) fn mounts(cluster: &ValidatedCluster) -> Vec<k8s_openapi::api::core::
     }
     if cluster.database.ca().is_some() {
         mounts.push(volume_mount(DATABASE_CA_VOLUME, DATABASE_CA_DIR, true));
+    }
+    if cluster
+        .redis
+        .as_ref()
+        .and_then(|redis| redis.ca())
+        .is_some()
+    {
+        mounts.push(volume_mount(REDIS_CA_VOLUME, REDIS_CA_DIR, true));
     }
     // The web server too: its Trino client reads the CA at each connection.
     for (config_map, volume) in discovery_volumes(&cluster.trino_connections) {

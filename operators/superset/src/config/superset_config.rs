@@ -239,6 +239,10 @@ fn celery_assignments(celery: &CelerySetting) -> Vec<(String, PyValue)> {
         dict([
             ("CACHE_TYPE", PyValue::Str("RedisCache".to_owned())),
             ("CACHE_REDIS_URL", redis_url(first + 2)),
+            (
+                "CACHE_OPTIONS",
+                PyValue::Expression("redis_options()".to_owned()),
+            ),
             ("CACHE_KEY_PREFIX", PyValue::Str(prefix.to_owned())),
             ("CACHE_DEFAULT_TIMEOUT", PyValue::Int(CACHE_TIMEOUT_SECONDS)),
         ])
@@ -486,7 +490,7 @@ fn imports(settings: &SupersetSettings) -> Vec<&'static str> {
     if settings.celery.is_some() {
         imports.push("from cachelib.redis import RedisCache");
         imports.push("from celery.schedules import crontab");
-        imports.push("from strata_celery import redis_client, redis_tls, redis_url");
+        imports.push("from strata_celery import redis_client, redis_options, redis_tls, redis_url");
     }
     imports
 }

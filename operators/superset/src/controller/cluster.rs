@@ -15,6 +15,7 @@ use strata_operator::reference::{KeySource, KeysRead, Target};
 use crate::build::build;
 use crate::build::secret_key::SECRET_KEY_KEY;
 use crate::crd::{CaCertificate, SupersetCluster};
+use crate::validate::celery::REDIS_CA_FIELD;
 use crate::validate::{CA_FIELD, CA_KEY, DISCOVERY_KEYS, SecretKeySource, ValidatedCluster};
 
 /// What the controller needs beyond the shared context.
@@ -78,13 +79,14 @@ pub fn secret_references(cluster: &SupersetCluster) -> Vec<Target> {
         .collect()
 }
 
-/// The ConfigMaps a cluster names: the metadata database's CA, when it is in one, and
-/// the discovery ConfigMaps of the Trino clusters it connects to.
+/// The ConfigMaps a cluster names: the metadata database's and Redis's CAs, when they
+/// are in one, and the discovery ConfigMaps of the Trino clusters it connects to.
 pub fn config_map_references(cluster: &SupersetCluster) -> Vec<Target> {
     let namespace = cluster.namespace().unwrap_or_default();
     database_ca(cluster)
-        .and_then(|ca| ca.config_map_name.clone())
         .into_iter()
+        .chain(redis_ca(cluster))
+        .filter_map(|ca| ca.config_map_name.clone())
         .chain(
             cluster
                 .spec
@@ -95,6 +97,18 @@ pub fn config_map_references(cluster: &SupersetCluster) -> Vec<Target> {
         )
         .map(|name| Target::named(namespace.clone(), name))
         .collect()
+}
+
+fn redis_ca(cluster: &SupersetCluster) -> Option<&CaCertificate> {
+    cluster
+        .spec
+        .cluster_config
+        .redis
+        .as_ref()?
+        .tls
+        .as_ref()?
+        .ca_certificate
+        .as_ref()
 }
 
 fn database_ca(cluster: &SupersetCluster) -> Option<&CaCertificate> {
@@ -172,12 +186,21 @@ fn prepare(
 ) -> Result<Prepared, Failed> {
     let validated = ValidatedCluster::new(cluster, &context.extra.cluster_domain)?;
     let secrets = validated.secrets();
-    let ca = validated.database.ca().map(|ca| KeysRead {
-        object: ca.object,
-        name: &ca.name,
-        keys: vec![CA_KEY],
-        field: CA_FIELD,
-    });
+    let database_ca = validated.database.ca().map(|ca| (ca, CA_FIELD));
+    let redis_ca = validated
+        .redis
+        .as_ref()
+        .and_then(|redis| redis.ca())
+        .map(|ca| (ca, REDIS_CA_FIELD));
+    let ca = database_ca
+        .into_iter()
+        .chain(redis_ca)
+        .map(|(ca, field)| KeysRead {
+            object: ca.object,
+            name: &ca.name,
+            keys: vec![CA_KEY],
+            field,
+        });
     // A Trino that moves, or turns TLS on, is re-registered by the init containers.
     let discovery = validated
         .trino_connections
@@ -212,8 +235,8 @@ fn prepare(
     let waiting =
         ExternalAddress::observe(&validated.service, stored.as_ref()).waiting_step(client_service);
     // The pods read these Secrets through `secretKeyRef`, which a running pod never
-    // re-reads: a rotated password reaches them only by a restart. The database's CA
-    // is read once per process, into the TLS context, so it rolls them too.
+    // re-reads: a rotated password reaches them only by a restart. The database's and
+    // Redis's CAs are read once per process, into the TLS context, so they roll them too.
     let mut prepared = build(&validated).rolling_on(&versions);
     prepared.progress = prepared.progress.take().or(waiting);
     if let Some(desired) = crate::build::service::http_route(&validated) {

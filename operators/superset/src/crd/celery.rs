@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use strata_model::merge_struct;
 use strata_model::resources::{NoStorage, Resources};
 
+use super::CaCertificate;
+
 /// The Redis port when `port` is absent.
 pub const DEFAULT_REDIS_PORT: u16 = 6379;
 /// The databases the operator uses, from `firstDatabase` on: the Celery broker, Celery's
@@ -36,12 +38,28 @@ pub struct Redis {
     /// number, path or query: the operator appends the database.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url_secret: Option<String>,
+    /// TLS to Redis: with `host`, the pods connect over TLS; with `urlSecret`, its URL
+    /// must then be `rediss://`. The server's certificate is checked, its name included,
+    /// against `caCertificate`, or the image's system trust store without one. A
+    /// `rediss://` URL without `tls` is checked against the system trust store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<RedisTls>,
     /// The first of the four consecutive Redis databases the cluster uses (the broker,
     /// Celery's results, the caches and SQL Lab's results), so that two Superset clusters
     /// can share one Redis. Defaults to 0; at most 12.
     #[serde(default)]
     #[schemars(range(max = 12))]
     pub first_database: u8,
+}
+
+/// TLS to Redis.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct RedisTls {
+    /// The CA that signed Redis's certificate, as the key `ca.crt` of a Secret or
+    /// ConfigMap (cert-manager's and trust-manager's key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_certificate: Option<CaCertificate>,
 }
 
 /// Settings of the Celery workers of a role or role group.

@@ -1,7 +1,7 @@
 """Celery for Superset, as the Strata operator runs it.
 
-superset_config.py imports redis_url and redis_client from here: the Redis URLs are
-built from the environment, where the password or the whole URL comes from its Secret,
+superset_config.py imports redis_url, redis_client, redis_options and redis_tls from
+here: the Redis URLs and TLS settings are built from the environment, where the password or the whole URL comes from its Secret,
 so no secret is ever written in a file.
 
 The worker and beat containers start through this file:
@@ -46,12 +46,18 @@ def stop(reason, message):
     sys.exit(1)
 
 
-def redis_base():
-    """The Redis URL without a database: the Secret's URL, or host, port and password.
+def tls_wanted():
+    """Whether clusterConfig.redis.tls is set."""
+    return os.environ.get("STRATA_REDIS_TLS") == "true"
 
-    A URL that does not parse, or that holds a database, path, query or fragment, stops
-    the container with InvalidRedisUrl; the message never repeats the URL, which holds
-    the password.
+
+def redis_base():
+    """The Redis URL without a database: the Secret's URL, or host, port and password
+    (rediss:// with clusterConfig.redis.tls).
+
+    A URL that does not parse, that holds a database, path, query or fragment, or that
+    is redis:// while clusterConfig.redis.tls is set, stops the container with
+    InvalidRedisUrl; the message never repeats the URL, which holds the password.
     """
     url = os.environ.get("STRATA_REDIS_URL")
     if url is None:
@@ -60,7 +66,8 @@ def redis_base():
         # A Secret made from a file often ends in a line break the password lacks.
         password = os.environ.get("STRATA_REDIS_PASSWORD", "").rstrip("\r\n")
         credentials = f":{quote(password, safe='')}@" if password else ""
-        return f"redis://{credentials}{host}:{port}"
+        scheme = "rediss" if tls_wanted() else "redis"
+        return f"{scheme}://{credentials}{host}:{port}"
     url = url.strip()
     try:
         parts = urlsplit(url)
@@ -82,6 +89,12 @@ def redis_base():
             "with / # ? or @ must be percent-encoded); the URL is not repeated here, it "
             "holds the password",
         )
+    if tls_wanted() and parts.scheme != "rediss":
+        stop(
+            "InvalidRedisUrl",
+            "clusterConfig.redis.tls is set, but the key url of clusterConfig.redis."
+            "urlSecret is redis://, which never uses TLS: make it rediss://",
+        )
     return url.rstrip("/")
 
 
@@ -89,19 +102,30 @@ def redis_url(database):
     return f"{redis_base()}/{database}"
 
 
+def redis_options():
+    """redis-py's TLS settings beyond a rediss:// URL's own (which checks the server's
+    certificate and name): the CA of clusterConfig.redis.tls.caCertificate, or the
+    image's trust store without one."""
+    ca = os.environ.get("STRATA_REDIS_CA_FILE")
+    if ca and redis_base().startswith("rediss://"):
+        return {"ssl_ca_certs": ca}
+    return {}
+
+
 def redis_tls():
     """Celery's TLS settings for a rediss:// URL: the server's certificate is checked
-    against the image's trust store. kombu would otherwise take a rediss:// broker
-    without a check, and Celery's results backend would refuse to start."""
+    against the CA of clusterConfig.redis.tls, or the image's trust store. kombu would
+    otherwise take a rediss:// broker without a check, and Celery's results backend
+    would refuse to start."""
     if redis_base().startswith("rediss://"):
-        return {"ssl_cert_reqs": ssl.CERT_REQUIRED}
+        return {"ssl_cert_reqs": ssl.CERT_REQUIRED, **redis_options()}
     return None
 
 
 def redis_client(database):
     import redis
 
-    return redis.Redis.from_url(redis_url(database))
+    return redis.Redis.from_url(redis_url(database), **redis_options())
 
 
 def where():
@@ -117,7 +141,10 @@ def wait_for_redis(database):
     while True:
         try:
             redis.Redis.from_url(
-                redis_url(database), socket_connect_timeout=5, socket_timeout=5
+                redis_url(database),
+                socket_connect_timeout=5,
+                socket_timeout=5,
+                **redis_options(),
             ).ping()
             log(f"Redis at {where()} answers")
             return

@@ -3,6 +3,7 @@
 use strata_operator::error::ReconcileError;
 
 use super::SecretUse;
+use super::database::{CaSource, ca_source};
 use crate::crd::celery::{DEFAULT_REDIS_PORT, MAX_FIRST_REDIS_DATABASE, Redis};
 
 /// Workers or beat without `clusterConfig.redis`: nothing to take tasks from.
@@ -11,6 +12,13 @@ pub const CELERY_WITHOUT_BROKER: &str = "CeleryWithoutBroker";
 pub const INVALID_REDIS: &str = "InvalidRedis";
 /// A beat role that would run no scheduler, or several.
 pub const BEAT_NOT_SINGLE: &str = "BeatNotSingle";
+
+/// A `clusterConfig.redis.tls` whose CA names no object, or two.
+pub const INVALID_REDIS_TLS: &str = "InvalidRedisTls";
+/// The spec's field that names Redis's CA, for messages.
+pub const REDIS_CA_FIELD: &str = "clusterConfig.redis.tls.caCertificate";
+/// Where the pods find Redis's CA certificate.
+pub const REDIS_CA_DIR: &str = "/strata/redis-tls";
 
 /// The Redis key of a password Secret.
 pub const REDIS_PASSWORD_KEY: &str = "password";
@@ -44,6 +52,16 @@ pub struct ValidatedRedis {
     /// The broker's database; Celery's results, the caches and SQL Lab's results use
     /// the three after it.
     pub first_database: u8,
+    /// TLS, when the spec asks for it.
+    pub tls: Option<ValidatedRedisTls>,
+}
+
+/// `clusterConfig.redis.tls`, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValidatedRedisTls {
+    /// The object with the CA the server's certificate is checked against; the
+    /// image's trust store without one.
+    pub ca: Option<CaSource>,
 }
 
 impl ValidatedRedis {
@@ -109,10 +127,27 @@ impl ValidatedRedis {
                 ));
             }
         };
+        let tls = redis
+            .tls
+            .as_ref()
+            .map(|tls| {
+                tls.ca_certificate
+                    .as_ref()
+                    .map(|ca| ca_source(ca, REDIS_CA_FIELD, INVALID_REDIS_TLS))
+                    .transpose()
+                    .map(|ca| ValidatedRedisTls { ca })
+            })
+            .transpose()?;
         Ok(Self {
             address,
             first_database: redis.first_database,
+            tls,
         })
+    }
+
+    /// The object with Redis's CA certificate, if one is named.
+    pub fn ca(&self) -> Option<&CaSource> {
+        self.tls.as_ref().and_then(|tls| tls.ca.as_ref())
     }
 
     /// The Secret the pods read Redis's password or URL from, if any.

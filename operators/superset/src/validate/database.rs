@@ -112,7 +112,11 @@ pub fn database(
 fn tls_setting(
     tls: &DatabaseTls,
 ) -> Result<(Option<CaSource>, DatabaseTlsSetting), ReconcileError> {
-    let ca = tls.ca_certificate.as_ref().map(ca_source).transpose()?;
+    let ca = tls
+        .ca_certificate
+        .as_ref()
+        .map(|ca| ca_source(ca, CA_FIELD, "InvalidDatabaseTls"))
+        .transpose()?;
     let verifies = matches!(tls.ssl_mode, SslMode::VerifyCa | SslMode::VerifyFull);
     if ca.is_some() && !verifies {
         return Err(ReconcileError::invalid_spec(
@@ -131,7 +135,12 @@ fn tls_setting(
     Ok((ca, setting))
 }
 
-fn ca_source(ca: &CaCertificate) -> Result<CaSource, ReconcileError> {
+/// The object `ca` names, at `field`; naming both or neither is `reason`.
+pub(super) fn ca_source(
+    ca: &CaCertificate,
+    field: &str,
+    reason: &'static str,
+) -> Result<CaSource, ReconcileError> {
     match (&ca.secret_name, &ca.config_map_name) {
         (Some(name), None) => Ok(CaSource {
             object: KeySource::Secret,
@@ -142,10 +151,9 @@ fn ca_source(ca: &CaCertificate) -> Result<CaSource, ReconcileError> {
             name: name.clone(),
         }),
         (secret, _) => Err(ReconcileError::invalid_spec(
-            "InvalidDatabaseTls",
+            reason,
             format!(
-                "{CA_FIELD} must name exactly one of secretName or configMapName, but names \
-                 {}",
+                "{field} must name exactly one of secretName or configMapName, but names {}",
                 if secret.is_some() { "both" } else { "neither" }
             ),
         )),

@@ -94,20 +94,30 @@ pub fn secret(name: &str, data: Value) -> Value {
 
 /// A CA, and the database server's certificate for the example's host name.
 pub fn database_certificates() -> (String, IssuedCertificate) {
+    server_certificates("postgresql-ca", DATABASE_HOST)
+}
+
+/// A new CA named `ca_name`, and a server certificate it signed for `host`.
+pub fn server_certificates(ca_name: &str, host: &str) -> (String, IssuedCertificate) {
     let validity = Validity::starting(SystemTime::now(), Duration::from_secs(3600));
-    let ca = CertificateAuthority::create("postgresql-ca", validity)
-        .unwrap_or_else(|error| panic!("{error}"));
+    let ca =
+        CertificateAuthority::create(ca_name, validity).unwrap_or_else(|error| panic!("{error}"));
     let server = ca
-        .issue(&[DATABASE_HOST.to_owned()], validity)
+        .issue(&[host.to_owned()], validity)
         .unwrap_or_else(|error| panic!("{error}"));
     (ca.certificate_pem().to_owned(), server)
 }
 
 /// The ConfigMap Superset reads the database's CA from.
 pub fn ca_config_map(ca_pem: &str) -> Value {
+    named_ca_config_map("postgresql-ca", ca_pem)
+}
+
+/// A ConfigMap `name` with the CA as its key `ca.crt`, as trust-manager writes it.
+pub fn named_ca_config_map(name: &str, ca_pem: &str) -> Value {
     json!({
         "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "postgresql-ca", "namespace": NAMESPACE},
+        "metadata": {"name": name, "namespace": NAMESPACE},
         "data": {"ca.crt": ca_pem}
     })
 }

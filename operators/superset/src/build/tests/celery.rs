@@ -62,6 +62,10 @@ fn reason(result: Result<ValidatedCluster, ReconcileError>) -> String {
 #[case::workers_without_groups(json!({"host": REDIS, "passwordSecret": "redis"}), json!({"workers": {"roleGroups": {}}}), "NoRoleGroups")]
 #[case::redis_alone_for_the_caches(json!({"host": REDIS, "passwordSecret": "redis"}), json!({}), "accepted")]
 #[case::workers_and_beat_on_a_url(json!({"urlSecret": "redis-url", "firstDatabase": 12}), workers_and_beat(), "accepted")]
+#[case::tls_with_the_system_trust_store(json!({"host": REDIS, "passwordSecret": "redis", "tls": {}}), workers_and_beat(), "accepted")]
+#[case::tls_with_a_ca_in_a_config_map(json!({"host": REDIS, "passwordSecret": "redis", "tls": {"caCertificate": {"configMapName": "redis-ca"}}}), workers_and_beat(), "accepted")]
+#[case::a_ca_in_two_objects(json!({"host": REDIS, "passwordSecret": "redis", "tls": {"caCertificate": {"configMapName": "redis-ca", "secretName": "redis-ca"}}}), workers_and_beat(), "InvalidRedisTls")]
+#[case::a_ca_in_no_object(json!({"urlSecret": "redis-url", "tls": {"caCertificate": {}}}), workers_and_beat(), "InvalidRedisTls")]
 fn celery_specs_are_checked(#[case] redis: Value, #[case] spec: Value, #[case] expected: &str) {
     assert_eq!(reason(celery_cluster(redis, spec)), expected);
 }
@@ -202,5 +206,68 @@ fn every_pod_shares_the_redis_config_and_alerts_need_workers_and_beat() -> Resul
         !config.contains("ALERT_REPORTS"),
         "no beat, no schedules: {config}"
     );
+    Ok(())
+}
+
+#[test]
+fn redis_tls_reaches_every_pod_with_its_ca_and_nothing_else_of_the_secret()
+-> Result<(), ReconcileError> {
+    let objects = objects_of(&celery_cluster(
+        json!({"host": REDIS, "passwordSecret": "redis", "tls": {"caCertificate": {"secretName": "redis-tls"}}}),
+        workers_and_beat(),
+    )?)?;
+    for set in [
+        "simple-superset-node-default",
+        "simple-superset-worker-default",
+        "simple-superset-beat-default",
+    ] {
+        let pod = &named(&objects, "StatefulSet", set)["spec"]["template"]["spec"];
+        let volume = pod["volumes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|volume| volume["name"] == "redis-ca")
+            .unwrap_or_else(|| panic!("{set}: no redis-ca volume"));
+        assert_eq!(
+            volume["secret"],
+            json!({"secretName": "redis-tls", "items": [{"key": "ca.crt", "path": "ca.crt"}]}),
+            "{set}: only ca.crt, never the Secret's key"
+        );
+        for container in pod["containers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .chain(pod["initContainers"].as_array().into_iter().flatten())
+            .filter(|container| container["name"] != "statsd-exporter")
+        {
+            let env = &container["env"];
+            let value = |name: &str| {
+                env.as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|variable| variable["name"] == name)
+                    .map(|variable| variable["value"].clone())
+            };
+            assert_eq!(
+                value("STRATA_REDIS_TLS"),
+                Some(json!("true")),
+                "{set}: {container}"
+            );
+            assert_eq!(
+                value("STRATA_REDIS_CA_FILE"),
+                Some(json!("/strata/redis-tls/ca.crt")),
+                "{set}"
+            );
+            assert!(
+                container["volumeMounts"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|mount| mount["name"] == "redis-ca"
+                        && mount["mountPath"] == "/strata/redis-tls"),
+                "{set}: {container}"
+            );
+        }
+    }
     Ok(())
 }

@@ -188,8 +188,16 @@ fn celery_and_the_caches_parse_and_read_redis_from_the_environment() {
     });
     let file = render(&celery, &BTreeMap::new()).expect("renders");
     python_parses(&file).expect("Python parses the Celery settings");
-    assert!(file.contains("from strata_celery import redis_client, redis_tls, redis_url"));
+    assert!(
+        file.contains(
+            "from strata_celery import redis_client, redis_options, redis_tls, redis_url"
+        )
+    );
     assert!(file.contains("\"broker_use_ssl\": redis_tls()"), "{file}");
+    assert!(
+        file.contains("\"CACHE_OPTIONS\": redis_options()"),
+        "{file}"
+    );
     assert!(file.contains("\"broker_url\": redis_url(2)"), "{file}");
     assert!(!file.contains("redis://"), "no URL is written: {file}");
 }
@@ -229,6 +237,10 @@ fn redis_url_in_python(variables: &[(&str, &str)]) -> String {
     &[("STRATA_REDIS_URL", "rediss://app:secret@cache.example.com:6380/\n")],
     "rediss://app:secret@cache.example.com:6380/3\ncache.example.com:6380"
 )]
+#[case::host_with_tls(
+    &[("STRATA_REDIS_HOST", "redis"), ("STRATA_REDIS_PORT", "6379"), ("STRATA_REDIS_PASSWORD", "pw"), ("STRATA_REDIS_TLS", "true")],
+    "rediss://:pw@redis:6379/3\nredis:6379"
+)]
 fn redis_urls_are_built_from_the_pods_variables(
     #[case] variables: &[(&str, &str)],
     #[case] expected: &str,
@@ -236,12 +248,56 @@ fn redis_urls_are_built_from_the_pods_variables(
     assert_eq!(redis_url_in_python(variables), expected);
 }
 
+/// `strata_celery.py`'s TLS settings for redis-py and for Celery, with the pod's
+/// variables.
+fn tls_settings_in_python(variables: &[(&str, &str)]) -> String {
+    let script = format!(
+        "import sys; sys.path.insert(0, {:?}); import strata_celery; \
+         print(strata_celery.redis_options()); print(strata_celery.redis_tls())",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts")
+    );
+    let output = Command::new("python3")
+        .args(["-c", &script])
+        .env_clear()
+        .envs(variables.iter().copied())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("python3 runs");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
 #[rstest]
-#[case::a_database_in_the_url("redis://:s3cr3tpw@redis:6379/1")]
-#[case::a_query("rediss://:s3cr3tpw@redis:6379?ssl_cert_reqs=none")]
-#[case::an_unencoded_slash_in_the_password("redis://:s3/cr3tpw@redis:6379")]
-#[case::another_scheme("http://:s3cr3tpw@redis:6379")]
-fn a_bad_url_stops_the_container_without_repeating_it(#[case] url: &str) {
+#[case::plaintext(
+    &[("STRATA_REDIS_HOST", "redis"), ("STRATA_REDIS_PORT", "6379")],
+    "{}\nNone"
+)]
+#[case::tls_with_the_system_trust_store(
+    &[("STRATA_REDIS_HOST", "redis"), ("STRATA_REDIS_PORT", "6379"), ("STRATA_REDIS_TLS", "true")],
+    "{}\n{'ssl_cert_reqs': <VerifyMode.CERT_REQUIRED: 2>}"
+)]
+#[case::tls_with_a_ca(
+    &[("STRATA_REDIS_HOST", "redis"), ("STRATA_REDIS_PORT", "6379"), ("STRATA_REDIS_TLS", "true"), ("STRATA_REDIS_CA_FILE", "/strata/redis-tls/ca.crt")],
+    "{'ssl_ca_certs': '/strata/redis-tls/ca.crt'}\n{'ssl_cert_reqs': <VerifyMode.CERT_REQUIRED: 2>, 'ssl_ca_certs': '/strata/redis-tls/ca.crt'}"
+)]
+#[case::a_rediss_url_with_a_ca(
+    &[("STRATA_REDIS_URL", "rediss://:pw@cache:6380"), ("STRATA_REDIS_TLS", "true"), ("STRATA_REDIS_CA_FILE", "/ca.crt")],
+    "{'ssl_ca_certs': '/ca.crt'}\n{'ssl_cert_reqs': <VerifyMode.CERT_REQUIRED: 2>, 'ssl_ca_certs': '/ca.crt'}"
+)]
+fn the_redis_certificate_is_checked_against_the_ca_when_one_is_named(
+    #[case] variables: &[(&str, &str)],
+    #[case] expected: &str,
+) {
+    assert_eq!(tls_settings_in_python(variables), expected);
+}
+
+#[rstest]
+#[case::a_database_in_the_url("redis://:s3cr3tpw@redis:6379/1", false)]
+#[case::a_query("rediss://:s3cr3tpw@redis:6379?ssl_cert_reqs=none", false)]
+#[case::an_unencoded_slash_in_the_password("redis://:s3/cr3tpw@redis:6379", false)]
+#[case::another_scheme("http://:s3cr3tpw@redis:6379", false)]
+#[case::plaintext_while_tls_is_asked_for("redis://:s3cr3tpw@redis:6379", true)]
+fn a_bad_url_stops_the_container_without_repeating_it(#[case] url: &str, #[case] tls: bool) {
     let scratch = tempfile::tempdir().expect("a scratch directory");
     let log = scratch.path().join("termination-log");
     let script = format!(
@@ -252,6 +308,7 @@ fn a_bad_url_stops_the_container_without_repeating_it(#[case] url: &str) {
         .args(["-c", &script])
         .env_clear()
         .env("STRATA_REDIS_URL", url)
+        .envs(tls.then_some(("STRATA_REDIS_TLS", "true")))
         .env("TERMINATION_LOG", &log)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
