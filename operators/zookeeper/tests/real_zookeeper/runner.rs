@@ -3,10 +3,11 @@
 //! each in its own network namespace, with the rendered `zoo.cfg` unchanged (TLS on by
 //! default with the certificates the operator's certificate step makes, metrics provider
 //! and client ports included), the rendered probes, each server's identity from the
-//! rendered init container, and a ZNode's path written through the operator's own
-//! client. The servers are asked inside their pods, on the plaintext port that listens
-//! only there, as the probes ask them. Needs root and the ZooKeeper image directory
-//! (`STRATA_ZOOKEEPER_IMAGE`).
+//! rendered init container, and a path written through one server and read through
+//! another. With TLS on there is no plaintext port, so the servers are asked over TLS
+//! on the secure port, checked against the operator's CA, and the path is written by
+//! ZooKeeper's own Java client in the pods, over TLS too. Needs root and the ZooKeeper
+//! image directory (`STRATA_ZOOKEEPER_IMAGE`).
 
 #![allow(clippy::expect_used, clippy::panic)]
 
@@ -19,14 +20,46 @@ use strata_operator::pod_security::PodSecurity;
 use strata_pod_runner::manifest::apply_all;
 use strata_pod_runner::openshift::RestrictedV2;
 use strata_pod_runner::runner::PodRunner;
-use zookeeper_operator::znode_client::ZnodeClient;
 
 use crate::support::issued_secrets;
-use crate::support::pods::{NAMESPACE, four_letter_word, pod_address, pod_runner_on};
+use crate::support::pods::{NAMESPACE, pod_address, pod_runner_on};
+use crate::tls::{client_config, srvr_over_tls, word_over_tls};
 
-/// The plaintext client port, which listens inside each pod only while TLS is on.
-const INSIDE_THE_POD: std::net::SocketAddr =
-    std::net::SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 2181);
+/// The secure client port, the only one clients reach with TLS on.
+const SECURE_PORT: u16 = 2282;
+
+/// ZooKeeper's Java client (`zkCli.sh`'s class) in `pod`'s server container, running
+/// `command` over TLS against the pod's own server: the pod's certificate as its
+/// identity, the servers' CA as its trust, the server's name checked. Its output.
+async fn java_client(runner: &PodRunner, pod: &str, command: &str) -> String {
+    let fqdn = runner
+        .names(NAMESPACE, pod)
+        .and_then(|names| names.into_iter().next())
+        .expect("the pod's FQDN");
+    let script = format!(
+        "java -cp '/apache-zookeeper-3.9.5-bin/lib/*:/conf' \
+         -Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty \
+         -Dzookeeper.client.secure=true \
+         -Dzookeeper.ssl.keyStore.location=/keystore/keystore.pem \
+         -Dzookeeper.ssl.keyStore.type=PEM \
+         -Dzookeeper.ssl.trustStore.location=/tls/ca.crt \
+         -Dzookeeper.ssl.trustStore.type=PEM \
+         org.apache.zookeeper.ZooKeeperMain -server {fqdn}:{SECURE_PORT} {command} 2>&1"
+    );
+    let (code, output) = runner
+        .exec(
+            NAMESPACE,
+            pod,
+            "zookeeper",
+            &["bash", "-c", &script],
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+        .expect("the Java client ends");
+    assert_eq!(code, 0, "{command} on {pod}: {output}");
+    output
+}
 
 /// An example's documents, as `zookeeper-operator render -f` reads them, with `edit`
 /// applied to its ZookeeperCluster.
@@ -100,7 +133,8 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
         .cloned()
         .expect("the example's cluster");
     cluster["metadata"]["namespace"] = json!(NAMESPACE);
-    for secret in issued_secrets(&cluster).0 {
+    let (secrets, ca_pem) = issued_secrets(&cluster);
+    for secret in secrets {
         runner
             .apply_secret(secret)
             .unwrap_or_else(|error| panic!("{error}"));
@@ -129,11 +163,15 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
     // container gave its pod: the `server.<serverId>` line names the pod.
     let mut modes = Vec::new();
     for pod in servers.iter().copied() {
-        let client = INSIDE_THE_POD;
-        let (srvr, conf) = in_pod(&runner, pod, move || async move {
-            let timeout = Duration::from_secs(5);
-            four_letter_word(client, "srvr", timeout)
-                .and_then(|srvr| Ok((srvr, four_letter_word(client, "conf", timeout)?)))
+        let secure = pod_address(&runner, pod, SECURE_PORT).expect("the pod's address");
+        let fqdn = runner
+            .names(NAMESPACE, pod)
+            .and_then(|names| names.into_iter().next())
+            .expect("the pod's FQDN");
+        let config = client_config(&ca_pem, None);
+        let (srvr, conf) = crate::tls::in_pod(&runner, pod, move || {
+            srvr_over_tls(config.clone(), &fqdn, secure)
+                .and_then(|srvr| Ok((srvr, word_over_tls(config, &fqdn, secure, "conf")?)))
         })
         .unwrap_or_else(|error| panic!("srvr and conf on {pod}: {error}"));
         let server_id = conf
@@ -158,19 +196,16 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
 
     // A path written through one server is read through another.
     let (first_pod, last_pod) = (servers[0], servers[servers.len() - 1]);
-    let local = INSIDE_THE_POD.to_string();
-    in_pod(&runner, first_pod, move || async move {
-        let writer = ZnodeClient::connect(&local, Duration::from_secs(10)).await?;
-        writer.ensure_path("/znode-through-the-runner/child").await
-    })
-    .unwrap_or_else(|error| panic!("{error}"));
-    let local = INSIDE_THE_POD.to_string();
-    in_pod(&runner, last_pod, move || async move {
-        let reader = ZnodeClient::connect(&local, Duration::from_secs(10)).await?;
-        reader.exists("/znode-through-the-runner/child").await
-    })
-    .map(|found| assert!(found, "the path is not replicated"))
-    .unwrap_or_else(|error| panic!("{error}"));
+    let created = java_client(&runner, first_pod, "create /znode-through-the-runner").await;
+    assert!(
+        created.contains("Created /znode-through-the-runner"),
+        "{created}"
+    );
+    let read = java_client(&runner, last_pod, "stat /znode-through-the-runner").await;
+    assert!(
+        read.contains("cZxid") && !read.contains("does not exist"),
+        "the path is not replicated: {read}"
+    );
 
     // The rendered metrics port serves Prometheus text.
     let metrics = pod_address(&runner, last_pod, 7000)

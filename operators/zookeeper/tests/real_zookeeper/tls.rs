@@ -115,7 +115,7 @@ pub(crate) fn srvr_over_tls(
 }
 
 /// A four-letter word over TLS, as [`srvr_over_tls`] sends `srvr`.
-fn word_over_tls(
+pub(crate) fn word_over_tls(
     config: Arc<rustls::ClientConfig>,
     name: &str,
     address: SocketAddr,
