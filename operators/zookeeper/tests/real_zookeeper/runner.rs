@@ -22,44 +22,8 @@ use strata_pod_runner::openshift::RestrictedV2;
 use strata_pod_runner::runner::PodRunner;
 
 use crate::support::issued_secrets;
-use crate::support::pods::{NAMESPACE, pod_address, pod_runner_on};
+use crate::support::pods::{NAMESPACE, SECURE_PORT, java_client, pod_address, pod_runner_on};
 use crate::tls::{client_config, srvr_over_tls, word_over_tls};
-
-/// The secure client port, the only one clients reach with TLS on.
-const SECURE_PORT: u16 = 2282;
-
-/// ZooKeeper's Java client (`zkCli.sh`'s class) in `pod`'s server container, running
-/// `command` over TLS against the pod's own server: the pod's certificate as its
-/// identity, the servers' CA as its trust, the server's name checked. Its output.
-async fn java_client(runner: &PodRunner, pod: &str, command: &str) -> String {
-    let fqdn = runner
-        .names(NAMESPACE, pod)
-        .and_then(|names| names.into_iter().next())
-        .expect("the pod's FQDN");
-    let script = format!(
-        "java -cp '/apache-zookeeper-3.9.5-bin/lib/*:/conf' \
-         -Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty \
-         -Dzookeeper.client.secure=true \
-         -Dzookeeper.ssl.keyStore.location=/keystore/keystore.pem \
-         -Dzookeeper.ssl.keyStore.type=PEM \
-         -Dzookeeper.ssl.trustStore.location=/tls/ca.crt \
-         -Dzookeeper.ssl.trustStore.type=PEM \
-         org.apache.zookeeper.ZooKeeperMain -server {fqdn}:{SECURE_PORT} {command} 2>&1"
-    );
-    let (code, output) = runner
-        .exec(
-            NAMESPACE,
-            pod,
-            "zookeeper",
-            &["bash", "-c", &script],
-            Duration::from_secs(60),
-        )
-        .await
-        .unwrap_or_else(|error| panic!("{error}"))
-        .expect("the Java client ends");
-    assert_eq!(code, 0, "{command} on {pod}: {output}");
-    output
-}
 
 /// An example's documents, as `zookeeper-operator render -f` reads them, with `edit`
 /// applied to its ZookeeperCluster.

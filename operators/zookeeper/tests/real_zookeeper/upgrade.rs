@@ -18,6 +18,7 @@ use zookeeper_operator::crd::ZookeeperCluster;
 use zookeeper_operator::znode_client::ZnodeClient;
 
 use crate::operated::{CLUSTER, NAMESPACE, Operated, server_fqdn, wait_settled};
+use crate::support::pods::java_client;
 use crate::tls::{client_config, mode};
 
 const ZNODE: &str = "/written-in-plaintext";
@@ -119,24 +120,16 @@ async fn a_plaintext_ensemble_moves_to_tls_by_stop_and_start_and_keeps_its_znode
         assert!(answer.contains("Zookeeper version: 3.9.5"), "{answer}");
     }
 
-    // The znode, read inside a server's pod on the port the probes use.
+    // The znode, read over TLS by ZooKeeper's own Java client in a server's pod: there
+    // is no plaintext port any more.
     let runner = operated.agent.runner();
-    let found = runner
-        .lock()
-        .await
-        .in_pod(NAMESPACE, "simple-zk-server-default-1", || {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime in the pod's network")
-                .block_on(async {
-                    let reader =
-                        ZnodeClient::connect("127.0.0.1:2181", Duration::from_secs(10)).await?;
-                    reader.exists(ZNODE).await
-                })
-        })
-        .unwrap_or_else(|error| panic!("{error}"))
-        .unwrap_or_else(|error| panic!("{error}"));
-    assert!(found, "{ZNODE} was lost on the way to TLS");
+    let read = java_client(
+        &*runner.lock().await,
+        "simple-zk-server-default-1",
+        &format!("stat {ZNODE}"),
+    )
+    .await;
+    let found = read.contains("cZxid") && !read.contains("does not exist");
+    assert!(found, "{ZNODE} was lost on the way to TLS: {read}");
     operated.stop().await;
 }

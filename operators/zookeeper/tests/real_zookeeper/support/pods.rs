@@ -219,3 +219,39 @@ impl Standalone {
         self.runner.shutdown().await;
     }
 }
+
+/// The secure client port, the only one clients reach with TLS on.
+pub const SECURE_PORT: u16 = 2282;
+
+/// ZooKeeper's Java client (`zkCli.sh`'s class) in `pod`'s server container, running
+/// `command` over TLS against the pod's own server: the pod's certificate as its
+/// identity, the servers' CA as its trust, the server's name checked. Its output.
+pub async fn java_client(runner: &PodRunner, pod: &str, command: &str) -> String {
+    let fqdn = runner
+        .names(NAMESPACE, pod)
+        .and_then(|names| names.into_iter().next())
+        .expect("the pod's FQDN");
+    let script = format!(
+        "java -cp '/apache-zookeeper-3.9.5-bin/lib/*:/conf' \
+         -Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty \
+         -Dzookeeper.client.secure=true \
+         -Dzookeeper.ssl.keyStore.location=/keystore/keystore.pem \
+         -Dzookeeper.ssl.keyStore.type=PEM \
+         -Dzookeeper.ssl.trustStore.location=/tls/ca.crt \
+         -Dzookeeper.ssl.trustStore.type=PEM \
+         org.apache.zookeeper.ZooKeeperMain -server {fqdn}:{SECURE_PORT} {command} 2>&1"
+    );
+    let (code, output) = runner
+        .exec(
+            NAMESPACE,
+            pod,
+            "zookeeper",
+            &["bash", "-c", &script],
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+        .expect("the Java client ends");
+    assert_eq!(code, 0, "{command} on {pod}: {output}");
+    output
+}
