@@ -227,8 +227,10 @@ async fn serve(
                     .into_iter()
                     .partition(|(cluster, _)| pod.starts_with(&format!("{cluster}-server-")));
                 pending_znodes = later;
+                let tls = container_ports(&objects, &pod)
+                    .contains(&zookeeper_operator::config::tls::SECURE_CLIENT_PORT);
                 for (_, path) in now {
-                    create_znode(&runner, &namespace, &pod, &path).await?;
+                    create_znode(&runner, &namespace, &pod, &path, tls).await?;
                     println!("znode {pod} {path}");
                 }
             }
@@ -266,29 +268,38 @@ fn container_ports(objects: &[Value], pod: &str) -> Vec<u16> {
         .collect()
 }
 
-/// Creates a ZNode's path with the ZooKeeper operator's client, from inside the server
-/// pod, on the plaintext port, which listens there alone while TLS is on.
+/// Creates a ZNode's path from inside the server pod with ZooKeeper's own Java client:
+/// over TLS with the pod's certificate when the pod serves the secure port (there is
+/// no plaintext port then), on the plaintext port otherwise. A path that exists
+/// already is left as it is.
 async fn create_znode(
     runner: &PodRunner,
     namespace: &str,
     pod: &str,
     path: &str,
+    tls: bool,
 ) -> anyhow::Result<()> {
-    let address = "127.0.0.1:2181";
-    let path = path.to_owned();
-    let created = runner.in_pod(namespace, pod, move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        runtime.block_on(async move {
-            let client = zookeeper_operator::znode_client::ZnodeClient::connect(
-                address,
-                Duration::from_secs(10),
-            )
-            .await?;
-            client.ensure_path(&path).await?;
-            anyhow::Ok(())
-        })
-    })?;
-    created.with_context(|| format!("cannot create the ZNode path in {pod}"))
+    let fqdn = runner
+        .names(namespace, pod)
+        .and_then(|names| names.into_iter().next())
+        .with_context(|| format!("{pod} has no name"))?;
+    let script = zookeeper_operator::build::container::java_client_script(
+        tools::zookeeper_image::DISTRIBUTION,
+        tls.then_some(fqdn.as_str()),
+        &format!("create {path}"),
+    );
+    let (code, output) = runner
+        .exec(
+            namespace,
+            pod,
+            "zookeeper",
+            &["bash", "-c", &script],
+            Duration::from_secs(60),
+        )
+        .await?
+        .with_context(|| format!("{pod}'s zookeeper container is not running"))?;
+    if code == 0 || output.contains("Node already exists") {
+        return Ok(());
+    }
+    bail!("cannot create the ZNode path {path} in {pod}: {output}")
 }

@@ -13,7 +13,10 @@ use strata_model::resources::ValidatedResources;
 
 use super::service::{CLIENT, LEADER_ELECTION, METRICS, QUORUM, SECURE_CLIENT};
 use crate::config::myid_script;
-use crate::config::tls::{ADMIN_ADDRESS, KEYSTORE_DIR, TLS_DIR, keystore_script};
+use crate::config::tls::{
+    ADMIN_ADDRESS, KEYSTORE_DIR, KEYSTORE_FILE, SECURE_CLIENT_PORT, TLS_DIR, TRUSTSTORE_FILE,
+    keystore_script,
+};
 use crate::config::zoo_cfg::{ADMIN_SERVER_PORT, CLIENT_PORT, DATA_DIR};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
@@ -96,6 +99,38 @@ pub fn liveness_script(endpoint: ProbeEndpoint) -> String {
             admin_request("ruok")
         ),
     }
+}
+
+/// Bash running ZooKeeper's own Java client (`zkCli.sh`'s class) in a server container,
+/// for one `command` (such as `create /path`) against the pod's own server: with
+/// `tls_server_name`, over TLS on the secure port with the container's own certificate
+/// and the servers' CA, the name checked; without, on the plaintext port. With TLS on
+/// there is no plaintext port to reach from inside the pod, and a client outside
+/// cannot check the servers' names against cluster addresses it cannot resolve: this
+/// is how the local runner (`cargo xtask run`) and the tests write a ZNode's path.
+pub fn java_client_script(
+    zookeeper_home: &str,
+    tls_server_name: Option<&str>,
+    command: &str,
+) -> String {
+    let (properties, server) = match tls_server_name {
+        Some(name) => (
+            format!(
+                "-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty \
+                 -Dzookeeper.client.secure=true \
+                 -Dzookeeper.ssl.keyStore.location={KEYSTORE_FILE} \
+                 -Dzookeeper.ssl.keyStore.type=PEM \
+                 -Dzookeeper.ssl.trustStore.location={TRUSTSTORE_FILE} \
+                 -Dzookeeper.ssl.trustStore.type=PEM "
+            ),
+            format!("{name}:{SECURE_CLIENT_PORT}"),
+        ),
+        None => (String::new(), format!("127.0.0.1:{CLIENT_PORT}")),
+    };
+    format!(
+        "java -cp '{zookeeper_home}/lib/*:{CONFIG_DIR}' {properties}\
+         org.apache.zookeeper.ZooKeeperMain -server {server} {command} 2>&1"
+    )
 }
 
 /// Bash asking the loopback admin server for one command, its answer on descriptor 3.

@@ -160,12 +160,16 @@ async fn the_rendered_ensemble_elects_replicates_and_serves_metrics_on_3_9_5(
 
     // A path written through one server is read through another.
     let (first_pod, last_pod) = (servers[0], servers[servers.len() - 1]);
-    let created = java_client(&runner, first_pod, "create /znode-through-the-runner").await;
+    let created = java_client(&runner, first_pod, "create /znode-through-the-runner")
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
     assert!(
         created.contains("Created /znode-through-the-runner"),
         "{created}"
     );
-    let read = java_client(&runner, last_pod, "stat /znode-through-the-runner").await;
+    let read = java_client(&runner, last_pod, "stat /znode-through-the-runner")
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
     assert!(
         read.contains("cZxid") && !read.contains("does not exist"),
         "the path is not replicated: {read}"

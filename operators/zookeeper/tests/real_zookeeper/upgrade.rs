@@ -128,7 +128,8 @@ async fn a_plaintext_ensemble_moves_to_tls_by_stop_and_start_and_keeps_its_znode
         "simple-zk-server-default-1",
         &format!("stat {ZNODE}"),
     )
-    .await;
+    .await
+    .unwrap_or_else(|error| panic!("{error}"));
     let found = read.contains("cZxid") && !read.contains("does not exist");
     assert!(found, "{ZNODE} was lost on the way to TLS: {read}");
     operated.stop().await;

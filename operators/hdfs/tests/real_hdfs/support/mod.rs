@@ -39,7 +39,6 @@ use zookeeper_operator::build::certificates::certificate_request;
 use zookeeper_operator::build::znode_client::{ClientSigning, client_secret};
 use zookeeper_operator::crd::ZookeeperCluster;
 use zookeeper_operator::validate::DEFAULT_CERTIFICATE_LIFETIME;
-use zookeeper_operator::znode_client::ZnodeClient;
 
 /// Every object lives here.
 pub const NAMESPACE: &str = "default";
@@ -170,19 +169,37 @@ pub fn zookeeper_objects() -> Vec<Value> {
     objects
 }
 
-/// The plaintext client port, which listens inside the ZooKeeper pod only while TLS is
-/// on: where the probes ask, and where the test creates the ZNode's path.
-const INSIDE_THE_POD: &str = "127.0.0.1:2181";
+/// Where the image directory keeps ZooKeeper (`ZOO_HOME` of the official image).
+const ZOOKEEPER_HOME: &str = "/apache-zookeeper-3.9.5-bin";
 
-/// Creates the ZNode's path with the ZooKeeper operator's own client, from inside the
-/// ZooKeeper pod, as the operator does when it reconciles the ZNode.
-pub fn create_znode_path(runner: &PodRunner) {
-    let path = format!("/znode-{ZNODE_UID}");
-    in_pod(runner, ZOOKEEPER_POD, move || async move {
-        let client = ZnodeClient::connect(INSIDE_THE_POD, Duration::from_secs(10)).await?;
-        client.ensure_path(&path).await
-    })
-    .unwrap_or_else(|error| panic!("the ZNode's path could not be created: {error}"));
+/// Creates the ZNode's path from inside the ZooKeeper pod with ZooKeeper's own Java
+/// client, over TLS with the pod's certificate (there is no plaintext port), as the
+/// ZooKeeper operator's client does when it reconciles the ZNode.
+pub async fn create_znode_path(runner: &PodRunner) {
+    let fqdn = runner
+        .names(NAMESPACE, ZOOKEEPER_POD)
+        .and_then(|names| names.into_iter().next())
+        .expect("the ZooKeeper pod's FQDN");
+    let script = zookeeper_operator::build::container::java_client_script(
+        ZOOKEEPER_HOME,
+        Some(&fqdn),
+        &format!("create /znode-{ZNODE_UID}"),
+    );
+    let (code, output) = runner
+        .exec(
+            NAMESPACE,
+            ZOOKEEPER_POD,
+            "zookeeper",
+            &["bash", "-c", &script],
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+        .expect("the Java client ends");
+    assert!(
+        code == 0 && output.contains(&format!("Created /znode-{ZNODE_UID}")),
+        "the ZNode's path could not be created: {output}"
+    );
 }
 
 /// Starts ZooKeeper as the operator runs it (one server, TLS on), creates the ZNode's
@@ -194,7 +211,7 @@ pub async fn start_zookeeper(runner: &mut PodRunner, policy: PodSecurity) -> Zoo
     }
     apply_all(runner, &objects).unwrap_or_else(|error| panic!("{error}"));
     wait_ready(runner, &[ZOOKEEPER_POD], Duration::from_secs(180)).await;
-    create_znode_path(runner);
+    create_znode_path(runner).await;
     let discovery = objects
         .iter()
         .find(|object| object["kind"] == "ConfigMap" && object["metadata"]["name"] == "hdfs-znode")

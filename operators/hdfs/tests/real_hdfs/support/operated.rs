@@ -210,7 +210,7 @@ async fn start_zookeeper_on(agent: &NodeAgent) -> (Value, Value) {
     })
     .await;
     let runner = runner.lock().await;
-    super::create_znode_path(&runner);
+    super::create_znode_path(&runner).await;
     let find = |kind: &str| {
         let mut object = discovery
             .iter()

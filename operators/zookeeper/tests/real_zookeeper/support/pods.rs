@@ -223,23 +223,22 @@ impl Standalone {
 /// The secure client port, the only one clients reach with TLS on.
 pub const SECURE_PORT: u16 = 2282;
 
-/// ZooKeeper's Java client (`zkCli.sh`'s class) in `pod`'s server container, running
-/// `command` over TLS against the pod's own server: the pod's certificate as its
-/// identity, the servers' CA as its trust, the server's name checked. Its output.
-pub async fn java_client(runner: &PodRunner, pod: &str, command: &str) -> String {
+/// Where the image directory keeps ZooKeeper (`ZOO_HOME` of the official image).
+pub const ZOOKEEPER_HOME: &str = "/apache-zookeeper-3.9.5-bin";
+
+/// ZooKeeper's Java client in `pod`'s server container, running `command` over TLS
+/// against the pod's own server, its name checked
+/// ([`zookeeper_operator::build::container::java_client_script`]). Its output, or why
+/// it failed.
+pub async fn java_client(runner: &PodRunner, pod: &str, command: &str) -> Result<String, String> {
     let fqdn = runner
         .names(NAMESPACE, pod)
         .and_then(|names| names.into_iter().next())
-        .expect("the pod's FQDN");
-    let script = format!(
-        "java -cp '/apache-zookeeper-3.9.5-bin/lib/*:/conf' \
-         -Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty \
-         -Dzookeeper.client.secure=true \
-         -Dzookeeper.ssl.keyStore.location=/keystore/keystore.pem \
-         -Dzookeeper.ssl.keyStore.type=PEM \
-         -Dzookeeper.ssl.trustStore.location=/tls/ca.crt \
-         -Dzookeeper.ssl.trustStore.type=PEM \
-         org.apache.zookeeper.ZooKeeperMain -server {fqdn}:{SECURE_PORT} {command} 2>&1"
+        .ok_or(format!("{pod} has no name"))?;
+    let script = zookeeper_operator::build::container::java_client_script(
+        ZOOKEEPER_HOME,
+        Some(&fqdn),
+        command,
     );
     let (code, output) = runner
         .exec(
@@ -250,8 +249,11 @@ pub async fn java_client(runner: &PodRunner, pod: &str, command: &str) -> String
             Duration::from_secs(60),
         )
         .await
-        .unwrap_or_else(|error| panic!("{error}"))
-        .expect("the Java client ends");
-    assert_eq!(code, 0, "{command} on {pod}: {output}");
-    output
+        .map_err(|error| error.to_string())?
+        .ok_or(format!("{pod}'s zookeeper container is not running"))?;
+    if code == 0 {
+        Ok(output)
+    } else {
+        Err(format!("{command} on {pod} exited with {code}: {output}"))
+    }
 }
