@@ -68,6 +68,13 @@ fn zoo_cfg_serves_tls_to_clients_and_the_quorum(
         ("admin.restore.enabled", "false"),
         ("ssl.clientAuth", client_auth),
         ("ssl.enabledProtocols", "TLSv1.3,TLSv1.2"),
+        (
+            "ssl.ciphersuites",
+            "TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,TLS_CHACHA20_POLY1305_SHA256,\
+             TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,\
+             TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,\
+             TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+        ),
         ("sslQuorum", "true"),
         ("ssl.keyStore.location", "/keystore/keystore.pem"),
         ("ssl.keyStore.type", "PEM"),

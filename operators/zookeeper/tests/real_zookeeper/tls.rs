@@ -5,8 +5,9 @@
 //!   TLS), and every server is Ready through the admin server on its pod's loopback;
 //! - from another pod, a client that trusts the CA gets an answer on the secure port,
 //!   checking the server's name; plaintext is refused on both ports; a client that trusts
-//!   another CA fails its handshake; a port-forward, which reaches the pod's loopback,
-//!   gets no session and no snapshot;
+//!   another CA fails its handshake; a TLS 1.2 client offering only CBC suites is
+//!   refused; a port-forward, which reaches the pod's loopback, gets no session and no
+//!   snapshot;
 //! - with `clientAuthentication: Required`, a client without a certificate is refused,
 //!   and one with a certificate the CA signed is served: the ZNode controller's client
 //!   among them, creating a znode over mutual TLS with the server's name checked (an IP
@@ -258,6 +259,34 @@ async fn a_three_server_ensemble_forms_its_quorum_over_tls_and_serves_clients_th
             .as_ref()
             .is_err_and(|error| error.contains("certificate")),
         "a client that trusts another CA got {untrusted:?}"
+    );
+
+    // Security review, finding 34: TLS 1.2 on the client port takes AEAD suites only.
+    // A client offering nothing but CBC suites with SHA-1 MACs is refused; one offering
+    // an AEAD suite is served (OpenSSL's own client, from another pod).
+    let handshake = |ciphers: &'static str| {
+        in_pod(&runner, client, move || {
+            std::process::Command::new("openssl")
+                .args(["s_client", "-connect", &secure.to_string(), "-tls1_2"])
+                .args(["-cipher", ciphers, "-brief"])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .map(|output| {
+                    (
+                        output.status.success(),
+                        String::from_utf8_lossy(&output.stderr).into_owned(),
+                    )
+                })
+                .unwrap_or_else(|error| panic!("openssl: {error}"))
+        })
+    };
+    let (cbc_served, cbc) = handshake("ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA");
+    let (aead_served, aead) = handshake("ECDHE-ECDSA-AES128-GCM-SHA256");
+    eprintln!("TLS 1.2 with CBC and SHA-1: {cbc:?}; with AES-GCM: {aead:?}");
+    assert!(!cbc_served, "a CBC suite with SHA-1 was negotiated: {cbc}");
+    assert!(
+        aead_served && aead.contains("ECDHE-ECDSA-AES128-GCM-SHA256"),
+        "the AEAD suite was refused: {aead}"
     );
 
     // Security review, finding 3: `kubectl port-forward` reaches the pod's own
