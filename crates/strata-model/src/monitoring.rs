@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 pub use self::rules::{
     AlertRule, CLUSTER_LABELS, PrometheusRule, PrometheusRuleSpec, RuleGroup, Severity,
-    cluster_matchers, prometheus_label_name, prometheus_rule,
+    TARGETS_GROUP, cluster_matchers, prometheus_label_name, prometheus_rule, targets_group,
 };
 pub use self::service_monitor::{
     BasicAuth, CaSource, Endpoint, KeyReference, NamespaceSelector, ScrapeSecurity, ServiceMonitor,

@@ -157,6 +157,11 @@ impl ChildObject for strata_model::monitoring::ServiceMonitor {
 }
 impl ChildObject for strata_model::monitoring::PrometheusRule {
     const OPTIONAL: Option<OptionalCrd> = Some(PROMETHEUS_OPERATOR_CRDS);
+
+    /// A stopped cluster keeps its alerts but the one on having no pod at all.
+    fn stop(&mut self) {
+        self.without_targets_group();
+    }
 }
 
 /// The Gateway API's HTTPRoute: asked for in `clusterConfig.httpRoute`, applied only

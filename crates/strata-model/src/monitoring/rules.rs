@@ -116,6 +116,43 @@ fn selected_metrics(expr: &str) -> Vec<String> {
     names
 }
 
+/// The name of the group [`targets_group`] makes: the apply step drops it from a
+/// stopped cluster's PrometheusRule, whose pods are gone on purpose.
+pub const TARGETS_GROUP: &str = "targets";
+
+/// The group that alerts when Prometheus scrapes no pod of the cluster at all. The
+/// `up`-based alerts cannot: Prometheus makes `up` only for the targets it discovers,
+/// and a pod without an address (Pending: unschedulable, a lost zone, a quota) or a
+/// StatefulSet at 0 is none, so they see an empty vector and stay silent through a
+/// total outage (security review, finding 30). `absent` returns the matchers' labels,
+/// so the alert names the cluster. A stopped cluster drops the group
+/// ([`PrometheusRule::without_targets_group`]).
+pub fn targets_group(product: &str, matchers: &str) -> RuleGroup {
+    RuleGroup {
+        name: TARGETS_GROUP.to_owned(),
+        rules: vec![AlertRule::new(
+            &format!("{product}TargetsAbsent"),
+            Severity::Critical,
+            "5m",
+            format!("absent(up{{{matchers}}})"),
+            &format!(
+                "{product} {{{{ $labels.namespace }}}}/{{{{ $labels.app_kubernetes_io_instance }}}} has no pod that Prometheus scrapes"
+            ),
+            "No pod of the cluster is a scrape target: none has an address (Pending, \
+             unschedulable, its node or zone lost), its workloads run no pod, or its \
+             metrics Services are gone. The cluster serves nothing, or is not watched.",
+        )],
+    }
+}
+
+impl PrometheusRule {
+    /// Drops [`TARGETS_GROUP`]: a stopped cluster runs no pod, and must not alert for
+    /// it.
+    pub fn without_targets_group(&mut self) {
+        self.spec.groups.retain(|group| group.name != TARGETS_GROUP);
+    }
+}
+
 /// The labels that tell one cluster's series from another's, for `by` and `on` in
 /// alert expressions, so that each alert names its cluster.
 pub const CLUSTER_LABELS: &str = "namespace, app_kubernetes_io_instance";

@@ -285,3 +285,30 @@ fn scrape_security_applies_to_every_endpoint() {
     );
     assert_eq!(json["basicAuth"]["password"]["name"], "t-metrics");
 }
+
+#[test]
+fn a_stopped_clusters_rule_keeps_every_alert_but_the_one_on_having_no_pod() {
+    let matchers = cluster_matchers("prod", "simple");
+    let other = RuleGroup {
+        name: "zookeeper".to_owned(),
+        rules: vec![AlertRule::new(
+            "ZooKeeperNoLeader",
+            Severity::Critical,
+            "1m",
+            format!("count(up{{{matchers}}})"),
+            "summary",
+            "description",
+        )],
+    };
+    let mut rule = prometheus_rule(
+        object_meta("simple", "prod", BTreeMap::new()),
+        &PrometheusRuleSettings::default(),
+        vec![other.clone(), targets_group("ZooKeeper", &matchers)],
+    );
+    assert_eq!(
+        rule.spec.groups[1].rules[0].expr,
+        "absent(up{namespace=\"prod\",app_kubernetes_io_instance=\"simple\"})"
+    );
+    rule.without_targets_group();
+    assert_eq!(rule.spec.groups, vec![other]);
+}

@@ -8,7 +8,7 @@
 //! announced themselves and answer it; the operator knows how many there should be, so
 //! the rules carry that number, and a scaled cluster gets new rules with it.
 
-use strata_model::monitoring::{AlertRule, CLUSTER_LABELS, RuleGroup, Severity};
+use strata_model::monitoring::{AlertRule, CLUSTER_LABELS, RuleGroup, Severity, targets_group};
 
 /// The coordinator's count of the workers that announced themselves and answer it.
 pub const ACTIVE_WORKERS: &str = "trino_node_name_CoordinatorNodeManager_ActiveWorkerCount";
@@ -72,8 +72,11 @@ pub fn rule_groups(matchers: &str, workers: u16) -> Vec<RuleGroup> {
         "The cluster ran out of query memory and the coordinator killed queries to go on. \
          Give the workers more memory, add workers, or limit the queries' memory.",
     ));
-    vec![RuleGroup {
-        name: "trino".to_owned(),
-        rules,
-    }]
+    vec![
+        RuleGroup {
+            name: "trino".to_owned(),
+            rules,
+        },
+        targets_group("Trino", matchers),
+    ]
 }

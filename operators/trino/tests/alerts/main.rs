@@ -30,7 +30,8 @@ fn a_cluster_without_workers_gets_no_worker_alerts() {
         [
             "TrinoCoordinatorDown",
             "TrinoQueriesQueued",
-            "TrinoQueriesKilledOutOfMemory"
+            "TrinoQueriesKilledOutOfMemory",
+            "TrinoTargetsAbsent"
         ]
     );
 }

@@ -9,7 +9,7 @@
 //! aggregate over the cluster instead of looking at one server. A single server runs
 //! standalone and never has a leader, so it gets an alert on being down instead.
 
-use strata_model::monitoring::{AlertRule, CLUSTER_LABELS, RuleGroup, Severity};
+use strata_model::monitoring::{AlertRule, CLUSTER_LABELS, RuleGroup, Severity, targets_group};
 
 /// The rule groups for the cluster whose series `matchers` select; `standalone` for
 /// an ensemble of one server.
@@ -37,41 +37,44 @@ pub fn rule_groups(matchers: &str, standalone: bool) -> Vec<RuleGroup> {
              client request fails until a majority of servers see each other again.",
         )
     };
-    vec![RuleGroup {
-        name: "zookeeper".to_owned(),
-        rules: vec![
-            availability,
-            AlertRule::new(
-                "ZooKeeperServerNotSynced",
-                Severity::Warning,
-                "5m",
-                format!(
-                    "max by ({cluster}) (quorum_size{{{matchers}}}) - on ({cluster}) max by ({cluster}) (synced_followers{{{matchers}}}) - 1 > 0"
-                ),
-                "ZooKeeper {{ $labels.namespace }}/{{ $labels.app_kubernetes_io_instance }} has {{ $value }} voting server(s) not in sync with the leader",
-                "A voting server is down or cannot follow the leader. The ensemble still \
+    vec![
+        RuleGroup {
+            name: "zookeeper".to_owned(),
+            rules: vec![
+                availability,
+                AlertRule::new(
+                    "ZooKeeperServerNotSynced",
+                    Severity::Warning,
+                    "5m",
+                    format!(
+                        "max by ({cluster}) (quorum_size{{{matchers}}}) - on ({cluster}) max by ({cluster}) (synced_followers{{{matchers}}}) - 1 > 0"
+                    ),
+                    "ZooKeeper {{ $labels.namespace }}/{{ $labels.app_kubernetes_io_instance }} has {{ $value }} voting server(s) not in sync with the leader",
+                    "A voting server is down or cannot follow the leader. The ensemble still \
                  serves, but one more lost server may cost the quorum.",
-            ),
-            AlertRule::new(
-                "ZooKeeperOutstandingRequests",
-                Severity::Warning,
-                "5m",
-                format!("max by ({cluster}, pod) (outstanding_requests{{{matchers}}}) > 10"),
-                "ZooKeeper server {{ $labels.pod }} queues {{ $value }} requests",
-                "The server cannot keep up with its clients: requests wait, and clients \
-                 time out. Look at its disk latency and at the clients' load.",
-            ),
-            AlertRule::new(
-                "ZooKeeperFileDescriptorsNearLimit",
-                Severity::Warning,
-                "10m",
-                format!(
-                    "max by ({cluster}, pod) (open_file_descriptor_count{{{matchers}}} / max_file_descriptor_count{{{matchers}}}) > 0.85"
                 ),
-                "ZooKeeper server {{ $labels.pod }} uses {{ $value | humanizePercentage }} of its file descriptors",
-                "Each client connection holds a descriptor; at the limit the server refuses \
+                AlertRule::new(
+                    "ZooKeeperOutstandingRequests",
+                    Severity::Warning,
+                    "5m",
+                    format!("max by ({cluster}, pod) (outstanding_requests{{{matchers}}}) > 10"),
+                    "ZooKeeper server {{ $labels.pod }} queues {{ $value }} requests",
+                    "The server cannot keep up with its clients: requests wait, and clients \
+                 time out. Look at its disk latency and at the clients' load.",
+                ),
+                AlertRule::new(
+                    "ZooKeeperFileDescriptorsNearLimit",
+                    Severity::Warning,
+                    "10m",
+                    format!(
+                        "max by ({cluster}, pod) (open_file_descriptor_count{{{matchers}}} / max_file_descriptor_count{{{matchers}}}) > 0.85"
+                    ),
+                    "ZooKeeper server {{ $labels.pod }} uses {{ $value | humanizePercentage }} of its file descriptors",
+                    "Each client connection holds a descriptor; at the limit the server refuses \
                  new clients.",
-            ),
-        ],
-    }]
+                ),
+            ],
+        },
+        targets_group("ZooKeeper", matchers),
+    ]
 }

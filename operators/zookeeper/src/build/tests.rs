@@ -491,3 +491,30 @@ fn overrides_are_applied_last() -> TestResult {
     assert_eq!(env.get("ZOOCFGDIR"), Some(&"/conf"));
     Ok(())
 }
+
+/// Security review, finding 30: the alert on a cluster with no scraped pod goes with a
+/// running cluster only.
+#[rstest]
+#[case::running(false, &["zookeeper", "targets"])]
+#[case::stopped(true, &["zookeeper"])]
+fn the_alert_on_no_scraped_pod_is_left_out_while_the_cluster_is_stopped(
+    #[case] stopped: bool,
+    #[case] groups: &[&str],
+) -> TestResult {
+    let mut spec = three_servers();
+    spec["clusterConfig"]["monitoring"] = json!({"prometheusRule": {}});
+    let objects: BTreeMap<String, Value> = cluster_objects(&validated(spec)?)
+        .into_objects(stopped)?
+        .into_iter()
+        .map(|object| (object.display_name(), object.into_value()))
+        .collect();
+    let rule = object(&objects, "PrometheusRule/simple-zk")?;
+    let names: Vec<&str> = rule["spec"]["groups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|group| group["name"].as_str())
+        .collect();
+    assert_eq!(names, groups);
+    Ok(())
+}
