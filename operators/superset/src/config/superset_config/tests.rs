@@ -202,11 +202,15 @@ fn celery_and_the_caches_parse_and_read_redis_from_the_environment() {
     assert!(!file.contains("redis://"), "no URL is written: {file}");
 }
 
-/// `strata_celery.py`'s URLs, run by Python with the pod's variables.
-fn redis_url_in_python(variables: &[(&str, &str)]) -> String {
+/// What `prints` (expressions of `strata_celery`) print, one line each, run by Python
+/// with the pod's variables.
+fn strata_celery_in_python(prints: &[&str], variables: &[(&str, &str)]) -> String {
+    let prints: String = prints
+        .iter()
+        .map(|expression| format!("; print(strata_celery.{expression})"))
+        .collect();
     let script = format!(
-        "import sys; sys.path.insert(0, {:?}); import strata_celery; \
-         print(strata_celery.redis_url(3)); print(strata_celery.where())",
+        "import sys; sys.path.insert(0, {:?}); import strata_celery{prints}",
         concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts")
     );
     let output = Command::new("python3")
@@ -218,6 +222,11 @@ fn redis_url_in_python(variables: &[(&str, &str)]) -> String {
         .expect("python3 runs");
     assert!(output.status.success(), "{output:?}");
     String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// `strata_celery.py`'s URLs with the pod's variables.
+fn redis_url_in_python(variables: &[(&str, &str)]) -> String {
+    strata_celery_in_python(&["redis_url(3)", "where()"], variables)
 }
 
 #[rstest]
@@ -251,20 +260,7 @@ fn redis_urls_are_built_from_the_pods_variables(
 /// `strata_celery.py`'s TLS settings for redis-py and for Celery, with the pod's
 /// variables.
 fn tls_settings_in_python(variables: &[(&str, &str)]) -> String {
-    let script = format!(
-        "import sys; sys.path.insert(0, {:?}); import strata_celery; \
-         print(strata_celery.redis_options()); print(strata_celery.redis_tls())",
-        concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts")
-    );
-    let output = Command::new("python3")
-        .args(["-c", &script])
-        .env_clear()
-        .envs(variables.iter().copied())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .expect("python3 runs");
-    assert!(output.status.success(), "{output:?}");
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    strata_celery_in_python(&["redis_options()", "redis_tls()"], variables)
 }
 
 #[rstest]
