@@ -16,7 +16,7 @@ use rcgen::{
 use time::OffsetDateTime;
 
 use crate::CertificateError;
-use crate::facts::CertificateFacts;
+use crate::facts::{CertificateFacts, KeyPurpose};
 
 /// How long before `now` a certificate starts: another machine's clock may lag. At most
 /// a tenth of the lifetime ([`Validity::starting`]).
@@ -118,11 +118,27 @@ impl CertificateAuthority {
         &self.key_pem
     }
 
-    /// A server certificate for `names` (DNS names, or IP addresses), signed by this CA.
+    /// A server certificate for `names` (DNS names, or IP addresses), signed by this CA,
+    /// for both TLS uses: the products' servers also connect to each other with it.
     pub fn issue(
         &self,
         names: &[String],
         validity: Validity,
+    ) -> Result<IssuedCertificate, CertificateError> {
+        self.issue_for(
+            names,
+            validity,
+            &[KeyPurpose::ServerAuth, KeyPurpose::ClientAuth],
+        )
+    }
+
+    /// A certificate as [`Self::issue`] makes it, with an extended key usage of
+    /// `purposes` only, as a user's cert-manager `Certificate` may ask for.
+    pub fn issue_for(
+        &self,
+        names: &[String],
+        validity: Validity,
+        purposes: &[KeyPurpose],
     ) -> Result<IssuedCertificate, CertificateError> {
         let signing_key =
             KeyPair::from_pem(&self.key_pem).map_err(generate("read the CA's key"))?;
@@ -137,10 +153,13 @@ impl CertificateAuthority {
             KeyUsagePurpose::DigitalSignature,
             KeyUsagePurpose::KeyEncipherment,
         ];
-        params.extended_key_usages = vec![
-            ExtendedKeyUsagePurpose::ServerAuth,
-            ExtendedKeyUsagePurpose::ClientAuth,
-        ];
+        params.extended_key_usages = purposes
+            .iter()
+            .map(|purpose| match purpose {
+                KeyPurpose::ServerAuth => ExtendedKeyUsagePurpose::ServerAuth,
+                KeyPurpose::ClientAuth => ExtendedKeyUsagePurpose::ClientAuth,
+            })
+            .collect();
         params.use_authority_key_identifier_extension = true;
         // Never beyond the CA: a client refuses a chain with an expired CA anyway.
         let ca_end = CertificateFacts::read("of the CA", &self.certificate_pem)?.not_after;

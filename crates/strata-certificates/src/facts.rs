@@ -26,7 +26,40 @@ pub struct CertificateFacts {
     pub is_ca: bool,
     /// Its public key, as DER `SubjectPublicKeyInfo`.
     pub public_key_info: Vec<u8>,
+    /// The TLS uses its extended key usage allows; `None` when it has no such extension
+    /// or allows any use, which TLS peers take as every use allowed.
+    pub purposes: Option<Vec<KeyPurpose>>,
     der: Vec<u8>,
+}
+
+/// A TLS use that a certificate's extended key usage may allow. A JVM or rustls peer
+/// refuses a certificate whose extension lists other uses only: a server presenting a
+/// `clientAuth`-only certificate, or a quorum peer connecting as a client with a
+/// `serverAuth`-only one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KeyPurpose {
+    /// `id-kp-serverAuth`: serving TLS.
+    ServerAuth,
+    /// `id-kp-clientAuth`: connecting with a client certificate.
+    ClientAuth,
+}
+
+impl KeyPurpose {
+    /// Its name in X.509 tools (`openssl x509 -text` shows it spelled out).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ServerAuth => "serverAuth",
+            Self::ClientAuth => "clientAuth",
+        }
+    }
+
+    /// Its name in a cert-manager `Certificate`'s `usages`.
+    pub fn cert_manager_usage(self) -> &'static str {
+        match self {
+            Self::ServerAuth => "server auth",
+            Self::ClientAuth => "client auth",
+        }
+    }
 }
 
 impl CertificateFacts {
@@ -58,6 +91,20 @@ impl CertificateFacts {
                 _ => {}
             }
         }
+        let purposes = certificate
+            .extended_key_usage()
+            .map_err(|error| refused(format!("its extendedKeyUsage: {error}")))?
+            .map(|usage| usage.value)
+            .filter(|usage| !usage.any)
+            .map(|usage| {
+                [
+                    (usage.server_auth, KeyPurpose::ServerAuth),
+                    (usage.client_auth, KeyPurpose::ClientAuth),
+                ]
+                .into_iter()
+                .filter_map(|(allowed, purpose)| allowed.then_some(purpose))
+                .collect()
+            });
         let validity = certificate.validity();
         Ok(Self {
             not_before: SystemTime::from(validity.not_before.to_datetime()),
@@ -66,6 +113,7 @@ impl CertificateFacts {
             ip_addresses,
             is_ca: certificate.is_ca(),
             public_key_info: certificate.public_key().raw.to_vec(),
+            purposes,
             der: block.contents.clone(),
         })
     }
@@ -78,6 +126,19 @@ impl CertificateFacts {
             .iter()
             .map(String::as_str)
             .filter(|name| !self.covers(name))
+            .collect()
+    }
+
+    /// The `wanted` purposes its extended key usage does not allow.
+    pub fn missing_purposes(&self, wanted: &[KeyPurpose]) -> Vec<KeyPurpose> {
+        wanted
+            .iter()
+            .copied()
+            .filter(|purpose| {
+                self.purposes
+                    .as_ref()
+                    .is_some_and(|allowed| !allowed.contains(purpose))
+            })
             .collect()
     }
 
@@ -242,6 +303,28 @@ mod tests {
             .issue(&names, Validity::starting(start, lifetime))
             .unwrap();
         CertificateFacts::read("test", certificate.certificate_pem()).unwrap()
+    }
+
+    #[rstest]
+    #[case::both(&[KeyPurpose::ServerAuth, KeyPurpose::ClientAuth], &[])]
+    #[case::server_only(&[KeyPurpose::ServerAuth], &[KeyPurpose::ClientAuth])]
+    #[case::client_only(&[KeyPurpose::ClientAuth], &[KeyPurpose::ServerAuth])]
+    #[case::no_extension(&[], &[])]
+    fn which_tls_uses_a_certificate_allows(
+        #[case] issued_for: &[KeyPurpose],
+        #[case] missing: &[KeyPurpose],
+    ) {
+        let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_790_000_000);
+        let validity = Validity::starting(start, DAY);
+        let ca = CertificateAuthority::create("ca", validity).unwrap();
+        let certificate = ca
+            .issue_for(&["zk.ns.svc".to_owned()], validity, issued_for)
+            .unwrap();
+        let facts = CertificateFacts::read("test", certificate.certificate_pem()).unwrap();
+        assert_eq!(
+            facts.missing_purposes(&[KeyPurpose::ServerAuth, KeyPurpose::ClientAuth]),
+            missing
+        );
     }
 
     #[rstest]

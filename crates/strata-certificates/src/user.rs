@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use rcgen::{KeyPair, PublicKeyData};
 
-use crate::facts::CertificateFacts;
+use crate::facts::{CertificateFacts, KeyPurpose};
 
 /// The certificate (and any intermediates after it).
 pub const CERTIFICATE_KEY: &str = "tls.crt";
@@ -50,6 +50,14 @@ pub enum UserCertificateProblem {
     /// The certificate leaves names out.
     #[error("{CERTIFICATE_KEY} does not cover {}", .0.join(", "))]
     NamesNotCovered(Vec<String>),
+    /// Its extended key usage leaves out a TLS use the servers put it to.
+    #[error(
+        "{CERTIFICATE_KEY}'s extendedKeyUsage does not allow {}, which the servers need; with \
+         cert-manager, list {} in the Certificate's usages",
+        names(.0, KeyPurpose::name),
+        names(.0, KeyPurpose::cert_manager_usage)
+    )]
+    PurposesMissing(Vec<KeyPurpose>),
     /// The certificate's first second is still to come.
     #[error("{CERTIFICATE_KEY} is not valid yet")]
     NotYetValid,
@@ -68,10 +76,34 @@ impl UserCertificateProblem {
             Self::KeyMismatch => "TlsKeyMismatch",
             Self::NotIssuedByCa => "TlsCertificateNotFromCa",
             Self::NamesNotCovered(_) => "TlsNamesNotCovered",
+            Self::PurposesMissing(_) => "TlsKeyUsageMissing",
             Self::NotYetValid => "TlsCertificateNotYetValid",
             Self::Expired => "TlsCertificateExpired",
         }
     }
+}
+
+/// `purposes` by `name`, comma-separated.
+fn names(purposes: &[KeyPurpose], name: fn(KeyPurpose) -> &'static str) -> String {
+    purposes
+        .iter()
+        .map(|purpose| name(*purpose))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a product asks of a user's certificate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Requirements {
+    /// The names the servers dial each other by and clients inside the cluster dial:
+    /// one left out is a refusal.
+    pub names: Vec<String>,
+    /// The names only clients outside the cluster dial (a load balancer's address,
+    /// assigned after the Service, so often after the certificate was requested): one
+    /// left out is a warning, since the cluster still serves inside.
+    pub external_names: Vec<String>,
+    /// The TLS uses the servers put the certificate to.
+    pub purposes: Vec<KeyPurpose>,
 }
 
 /// A user's certificate that the products can use.
@@ -81,13 +113,15 @@ pub struct UserCertificate {
     pub facts: CertificateFacts,
     /// Set when it ends within [`EXPIRY_WARNING`]: the Warning condition's message.
     pub expiry_warning: Option<String>,
+    /// Set when it leaves out an external name: the Warning condition's message.
+    pub external_names_warning: Option<String>,
 }
 
-/// Checks the Secret `data` (its keys, decoded) for a certificate covering `names` at
-/// `now`. Nothing of a key is ever put in a problem or a warning.
+/// Checks the Secret `data` (its keys, decoded) for a certificate that meets
+/// `required` at `now`. Nothing of a key is ever put in a problem or a warning.
 pub fn check_user_certificate(
     data: &BTreeMap<String, Vec<u8>>,
-    names: &[String],
+    required: &Requirements,
     now: SystemTime,
 ) -> Result<UserCertificate, UserCertificateProblem> {
     let text = |key: &'static str| -> Result<String, UserCertificateProblem> {
@@ -126,11 +160,15 @@ pub fn check_user_certificate(
     if now < facts.not_before {
         return Err(UserCertificateProblem::NotYetValid);
     }
-    let missing = facts.missing_names(names);
+    let missing = facts.missing_names(&required.names);
     if !missing.is_empty() {
         return Err(UserCertificateProblem::NamesNotCovered(
             missing.into_iter().map(str::to_owned).collect(),
         ));
+    }
+    let missing = facts.missing_purposes(&required.purposes);
+    if !missing.is_empty() {
+        return Err(UserCertificateProblem::PurposesMissing(missing));
     }
     if facts.expired(now) {
         return Err(UserCertificateProblem::Expired);
@@ -143,9 +181,18 @@ pub fn check_user_certificate(
             left.as_secs() / 3600
         )
     });
+    let uncovered = facts.missing_names(&required.external_names);
+    let external_names_warning = (!uncovered.is_empty()).then(|| {
+        format!(
+            "{CERTIFICATE_KEY} does not cover {}, which clients outside the cluster dial: they \
+             fail to verify the servers' name until the certificate covers it",
+            uncovered.join(", ")
+        )
+    });
     Ok(UserCertificate {
         facts,
         expiry_warning,
+        external_names_warning,
     })
 }
 
@@ -165,6 +212,16 @@ mod tests {
             "zk-0.zk.ns.svc.cluster.local".to_owned(),
             "zk.ns.svc.cluster.local".to_owned(),
         ]
+    }
+
+    /// ZooKeeper's requirements: its pods, and both TLS uses (its quorum peers connect
+    /// to each other with their server certificate).
+    fn required() -> Requirements {
+        Requirements {
+            names: names(),
+            external_names: Vec::new(),
+            purposes: vec![KeyPurpose::ServerAuth, KeyPurpose::ClientAuth],
+        }
     }
 
     /// A Secret as cert-manager writes it for `sans`, valid for 90 days from the start.
@@ -212,7 +269,7 @@ mod tests {
     ) {
         let mut data = every_name();
         break_it(&mut data);
-        let problem = check_user_certificate(&data, &names(), start()).unwrap_err();
+        let problem = check_user_certificate(&data, &required(), start()).unwrap_err();
         assert_eq!(problem.reason(), reason, "{problem}");
         assert!(
             !problem.to_string().contains("PRIVATE KEY-----\nAA"),
@@ -223,7 +280,7 @@ mod tests {
     #[test]
     fn a_certificate_that_leaves_a_pod_out_names_it() {
         let data = secret(&["zk.ns.svc.cluster.local"]);
-        let problem = check_user_certificate(&data, &names(), start()).unwrap_err();
+        let problem = check_user_certificate(&data, &required(), start()).unwrap_err();
         assert_eq!(
             problem,
             UserCertificateProblem::NamesNotCovered(vec![
@@ -236,22 +293,86 @@ mod tests {
     #[case::fresh(1, false)]
     #[case::two_weeks_before_its_end(77, true)]
     fn a_certificate_near_its_end_is_warned_about(#[case] day: u32, #[case] warned: bool) {
-        let checked = check_user_certificate(&every_name(), &names(), start() + day * DAY).unwrap();
+        let checked =
+            check_user_certificate(&every_name(), &required(), start() + day * DAY).unwrap();
         assert_eq!(checked.expiry_warning.is_some(), warned, "{checked:?}");
     }
 
     #[test]
     fn a_certificate_not_valid_yet_is_refused() {
-        let problem =
-            check_user_certificate(&every_name(), &names(), start() - Duration::from_secs(7200))
-                .unwrap_err();
+        let problem = check_user_certificate(
+            &every_name(),
+            &required(),
+            start() - Duration::from_secs(7200),
+        )
+        .unwrap_err();
         assert_eq!(problem.reason(), "TlsCertificateNotYetValid");
     }
 
     #[test]
     fn an_expired_certificate_is_refused() {
         let problem =
-            check_user_certificate(&every_name(), &names(), start() + 91 * DAY).unwrap_err();
+            check_user_certificate(&every_name(), &required(), start() + 91 * DAY).unwrap_err();
         assert_eq!(problem.reason(), "TlsCertificateExpired");
+    }
+
+    /// A Secret for every name whose certificate allows `purposes` only.
+    fn secret_for(purposes: &[KeyPurpose]) -> BTreeMap<String, Vec<u8>> {
+        let validity = Validity::starting(start(), 90 * DAY);
+        let ca = CertificateAuthority::create("user-ca", validity).unwrap();
+        let issued = ca.issue_for(&names(), validity, purposes).unwrap();
+        BTreeMap::from([
+            (
+                CERTIFICATE_KEY.to_owned(),
+                issued.certificate_pem().as_bytes().to_vec(),
+            ),
+            (
+                PRIVATE_KEY_KEY.to_owned(),
+                issued.key_pem().as_bytes().to_vec(),
+            ),
+            (CA_KEY.to_owned(), ca.certificate_pem().as_bytes().to_vec()),
+        ])
+    }
+
+    #[rstest]
+    #[case::server_auth_only(&[KeyPurpose::ServerAuth], Some("clientAuth"))]
+    #[case::client_auth_only(&[KeyPurpose::ClientAuth], Some("serverAuth"))]
+    #[case::both(&[KeyPurpose::ServerAuth, KeyPurpose::ClientAuth], None)]
+    #[case::no_extended_key_usage(&[], None)]
+    fn a_certificate_must_allow_every_tls_use_of_the_servers(
+        #[case] purposes: &[KeyPurpose],
+        #[case] refused_for: Option<&str>,
+    ) {
+        let checked = check_user_certificate(&secret_for(purposes), &required(), start());
+        match refused_for {
+            Some(purpose) => {
+                let problem = checked.unwrap_err();
+                assert_eq!(problem.reason(), "TlsKeyUsageMissing");
+                assert!(problem.to_string().contains(purpose), "{problem}");
+            }
+            None => assert!(checked.is_ok(), "{checked:?}"),
+        }
+    }
+
+    #[rstest]
+    #[case::covered(&["zk-0.zk.ns.svc.cluster.local", "zk.ns.svc.cluster.local", "203.0.113.7"], false)]
+    #[case::left_out(&["zk-0.zk.ns.svc.cluster.local", "zk.ns.svc.cluster.local"], true)]
+    fn a_load_balancer_address_left_out_is_warned_about_not_refused(
+        #[case] sans: &[&str],
+        #[case] warned: bool,
+    ) {
+        let required = Requirements {
+            external_names: vec!["203.0.113.7".to_owned()],
+            ..required()
+        };
+        let checked = check_user_certificate(&secret(sans), &required, start()).unwrap();
+        assert_eq!(
+            checked.external_names_warning.is_some(),
+            warned,
+            "{checked:?}"
+        );
+        if let Some(warning) = checked.external_names_warning {
+            assert!(warning.contains("203.0.113.7"), "{warning}");
+        }
     }
 }

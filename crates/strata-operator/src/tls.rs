@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime};
 use k8s_openapi::api::core::v1::Pod;
 use kube::Resource;
 use kube::runtime::events::EventType;
-use strata_certificates::user::{CA_KEY, check_user_certificate};
+use strata_certificates::user::{CA_KEY, Requirements, check_user_certificate};
 use strata_model::duration::parse_seconds;
 use strata_model::labels::{INSTANCE_LABEL, NAME_LABEL};
 use strata_status::SpecWarning;
@@ -143,8 +143,8 @@ pub struct TlsMaterial {
     pub versions: BTreeMap<String, String>,
     /// The operator's Secrets to apply, if it issues the certificates.
     pub certificates: Option<Certificates>,
-    /// A user's certificate close to its end.
-    pub warning: Option<SpecWarning>,
+    /// A user's certificate close to its end, or one that leaves out an external name.
+    pub warnings: Vec<SpecWarning>,
     /// When to come back for the next renewal.
     pub renew_in: Option<Duration>,
     /// The CA clients trust, PEM.
@@ -159,7 +159,7 @@ impl TlsMaterial {
         if let Some(certificates) = self.certificates {
             certificates.push_into(&mut prepared.objects);
         }
-        prepared.warnings.extend(self.warning);
+        prepared.warnings.extend(self.warnings);
         prepared.recheck_after = self.renew_in;
     }
 
@@ -189,8 +189,9 @@ impl TlsMaterial {
 }
 
 /// Reads or makes the certificates of one cluster. `request` is what the operator
-/// issues (used with [`CertificateSource::Operator`]); `required_names` are the names a
-/// user's certificate must cover (every server pod's FQDN and the client Service's).
+/// issues (used with [`CertificateSource::Operator`]); `required` is what a user's
+/// certificate must hold (every server pod's FQDN and the client Service's, the TLS
+/// uses, and the external names it is warned about).
 ///
 /// `rotate_ca` is the cluster's
 /// [`ROTATE_CA_ANNOTATION`](crate::certificates::rotation::ROTATE_CA_ANNOTATION): a new value starts a CA
@@ -200,7 +201,7 @@ pub async fn certificate_step<E>(
     source: &CertificateSource,
     namespace: &str,
     request: impl FnOnce(Duration) -> CertificateRequest,
-    required_names: &[String],
+    required: &Requirements,
     rotate_ca: Option<&str>,
     context: &Context<E>,
 ) -> Result<TlsMaterial, ReconcileError> {
@@ -236,13 +237,13 @@ pub async fn certificate_step<E>(
                     .map(|(name, fingerprint)| (format!("Secret/{name}"), fingerprint.clone()))
                     .collect(),
                 renew_in: certificates.renew_in(now),
-                warning: None,
+                warnings: Vec::new(),
                 ca_pem: certificates.ca_pem.clone(),
                 certificates: Some(certificates),
             })
         }
         CertificateSource::User { secret_name } => {
-            user_certificate(namespace, secret_name, required_names, context, now).await
+            user_certificate(namespace, secret_name, required, context, now).await
         }
     }
 }
@@ -250,7 +251,7 @@ pub async fn certificate_step<E>(
 async fn user_certificate<E>(
     namespace: &str,
     secret_name: &str,
-    required_names: &[String],
+    required: &Requirements,
     context: &Context<E>,
     now: SystemTime,
 ) -> Result<TlsMaterial, ReconcileError> {
@@ -282,7 +283,7 @@ async fn user_certificate<E>(
     )
     .await?
     .unwrap_or_default();
-    let checked = check_user_certificate(&data, required_names, now).map_err(|problem| {
+    let checked = check_user_certificate(&data, required, now).map_err(|problem| {
         ReconcileError::invalid_spec(
             problem.reason(),
             format!("Secret {secret_name} ({SECRET_NAME_FIELD}): {problem}"),
@@ -293,10 +294,24 @@ async fn user_certificate<E>(
     Ok(TlsMaterial {
         versions,
         certificates: None,
-        warning: checked.expiry_warning.map(|message| SpecWarning {
-            reason: strata_status::reason!("TlsCertificateExpiring"),
-            message: format!("Secret {secret_name}: {message}"),
-        }),
+        warnings: [
+            (
+                strata_status::reason!("TlsCertificateExpiring"),
+                checked.expiry_warning,
+            ),
+            (
+                strata_status::reason!("TlsExternalNameNotCovered"),
+                checked.external_names_warning,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(reason, message)| {
+            Some(SpecWarning {
+                reason,
+                message: format!("Secret {secret_name}: {}", message?),
+            })
+        })
+        .collect(),
         renew_in: None,
         ca_pem,
     })
@@ -304,16 +319,60 @@ async fn user_certificate<E>(
 
 /// Whether every pod is Ready and carries `annotation` at `value`: pods are made from
 /// their set's current template, so once each has it, no pod runs without it.
+///
+/// No pod has rolled onto anything, so a stopped cluster's CA rotation waits at its
+/// step until the cluster runs again: otherwise it would run all three steps in three
+/// reconciles, and clients would have seconds, not a roll, to take the two-CA bundle.
 fn every_pod_carries(pods: &[Pod], annotation: &str, value: &str) -> bool {
-    pods.iter().all(|pod| {
-        let carries = pod
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|annotations| annotations.get(annotation))
-            .is_some_and(|found| found == value);
-        // The pod cache keeps container statuses, not conditions.
-        let state = PodRollState::of(pod, None);
-        carries && state.ready && !state.terminating
-    })
+    !pods.is_empty()
+        && pods.iter().all(|pod| {
+            let carries = pod
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|annotations| annotations.get(annotation))
+                .is_some_and(|found| found == value);
+            // The pod cache keeps container statuses, not conditions.
+            let state = PodRollState::of(pod, None);
+            carries && state.ready && !state.terminating
+        })
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use rstest::rstest;
+    use serde_json::json;
+
+    use super::*;
+
+    const ANNOTATION: &str = "strata.dev/ca-bundle-sha256";
+
+    fn pod(carries: Option<&str>, ready: bool) -> Pod {
+        let annotations = carries.map(|value| json!({ ANNOTATION: value }));
+        serde_json::from_value(json!({
+            "metadata": {"name": "zk-0", "annotations": annotations},
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [{
+                    "name": "zookeeper", "image": "zookeeper", "imageID": "", "restartCount": 0,
+                    "ready": ready, "state": {"running": {}},
+                }],
+            },
+        }))
+        .expect("a pod")
+    }
+
+    #[rstest]
+    #[case::no_pod_as_on_a_stopped_cluster(vec![], false)]
+    #[case::every_pod_ready_with_it(vec![pod(Some("new"), true), pod(Some("new"), true)], true)]
+    #[case::one_pod_with_the_old_value(vec![pod(Some("new"), true), pod(Some("old"), true)], false)]
+    #[case::one_pod_without_it(vec![pod(Some("new"), true), pod(None, true)], false)]
+    #[case::one_pod_not_ready(vec![pod(Some("new"), true), pod(Some("new"), false)], false)]
+    fn a_rotation_step_follows_only_once_every_pod_carries_the_last(
+        #[case] pods: Vec<Pod>,
+        #[case] rolled: bool,
+    ) {
+        assert_eq!(every_pod_carries(&pods, ANNOTATION, "new"), rolled);
+    }
 }

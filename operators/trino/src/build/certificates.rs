@@ -9,6 +9,8 @@
 
 use std::time::Duration;
 
+use strata_certificates::facts::KeyPurpose;
+use strata_certificates::user::Requirements;
 use strata_operator::certificates::{CertificateRequest, ServerCertificateRequest};
 use strata_operator::tls::{ca_secret_name, operator_secret_name};
 
@@ -72,9 +74,20 @@ pub fn coordinator_service_names(cluster: &ValidatedCluster) -> Vec<String> {
     ]
 }
 
+/// What a user's certificate must hold: every pod's FQDN and the coordinator Service's
+/// FQDN; `serverAuth` (no node asks another for a client certificate); and the external
+/// addresses, warned about when left out.
+pub fn requirements(cluster: &ValidatedCluster) -> Requirements {
+    Requirements {
+        names: required_names(cluster),
+        external_names: cluster.external_names.clone(),
+        purposes: vec![KeyPurpose::ServerAuth],
+    }
+}
+
 /// The names a user's certificate must cover: every pod's FQDN (the nodes reach each
 /// other by it), and the coordinator Service's FQDN.
-pub fn required_names(cluster: &ValidatedCluster) -> Vec<String> {
+fn required_names(cluster: &ValidatedCluster) -> Vec<String> {
     let suffix = service_suffix(cluster);
     let mut names: Vec<String> = cluster
         .roles

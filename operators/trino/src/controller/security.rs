@@ -27,7 +27,7 @@ use strata_operator::tls::{TlsMaterial, certificate_step};
 
 use super::cluster::ClusterContext;
 use crate::build::SecurityMaterial;
-use crate::build::certificates::{certificate_request, required_names};
+use crate::build::certificates::{certificate_request, requirements};
 use crate::config::access_control::{RULES_KEY, access_control_rules};
 use crate::config::password_file::{PasswordFile, password_file};
 use crate::config::security::{LDAP_CA_KEY, OAUTH2_CLIENT_KEYS};
@@ -81,7 +81,7 @@ pub async fn security_step(
                 source,
                 namespace,
                 |lifetime| certificate_request(cluster, lifetime),
-                &required_names(cluster),
+                &requirements(cluster),
                 rotate_ca,
                 context,
             )

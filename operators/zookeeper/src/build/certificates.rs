@@ -8,6 +8,8 @@
 use std::time::Duration;
 use strata_model::exposure::ExternalAddress;
 
+use strata_certificates::facts::KeyPurpose;
+use strata_certificates::user::Requirements;
 use strata_operator::certificates::{
     CertificateRequest, ClientCaRequest, ServerCertificateRequest,
 };
@@ -53,14 +55,10 @@ pub fn issued_names(cluster: &ValidatedCluster, group_object_name: &str) -> Vec<
     let namespace = &cluster.identity.namespace;
     let domain = &cluster.cluster_domain;
     let headless = format!("{group_object_name}.{namespace}.svc.{domain}");
-    let external = match &cluster.external_address {
-        ExternalAddress::LoadBalancer(address) => Some(address.clone()),
-        _ => None,
-    };
     std::iter::once(format!("*.{headless}"))
         .chain(std::iter::once(headless))
         .chain(client_service_names(cluster))
-        .chain(external)
+        .chain(external_address(cluster))
         .collect()
 }
 
@@ -76,9 +74,29 @@ fn client_service_names(cluster: &ValidatedCluster) -> Vec<String> {
     ]
 }
 
+/// What a user's certificate must hold: every server pod's FQDN and the client
+/// Service's FQDN; both TLS uses, since the quorum peers connect to each other with
+/// their server certificate and the JDK then checks it for `clientAuth`; and the load
+/// balancer's address, warned about when left out.
+pub fn requirements(cluster: &ValidatedCluster) -> Requirements {
+    Requirements {
+        names: required_names(cluster),
+        external_names: external_address(cluster).into_iter().collect(),
+        purposes: vec![KeyPurpose::ServerAuth, KeyPurpose::ClientAuth],
+    }
+}
+
+/// The load balancer's address, once it has one.
+fn external_address(cluster: &ValidatedCluster) -> Option<String> {
+    match &cluster.external_address {
+        ExternalAddress::LoadBalancer(address) => Some(address.clone()),
+        _ => None,
+    }
+}
+
 /// The names a user's certificate must cover: every server pod's FQDN, and the client
 /// Service's FQDN.
-pub fn required_names(cluster: &ValidatedCluster) -> Vec<String> {
+fn required_names(cluster: &ValidatedCluster) -> Vec<String> {
     let mut names: Vec<String> = cluster
         .ensemble_servers()
         .iter()

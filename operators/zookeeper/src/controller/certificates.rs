@@ -14,7 +14,7 @@ use strata_operator::error::ReconcileError;
 use strata_operator::tls::TlsMaterial;
 
 use super::cluster::ClusterContext;
-use crate::build::certificates::{certificate_request, required_names};
+use crate::build::certificates::{certificate_request, requirements};
 use crate::validate::ValidatedCluster;
 
 /// Reads or makes the certificates `cluster` needs, and puts the CA (the trust bundle,
@@ -32,7 +32,7 @@ pub async fn certificate_step(
         &tls.certificates,
         &cluster.identity.namespace,
         |lifetime| certificate_request(cluster, lifetime),
-        &required_names(cluster),
+        &requirements(cluster),
         rotate_ca,
         context,
     )

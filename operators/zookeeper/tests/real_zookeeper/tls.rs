@@ -12,7 +12,10 @@
 //!   and one with a certificate the CA signed is served: the ZNode controller's client
 //!   among them, creating a znode over mutual TLS with the server's name checked (an IP
 //!   SAN of the loopback forward it connects through, since the test machine resolves
-//!   no cluster name).
+//!   no cluster name);
+//! - a certificate for `serverAuth` only (cert-manager's common `usages: [server
+//!   auth]`) never forms a quorum: the JDK refuses it to a peer connecting as a TLS
+//!   client. The operator's check refuses that Secret before anything is applied.
 
 #![allow(clippy::expect_used, clippy::panic)]
 
@@ -27,6 +30,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rstest::rstest;
 use serde_json::{Value, json};
 use strata_certificates::authority::{CertificateAuthority, Validity};
+use strata_certificates::facts::KeyPurpose;
+use strata_certificates::user::{Requirements, check_user_certificate};
 use strata_pod_runner::manifest::apply_all;
 use strata_pod_runner::runner::PodRunner;
 use strata_testing::tls::four_letter_word;
@@ -77,7 +82,14 @@ fn server_names(name: &str, servers: u16) -> Vec<String> {
 
 /// The Secret as cert-manager writes it.
 fn tls_secret(ca: &CertificateAuthority, names: &[String]) -> Secret {
-    let issued = ca.issue(names, validity()).expect("a server certificate");
+    tls_secret_for(ca, names, &[KeyPurpose::ServerAuth, KeyPurpose::ClientAuth])
+}
+
+/// The same, for a certificate whose extended key usage is `purposes` only.
+fn tls_secret_for(ca: &CertificateAuthority, names: &[String], purposes: &[KeyPurpose]) -> Secret {
+    let issued = ca
+        .issue_for(names, validity(), purposes)
+        .expect("a server certificate");
     let data = [
         ("tls.crt", issued.certificate_pem()),
         ("tls.key", issued.key_pem()),
@@ -155,6 +167,17 @@ pub(crate) fn in_pod<T: Send + 'static>(
 
 /// Renders `cluster` with the Secret and runs it until every server is Ready.
 async fn start(cluster: &Value, secret: Secret, pods: &[String]) -> PodRunner {
+    let runner = apply(cluster, secret);
+    let names: Vec<&str> = pods.iter().map(String::as_str).collect();
+    runner
+        .wait_ready(NAMESPACE, &names, Duration::from_secs(180))
+        .await
+        .unwrap_or_else(|report| panic!("{report}"));
+    runner
+}
+
+/// Renders `cluster` with the Secret and starts its pods.
+fn apply(cluster: &Value, secret: Secret) -> PodRunner {
     let mut runner = pod_runner().unwrap_or_else(|error| panic!("{error}"));
     runner
         .apply_secret(secret)
@@ -167,11 +190,6 @@ async fn start(cluster: &Value, secret: Secret, pods: &[String]) -> PodRunner {
         "render shows where the key is, never a key"
     );
     apply_all(&mut runner, &objects).unwrap_or_else(|error| panic!("{error}"));
-    let names: Vec<&str> = pods.iter().map(String::as_str).collect();
-    runner
-        .wait_ready(NAMESPACE, &names, Duration::from_secs(180))
-        .await
-        .unwrap_or_else(|report| panic!("{report}"));
     runner
 }
 
@@ -397,6 +415,67 @@ async fn with_client_authentication_required_only_clients_with_a_certificate_are
         assert!(
             answer.as_ref().is_err_and(|error| error.contains("alert")),
             "a client without a certificate was not refused in the handshake: {answer:?}"
+        );
+    }
+    runner.stop_all().await;
+}
+
+/// Security review, finding 11: a certificate every other check takes, but whose
+/// extended key usage allows `serverAuth` only, on two real servers. Each peer connects
+/// to the other's quorum port as a TLS client with it, the JDK refuses it for want of
+/// `clientAuth`, and no server ever serves. The operator's check names the cause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs root and the ZooKeeper image directory (STRATA_ZOOKEEPER_IMAGE); run by cargo xtask test"]
+async fn a_certificate_only_for_server_auth_forms_no_quorum_and_is_refused_by_the_operator() {
+    let name = "eku-zk";
+    let ca = CertificateAuthority::create("eku CA", validity()).expect("a CA");
+    let secret = tls_secret_for(&ca, &server_names(name, 2), &[KeyPurpose::ServerAuth]);
+    let data = secret
+        .data
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(key, value)| (key, value.0))
+        .collect();
+    let required = Requirements {
+        names: server_names(name, 2),
+        external_names: Vec::new(),
+        purposes: vec![KeyPurpose::ServerAuth, KeyPurpose::ClientAuth],
+    };
+    let refused = check_user_certificate(&data, &required, SystemTime::now())
+        .expect_err("the operator takes a serverAuth-only certificate");
+    assert_eq!(refused.reason(), "TlsKeyUsageMissing", "{refused}");
+
+    let mut runner = apply(&cluster(name, 2, "None"), secret);
+    let pods: Vec<String> = (0..2)
+        .map(|i| format!("{name}-server-default-{i}"))
+        .collect();
+    let refusal = "Extended key usage does not permit use for TLS client authentication";
+    let logs = |runner: &PodRunner| -> String {
+        pods.iter()
+            .filter_map(|pod| runner.log(NAMESPACE, pod, "zookeeper", 0))
+            .filter_map(|path| std::fs::read_to_string(path).ok())
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !logs(&runner).contains(refusal) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no server refused the other's certificate:\n{}",
+            logs(&runner)
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    for pod in &pods {
+        let secure = pod_address(&runner, pod, SECURE_PORT).expect("the pod's address");
+        let trusting = client_config(ca.certificate_pem(), None);
+        let fqdn = format!("{pod}.{name}-server-default.{NAMESPACE}.svc.cluster.local");
+        let answer = in_pod(&runner, pod, move || srvr_over_tls(trusting, &fqdn, secure));
+        assert!(
+            answer
+                .as_ref()
+                .map_or(true, |answer| mode(answer).is_none()),
+            "{pod} serves without a quorum: {answer:?}"
         );
     }
     runner.stop_all().await;

@@ -15,7 +15,11 @@ use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::manifests::patch_secret;
 
 use crate::support::conditions::{wait_for_condition, wait_for_reason};
-use crate::support::{Harness, single_group_spec, started, stored, wait_for, wait_for_event};
+use crate::support::workload::run_group;
+use crate::support::{
+    Harness, TIMEOUT, patch_spec, single_group_spec, started, stored, touch_and_settle, wait_for,
+    wait_for_event,
+};
 
 fn secret_text(secret: &Secret, key: &str) -> String {
     secret
@@ -205,13 +209,8 @@ async fn plaintext_is_a_warning() {
     );
 }
 
-/// The rotation's wiring on the in-memory API, which runs no pods: with none to wait
-/// for, each reconcile takes the next step, and the CA Secret ends with the new CA
-/// alone, the server certificate issued by it, and discovery publishing it.
-#[tokio::test]
-async fn a_requested_ca_rotation_ends_with_the_new_ca_everywhere() {
-    let harness = started(single_group_spec(3), &["default"]).await;
-    let old_ca = secret_text(&secret(&harness, "zk-ca").await, "ca.crt");
+/// Annotates the cluster `zk` with a CA rotation request.
+fn request_rotation(harness: &Harness) {
     harness
         .server
         .modify::<zookeeper_operator::crd::ZookeeperCluster>(harness.namespace, "zk", |cluster| {
@@ -219,11 +218,41 @@ async fn a_requested_ca_rotation_ends_with_the_new_ca_everywhere() {
                 .insert("strata.dev/rotate-ca".into(), "now".to_owned());
         })
         .expect("annotate the cluster");
-    let rotated = wait_for::<Secret>(&harness, "zk-ca", "the rotation retired the old CA", |ca| {
-        let keys: Vec<&String> = ca.data.iter().flat_map(|data| data.keys()).collect();
-        secret_text(ca, "ca.crt") != old_ca && keys == ["ca.crt", "ca.key", "rotated-for"]
+}
+
+/// The CA Secret's keys, in order.
+fn keys(ca: &Secret) -> Vec<String> {
+    ca.data
+        .iter()
+        .flat_map(|data| data.keys().cloned())
+        .collect()
+}
+
+/// The rotation's wiring on the in-memory API, with its three servers following their
+/// template as a roll makes them: each step waits for the pods to carry the last, and
+/// the CA Secret ends with the new CA alone, the server certificate issued by it, and
+/// discovery publishing it.
+#[tokio::test]
+async fn a_requested_ca_rotation_ends_with_the_new_ca_everywhere() {
+    let harness = started(single_group_spec(3), &["default"]).await;
+    run_group(&harness, "zk-server-default", 3);
+    let old_ca = secret_text(&secret(&harness, "zk-ca").await, "ca.crt");
+    request_rotation(&harness);
+    let rotated = tokio::time::timeout(TIMEOUT, async {
+        loop {
+            // The pods as the StatefulSet controller makes them from the template.
+            run_group(&harness, "zk-server-default", 3);
+            let ca = secret(&harness, "zk-ca").await;
+            if secret_text(&ca, "ca.crt") != old_ca
+                && keys(&ca) == ["ca.crt", "ca.key", "rotated-for"]
+            {
+                return ca;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     })
-    .await;
+    .await
+    .expect("the rotation retired the old CA");
     let new_ca = secret_text(&rotated, "ca.crt");
     assert_eq!(secret_text(&rotated, "rotated-for"), "now");
     let server = secret(&harness, "zk-server-default-tls").await;
@@ -235,5 +264,54 @@ async fn a_requested_ca_rotation_ends_with_the_new_ca_everywhere() {
     assert_eq!(
         discovery.data.unwrap_or_default().get("ca.crt"),
         Some(&new_ca)
+    );
+}
+
+/// Security review, finding 13: a stopped cluster has no pod to roll onto the two-CA
+/// bundle, so its rotation waits at the first step (both CAs trusted, the old one
+/// signing) until it runs again, instead of running all three steps at once while its
+/// clients are still to take the bundle.
+#[tokio::test]
+async fn a_rotation_requested_on_a_stopped_cluster_waits_at_its_first_step() {
+    let harness = started(single_group_spec(3), &["default"]).await;
+    patch_spec(
+        &harness,
+        "zk",
+        json!({"clusterOperation": {"stopped": true}}),
+    )
+    .await;
+    wait_for::<StatefulSet>(&harness, "zk-server-default", "scaled to zero", |set| {
+        set.spec.replicas == Some(0)
+    })
+    .await;
+    let old_ca = secret_text(&secret(&harness, "zk-ca").await, "ca.crt");
+    request_rotation(&harness);
+    wait_for::<Secret>(&harness, "zk-ca", "the next CA introduced", |ca| {
+        keys(ca).contains(&"next-ca.crt".to_owned())
+    })
+    .await;
+    harness.settle().await;
+    assert!(
+        touch_and_settle(&harness, "after-the-request").await,
+        "no reconcile"
+    );
+    let ca = secret(&harness, "zk-ca").await;
+    assert_eq!(secret_text(&ca, "ca.crt"), old_ca, "the old CA still signs");
+    assert!(
+        keys(&ca).contains(&"next-ca.crt".to_owned()),
+        "the rotation left its first step: {:?}",
+        keys(&ca)
+    );
+    let discovery: ConfigMap = stored(&harness, "zk");
+    let bundle = discovery
+        .data
+        .unwrap_or_default()
+        .get("ca.crt")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        bundle.matches("BEGIN CERTIFICATE").count(),
+        2,
+        "discovery publishes both CAs while the cluster is stopped"
     );
 }

@@ -1,5 +1,5 @@
-//! `clusterConfig.tls` with the user's Secret: a missing Secret or key, or a certificate
-//! that leaves a pod out, is named before anything is applied, and the cluster follows
+//! `clusterConfig.tls` with the user's Secret: a missing Secret or key, a certificate
+//! that leaves a pod out or one only for `serverAuth`, is named before anything is applied, and the cluster follows
 //! once the Secret holds what the pods read; a renewed certificate rolls the pods
 //! through the references hash. A running ensemble is not switched between TLS and
 //! plaintext.
@@ -9,6 +9,7 @@ use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
 use strata_certificates::authority::{CertificateAuthority, Validity};
+use strata_certificates::facts::KeyPurpose;
 use strata_model::build::REFERENCES_HASH_ANNOTATION;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_test_apiserver::Verb;
@@ -28,12 +29,17 @@ const DAY: std::time::Duration = std::time::Duration::from_secs(86_400);
 
 /// A certificate as cert-manager's Secret holds it, for `names`, and its CA.
 fn user_certificate(names: &[&str]) -> Vec<(&'static str, String)> {
+    user_certificate_for(names, &[KeyPurpose::ServerAuth, KeyPurpose::ClientAuth])
+}
+
+/// The same, with an extended key usage of `purposes` only.
+fn user_certificate_for(names: &[&str], purposes: &[KeyPurpose]) -> Vec<(&'static str, String)> {
     let now = std::time::SystemTime::now();
     let ca =
         CertificateAuthority::create("user CA", Validity::starting(now, 30 * DAY)).expect("a CA");
     let names: Vec<String> = names.iter().map(|name| (*name).to_owned()).collect();
     let issued = ca
-        .issue(&names, Validity::starting(now, 30 * DAY))
+        .issue_for(&names, Validity::starting(now, 30 * DAY), purposes)
         .expect("a certificate");
     vec![
         ("tls.crt", issued.certificate_pem().to_owned()),
@@ -121,6 +127,24 @@ async fn a_missing_tls_secret_or_key_is_named_and_the_cluster_follows_once_it_is
         degraded
             .message
             .contains("zk-server-default-0.zk-server-default.default.svc.cluster.local"),
+        "{degraded:?}"
+    );
+    assert!(stored_names::<StatefulSet>(&harness).is_empty());
+
+    // cert-manager's common `usages: [server auth]`: the quorum peers, which connect to
+    // each other with it, would refuse it for want of clientAuth.
+    let server_only = user_certificate_for(&COVERING, &[KeyPurpose::ServerAuth]);
+    patch_secret(&harness, SECRET, &as_pairs(&server_only)).await;
+    let degraded = wait_for_reason(
+        &harness,
+        "zk",
+        ConditionType::Degraded,
+        ConditionStatus::True,
+        "TlsKeyUsageMissing",
+    )
+    .await;
+    assert!(
+        degraded.message.contains("clientAuth") && degraded.message.contains("client auth"),
         "{degraded:?}"
     );
     assert!(stored_names::<StatefulSet>(&harness).is_empty());
