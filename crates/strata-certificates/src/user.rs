@@ -226,10 +226,19 @@ mod tests {
 
     /// A Secret as cert-manager writes it for `sans`, valid for 90 days from the start.
     fn secret(sans: &[&str]) -> BTreeMap<String, Vec<u8>> {
+        let sans: Vec<String> = sans.iter().map(|name| (*name).to_owned()).collect();
+        secret_with(&sans, &[KeyPurpose::ServerAuth, KeyPurpose::ClientAuth])
+    }
+
+    /// A Secret for every name whose certificate allows `purposes` only.
+    fn secret_for(purposes: &[KeyPurpose]) -> BTreeMap<String, Vec<u8>> {
+        secret_with(&names(), purposes)
+    }
+
+    fn secret_with(sans: &[String], purposes: &[KeyPurpose]) -> BTreeMap<String, Vec<u8>> {
         let validity = Validity::starting(start(), 90 * DAY);
         let ca = CertificateAuthority::create("user-ca", validity).unwrap();
-        let sans: Vec<String> = sans.iter().map(|name| (*name).to_owned()).collect();
-        let issued = ca.issue(&sans, validity).unwrap();
+        let issued = ca.issue_for(sans, validity, purposes).unwrap();
         BTreeMap::from([
             (
                 CERTIFICATE_KEY.to_owned(),
@@ -314,24 +323,6 @@ mod tests {
         let problem =
             check_user_certificate(&every_name(), &required(), start() + 91 * DAY).unwrap_err();
         assert_eq!(problem.reason(), "TlsCertificateExpired");
-    }
-
-    /// A Secret for every name whose certificate allows `purposes` only.
-    fn secret_for(purposes: &[KeyPurpose]) -> BTreeMap<String, Vec<u8>> {
-        let validity = Validity::starting(start(), 90 * DAY);
-        let ca = CertificateAuthority::create("user-ca", validity).unwrap();
-        let issued = ca.issue_for(&names(), validity, purposes).unwrap();
-        BTreeMap::from([
-            (
-                CERTIFICATE_KEY.to_owned(),
-                issued.certificate_pem().as_bytes().to_vec(),
-            ),
-            (
-                PRIVATE_KEY_KEY.to_owned(),
-                issued.key_pem().as_bytes().to_vec(),
-            ),
-            (CA_KEY.to_owned(), ca.certificate_pem().as_bytes().to_vec()),
-        ])
     }
 
     #[rstest]
