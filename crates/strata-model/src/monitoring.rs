@@ -31,7 +31,9 @@ pub use self::service_monitor::{
     BasicAuth, CaSource, Endpoint, KeyReference, NamespaceSelector, ScrapeSecurity, ServiceMonitor,
     ServiceMonitorSpec, TlsConfig, service_monitor,
 };
-use crate::labels::{COMPONENT_LABEL, INSTANCE_LABEL, ROLE_GROUP_LABEL, validate_label_value};
+use crate::labels::{
+    COMPONENT_LABEL, INSTANCE_LABEL, NAME_LABEL, ROLE_GROUP_LABEL, validate_label_value,
+};
 
 /// The condition reason of monitoring settings the Prometheus Operator would refuse.
 pub const INVALID_MONITORING: &str = "InvalidMonitoring";
@@ -46,8 +48,14 @@ pub const PATH_ANNOTATION: &str = "prometheus.io/path";
 pub const SCHEME_ANNOTATION: &str = "prometheus.io/scheme";
 
 /// The pod labels each scraped series carries (as `app_kubernetes_io_instance` and so
-/// on), so alerts and dashboards tell clusters, roles and role groups apart.
-pub const POD_TARGET_LABELS: [&str; 3] = [INSTANCE_LABEL, COMPONENT_LABEL, ROLE_GROUP_LABEL];
+/// on), so alerts and dashboards tell products, clusters, roles and role groups apart:
+/// a ZookeeperCluster and a TrinoCluster may share a name and a namespace.
+pub const POD_TARGET_LABELS: [&str; 4] = [
+    NAME_LABEL,
+    INSTANCE_LABEL,
+    COMPONENT_LABEL,
+    ROLE_GROUP_LABEL,
+];
 
 /// `spec.clusterConfig.monitoring`: what the cluster asks of a Prometheus Operator.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -205,7 +213,11 @@ pub fn cluster_monitoring(
             prometheus_rule(
                 metadata(),
                 settings,
-                alerts(&cluster_matchers(&identity.namespace, name)),
+                alerts(&cluster_matchers(
+                    &identity.namespace,
+                    identity.labels.app_name(),
+                    name,
+                )),
             )
         }),
     }

@@ -173,7 +173,7 @@ async fn the_rendered_pod_initialises_the_database_serves_logins_and_stops() {
         .filter_map(|line| line.split(['{', ' ']).next())
         .collect();
     for group in superset_operator::build::alerts::rule_groups(
-        &strata_model::monitoring::cluster_matchers(NAMESPACE, "simple-superset"),
+        &strata_model::monitoring::cluster_matchers(NAMESPACE, "superset", "simple-superset"),
     ) {
         for name in group.metric_names() {
             assert!(

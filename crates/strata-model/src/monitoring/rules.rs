@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
 use super::{PrometheusRuleSettings, with_labels};
-use crate::labels::INSTANCE_LABEL;
+use crate::labels::{INSTANCE_LABEL, NAME_LABEL};
 
 /// `monitoring.coreos.com/v1` `PrometheusRule`, as far as the operators set it.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -158,10 +158,14 @@ impl PrometheusRule {
 pub const CLUSTER_LABELS: &str = "namespace, app_kubernetes_io_instance";
 
 /// The PromQL label matchers of one cluster's series: its namespace (which every
-/// ServiceMonitor target carries) and its instance label ([`super::POD_TARGET_LABELS`]).
-pub fn cluster_matchers(namespace: &str, cluster: &str) -> String {
+/// ServiceMonitor target carries), its product and its instance label
+/// ([`super::POD_TARGET_LABELS`]). The product keeps another product's cluster of the
+/// same name, whose `up` would mask an outage, out of the alerts (security review,
+/// finding 33).
+pub fn cluster_matchers(namespace: &str, product: &str, cluster: &str) -> String {
     format!(
-        "namespace=\"{namespace}\",{}=\"{cluster}\"",
+        "namespace=\"{namespace}\",{}=\"{product}\",{}=\"{cluster}\"",
+        prometheus_label_name(NAME_LABEL),
         prometheus_label_name(INSTANCE_LABEL)
     )
 }

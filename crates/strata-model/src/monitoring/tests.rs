@@ -184,10 +184,10 @@ fn a_metrics_service_carries_the_scrape_mark_as_a_label_too() {
 }
 
 #[test]
-fn alerts_select_one_cluster_by_namespace_and_instance() {
+fn alerts_select_one_cluster_by_namespace_product_and_instance() {
     assert_eq!(
-        cluster_matchers("prod", "simple"),
-        r#"namespace="prod",app_kubernetes_io_instance="simple""#
+        cluster_matchers("prod", "zookeeper", "simple"),
+        r#"namespace="prod",app_kubernetes_io_name="zookeeper",app_kubernetes_io_instance="simple""#
     );
     let rule = AlertRule::new(
         "ZooKeeperDown",
@@ -288,7 +288,7 @@ fn scrape_security_applies_to_every_endpoint() {
 
 #[test]
 fn a_stopped_clusters_rule_keeps_every_alert_but_the_one_on_having_no_pod() {
-    let matchers = cluster_matchers("prod", "simple");
+    let matchers = cluster_matchers("prod", "zookeeper", "simple");
     let other = RuleGroup {
         name: "zookeeper".to_owned(),
         rules: vec![AlertRule::new(
@@ -307,7 +307,7 @@ fn a_stopped_clusters_rule_keeps_every_alert_but_the_one_on_having_no_pod() {
     );
     assert_eq!(
         rule.spec.groups[1].rules[0].expr,
-        "absent(up{namespace=\"prod\",app_kubernetes_io_instance=\"simple\"})"
+        "absent(up{namespace=\"prod\",app_kubernetes_io_name=\"zookeeper\",app_kubernetes_io_instance=\"simple\"})"
     );
     rule.without_targets_group();
     assert_eq!(rule.spec.groups, vec![other]);

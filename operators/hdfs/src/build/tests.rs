@@ -434,7 +434,7 @@ fn monitoring_scrapes_every_daemons_prom_and_alerts_for_this_cluster_only() -> T
     assert!(
         group.rules.iter().all(|rule| rule
             .expr
-            .contains(r#"namespace="default",app_kubernetes_io_instance="simple-hdfs""#)),
+            .contains(r#"namespace="default",app_kubernetes_io_name="hdfs",app_kubernetes_io_instance="simple-hdfs""#)),
         "{group:#?}"
     );
 

@@ -13,7 +13,7 @@ use strata_model::monitoring::cluster_matchers;
 #[ignore = "needs promtool (STRATA_PROMTOOL); run by cargo xtask test"]
 fn the_alerts_fire_when_no_namenode_is_active_or_blocks_or_datanodes_are_lost() {
     strata_testing::prometheus::test_rules(
-        &rule_groups(&cluster_matchers("prod", "simple")),
+        &rule_groups(&cluster_matchers("prod", "hdfs", "simple")),
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/alerts/hdfs.test.yaml"),
     );
 }

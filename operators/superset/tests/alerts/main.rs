@@ -13,7 +13,7 @@ use superset_operator::build::alerts::rule_groups;
 #[ignore = "needs promtool (STRATA_PROMTOOL); run by cargo xtask test"]
 fn the_alerts_fire_when_every_pod_is_down_or_server_errors_pile_up() {
     strata_testing::prometheus::test_rules(
-        &rule_groups(&cluster_matchers("prod", "simple")),
+        &rule_groups(&cluster_matchers("prod", "superset", "simple")),
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/alerts/superset.test.yaml"),
     );
 }

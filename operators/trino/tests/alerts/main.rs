@@ -13,14 +13,14 @@ use trino_operator::build::alerts::rule_groups;
 #[ignore = "needs promtool (STRATA_PROMTOOL); run by cargo xtask test"]
 fn the_alerts_fire_when_the_coordinator_or_workers_are_gone_or_queries_queue() {
     strata_testing::prometheus::test_rules(
-        &rule_groups(&cluster_matchers("prod", "simple"), 3),
+        &rule_groups(&cluster_matchers("prod", "trino", "simple"), 3),
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/alerts/trino.test.yaml"),
     );
 }
 
 #[test]
 fn a_cluster_without_workers_gets_no_worker_alerts() {
-    let alerts: Vec<String> = rule_groups(&cluster_matchers("prod", "simple"), 0)
+    let alerts: Vec<String> = rule_groups(&cluster_matchers("prod", "trino", "simple"), 0)
         .into_iter()
         .flat_map(|group| group.rules)
         .map(|rule| rule.alert)

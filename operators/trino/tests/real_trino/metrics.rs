@@ -44,7 +44,7 @@ pub async fn served_to_the_metrics_user_alone(runner: &PodRunner, password: &str
                 .flatten()
                 .filter_map(Value::as_str)
                 .collect();
-            for group in rule_groups(&cluster_matchers(NAMESPACE, "simple-trino"), 2) {
+            for group in rule_groups(&cluster_matchers(NAMESPACE, "trino", "simple-trino"), 2) {
                 for name in group.metric_names() {
                     assert!(
                         served.contains(&name.as_str()),

@@ -13,7 +13,7 @@ use zookeeper_operator::build::alerts::rule_groups;
 #[ignore = "needs promtool (STRATA_PROMTOOL); run by cargo xtask test"]
 fn the_alerts_fire_when_the_ensemble_loses_its_leader_or_a_server() {
     strata_testing::prometheus::test_rules(
-        &rule_groups(&cluster_matchers("prod", "simple"), false),
+        &rule_groups(&cluster_matchers("prod", "zookeeper", "simple"), false),
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/alerts/zookeeper.test.yaml"),
     );
 }
@@ -22,7 +22,7 @@ fn the_alerts_fire_when_the_ensemble_loses_its_leader_or_a_server() {
 #[ignore = "needs promtool (STRATA_PROMTOOL); run by cargo xtask test"]
 fn a_standalone_server_alerts_when_it_is_down_never_for_having_no_leader() {
     strata_testing::prometheus::test_rules(
-        &rule_groups(&cluster_matchers("prod", "simple"), true),
+        &rule_groups(&cluster_matchers("prod", "zookeeper", "simple"), true),
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/alerts/standalone.test.yaml"),
     );
 }
