@@ -31,6 +31,7 @@ use std::time::{Duration, SystemTime};
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::ApiResource;
 use kube::{Api, Client};
 use sha2::{Digest, Sha256};
@@ -38,6 +39,7 @@ use strata_certificates::authority::CertificateAuthority;
 use strata_certificates::plan::{CaPlan, ServerPlan, plan_ca, plan_server};
 use strata_certificates::user::{CA_KEY, CERTIFICATE_KEY, PRIVATE_KEY_KEY};
 use strata_model::build::object_meta;
+use strata_model::labels::{INSTANCE_LABEL, NAME_LABEL};
 
 use crate::apply::DesiredObjects;
 use crate::cache::ChildCaches;
@@ -209,6 +211,11 @@ impl SecretValues {
 /// Reads the values of the request's Secrets: from `known` when the watch cache shows the
 /// version they were read at, otherwise from the API server. A failed read is transient:
 /// the step is retried, and nothing is issued from a partial view.
+///
+/// A Secret of one of the request's names that is not this cluster's (its recommended
+/// labels name another product or instance, or none) is an error the user must resolve:
+/// its CA key would otherwise sign this cluster's certificates, as a ZookeeperCluster's
+/// `<name>-ca` would a TrinoCluster's of the same name (security review, finding 33).
 pub async fn read_stored(
     client: &Client,
     caches: &ChildCaches,
@@ -219,15 +226,58 @@ pub async fn read_stored(
     let resource = ApiResource::erase::<Secret>(&());
     let mut stored = BTreeMap::new();
     for name in request.secret_names() {
-        let cached_version = caches
-            .get(&resource, namespace, name)
-            .and_then(|cached| cached.metadata.resource_version.clone());
-        let read = read_secret(client, known, namespace, name, cached_version.as_deref());
-        if let Some(data) = read.await? {
+        let cached = caches.get(&resource, namespace, name);
+        let read = read_labeled(
+            client,
+            known,
+            namespace,
+            name,
+            cached.map(|c| c.metadata.clone()),
+        );
+        if let Some((labels, data)) = read.await? {
+            if let Some(error) = not_this_clusters(name, &labels, &request.labels) {
+                return Err(error);
+            }
             stored.insert(name.to_owned(), data);
         }
     }
     Ok(StoredSecrets(stored))
+}
+
+/// The error for the Secret `name` labeled `labels` when its recommended name and
+/// instance labels are not `own`'s; `None` when they are.
+fn not_this_clusters(
+    name: &str,
+    labels: &BTreeMap<String, String>,
+    own: &BTreeMap<String, String>,
+) -> Option<ReconcileError> {
+    let label = |labels: &BTreeMap<String, String>, key: &str| labels.get(key).cloned();
+    let identity = [NAME_LABEL, INSTANCE_LABEL];
+    if identity
+        .iter()
+        .all(|key| label(labels, key) == label(own, key))
+    {
+        return None;
+    }
+    let whose = match (label(labels, NAME_LABEL), label(labels, INSTANCE_LABEL)) {
+        (Some(product), Some(instance)) => format!("{product}'s {instance}'s"),
+        _ => "not labeled as any cluster's".to_owned(),
+    };
+    let other_product =
+        label(labels, NAME_LABEL).is_some_and(|product| Some(product) != label(own, NAME_LABEL));
+    let reason = if other_product {
+        "NameTakenByOtherProduct"
+    } else {
+        "ObjectNotOwned"
+    };
+    Some(ReconcileError::invalid_spec(
+        reason,
+        format!(
+            "Secret {name} exists and is {whose}: this cluster's CA or certificate would \
+             replace it, and its key is not this cluster's to use. Rename the cluster, or \
+             delete or rename the other Secret. Nothing was issued"
+        ),
+    ))
 }
 
 /// The values of one Secret, `None` when it does not exist: from `known` when
@@ -240,8 +290,31 @@ pub async fn read_secret(
     name: &str,
     cached_version: Option<&str>,
 ) -> Result<Option<SecretData>, ReconcileError> {
-    if let Some(data) = cached_version.and_then(|version| known.known(namespace, name, version)) {
-        return Ok(Some(data));
+    let cached = cached_version.map(|version| ObjectMeta {
+        resource_version: Some(version.to_owned()),
+        ..ObjectMeta::default()
+    });
+    let read = read_labeled(client, known, namespace, name, cached).await?;
+    Ok(read.map(|(_, data)| data))
+}
+
+/// [`read_secret`] with the Secret's labels: the cached object's (`cached`, its
+/// metadata) when its values are known at its version, else the API server's.
+async fn read_labeled(
+    client: &Client,
+    known: &SecretValues,
+    namespace: &str,
+    name: &str,
+    cached: Option<ObjectMeta>,
+) -> Result<Option<(BTreeMap<String, String>, SecretData)>, ReconcileError> {
+    if let Some(cached) = cached {
+        let data = cached
+            .resource_version
+            .as_deref()
+            .and_then(|version| known.known(namespace, name, version));
+        if let Some(data) = data {
+            return Ok(Some((cached.labels.unwrap_or_default(), data)));
+        }
     }
     let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let secret = api.get_opt(name).await.map_err(|source| {
@@ -256,7 +329,7 @@ pub async fn read_secret(
             .map(|(key, ByteString(bytes))| (key, bytes))
             .collect();
         known.remember(namespace, name, version, data.clone());
-        data
+        (secret.metadata.labels.unwrap_or_default(), data)
     }))
 }
 

@@ -68,6 +68,18 @@ pub enum ApplyError {
         /// `Kind/name: whose it is` per object.
         objects: Vec<String>,
     },
+    /// An object of a desired name belongs to another Strata product's cluster of the
+    /// same name in this namespace: a ZookeeperCluster's and a TrinoCluster's
+    /// discovery ConfigMaps, CA Secrets and monitoring objects are all `<name>...`.
+    #[error(
+        "{}. A cluster of another product with this name owns them; give one of the \
+         two clusters another name. Nothing was applied",
+        objects.join("; ")
+    )]
+    NameTakenByOtherProduct {
+        /// `Kind/name: whose it is` per object.
+        objects: Vec<String>,
+    },
     /// An object no longer desired could not be deleted.
     #[error(
         "deleting {object}, which is no longer desired, failed: {}",
@@ -90,9 +102,9 @@ impl StepError for ApplyError {
         match self {
             Self::OwnerNotPersisted => ErrorKind::Transient,
             Self::BuildFailed(_) => ErrorKind::OperatorBug,
-            Self::ImmutableFieldChanged { .. } | Self::ObjectNotOwned { .. } => {
-                ErrorKind::NeedsUser
-            }
+            Self::ImmutableFieldChanged { .. }
+            | Self::ObjectNotOwned { .. }
+            | Self::NameTakenByOtherProduct { .. } => ErrorKind::NeedsUser,
             Self::ApplyFailed { source, .. } | Self::PruneFailed { source, .. } => {
                 kube_error_kind(source)
             }
@@ -140,6 +152,21 @@ fn foreign_control(references: &[OwnerReference], owner_ref: &OwnerReference) ->
             None => "not controlled by any owner".to_owned(),
         },
     )
+}
+
+/// Whether the controller of an object with these references is a cluster of another
+/// Strata product: another kind in a `strata.dev` API group.
+fn controlled_by_other_product(references: &[OwnerReference], owner_ref: &OwnerReference) -> bool {
+    let strata_group = |api_version: &str| {
+        api_version
+            .split_once('/')
+            .is_some_and(|(group, _)| group.ends_with(".strata.dev"))
+    };
+    references.iter().any(|reference| {
+        reference.controller == Some(true)
+            && strata_group(&reference.api_version)
+            && reference.kind != owner_ref.kind
+    })
 }
 
 /// What the apply step knows of an object that exists already.
@@ -262,6 +289,7 @@ impl<'a> Applier<'a> {
         let mut changed = Vec::new();
         let mut releases = Vec::new();
         let mut foreign = Vec::new();
+        let mut other_product = false;
         for object in objects {
             let object = object.owned_by(&owner_ref);
             desired_keys.insert(object.key());
@@ -294,6 +322,9 @@ impl<'a> Applier<'a> {
                 .as_deref()
                 .and_then(|references| foreign_control(references, &owner_ref));
             if let Some(whose) = whose {
+                other_product |= references
+                    .as_deref()
+                    .is_some_and(|references| controlled_by_other_product(references, &owner_ref));
                 foreign.push(format!("{} exists and is {whose}", object.display_name()));
                 continue;
             }
@@ -304,6 +335,9 @@ impl<'a> Applier<'a> {
                 }
                 cached => changed.push((object, cached)),
             }
+        }
+        if other_product {
+            return Err(ApplyError::NameTakenByOtherProduct { objects: foreign }.into());
         }
         if !foreign.is_empty() {
             return Err(ApplyError::ObjectNotOwned { objects: foreign }.into());
@@ -553,5 +587,36 @@ mod tests {
         #[case] released: Option<Vec<OwnerReference>>,
     ) {
         assert_eq!(without_owner(&references, &owner()), released);
+    }
+
+    fn controller(api_version: &str, kind: &str) -> OwnerReference {
+        OwnerReference {
+            api_version: api_version.to_owned(),
+            ..reference(kind, "simple", "uid-other", true)
+        }
+    }
+
+    #[rstest]
+    #[case::a_trino_cluster_of_the_same_name(
+        controller("trino.strata.dev/v1alpha1", "TrinoCluster"),
+        true
+    )]
+    #[case::another_superset_cluster(
+        controller("superset.strata.dev/v1alpha1", "SupersetCluster"),
+        false
+    )]
+    #[case::a_deployment(controller("apps/v1", "Deployment"), false)]
+    #[case::an_owner_that_is_no_controller(
+        OwnerReference { controller: Some(false), ..controller("trino.strata.dev/v1alpha1", "TrinoCluster") },
+        false
+    )]
+    fn an_object_of_another_products_cluster_is_told_apart(
+        #[case] reference: OwnerReference,
+        #[case] other_product: bool,
+    ) {
+        assert_eq!(
+            controlled_by_other_product(&[reference], &owner()),
+            other_product
+        );
     }
 }

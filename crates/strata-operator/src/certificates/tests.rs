@@ -415,3 +415,37 @@ fn no_ca_key_is_rendered_or_compared_during_a_rotation() {
         );
     }
 }
+
+fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+        .collect()
+}
+
+/// A Secret of the request's name that another cluster or a user made is never read as
+/// this cluster's: its CA key would sign this cluster's certificates.
+#[rstest]
+#[case::this_clusters(&[(NAME_LABEL, "trino"), (INSTANCE_LABEL, "data")], None)]
+#[case::a_zookeeper_of_the_same_name(&[(NAME_LABEL, "zookeeper"), (INSTANCE_LABEL, "data")], Some("NameTakenByOtherProduct"))]
+#[case::another_trino(&[(NAME_LABEL, "trino"), (INSTANCE_LABEL, "other")], Some("ObjectNotOwned"))]
+#[case::a_users_unlabeled_secret(&[], Some("ObjectNotOwned"))]
+fn a_secret_of_another_cluster_is_refused(
+    #[case] secret_labels: &[(&str, &str)],
+    #[case] reason: Option<&str>,
+) {
+    let own = labels(&[
+        (NAME_LABEL, "trino"),
+        (INSTANCE_LABEL, "data"),
+        ("app.kubernetes.io/managed-by", "trino-operator"),
+    ]);
+    let error = not_this_clusters("data-ca", &labels(secret_labels), &own);
+    assert_eq!(error.as_ref().map(ReconcileError::reason), reason);
+    if let Some(error) = error {
+        assert!(!error.is_transient());
+        assert!(
+            error.to_string().contains("Secret data-ca exists"),
+            "{error}"
+        );
+    }
+}

@@ -11,8 +11,8 @@ use strata_model::build::REFERENCES_HASH_ANNOTATION;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::manifests::create_secret;
 use strata_testing::wait::{
-    assert_no_object_holds, eventually, stored_names, wait_for_available, wait_for_degraded,
-    wait_for_event, wait_for_reason,
+    assert_no_object_holds, eventually, stored, stored_names, wait_for_available,
+    wait_for_degraded, wait_for_event, wait_for_reason,
 };
 use strata_testing::workloads::{run_until_settled, step_stateful_sets};
 
@@ -376,4 +376,119 @@ async fn a_cluster_with_a_blocked_catalog_can_still_be_stopped() {
 
     crate::patch_spec(&harness, json!({"clusterOperation": {"stopped": false}})).await;
     wait_for_degraded::<TrinoCluster>(&harness, CLUSTER, "SecretMissing").await;
+}
+
+/// A ZookeeperCluster of the same name in the namespace (security review, finding 33):
+/// its objects are `<name>` and `<name>-ca` too. Its CA is never read as the Trino
+/// cluster's, whose certificates it would sign, and its discovery ConfigMap is never
+/// replaced; the reason names the other product's objects until one cluster moves.
+#[tokio::test]
+async fn a_zookeeper_cluster_of_the_same_name_is_named_and_none_of_its_objects_is_used() {
+    let harness = start();
+    let zookeepers = json!({
+        "labels": {"app.kubernetes.io/name": "zookeeper", "app.kubernetes.io/instance": CLUSTER},
+        "ownerReferences": [{
+            "apiVersion": "zookeeper.strata.dev/v1alpha1", "kind": "ZookeeperCluster",
+            "name": CLUSTER, "uid": "zookeeper-uid", "controller": true, "blockOwnerDeletion": true
+        }]
+    });
+    let with_name = |name: &str| {
+        let mut metadata = zookeepers.clone();
+        metadata["name"] = json!(name);
+        metadata
+    };
+    let ca_name = format!("{CLUSTER}-ca");
+    let secrets = Api::<Secret>::namespaced(harness.server.client(), harness.namespace);
+    let zookeeper_ca: Secret = serde_json::from_value(json!({
+        "metadata": with_name(&ca_name),
+        "stringData": {"ca.crt": "zookeeper's CA", "ca.key": "zookeeper's CA key"}
+    }))
+    .unwrap();
+    secrets
+        .create(&PostParams::default(), &zookeeper_ca)
+        .await
+        .unwrap();
+    let discovery: ConfigMap = serde_json::from_value(json!({
+        "metadata": with_name(CLUSTER),
+        "data": {"ZOOKEEPER": "simple-trino-server-default-0:2282"}
+    }))
+    .unwrap();
+    Api::<ConfigMap>::namespaced(harness.server.client(), harness.namespace)
+        .create(&PostParams::default(), &discovery)
+        .await
+        .unwrap();
+    create_cluster(&harness, spec(json!({}))).await;
+
+    let named = |object: &str| {
+        let object = object.to_owned();
+        let harness = &harness;
+        async move {
+            eventually(
+                &format!("Degraded NameTakenByOtherProduct naming {object}"),
+                || {
+                    strata_testing::wait::condition::<TrinoCluster>(
+                        harness,
+                        CLUSTER,
+                        ConditionType::Degraded,
+                    )
+                    .filter(|degraded| {
+                        degraded.status == ConditionStatus::True
+                            && degraded.reason == "NameTakenByOtherProduct"
+                            && degraded.message.contains(&object)
+                    })
+                },
+                || {
+                    strata_testing::wait::condition::<TrinoCluster>(
+                        harness,
+                        CLUSTER,
+                        ConditionType::Degraded,
+                    )
+                },
+            )
+            .await
+        }
+    };
+    named(&format!(
+        "Secret {ca_name} exists and is zookeeper's {CLUSTER}'s"
+    ))
+    .await;
+    wait_for_event(&harness, CLUSTER, "Warning", "NameTakenByOtherProduct").await;
+    assert_eq!(
+        secrets.get(&ca_name).await.unwrap().data,
+        zookeeper_ca_data(),
+        "ZooKeeper's CA is kept"
+    );
+
+    secrets.delete(&ca_name, &Default::default()).await.unwrap();
+    named(&format!(
+        "ConfigMap/{CLUSTER} exists and is controlled by ZookeeperCluster/{CLUSTER}"
+    ))
+    .await;
+    harness.settle().await;
+    assert!(
+        stored_names::<StatefulSet>(&harness).is_empty(),
+        "nothing is applied"
+    );
+    assert_eq!(
+        stored::<ConfigMap>(&harness, CLUSTER).data,
+        discovery.data,
+        "ZooKeeper's discovery ConfigMap is kept"
+    );
+}
+
+fn zookeeper_ca_data() -> Option<std::collections::BTreeMap<String, k8s_openapi::ByteString>> {
+    Some(
+        [
+            ("ca.crt", "zookeeper's CA"),
+            ("ca.key", "zookeeper's CA key"),
+        ]
+        .into_iter()
+        .map(|(key, value)| {
+            (
+                key.to_owned(),
+                k8s_openapi::ByteString(value.as_bytes().to_vec()),
+            )
+        })
+        .collect(),
+    )
 }
