@@ -162,9 +162,12 @@ pub fn daemon(cluster: &ValidatedCluster, role: HdfsRole, group: &ValidatedRoleG
         opts_variable(role.daemon()),
         jvm_opts(group.resources.heap_mib),
     );
+    // Every readiness probe asks every 5 s: a roll waits for each pod to be Ready before
+    // it restarts the next, so a 10 s period cost a roll of many pods minutes, and each
+    // question is one local HTTP request.
     let (readiness, liveness) = match role {
         HdfsRole::NameNode => (
-            exec_probe(&namenode_readiness_script(), 10, 3),
+            exec_probe(&namenode_readiness_script(), 5, 6),
             tcp_probe(NAMENODE_RPC, 10, 6),
         ),
         HdfsRole::JournalNode => (
@@ -172,7 +175,7 @@ pub fn daemon(cluster: &ValidatedCluster, role: HdfsRole, group: &ValidatedRoleG
             tcp_probe(JOURNALNODE_HTTP, 10, 6),
         ),
         HdfsRole::DataNode => (
-            exec_probe(&datanode_readiness_script(), 10, 3),
+            exec_probe(&datanode_readiness_script(), 5, 6),
             tcp_probe(DATANODE_HTTP, 10, 6),
         ),
     };
@@ -215,8 +218,9 @@ pub fn daemon(cluster: &ValidatedCluster, role: HdfsRole, group: &ValidatedRoleG
         ports: Some(ports(role).iter().copied().map(container_port).collect()),
         resources: Some(resource_requirements(&group.resources)),
         // Loading a large fsimage or replaying edits can take minutes: the liveness
-        // probe starts only once the RPC port answers, for up to 30 minutes.
-        startup_probe: Some(tcp_probe(ports(role)[0], 10, 180)),
+        // probe starts only once the RPC port answers, for up to 30 minutes. It asks
+        // every 5 s, since readiness is not probed before it answers.
+        startup_probe: Some(tcp_probe(ports(role)[0], 5, 360)),
         liveness_probe: Some(liveness),
         readiness_probe: Some(readiness),
         security_context: Some(restricted_security_context()),

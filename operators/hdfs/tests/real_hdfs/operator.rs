@@ -36,7 +36,7 @@ use strata_testing::control_plane::{pod_is_ready, wait_until};
 
 use crate::support::operated::Operated;
 use crate::support::{
-    CLIENT_POD, NAMENODES, NAMESPACE, client_pod, client_shared, serial, wait_ready,
+    CLIENT_POD, NAMENODES, NAMESPACE, Phases, client_pod, client_shared, serial, wait_ready,
 };
 
 const LEAVING: &str =
@@ -52,10 +52,14 @@ const FILES: [&str; 11] = [
 #[ignore = "needs root, the control plane and the Hadoop and ZooKeeper image directories; run by cargo xtask test"]
 async fn the_operator_decommissions_a_datanode_then_rolls_in_order_on_real_hdfs() {
     let _one_hdfs_at_a_time = serial().await;
+    let mut phases = Phases::start();
     let operated = Operated::start().await;
+    phases.done("the control plane and the operator");
     a_znode_config_map_without_its_key_degrades_the_cluster(&operated).await;
+    phases.done("a ConfigMap without the ZooKeeper key");
     operated.create_cluster(4).await;
     operated.wait_available(Duration::from_secs(480)).await;
+    phases.done("the cluster Available");
     let runner = operated.agent.runner();
     apply_all(&mut *runner.lock().await, &[client_pod()]).unwrap_or_else(|error| panic!("{error}"));
     wait_ready(
@@ -65,7 +69,7 @@ async fn the_operator_decommissions_a_datanode_then_rolls_in_order_on_real_hdfs(
     )
     .await;
     let script = "set -e; hdfs dfs -mkdir -p /data; \
-        for name in a b c; do head -c 2000000 /dev/urandom > /tmp/$name; hdfs dfs -put -f /tmp/$name /data/$name; done; \
+        for name in a b c; do head -c 2000000 /dev/urandom > /tmp/$name; done; hdfs dfs -put -f /tmp/a /tmp/b /tmp/c /data/; \
         for n in 1 2 3 4 5 6 7 8; do head -c 10000 /dev/urandom > /tmp/single$n; done; \
         hdfs dfs -D dfs.replication=1 -put -f /tmp/single* /data/; \
         cd /tmp && md5sum a b c single*";
@@ -73,14 +77,21 @@ async fn the_operator_decommissions_a_datanode_then_rolls_in_order_on_real_hdfs(
     assert_eq!(code, 0, "writing: {written}");
     let sums = checksums(&written);
     assert_eq!(sums.len(), FILES.len(), "{written}");
+    phases.done("the client's files written");
 
     decommission(&operated).await;
+    phases.done("the decommission");
     assert_every_file_reads(&operated, &sums).await;
+    phases.done("every file read");
     roll(&operated, &sums["a"]).await;
+    phases.done("the roll");
     assert_every_file_reads(&operated, &sums).await;
     a_client_writes_with_the_clusters_replication(&operated, 2).await;
+    phases.done("every file read, one written");
     a_setting_hadoop_rejects_degrades_the_cluster_with_its_cause(&operated).await;
+    phases.done("a setting Hadoop rejects, and taken back");
     each_namenode_ui_gets_its_own_node_port_in_discovery(&operated).await;
+    phases.done("the node ports");
     operated.agent.shutdown().await;
 }
 
@@ -471,7 +482,10 @@ async fn roll(operated: &Operated, sum_of_a: &str) {
 async fn assert_every_file_reads(operated: &Operated, sums: &BTreeMap<String, String>) {
     let runner = operated.agent.runner();
     let names = FILES.join(" ");
-    let (code, read) = client_shared(&runner, &format!("set -e; rm -rf /tmp/read; mkdir /tmp/read; cd /tmp/read; for name in {names}; do hdfs dfs -get /data/$name $name; done; md5sum {names}")).await;
+    let paths: Vec<String> = FILES.iter().map(|name| format!("/data/{name}")).collect();
+    let paths = paths.join(" ");
+    // One client JVM gets every file.
+    let (code, read) = client_shared(&runner, &format!("set -e; rm -rf /tmp/read; mkdir /tmp/read; cd /tmp/read; hdfs dfs -get {paths} .; md5sum {names}")).await;
     assert_eq!(code, 0, "reading: {read}");
     assert_eq!(&checksums(&read), sums);
     let (code, fsck) = client_shared(&runner, "hdfs fsck /").await;

@@ -227,6 +227,21 @@ pub async fn start_zookeeper(runner: &mut PodRunner, policy: PodSecurity) -> Zoo
     connection
 }
 
+/// Prints how long each phase of a long test took, so a log shows where its minutes went.
+pub struct Phases(std::time::Instant);
+
+impl Phases {
+    pub fn start() -> Self {
+        Self(std::time::Instant::now())
+    }
+
+    /// Ends the phase `what`, and starts the next.
+    pub fn done(&mut self, what: &str) {
+        eprintln!("phase {what}: {:.1}s", self.0.elapsed().as_secs_f64());
+        self.0 = std::time::Instant::now();
+    }
+}
+
 /// One HDFS at a time in this binary: each takes about a dozen JVMs.
 pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
     static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
