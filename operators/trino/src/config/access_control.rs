@@ -37,6 +37,17 @@ pub enum RulesError {
     /// A section that is not a list of rules.
     #[error("has a section {0:?} that is not a list of rules")]
     NotAList(String),
+    /// A rule Trino would refuse, failing every access check of the running cluster
+    /// at its next refresh ([`super::access_rules`]).
+    #[error("has a rule Trino refuses: rule {index} of {section:?} {problem}")]
+    InvalidRule {
+        /// The section.
+        section: String,
+        /// The rule's position in it, from 1.
+        index: usize,
+        /// What is wrong, naming properties, never values.
+        problem: String,
+    },
 }
 
 /// The operator's rules for its own users, in front of every other: per section, the
@@ -126,8 +137,17 @@ fn with_operator_rules(text: &str) -> Result<Value, RulesError> {
         if !ACCESS_CONTROL_RULE_SECTIONS.contains(&name.as_str()) {
             return Err(RulesError::UnknownSection(name.clone()));
         }
-        if !rules.is_array() {
+        let Some(rules) = rules.as_array() else {
             return Err(RulesError::NotAList(name.clone()));
+        };
+        for (index, rule) in rules.iter().enumerate() {
+            if let Some(problem) = super::access_rules::rule_problem(name, rule) {
+                return Err(RulesError::InvalidRule {
+                    section: name.clone(),
+                    index: index + 1,
+                    problem,
+                });
+            }
         }
     }
     Ok(Value::Object(with_operator_rules_in(sections)))
@@ -228,7 +248,28 @@ mod tests {
         }
     }
 
+    /// The operator's own rules, and the defaults, are rules Trino reads.
     #[rstest]
+    #[case::defaults(None)]
+    #[case::with_user_rules(Some(r#"{"catalogs": [{"user": "alice", "catalog": "limited", "allow": "none"}, {"allow": "all"}]}"#))]
+    fn every_rule_the_operator_writes_passes_its_own_check(#[case] user_rules: Option<&str>) {
+        let rules = parsed(&access_control_rules(user_rules).expect("valid rules"));
+        for (section, rules) in rules.as_object().expect("an object") {
+            for rule in rules.as_array().expect("a list") {
+                assert_eq!(
+                    super::super::access_rules::rule_problem(section, rule),
+                    None,
+                    "{section}: {rule}"
+                );
+            }
+        }
+    }
+
+    #[rstest]
+    #[case::a_rule_trino_refuses(
+        r#"{"catalogs": [{"allow": "all"}, {"catalog": "(", "allow": "all"}]}"#,
+        "rule 2 of \"catalogs\" has \"catalog\" that Java cannot compile as a regex"
+    )]
     #[case::not_json("{catalogs", "is not a JSON object")]
     #[case::an_array("[]", "it is a JSON array")]
     #[case::unknown_section(r#"{"tabels": []}"#, "the section \"tabels\"")]

@@ -4,6 +4,7 @@
 //! against.
 
 pub mod access_control;
+pub mod access_rules;
 pub mod catalog;
 pub mod data_size;
 pub mod known_properties;
