@@ -568,3 +568,61 @@ fn an_oidc_user_logs_in_through_the_provider() {
         context()
     );
 }
+
+/// Security review, finding 26: a libpq driver (the upstream image's psycopg2) that
+/// verifies the metadata database with no CA in the spec gets `sslrootcert=system`,
+/// the system trust store, as pg8000's default context does; libpq would otherwise
+/// look for `~/.postgresql/root.crt`, which no pod has. The hook runs in the real
+/// venv's SQLAlchemy, as a `do_connect` listener on a real engine.
+#[test]
+#[ignore = "needs the Superset venv (STRATA_SUPERSET_VENV); run by cargo xtask test"]
+fn a_libpq_driver_verifies_against_the_system_trust_store_when_no_ca_is_given() {
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/scripts");
+    // Imported from the source tree, which must get no `__pycache__`.
+    let env = PodEnv::new(&scripts, &[]).var("PYTHONDONTWRITEBYTECODE", "1");
+    // The hook's listener, called as SQLAlchemy calls it for a psycopg2 connection; a
+    // CA that exists, since the hook also builds pg8000's context from it.
+    let ca = "/etc/ssl/certs/ca-certificates.crt";
+    let program = format!(
+        r#"
+import json
+from types import SimpleNamespace
+import strata_database_tls as hook
+
+listeners = []
+hook.event.listen = lambda target, name, listener: listeners.append(listener)
+psycopg2 = SimpleNamespace(name="postgresql", driver="psycopg2")
+seen = {{}}
+for mode, ca in [("verify-full", None), ("verify-ca", None), ("verify-full", "{ca}"), ("require", None), ("disable", None)]:
+    hook.secure_metadata_database("db.example", 5432, "superset", mode, ca)
+    params = {{"host": "db.example", "port": 5432, "dbname": "superset"}}
+    listeners[-1](psycopg2, None, [], params)
+    seen[mode + " " + str(ca)] = [params.get("sslmode"), params.get("sslrootcert")]
+print(json.dumps(seen))
+"#
+    );
+    let output = env
+        .command("python")
+        .args(["-c", &program])
+        .output()
+        .expect("python starts");
+    assert!(output.status.success(), "{}", describe(&output));
+    let seen: Value = serde_json::from_slice(
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .as_bytes(),
+    )
+    .unwrap_or_else(|error| panic!("{error}: {}", describe(&output)));
+    assert_eq!(
+        seen,
+        json!({
+            "verify-full None": ["verify-full", "system"],
+            "verify-ca None": ["verify-ca", "system"],
+            format!("verify-full {ca}"): ["verify-full", ca],
+            "require None": ["require", null],
+            "disable None": ["disable", null],
+        })
+    );
+}

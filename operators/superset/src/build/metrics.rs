@@ -139,6 +139,30 @@ pub fn monitoring_objects(cluster: &ValidatedCluster, services: &[&Service]) -> 
         &cluster.identity,
         services,
         &ScrapeSecurity::default(),
-        alerts::rule_groups,
+        |matchers| {
+            let mut groups = alerts::rule_groups(matchers);
+            groups.extend(alerts::celery_group(&celery_stateful_sets(cluster)));
+            groups
+        },
     )
+}
+
+/// The StatefulSets of the cluster's Celery workers and beat, for their alerts.
+pub fn celery_stateful_sets(cluster: &ValidatedCluster) -> alerts::CeleryStatefulSets {
+    alerts::CeleryStatefulSets {
+        namespace: cluster.identity.namespace.clone(),
+        cluster: cluster.identity.name.as_str().to_owned(),
+        workers: cluster
+            .workers
+            .iter()
+            .flat_map(|role| &role.groups)
+            .map(|group| group.name.object_name().to_owned())
+            .collect(),
+        beat: cluster
+            .beat
+            .iter()
+            .flat_map(|role| &role.groups)
+            .map(|group| group.name.object_name().to_owned())
+            .collect(),
+    }
 }

@@ -10,7 +10,11 @@ settings.
 The modes are libpq's `sslmode`:
   - pg8000 (the driver the operator ships) gets an `ssl_context`. With one, pg8000
     refuses a server that does not speak TLS ("Server refuses SSL");
-  - a libpq driver (psycopg2, from the image) gets `sslmode` and `sslrootcert`.
+  - a libpq driver (psycopg2, from the image) gets `sslmode` and `sslrootcert`: the
+    spec's CA, or with `verify-ca`/`verify-full` and no CA `system`, libpq's name
+    (16 and later) for OpenSSL's trust store. libpq would otherwise look for
+    `~/.postgresql/root.crt`, which no pod has, and refuse every connection to a
+    database with a public certificate.
 """
 
 import ssl
@@ -30,6 +34,16 @@ def ssl_context(ssl_mode, ca_file):
     elif ssl_mode == "verify-ca":
         context.check_hostname = False
     return context
+
+
+def libpq_root_certificate(ssl_mode, ca_file):
+    """libpq's `sslrootcert` for `ssl_mode`: the CA file, `system` when the mode
+    verifies and no CA is given, or None (libpq checks nothing then)."""
+    if ca_file is not None:
+        return ca_file
+    if ssl_mode in ("verify-ca", "verify-full"):
+        return "system"
+    return None
 
 
 def is_metadata_database(cparams, host, port, database):
@@ -55,8 +69,9 @@ def secure_metadata_database(host, port, database, ssl_mode, ca_file=None):
             cparams["ssl_context"] = context
         else:
             cparams["sslmode"] = ssl_mode
-            if ca_file is not None:
-                cparams["sslrootcert"] = ca_file
+            root = libpq_root_certificate(ssl_mode, ca_file)
+            if root is not None:
+                cparams["sslrootcert"] = root
 
     event.listen(Engine, "do_connect", on_connect)
     return ssl_mode
