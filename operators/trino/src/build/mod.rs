@@ -49,6 +49,10 @@ pub struct BuildInputs {
     pub certificate_versions: BTreeMap<String, String>,
     /// The CA, the rules and the password file.
     pub security: SecurityMaterial,
+    /// The internal shared secret's id ([`internal_secret::shared_secret_id`]): a new
+    /// one restarts every pod at once. `None` for `render`, and for a Secret made
+    /// before ids.
+    pub shared_secret_id: Option<String>,
 }
 
 /// Every object of the cluster in the apply step's form: the Secrets and the files
@@ -56,7 +60,7 @@ pub struct BuildInputs {
 pub fn cluster_objects(cluster: &ValidatedCluster, inputs: &BuildInputs) -> DesiredObjects {
     let mut desired = DesiredObjects::new();
     desired.push_create_once(
-        internal_secret::internal_secret(cluster),
+        internal_secret::internal_secret(cluster, inputs.shared_secret_id.as_deref()),
         internal_secret::fill_internal_secret,
     );
     security::push_security_objects(&mut desired, cluster, &inputs.security);
@@ -97,7 +101,12 @@ pub fn cluster_objects(cluster: &ValidatedCluster, inputs: &BuildInputs) -> Desi
     desired.push_monitoring(monitoring::monitoring_objects(cluster, &services));
     desired.annotate_pod_templates(
         RESTART_TOGETHER_ANNOTATION,
-        &restart_together_hash(cluster, &catalog_data, &inputs.catalog_versions),
+        &restart_together_hash(
+            cluster,
+            &catalog_data,
+            &inputs.catalog_versions,
+            inputs.shared_secret_id.as_deref(),
+        ),
     );
     desired
 }
@@ -110,11 +119,14 @@ pub fn cluster_objects(cluster: &ValidatedCluster, inputs: &BuildInputs) -> Desi
 ///   roll;
 /// - whether the nodes speak TLS and authenticate: nodes on either side of a switch
 ///   cannot talk to each other, and a drain would wait for workers that cannot reach
-///   the coordinator.
+///   the coordinator;
+/// - the internal shared secret's id (`shared_secret_id`): nodes holding two values
+///   reject each other's requests.
 pub fn restart_together_hash(
     cluster: &ValidatedCluster,
     catalog_files: &BTreeMap<String, String>,
     versions: &BTreeMap<String, String>,
+    shared_secret_id: Option<&str>,
 ) -> String {
     let mut data: BTreeMap<String, String> = catalog_files
         .iter()
@@ -127,6 +139,9 @@ pub fn restart_together_hash(
     }
     if !settings.authenticators.is_empty() {
         data.insert("security/authentication".to_owned(), "on".to_owned());
+    }
+    if let Some(id) = shared_secret_id {
+        data.insert("security/shared-secret".to_owned(), id.to_owned());
     }
     config_hash(&data)
 }

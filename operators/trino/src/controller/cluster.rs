@@ -5,9 +5,9 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::core::v1::{Secret, Service};
 use kube::runtime::controller::Action;
-use kube::{Resource, ResourceExt};
+use kube::{Api, Resource, ResourceExt};
 use strata_model::exposure::ExternalAddress;
 use strata_operator::cache::ChildKind;
 use strata_operator::certificates::rotation::ROTATE_CA_ANNOTATION;
@@ -331,6 +331,33 @@ fn leave_out_a_route_without_its_policy(
     })
 }
 
+/// The internal shared secret's id, from the cached Secret's metadata, or read once
+/// when the cache has none (a Secret made a moment ago may not be in it yet, and a new
+/// id then would restart every pod for nothing). Only metadata is read.
+async fn shared_secret_id(
+    validated: &ValidatedCluster,
+    context: &Context<ClusterContext>,
+) -> Result<Option<String>, ReconcileError> {
+    let namespace = &validated.identity.namespace;
+    let name = crate::build::internal_secret::internal_secret_name(validated);
+    let stored = match context.caches.get_typed::<Secret>(namespace, &name) {
+        Some(secret) => Some(secret.metadata),
+        None => Api::<Secret>::namespaced(context.client.clone(), namespace)
+            .get_metadata_opt(&name)
+            .await
+            .map_err(|source| {
+                ReconcileError::from_kube(
+                    "SecretReadFailed",
+                    format!("reading Secret {name}"),
+                    source,
+                )
+            })?
+            .map(|found| found.metadata),
+    };
+    crate::build::internal_secret::shared_secret_id(stored.as_ref())
+        .map_err(|error| ReconcileError::transient("RandomUnavailable", error))
+}
+
 /// Steps 2 and 3, with the security step between them.
 async fn prepare(
     cluster: &TrinoCluster,
@@ -387,10 +414,12 @@ async fn prepare(
     let route_warning = desired_route.as_ref().and_then(|desired| {
         strata_model::http_route::route_warning(desired, stored_route.as_ref())
     });
+    let shared_secret_id = shared_secret_id(&validated, context).await?;
     let inputs = BuildInputs {
         catalog_versions,
         certificate_versions: tls.versions.clone(),
         security,
+        shared_secret_id,
     };
     let mut prepared = build(&validated, &inputs);
     tls.into_prepared(&mut prepared);

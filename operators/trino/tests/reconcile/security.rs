@@ -8,12 +8,14 @@ use kube::Api;
 use kube::api::PostParams;
 use rstest::rstest;
 use serde_json::{Value, json};
+use strata_operator::roll::stateless::RESTART_TOGETHER_ANNOTATION;
 use strata_testing::Harness;
 use strata_testing::manifests::{create_secret, patch_secret};
 use strata_testing::wait::{
     assert_no_object_holds, stored, stored_names, wait_for, wait_for_degraded, wait_for_event,
 };
 use strata_testing::workloads::run_until_settled;
+use trino_operator::build::internal_secret::SHARED_SECRET_ID_ANNOTATION;
 
 use crate::{CLUSTER, create_cluster, spec, start};
 use trino_operator::crd::TrinoCluster;
@@ -202,4 +204,52 @@ async fn a_missing_users_secret_is_named_and_recovers() {
         |_| true,
     )
     .await;
+}
+
+/// Security review, finding 20: deleting `<trino>-internal-secret` is its rotation. The
+/// operator makes a new Secret with a new id, and that id is in the restart-together
+/// hash, so every pod restarts at once onto the new value; while the Secret stays, the
+/// hash stays, reconcile after reconcile.
+#[tokio::test]
+async fn a_new_internal_secret_restarts_every_pod_together_and_an_old_one_none() {
+    let harness = start();
+    create_cluster(&harness, spec(json!({}))).await;
+    let secret_name = format!("{CLUSTER}-internal-secret");
+    let first = wait_for::<Secret>(&harness, &secret_name, "the internal secret", |_| true).await;
+    run_until_settled(&harness, || {}).await;
+    let together = || crate::template_annotations(&harness, RESTART_TOGETHER_ANNOTATION);
+    let before = together();
+    assert!(before.iter().all(Option::is_some), "{before:?}");
+    assert_eq!(before[0], before[1], "one hash for every role group");
+    run_until_settled(&harness, || {}).await;
+    assert_eq!(together(), before, "an old Secret restarts nothing");
+
+    Api::<Secret>::namespaced(harness.server.client(), harness.namespace)
+        .delete(&secret_name, &Default::default())
+        .await
+        .expect("the Secret is deleted");
+    let second = wait_for::<Secret>(&harness, &secret_name, "a new internal secret", |secret| {
+        secret.metadata.uid != first.metadata.uid
+    })
+    .await;
+    let id = |secret: &Secret| {
+        secret
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|annotations| annotations.get(SHARED_SECRET_ID_ANNOTATION).cloned())
+    };
+    assert!(id(&first).is_some() && id(&second).is_some() && id(&first) != id(&second));
+    let after = strata_testing::wait::eventually(
+        "a new restart-together hash on every role group",
+        || {
+            let now = together();
+            (now.iter().all(|hash| hash.is_some() && *hash != before[0]) && now[0] == now[1])
+                .then_some(now)
+        },
+        together,
+    )
+    .await;
+    run_until_settled(&harness, || {}).await;
+    assert_eq!(together(), after, "the new Secret's hash stays");
 }
