@@ -228,11 +228,18 @@ fn execute(workspace: &Path, action: &Action, handed: &mut Handed) -> anyhow::Re
             // Its own thread, which lives as long as the lints run: the parent-death
             // signal of what it starts follows the thread (`parent_death`).
             let meanwhile = scope.spawn(|| run_beside(workspace, beside, &mut Handed::default()));
+            let started = Instant::now();
             let demo = run_cargo(
                 workspace,
                 cargo_command(),
                 &["xtask", "sandbox", "--demo"],
                 &no_tools,
+            );
+            // The step lasts as long as the longer of the two: say which it was.
+            eprintln!(
+                "    the demo itself: {} ({:.1}s)",
+                if demo.is_ok() { "ok" } else { "failed" },
+                started.elapsed().as_secs_f64()
             );
             // Joined before either error is returned, so both are seen.
             let lints = meanwhile
