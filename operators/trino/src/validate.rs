@@ -8,6 +8,7 @@ use strata_model::exposure::{INVALID_SERVICE_EXPOSURE, ServiceExposure};
 use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
 use strata_model::role::{GenericRoleConfig, Role};
 use strata_operator::error::ReconcileError;
+use strata_operator::tls::CertificateSource;
 use strata_status::{Reason, SpecWarning};
 
 use crate::config::catalog::{
@@ -29,6 +30,7 @@ use crate::config::security::SecuritySettings;
 
 mod memory;
 mod role_group;
+pub mod roll_budget;
 mod security;
 
 /// Smallest memory limit accepted: with [`NON_HEAP_RESERVE_MIB`] left outside it, an
@@ -231,6 +233,14 @@ impl ValidatedCluster {
                           every query waits for a worker"
                     .to_owned(),
             });
+        }
+        if let Some(CertificateSource::Operator { lifetime }) = &security.tls {
+            let groups: Vec<(u16, i64)> = roles
+                .iter()
+                .flat_map(|role| &role.groups)
+                .map(|group| (group.replicas, group.termination_grace_period_seconds))
+                .collect();
+            warnings.extend(roll_budget::roll_budget_warning(*lifetime, &groups));
         }
         warnings.extend(security.plaintext_warning());
         warnings.extend(exposure_warnings(
