@@ -592,3 +592,37 @@ fn ways_in_from_outside_that_are_not_secured_are_warnings(
     assert_eq!(reasons, expected);
     Ok(())
 }
+
+#[rstest]
+#[case::the_default_lifetime_and_ten_workers("720h", 10, false)]
+#[case::a_day_and_ten_workers_draining_an_hour("24h", 10, true)]
+#[case::a_day_and_two_workers_draining_an_hour("24h", 2, false)]
+#[case::the_user_secret_and_ten_workers("", 10, false)]
+fn a_roll_that_outlasts_the_renewal_is_a_warning(
+    #[case] lifetime: &str,
+    #[case] workers: u16,
+    #[case] warned: bool,
+) {
+    let tls = match lifetime {
+        "" => json!({"secretName": "trino-tls"}),
+        lifetime => json!({"certificateLifetime": lifetime}),
+    };
+    let cluster = validated(json!({
+        "clusterConfig": {
+            "catalogLabelSelector": {"matchLabels": {"trino": "simple-trino"}},
+            "tls": tls
+        },
+        "workers": {"roleGroups": {"default": {"replicas": workers}}}
+    }))
+    .unwrap_or_else(|error| panic!("{error}"));
+    let reasons: Vec<&str> = cluster
+        .warnings
+        .iter()
+        .map(|warning| warning.reason.as_str())
+        .collect();
+    assert_eq!(
+        reasons.contains(&roll_budget::ROLL_OUTLASTS_RENEWAL),
+        warned,
+        "{reasons:?}"
+    );
+}
