@@ -33,6 +33,8 @@ use crate::pipeline::Prepared;
 use crate::reference::{KeySource, KeysRead};
 use crate::roll::PodRollState;
 
+pub mod roll_budget;
+
 /// The keys a server reads from its certificate Secret.
 pub const TLS_SECRET_KEYS: [&str; 3] = ["tls.crt", "tls.key", "ca.crt"];
 

@@ -9,6 +9,7 @@ use strata_model::identity::{ClusterIdentity, Product, check_cluster_domain};
 use strata_model::role::{GenericRoleConfig, Role};
 use strata_operator::error::ReconcileError;
 use strata_operator::tls::CertificateSource;
+use strata_operator::tls::roll_budget::{RollCost, roll_budget_warning};
 use strata_status::{Reason, SpecWarning};
 
 use crate::config::catalog::{
@@ -30,7 +31,6 @@ use crate::config::security::SecuritySettings;
 
 mod memory;
 mod role_group;
-pub mod roll_budget;
 mod security;
 
 /// Smallest memory limit accepted: with [`NON_HEAP_RESERVE_MIB`] left outside it, an
@@ -82,6 +82,15 @@ pub const HEAP_HEADROOM_PERCENT: u128 = 30;
 pub const SHUTDOWN_MARGIN_SECONDS: i64 = 45;
 /// Accepted `heapPercent` range.
 pub const HEAP_PERCENT_RANGE: std::ops::RangeInclusive<u8> = 50..=90;
+
+/// What a Trino pod's turn in a certificate roll costs besides its termination: the
+/// scheduling, the JVM's start and the readiness probe of a Trino 483 node, 30 to 60 s
+/// on a production machine. A worker's termination grace period holds its drain.
+const ROLL_COST: RollCost = RollCost {
+    start: std::time::Duration::from_secs(60),
+    advice: "gracefulShutdownTimeout shorter (a worker's termination grace period holds \
+             its drain of up to that long)",
+};
 
 /// The two roles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -240,7 +249,7 @@ impl ValidatedCluster {
                 .flat_map(|role| &role.groups)
                 .map(|group| (group.replicas, group.termination_grace_period_seconds))
                 .collect();
-            warnings.extend(roll_budget::roll_budget_warning(*lifetime, &groups));
+            warnings.extend(roll_budget_warning(*lifetime, &groups, ROLL_COST));
         }
         warnings.extend(security.plaintext_warning());
         warnings.extend(exposure_warnings(

@@ -621,7 +621,7 @@ fn a_roll_that_outlasts_the_renewal_is_a_warning(
         .map(|warning| warning.reason.as_str())
         .collect();
     assert_eq!(
-        reasons.contains(&roll_budget::ROLL_OUTLASTS_RENEWAL),
+        reasons.contains(&strata_operator::tls::roll_budget::ROLL_OUTLASTS_RENEWAL),
         warned,
         "{reasons:?}"
     );
