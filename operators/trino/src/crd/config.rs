@@ -41,8 +41,8 @@ pub struct TrinoConfig {
     #[serde(default)]
     pub resources: Resources<NoStorage>,
     /// Share of the memory limit given to the JVM heap (`-Xmx`), in percent, 50 to 90.
-    /// Defaults to 80. The heap always leaves 448 MiB of the limit for the JVM's own
-    /// memory, so below about 2.2Gi it is smaller than this share (832 MiB at 1280Mi).
+    /// Defaults to 80. The heap always leaves 512 MiB of the limit for the JVM's own
+    /// memory, so below 2.5Gi it is smaller than this share (768 MiB at 1280Mi).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heap_percent: Option<u8>,
     /// `query.max-memory` (coordinators): the most user memory one query may use over

@@ -56,7 +56,7 @@ pub fn check_node_memory(
                  {HEAP_HEADROOM_KEY}) together exceed the heap ({} MiB), which Trino \
                  refuses at start; lower queryMaxMemoryPerNode or the headroom, or raise \
                  resources.memory.limit (heapPercent helps only where the heap is not \
-                 capped by the 448 MiB left outside it)",
+                 capped by the 512 MiB left outside it)",
                 per_node >> 20,
                 headroom >> 20,
                 memory.heap >> 20

@@ -527,7 +527,7 @@ fn discovery_goes_to_the_coordinator_groups_headless_service(
 }
 
 #[rstest]
-#[case::the_smallest_limit(1280, 832, 143)]
+#[case::the_smallest_limit(1280, 768, 210)]
 #[case::four_gibibytes_at_the_default_share(4096, 3276, 368)]
 #[case::never_below_the_floor(1280, 1152, super::MIN_DIRECT_MEMORY_MIB)]
 fn direct_memory_is_what_the_limit_leaves_after_heap_gc_and_the_fixed_non_heap(

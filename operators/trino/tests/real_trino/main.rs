@@ -344,12 +344,12 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
         (answer, Instant::now())
     });
     tokio::time::sleep(Duration::from_secs(3)).await;
-    // Issue 20, item 10: what each JVM holds with its 832 MiB heap while the query runs.
+    // Issue 20, item 10: what each JVM holds with its 768 MiB heap while the query runs.
     let resident: Vec<_> = [COORDINATOR, WORKERS[0], WORKERS[1]]
         .iter()
         .map(|pod| (*pod, resident_mib(pod)))
         .collect();
-    eprintln!("resident memory (MiB) during the long query, heap 832 MiB: {resident:?}");
+    eprintln!("resident memory (MiB) during the long query, heap 768 MiB: {resident:?}");
     let watch = tokio::spawn(client_answer(
         client_plan(
             &runner,

@@ -88,7 +88,7 @@ pub const MEMORY_LIMIT_MIB: u64 = 1280;
 /// serves plugins for: the example's `tpch`, `memory` in place of `postgres`
 /// (`io.trino:trino-postgresql:483` is not served), and `limited`, a generic `memory`
 /// catalog whose data limit comes from a Secret. Each node gets 1280Mi, the least
-/// the operator allows, so an 832 MiB heap; the workers drain with a 5 s grace period
+/// the operator allows, so a 768 MiB heap; the workers drain with a 5 s grace period
 /// and wait at most two minutes for their queries. `worker_groups` adds worker role groups
 /// (name to role group), such as one with a `configOverrides`.
 pub fn example_documents(worker_groups: Value) -> Vec<Value> {
