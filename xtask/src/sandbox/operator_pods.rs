@@ -42,6 +42,23 @@ impl OperatorPods<'_> {
         Ok(())
     }
 
+    /// The last `count` lines of `pod`'s current operator container, so that a step
+    /// that waited in vain on an operator can say what that operator was doing.
+    pub(super) fn last_log_lines(&self, pod: &str, count: usize) -> String {
+        let runner = self.agent.runner();
+        let Some(runner) = locked(&runner) else {
+            return String::new();
+        };
+        let attempt = restarts(&runner)
+            .into_iter()
+            .find_map(|(name, restarts)| (name == pod).then_some(restarts))
+            .unwrap_or_default();
+        runner
+            .log(OPERATOR_NAMESPACE, pod, OPERATOR_CONTAINER, attempt)
+            .map(|log| last_lines(&log, count))
+            .unwrap_or_default()
+    }
+
     /// Copies each operator container's log (every run) to `<dir>/<pod>.log`.
     pub(super) fn keep_logs(&self) {
         let runner = self.agent.runner();

@@ -97,10 +97,12 @@ pub(super) async fn revoked_verb_is_named(
                     .unwrap_or_else(|| "nobody".to_owned());
                 bail!(
                     "with patch on ConfigMaps revoked, the audit log shows no refused request \
-                     of {} within {} s (lease/{} held by {holder})",
+                     of {} within {} s (lease/{} held by {holder}); the last lines of its \
+                     log:\n{}",
                     operator.name,
                     REFUSAL_TIMEOUT.as_secs(),
-                    operator.name
+                    operator.name,
+                    pods.last_log_lines(&holder, 40)
                 );
             }
             tokio::time::sleep(POLL_PERIOD).await;
