@@ -78,6 +78,10 @@ pub struct Prepared {
     /// What the product reports as down although its pods are Ready, found in
     /// the build step by asking the product (no active HDFS namenode).
     pub outage: Option<ServiceOutage>,
+    /// What the certificate step issues in this reconcile, and why. It is announced
+    /// (a log line and a `CertificateIssued` Event) only once applied: while the
+    /// cluster is paused nothing is written, and a Warning says what waits instead.
+    pub certificates_issued: Vec<String>,
 }
 
 impl Prepared {
@@ -92,6 +96,7 @@ impl Prepared {
             warnings: Vec::new(),
             recheck_after: None,
             outage: None,
+            certificates_issued: Vec::new(),
         }
     }
 }
@@ -199,6 +204,7 @@ impl<X> Context<X> {
             mut warnings,
             recheck_after,
             outage,
+            certificates_issued,
         } = prepared;
         let left_out = objects.remove_kinds(&self.unserved_kinds);
         if !left_out.is_empty() {
@@ -208,6 +214,7 @@ impl<X> Context<X> {
             ));
         }
         if operation.is_paused() {
+            warnings.extend(crate::tls::renewal_paused_warning(&certificates_issued));
             return Ok(Applied {
                 product_version,
                 report: None,
@@ -222,6 +229,7 @@ impl<X> Context<X> {
                 if report.wrote_anything() {
                     tracing::info!(applied = ?report.applied, pruned = ?report.pruned, "applied changes");
                 }
+                crate::tls::announce_issued(self, cluster, &certificates_issued).await;
                 if !operation.is_stopped() {
                     let restarted = async {
                         self.restart_pods(cluster, &restarts, progress.as_ref())

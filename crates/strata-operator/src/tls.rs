@@ -154,40 +154,54 @@ pub struct TlsMaterial {
 }
 
 impl TlsMaterial {
-    /// What the certificates add to the apply step: their Secrets (sealed), the
-    /// expiry warning and the next renewal. The pod templates roll on
+    /// What the certificates add to the apply step: their Secrets (sealed), what was
+    /// issued (announced once applied), the expiry warning and the next renewal. The pod templates roll on
     /// [`TlsMaterial::versions`], which the caller passes to the build.
     pub fn into_prepared(self, prepared: &mut Prepared) {
-        if let Some(certificates) = self.certificates {
+        if let Some(mut certificates) = self.certificates {
+            prepared.certificates_issued = std::mem::take(&mut certificates.issued);
             certificates.push_into(&mut prepared.objects);
         }
         prepared.warnings.extend(self.warnings);
         prepared.recheck_after = self.renew_in;
     }
+}
 
-    /// Logs and publishes a `CertificateIssued` Event when the step issued anything.
-    pub async fn announce<K, E>(&self, object: &K, context: &Context<E>)
-    where
-        K: Resource<DynamicType = ()>,
-    {
-        let Some(certificates) = &self.certificates else {
-            return;
-        };
-        if certificates.issued.is_empty() {
-            return;
-        }
-        let note = format!("Issued {}", certificates.issued.join("; "));
-        tracing::info!(object = %object.meta().name.as_deref().unwrap_or_default(), "{note}");
-        context
-            .publish_event(
-                object,
-                EventType::Normal,
-                "CertificateIssued",
-                "Issue",
-                note,
-            )
-            .await;
+/// Logs and publishes a `CertificateIssued` Event for what a reconcile issued, once
+/// its Secrets are applied.
+pub(crate) async fn announce_issued<K, E>(context: &Context<E>, object: &K, issued: &[String])
+where
+    K: Resource<DynamicType = ()>,
+{
+    if issued.is_empty() {
+        return;
     }
+    let note = format!("Issued {}", issued.join("; "));
+    tracing::info!(object = %object.meta().name.as_deref().unwrap_or_default(), "{note}");
+    context
+        .publish_event(
+            object,
+            EventType::Normal,
+            "CertificateIssued",
+            "Issue",
+            note,
+        )
+        .await;
+}
+
+/// The Warning of a paused cluster whose certificates are due: nothing is written
+/// while it is paused, so a certificate due for renewal runs on towards its end, a
+/// third of its lifetime after renewal fell due, and the servers then stop serving TLS.
+pub fn renewal_paused_warning(issued: &[String]) -> Option<SpecWarning> {
+    (!issued.is_empty()).then(|| SpecWarning {
+        reason: strata_status::reason!("CertificateRenewalPaused"),
+        message: format!(
+            "reconciliation is paused, so nothing is issued: {}. A server certificate due for \
+             renewal ends a third of its lifetime after that; resume reconciliation before \
+             then, or the servers stop serving TLS",
+            issued.join("; ")
+        ),
+    })
 }
 
 /// Reads or makes the certificates of one cluster. `request` is what the operator
@@ -349,6 +363,30 @@ mod tests {
     use super::*;
 
     const ANNOTATION: &str = "strata.dev/ca-bundle-sha256";
+
+    #[rstest]
+    #[case::nothing_due(&[], None)]
+    #[case::a_renewal_waits(
+        &["a certificate in Secret zk-server-default-tls, because the one there is due for renewal"],
+        Some("CertificateRenewalPaused")
+    )]
+    fn a_paused_cluster_warns_only_when_a_certificate_waits(
+        #[case] issued: &[&str],
+        #[case] reason: Option<&str>,
+    ) {
+        let issued: Vec<String> = issued.iter().map(|note| (*note).to_owned()).collect();
+        let warning = renewal_paused_warning(&issued);
+        assert_eq!(
+            warning.as_ref().map(|warning| warning.reason.as_str()),
+            reason
+        );
+        if let Some(warning) = warning {
+            assert!(
+                issued.iter().all(|note| warning.message.contains(note)),
+                "{warning:?}"
+            );
+        }
+    }
 
     fn pod(carries: Option<&str>, ready: bool) -> Pod {
         let annotations = carries.map(|value| json!({ ANNOTATION: value }));

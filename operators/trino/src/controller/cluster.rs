@@ -388,7 +388,6 @@ async fn prepare(
     let rotate_ca = cluster.annotations().get(ROTATE_CA_ANNOTATION);
     let (tls, mut security) =
         security_step(&validated, rotate_ca.map(String::as_str), context).await?;
-    tls.announce(cluster, context).await;
     let waiting = external_address.waiting_step(&coordinator_service);
     security.external_address = external_address;
     security.ingress_url = strata_model::ingress::ingress_url(

@@ -132,7 +132,6 @@ async fn prepare(
     let waiting = step.external_address.waiting_step(&client_service);
     let rotate_ca = cluster.annotations().get(ROTATE_CA_ANNOTATION);
     let material = certificate_step(&mut step, rotate_ca.map(String::as_str), context).await?;
-    material.announce(cluster, context).await;
     let mut prepared = build(&step).rolling_on(&material.versions);
     material.into_prepared(&mut prepared);
     prepared.warnings.extend(plaintext_warning(&step));

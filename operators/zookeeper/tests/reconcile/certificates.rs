@@ -17,8 +17,8 @@ use strata_testing::manifests::patch_secret;
 use crate::support::conditions::{wait_for_condition, wait_for_reason};
 use crate::support::workload::run_group;
 use crate::support::{
-    Harness, TIMEOUT, patch_spec, single_group_spec, started, stored, touch_and_settle, wait_for,
-    wait_for_event,
+    Harness, TIMEOUT, eventually, patch_spec, single_group_spec, started, stored,
+    touch_and_settle, wait_for, wait_for_event,
 };
 
 fn secret_text(secret: &Secret, key: &str) -> String {
@@ -176,6 +176,97 @@ async fn a_ca_secret_that_cannot_be_read_is_named_and_never_replaced() {
         secret_text(&secret(&harness, "zk-ca").await, "ca.crt"),
         "not a certificate"
     );
+}
+
+/// The `CertificateIssued` Events about the cluster `zk`, oldest first.
+fn issued_events(harness: &Harness) -> Vec<String> {
+    strata_testing::wait::events_about(harness, "zk")
+        .into_iter()
+        .filter(|event| event["reason"] == "CertificateIssued")
+        .map(|event| event["note"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Security review, finding 8: a paused cluster writes no certificate, so it announces
+/// none; its Warning condition names what waits instead, and resuming writes it and
+/// announces it. (A renewal that falls due while paused is planned the same way as
+/// this missing Secret: a certificate to issue.)
+#[tokio::test]
+async fn a_paused_cluster_announces_no_certificate_and_warns_that_it_waits() {
+    let harness = started(single_group_spec(3), &["default"]).await;
+    harness.settle().await;
+    patch_spec(
+        &harness,
+        "zk",
+        json!({"clusterOperation": {"reconciliationPaused": true}}),
+    )
+    .await;
+    wait_for_reason(
+        &harness,
+        "zk",
+        ConditionType::Paused,
+        ConditionStatus::True,
+        "ReconciliationPaused",
+    )
+    .await;
+    let announced = issued_events(&harness);
+    let secrets = Api::<Secret>::namespaced(harness.server.client(), harness.namespace);
+    secrets
+        .delete("zk-server-default-tls", &Default::default())
+        .await
+        .expect("the server Secret is deleted");
+    assert!(touch_and_settle(&harness, "paused").await);
+
+    let warning = wait_for_reason(
+        &harness,
+        "zk",
+        ConditionType::Warning,
+        ConditionStatus::True,
+        "CertificateRenewalPaused",
+    )
+    .await;
+    assert!(
+        warning.message.contains("zk-server-default-tls") && warning.message.contains("resume"),
+        "{warning:?}"
+    );
+    assert_eq!(
+        issued_events(&harness),
+        announced,
+        "nothing is announced while nothing is written"
+    );
+    assert!(
+        secrets
+            .get_opt("zk-server-default-tls")
+            .await
+            .expect("a read")
+            .is_none(),
+        "a paused cluster's Secrets are not written"
+    );
+
+    patch_spec(
+        &harness,
+        "zk",
+        json!({"clusterOperation": {"reconciliationPaused": false}}),
+    )
+    .await;
+    wait_for_condition(
+        &harness,
+        "zk",
+        ConditionType::Warning,
+        ConditionStatus::False,
+    )
+    .await;
+    eventually(
+        "a CertificateIssued Event for the Secret written after resuming",
+        || {
+            issued_events(&harness)
+                .into_iter()
+                .find(|note| !announced.contains(note) && note.contains("zk-server-default-tls"))
+        },
+        || issued_events(&harness),
+    )
+    .await;
+    secret(&harness, "zk-server-default-tls").await;
 }
 
 #[tokio::test]
