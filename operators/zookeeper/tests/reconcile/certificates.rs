@@ -17,8 +17,8 @@ use strata_testing::manifests::patch_secret;
 use crate::support::conditions::{wait_for_condition, wait_for_reason};
 use crate::support::workload::run_group;
 use crate::support::{
-    Harness, TIMEOUT, eventually, patch_spec, single_group_spec, started, stored,
-    touch_and_settle, wait_for, wait_for_event,
+    Harness, TIMEOUT, eventually, patch_spec, single_group_spec, started, stored, touch_and_settle,
+    wait_for, wait_for_event,
 };
 
 fn secret_text(secret: &Secret, key: &str) -> String {
