@@ -14,12 +14,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use crate::events::EventPublisher;
 use crate::guard::Guarded;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
@@ -193,7 +194,7 @@ pub struct Context<X> {
     /// Optional child kinds the API server did not serve when the controller started
     /// ([`crate::optional_kinds`]): objects of them are never applied.
     pub unserved_kinds: Vec<ChildKind>,
-    recorder: Recorder,
+    recorder: EventPublisher,
     backoff: BackoffPolicy,
     failures: Mutex<HashMap<String, u32>>,
     /// Primaries deleted since the last reconcile, whose backoff entries and
@@ -447,7 +448,7 @@ pub async fn run_controller<P, X, F, Fut>(
         secret_values: crate::certificates::SecretValues::default(),
         pod_security: runtime.pod_security,
         unserved_kinds,
-        recorder: Recorder::new(runtime.client.clone(), reporter),
+        recorder: EventPublisher::new(runtime.client.clone(), reporter),
         backoff: runtime.backoff,
         failures: Mutex::new(HashMap::new()),
         forgotten,

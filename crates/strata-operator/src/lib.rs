@@ -16,6 +16,7 @@ pub mod controller;
 pub mod crds;
 pub mod definition;
 pub mod error;
+pub mod events;
 pub mod guard;
 pub mod http;
 pub mod leader;

@@ -19,7 +19,7 @@
 //! | pods | list, watch | the pod cache of controllers with `watch_pods` |
 //! | pods | delete | restarting pods one at a time (`restarts_pods`), and replacing pods stuck on an older revision, for controllers that watch the pods of their StatefulSets ([`ControllerSpec::deletes_pods`](crate::controller::ControllerSpec::deletes_pods)) |
 //! | referenced kind | list, watch | e.g. the clusters a ZNode controller reads, Secrets named by a cluster (metadata only) |
-//! | `events.k8s.io` events | create, patch | kube's `Recorder` creates, then patches a series |
+//! | `events.k8s.io` events | create, patch | `EventPublisher` creates, then patches a series |
 //!
 //! There are no wildcards. `get` is granted only on child kinds: every other
 //! read goes through a watch cache, which needs only list and watch.
