@@ -14,7 +14,7 @@ use strata_model::build::REFERENCES_HASH_ANNOTATION;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::manifests::patch_secret;
 
-use crate::support::conditions::{wait_for_condition, wait_for_reason};
+use crate::support::conditions::{pause, wait_for_condition, wait_for_reason};
 use crate::support::workload::run_group;
 use crate::support::{
     Harness, TIMEOUT, eventually, patch_spec, single_group_spec, started, stored, touch_and_settle,
@@ -195,20 +195,7 @@ fn issued_events(harness: &Harness) -> Vec<String> {
 async fn a_paused_cluster_announces_no_certificate_and_warns_that_it_waits() {
     let harness = started(single_group_spec(3), &["default"]).await;
     harness.settle().await;
-    patch_spec(
-        &harness,
-        "zk",
-        json!({"clusterOperation": {"reconciliationPaused": true}}),
-    )
-    .await;
-    wait_for_reason(
-        &harness,
-        "zk",
-        ConditionType::Paused,
-        ConditionStatus::True,
-        "ReconciliationPaused",
-    )
-    .await;
+    pause(&harness, "zk").await;
     let announced = issued_events(&harness);
     let secrets = Api::<Secret>::namespaced(harness.server.client(), harness.namespace);
     secrets

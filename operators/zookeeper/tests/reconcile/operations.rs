@@ -12,7 +12,7 @@ use strata_test_apiserver::Verb;
 use strata_testing::workloads::run_until_settled;
 use zookeeper_operator::crd::ZookeeperCluster;
 
-use crate::support::conditions::{wait_for_condition, wait_for_reason};
+use crate::support::conditions::{pause, wait_for_condition, wait_for_reason};
 use crate::support::inspect::{expected_server_lines, properties, server_lines, zoo_cfg};
 use crate::support::started;
 use crate::support::workload::{create_claims, run_group, stored_claims};
@@ -43,20 +43,7 @@ async fn a_paused_cluster_keeps_its_children_but_its_status_moves_on() {
     let harness = started(single_group_spec(3), &["default"]).await;
     harness.settle().await;
 
-    patch_spec(
-        &harness,
-        "zk",
-        json!({"clusterOperation": {"reconciliationPaused": true}}),
-    )
-    .await;
-    wait_for_reason(
-        &harness,
-        "zk",
-        ConditionType::Paused,
-        ConditionStatus::True,
-        "ReconciliationPaused",
-    )
-    .await;
+    pause(&harness, "zk").await;
 
     // The status still follows the workloads while paused.
     run_group(&harness, STS, 3);

@@ -4,7 +4,9 @@ use strata_status::{ClusterCondition, ClusterStatus, ConditionStatus, ConditionT
 use strata_testing::wait;
 use zookeeper_operator::crd::ZookeeperCluster;
 
-use super::{Harness, eventually};
+use serde_json::json;
+
+use super::{Harness, eventually, patch_spec};
 
 /// The stored status of a cluster.
 pub fn status(harness: &Harness, name: &str) -> Option<ClusterStatus> {
@@ -44,6 +46,25 @@ pub async fn wait_for_deployed_version(harness: &Harness, name: &str, version: &
                 .filter(|status| status.deployed_product_version.as_deref() == Some(version))
         },
         || status(harness, name),
+    )
+    .await;
+}
+
+/// Pauses reconciliation of the cluster `name` and waits until its Paused condition
+/// says so.
+pub async fn pause(harness: &Harness, name: &str) {
+    patch_spec(
+        harness,
+        name,
+        json!({"clusterOperation": {"reconciliationPaused": true}}),
+    )
+    .await;
+    wait_for_reason(
+        harness,
+        name,
+        ConditionType::Paused,
+        ConditionStatus::True,
+        "ReconciliationPaused",
     )
     .await;
 }
