@@ -19,6 +19,8 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::events::{Event, EventType, Reporter};
 use serde_json::json;
 
+use crate::controller::lock;
+
 /// How long an Event stays the one a repeat counts up: client-go's figure.
 const SERIES_WINDOW: SignedDuration = SignedDuration::from_mins(6);
 
@@ -202,12 +204,6 @@ fn event_type_name(event_type: EventType) -> &'static str {
         EventType::Normal => "Normal",
         EventType::Warning => "Warning",
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

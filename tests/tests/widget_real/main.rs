@@ -25,6 +25,7 @@ mod widget;
 
 mod children;
 mod conditions;
+mod events;
 mod operation;
 mod ownership;
 mod references;
@@ -97,6 +98,15 @@ const SCENARIOS: &[Entry] = &[
         name: "conditions_follow_the_workload_and_its_pods",
         backoff: default_backoff,
         run: |widgets| Box::pin(conditions::follow_the_workload_and_its_pods(widgets)),
+    },
+    Entry {
+        name: "a_repeated_event_counts_up_its_series_and_a_new_note_is_a_new_event",
+        backoff: default_backoff,
+        run: |widgets| {
+            Box::pin(events::a_repeat_counts_up_and_a_new_note_is_a_new_event(
+                widgets,
+            ))
+        },
     },
     Entry {
         name: "pause_stops_writes_to_children_and_stop_scales_to_zero_keeping_claims",
