@@ -61,8 +61,6 @@ pub(super) struct Context<'a> {
     pub role: &'a RoleIdentity,
     pub cluster_domain: &'a str,
     pub tls: Option<TlsSettings>,
-    /// Whether the client Service is reachable from outside the cluster.
-    pub exposed: bool,
 }
 
 /// `tickTime`, `initLimit` and `syncLimit` after merging over the product defaults.
@@ -116,7 +114,7 @@ pub(super) fn validate_all<'a>(
         .collect();
     checked
         .into_iter()
-        .map(|group| finish(group, &servers, context))
+        .map(|group| finish(group, &servers, context.tls))
         .collect()
 }
 
@@ -174,7 +172,7 @@ fn check<'a>(
 fn finish(
     checked: Checked<'_>,
     servers: &[RoleGroupServers],
-    context: &Context<'_>,
+    tls: Option<TlsSettings>,
 ) -> Result<ValidatedRoleGroup, ReconcileError> {
     let field = &checked.group.field;
     let mut input = ZooCfgInput::new(servers.to_vec());
@@ -183,8 +181,7 @@ fn finish(
     input.sync_limit_ticks = checked.timing.sync_limit_ticks;
     input.overrides = checked.merged.config_overrides.zoo_cfg.clone();
     input.observer = checked.observer;
-    input.tls = context.tls;
-    input.exposed = context.exposed;
+    input.tls = tls;
     let zoo_cfg = ZooCfg::render(&input).map_err(|error| zoo_cfg_error(field, &error))?;
     for key in ["dataDir", "dataLogDir"] {
         if let Some(dir) = zoo_cfg.get(key)
