@@ -27,7 +27,7 @@ use strata_operator::render::{
 use strata_operator::certificates::rendered_secrets;
 
 use crate::build::certificates::certificate_request;
-use crate::build::{cluster_objects, znode_discovery_config_map, znode_path};
+use crate::build::{DiscoveryTls, cluster_objects, znode_discovery_config_map, znode_path};
 use crate::config::tls::SECURE_CLIENT_PORT;
 use crate::config::zoo_cfg::CLIENT_PORT;
 use crate::crd::{ZookeeperCluster, ZookeeperZnode};
@@ -101,7 +101,10 @@ pub fn render(documents: &[Value]) -> Result<Rendered, RenderError> {
             Some(_) => SECURE_CLIENT_PORT,
             None => CLIENT_PORT,
         };
-        let tls = cluster.tls.as_ref().map(|_| None);
+        let tls = cluster.tls.as_ref().map(|tls| DiscoveryTls {
+            ca_pem: None,
+            client_auth_required: tls.settings.client_auth_required,
+        });
         let config_map = znode_discovery_config_map(
             &znode,
             &cluster.connection_hosts_at(port),

@@ -19,6 +19,14 @@
 //!   ZooKeeper operator issues one per ZNode with the cluster's CA and names its
 //!   Secret in the discovery ConfigMap (`ZOOKEEPER_CLIENT_SECRET`). Its `keystore.p12`
 //!   uses the same password, and replaces the operator's keystore in the pods.
+//! - Only then: the ZooKeeper operator issues that certificate whatever the ensemble
+//!   checks, and renews it every two thirds of its lifetime. Its version is in the
+//!   namenodes' rolling hash, since the ZKFCs read it at start, so mounting it for an
+//!   ensemble that ignores it would fail the active namenode over at every renewal for
+//!   nothing (security review, finding 7). The discovery ConfigMap says what the
+//!   ensemble checks (`ZOOKEEPER_CLIENT_AUTHENTICATION`); one that does not say, as an
+//!   older ZooKeeper operator's, is taken as requiring the certificate it names, as
+//!   before that key existed.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
@@ -37,6 +45,11 @@ pub const CA_KEY: &str = "ca.crt";
 /// The discovery key naming the ZNode's client certificate Secret (its `keystore.p12`
 /// is a PKCS#12 store with [`STORE_PASSWORD`], as the ZooKeeper operator writes it).
 pub const ZOOKEEPER_CLIENT_SECRET_KEY: &str = "ZOOKEEPER_CLIENT_SECRET";
+/// The discovery key that says whether the ensemble checks client certificates:
+/// `Required` or `None`.
+pub const ZOOKEEPER_CLIENT_AUTHENTICATION_KEY: &str = "ZOOKEEPER_CLIENT_AUTHENTICATION";
+/// The [`ZOOKEEPER_CLIENT_AUTHENTICATION_KEY`] of an ensemble that checks none.
+pub const NO_CLIENT_AUTHENTICATION: &str = "None";
 
 /// Where the CA is mounted, and its file.
 pub const CA_DIR: &str = "/strata/zookeeper-ca";
@@ -59,8 +72,8 @@ pub struct ZookeeperConnection {
     /// The discovery ConfigMap, whose `ca.crt` the namenodes mount with TLS.
     pub config_map: String,
     /// The ZNode's client certificate Secret (`ZOOKEEPER_CLIENT_SECRET`), whose
-    /// `keystore.p12` the ZKFCs present to an ensemble that requires client
-    /// certificates; without it, the operator's own keystore that satisfies Hadoop.
+    /// `keystore.p12` the ZKFCs present, for an ensemble that requires client
+    /// certificates alone; otherwise the operator's own keystore that satisfies Hadoop.
     pub client_secret: Option<String>,
 }
 
@@ -106,9 +119,12 @@ pub fn connection_of(
     if tls && data.get(CA_KEY).is_none_or(|ca| ca.trim().is_empty()) {
         return Err(DiscoveryProblem::NoCa);
     }
+    let checks_client_certificates = data
+        .get(ZOOKEEPER_CLIENT_AUTHENTICATION_KEY)
+        .is_none_or(|value| value.trim() != NO_CLIENT_AUTHENTICATION);
     let client_secret = data
         .get(ZOOKEEPER_CLIENT_SECRET_KEY)
-        .filter(|_| tls)
+        .filter(|_| tls && checks_client_certificates)
         .map(|secret| secret.trim().to_owned())
         .filter(|secret| !secret.is_empty());
     Ok(ZookeeperConnection {
@@ -206,6 +222,17 @@ mod tests {
           ("ZOOKEEPER_CLIENT_SECRET", "hdfs-znode-client-tls")],
         Ok(ZookeeperConnection { quorum: "zk:2282/znode-1".to_owned(), tls: true, config_map: "hdfs-znode".to_owned(),
             client_secret: Some("hdfs-znode-client-tls".to_owned()) })
+    )]
+    #[case::tls_with_a_client_certificate_the_ensemble_requires(
+        &[("ZOOKEEPER", "zk:2282/znode-1"), ("ZOOKEEPER_TLS", "true"), ("ca.crt", "-----BEGIN CERTIFICATE-----"),
+          ("ZOOKEEPER_CLIENT_SECRET", "hdfs-znode-client-tls"), ("ZOOKEEPER_CLIENT_AUTHENTICATION", "Required")],
+        Ok(ZookeeperConnection { quorum: "zk:2282/znode-1".to_owned(), tls: true, config_map: "hdfs-znode".to_owned(),
+            client_secret: Some("hdfs-znode-client-tls".to_owned()) })
+    )]
+    #[case::tls_with_a_client_certificate_the_ensemble_ignores(
+        &[("ZOOKEEPER", "zk:2282/znode-1"), ("ZOOKEEPER_TLS", "true"), ("ca.crt", "-----BEGIN CERTIFICATE-----"),
+          ("ZOOKEEPER_CLIENT_SECRET", "hdfs-znode-client-tls"), ("ZOOKEEPER_CLIENT_AUTHENTICATION", "None")],
+        Ok(ZookeeperConnection { quorum: "zk:2282/znode-1".to_owned(), tls: true, config_map: "hdfs-znode".to_owned(), client_secret: None })
     )]
     #[case::tls_without_a_ca(&[("ZOOKEEPER", "zk:2282/znode-1"), ("ZOOKEEPER_TLS", "true")], Err(DiscoveryProblem::NoCa))]
     #[case::no_quorum(&[("ZOOKEEPER_TLS", "true")], Err(DiscoveryProblem::NoQuorum))]

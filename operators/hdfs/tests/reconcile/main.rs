@@ -13,6 +13,7 @@ mod operations;
 mod pod_states;
 mod pod_user;
 mod roll_order;
+mod zookeeper_client_certificate;
 mod zookeeper_reference;
 
 use std::sync::Arc;

@@ -11,7 +11,13 @@
 //! | `ZOOKEEPER_CHROOT` | `/` | `<chroot>` |
 //! | `ZOOKEEPER_CLIENT_PORT` | `2282` or `2181` | the same |
 //! | `ZOOKEEPER_TLS` | `"true"` with TLS on | the same |
+//! | `ZOOKEEPER_CLIENT_AUTHENTICATION` | `Required` or `None`, with TLS on | the same |
 //! | `ca.crt` | the CA to trust, with TLS on | the same |
+//!
+//! `ZOOKEEPER_CLIENT_AUTHENTICATION` is `clusterConfig.tls.clientAuthentication`: a
+//! client presents the ZNode's certificate (`ZOOKEEPER_CLIENT_SECRET`) only where the
+//! ensemble checks it, and does not restart for each renewal of a certificate nobody
+//! checks (security review, finding 7).
 //!
 //! With `clusterConfig.service`, the cluster ConfigMap also has `ZOOKEEPER_NODE_PORT`
 //! (`NodePort`, once allocated) or `ZOOKEEPER_EXTERNAL_HOST` and
@@ -48,8 +54,20 @@ pub const ZOOKEEPER_CHROOT_KEY: &str = "ZOOKEEPER_CHROOT";
 pub const ZOOKEEPER_CLIENT_PORT_KEY: &str = "ZOOKEEPER_CLIENT_PORT";
 /// `"true"` when clients must connect over TLS (absent otherwise).
 pub const ZOOKEEPER_TLS_KEY: &str = "ZOOKEEPER_TLS";
+/// `Required` when clients must present a certificate the cluster's CA signed, `None`
+/// when the ensemble asks for none; with TLS on.
+pub const ZOOKEEPER_CLIENT_AUTHENTICATION_KEY: &str = "ZOOKEEPER_CLIENT_AUTHENTICATION";
 /// The CA certificate (PEM) clients trust, with TLS on.
 pub const CA_CERTIFICATE_KEY: &str = "ca.crt";
+
+/// What the discovery of an ensemble that serves TLS says besides its address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiscoveryTls<'a> {
+    /// The CA to trust: `None` in `render`, which has no cluster to read it from.
+    pub ca_pem: Option<&'a str>,
+    /// Whether the servers require client certificates.
+    pub client_auth_required: bool,
+}
 /// The keys of the address a client outside the cluster uses, as
 /// [`strata_model::exposure::ExternalAddress::discovery_keys`] names them.
 pub const EXTERNAL_KEYS: [&str; 3] = [
@@ -81,7 +99,13 @@ pub fn cluster_discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
     let hosts = cluster.connection_hosts_at(port);
     let mut data = discovery_data(hosts.clone(), hosts, "/", port);
     if let Some(tls) = &cluster.tls {
-        add_tls(&mut data, tls.ca_pem.as_deref());
+        add_tls(
+            &mut data,
+            DiscoveryTls {
+                ca_pem: tls.ca_pem.as_deref(),
+                client_auth_required: tls.settings.client_auth_required,
+            },
+        );
     }
     let port_name = client_ports(cluster)
         .first()
@@ -105,7 +129,7 @@ pub fn cluster_discovery_config_map(cluster: &ValidatedCluster) -> ConfigMap {
 
 /// The discovery ConfigMap of a ZNode: named after it, in its namespace, pointing at
 /// `hosts` (see [`crate::validate::connection_hosts`]) with `chroot` appended; with
-/// `tls`, the TLS flag and the CA to trust (`None` in `render`, which has no cluster).
+/// `tls`, the TLS flag, whether clients need a certificate, and the CA to trust.
 ///
 /// Its labels are the recommended ones without `app.kubernetes.io/version`: the ZNode
 /// does not know the product version of its cluster, which may live in another
@@ -115,7 +139,7 @@ pub fn znode_discovery_config_map(
     hosts: &str,
     chroot: &str,
     client_port: u16,
-    tls: Option<Option<&str>>,
+    tls: Option<DiscoveryTls<'_>>,
 ) -> Result<ConfigMap, ReconcileError> {
     let name = znode.name_any();
     let namespace = znode.namespace().ok_or_else(|| {
@@ -147,8 +171,8 @@ pub fn znode_discovery_config_map(
         chroot,
         client_port,
     );
-    if let Some(ca_pem) = tls {
-        add_tls(&mut data, ca_pem);
+    if let Some(tls) = tls {
+        add_tls(&mut data, tls);
     }
     Ok(ConfigMap {
         metadata: metadata(&name, &namespace, labels),
@@ -176,9 +200,18 @@ pub fn znode_path(znode: &ZookeeperZnode) -> Option<String> {
         })
 }
 
-fn add_tls(data: &mut BTreeMap<String, String>, ca_pem: Option<&str>) {
+fn add_tls(data: &mut BTreeMap<String, String>, tls: DiscoveryTls<'_>) {
     data.insert(ZOOKEEPER_TLS_KEY.to_owned(), "true".to_owned());
-    if let Some(ca_pem) = ca_pem {
+    let client_authentication = if tls.client_auth_required {
+        "Required"
+    } else {
+        "None"
+    };
+    data.insert(
+        ZOOKEEPER_CLIENT_AUTHENTICATION_KEY.to_owned(),
+        client_authentication.to_owned(),
+    );
+    if let Some(ca_pem) = tls.ca_pem {
         data.insert(CA_CERTIFICATE_KEY.to_owned(), ca_pem.to_owned());
     }
 }
@@ -289,18 +322,32 @@ mod tests {
     }
 
     #[rstest]
-    #[case::from_the_cluster(Some("-----BEGIN CERTIFICATE-----"), json!({
+    #[case::from_the_cluster(Some("-----BEGIN CERTIFICATE-----"), false, json!({
         "ZOOKEEPER_TLS": "true",
+        "ZOOKEEPER_CLIENT_AUTHENTICATION": "None",
         "ca.crt": "-----BEGIN CERTIFICATE-----"
     }))]
-    #[case::rendered_without_a_cluster(None, json!({"ZOOKEEPER_TLS": "true"}))]
-    fn a_tls_znode_config_map_says_so_and_names_the_ca(
+    #[case::client_certificates_required(Some("-----BEGIN CERTIFICATE-----"), true, json!({
+        "ZOOKEEPER_TLS": "true",
+        "ZOOKEEPER_CLIENT_AUTHENTICATION": "Required",
+        "ca.crt": "-----BEGIN CERTIFICATE-----"
+    }))]
+    #[case::rendered_without_a_cluster(None, false, json!({
+        "ZOOKEEPER_TLS": "true",
+        "ZOOKEEPER_CLIENT_AUTHENTICATION": "None"
+    }))]
+    fn a_tls_znode_config_map_says_so_names_the_ca_and_whether_clients_need_a_certificate(
         #[case] ca_pem: Option<&str>,
+        #[case] client_auth_required: bool,
         #[case] tls_keys: serde_json::Value,
     ) -> Result<(), Box<dyn std::error::Error>> {
         let hosts = "simple-zk.zk.svc.cluster.local:2282";
+        let tls = DiscoveryTls {
+            ca_pem,
+            client_auth_required,
+        };
         let config_map =
-            znode_discovery_config_map(&znode(None, None)?, hosts, "/znode-x", 2282, Some(ca_pem))?;
+            znode_discovery_config_map(&znode(None, None)?, hosts, "/znode-x", 2282, Some(tls))?;
         let mut expected = json!({
             "ZOOKEEPER": "simple-zk.zk.svc.cluster.local:2282/znode-x",
             "ZOOKEEPER_CHROOT": "/znode-x",

@@ -36,7 +36,7 @@ use strata_model::monitoring::{MonitoringObjects, ScrapeSecurity, cluster_monito
 use strata_operator::apply::DesiredObjects;
 use strata_operator::pipeline::Prepared;
 
-pub use self::discovery::{znode_discovery_config_map, znode_path};
+pub use self::discovery::{DiscoveryTls, znode_discovery_config_map, znode_path};
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
 /// Every object of a cluster, typed, for callers that need to look inside (tests, the

@@ -223,6 +223,7 @@ fn discovery_names_the_secure_port_and_says_tls() -> TestResult {
                 ("ZOOKEEPER_CHROOT", "/"),
                 ("ZOOKEEPER_CLIENT_PORT", "2282"),
                 ("ZOOKEEPER_TLS", "true"),
+                ("ZOOKEEPER_CLIENT_AUTHENTICATION", "None"),
             ]
             .map(|(key, value)| (key.to_owned(), value.to_owned()))
         )

@@ -34,10 +34,10 @@ use crate::build::discovery::external_keys;
 use crate::build::znode_client::{
     ClientSigning, ZOOKEEPER_CLIENT_SECRET_KEY, client_secret, client_secret_name,
 };
-use crate::build::{znode_discovery_config_map, znode_path};
+use crate::build::{DiscoveryTls, znode_discovery_config_map, znode_path};
 use crate::config::tls::SECURE_CLIENT_PORT;
 use crate::config::zoo_cfg::CLIENT_PORT;
-use crate::crd::{ZnodeStatus, ZookeeperCluster, ZookeeperZnode};
+use crate::crd::{ClientAuthentication, ZnodeStatus, ZookeeperCluster, ZookeeperZnode};
 use crate::validate::znode_namespace_allowed;
 use crate::znode_client::{ZnodeClient, ZnodeError};
 
@@ -259,7 +259,11 @@ async fn apply_steps(
         &connected.hosts,
         &path,
         connected.port,
-        connected.ca_pem.as_deref().map(Some),
+        connected.ca_pem.as_deref().map(|ca_pem| DiscoveryTls {
+            ca_pem: Some(ca_pem),
+            client_auth_required: cluster.spec.cluster_config.tls.client_authentication
+                == ClientAuthentication::Required,
+        }),
     )?;
     if let Some((authority, lifetime)) = &connected.signer {
         let namespace = znode.namespace().unwrap_or_default();

@@ -86,6 +86,10 @@ fn a_stored_znode_renders_its_config_map_with_the_path_the_controller_uses(
     assert_eq!(config_map["data"]["ZOOKEEPER"], expected);
     assert_eq!(config_map["data"]["ZOOKEEPER_CLIENT_PORT"], "2282");
     assert_eq!(config_map["data"]["ZOOKEEPER_TLS"], "true");
+    assert_eq!(
+        config_map["data"]["ZOOKEEPER_CLIENT_AUTHENTICATION"],
+        "None"
+    );
     assert!(
         config_map["data"].get("ca.crt").is_none(),
         "the CA exists only in the cluster"
