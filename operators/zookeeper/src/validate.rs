@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 
 use kube::ResourceExt;
 
-use strata_model::exposure::{ExternalAddress, INVALID_SERVICE_EXPOSURE, ServiceExposure};
+use strata_model::exposure::{
+    ExternalAddress, INVALID_SERVICE_EXPOSURE, ServiceExposure, ServiceType,
+};
 use strata_model::identity::{ClusterIdentity, Product, ValidatedRole, check_cluster_domain};
 use strata_model::monitoring::{INVALID_MONITORING, Monitoring};
 use strata_operator::error::ReconcileError;
@@ -256,6 +258,7 @@ impl ValidatedCluster {
             role: &role,
             cluster_domain,
             tls: tls.as_ref().map(|tls| tls.settings),
+            exposed: service.type_ != ServiceType::ClusterIP,
         };
         let mut role_groups = role_group::validate_all(&context, merged.values())?;
         for group in &mut role_groups {

@@ -12,7 +12,11 @@
 //!   client port, and the admin server serves the probes on loopback ([`super::tls`]).
 //! - **Four-letter words** `conf`, `isro`, `mntr`, `ruok` and `srvr` are whitelisted: probes
 //!   need `ruok` and `srvr`, operators debugging an ensemble need the rest, and none of them
-//!   changes server state.
+//!   changes server state. An ensemble exposed outside the cluster (a node port or a load
+//!   balancer) keeps only `isro`, `ruok` and `srvr`: ZooKeeper answers four-letter words
+//!   on every client connection, TLS or not and before any authentication, and `conf` and
+//!   `mntr` tell whoever asks the servers' layout, directories and load (security
+//!   review, finding 5). `configOverrides` can still name them.
 //! - **Autopurge on**, keeping 3 snapshots and purging every 24 hours, so a long-lived PVC does
 //!   not fill up with old snapshots and logs (ZooKeeper's own default keeps everything).
 //! - **Overrides win over everything**, generated `server.N` lines included: they are the
@@ -47,6 +51,9 @@ pub const ADMIN_SERVER_PORT: u16 = 8080;
 pub const DATA_DIR: &str = "/data";
 /// Four-letter words the client port answers, sorted.
 pub const FOUR_LETTER_WORDS: [&str; 5] = ["conf", "isro", "mntr", "ruok", "srvr"];
+/// The four-letter words of an ensemble exposed outside the cluster: the probes' and
+/// `isro`, none of which tells more than whether a server serves, and how.
+pub const EXPOSED_FOUR_LETTER_WORDS: [&str; 3] = ["isro", "ruok", "srvr"];
 /// Class name of the Prometheus metrics provider shipped in the official image's `lib/`.
 pub const PROMETHEUS_METRICS_PROVIDER: &str =
     "org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider";
@@ -76,6 +83,8 @@ pub struct ZooCfgInput {
     pub overrides: BTreeMap<String, String>,
     /// TLS for clients and the quorum, or `None` for plaintext.
     pub tls: Option<TlsSettings>,
+    /// Whether the client Service is reachable from outside the cluster.
+    pub exposed: bool,
 }
 
 impl ZooCfgInput {
@@ -93,6 +102,7 @@ impl ZooCfgInput {
             role_groups,
             overrides: BTreeMap::new(),
             tls: None,
+            exposed: false,
         }
     }
 }
@@ -207,7 +217,14 @@ fn base_entries(input: &ZooCfgInput) -> BTreeMap<String, String> {
         ("initLimit", input.init_limit_ticks.to_string()),
         ("syncLimit", input.sync_limit_ticks.to_string()),
         ("dataDir", DATA_DIR.to_owned()),
-        ("4lw.commands.whitelist", FOUR_LETTER_WORDS.join(",")),
+        (
+            "4lw.commands.whitelist",
+            if input.exposed {
+                EXPOSED_FOUR_LETTER_WORDS.join(",")
+            } else {
+                FOUR_LETTER_WORDS.join(",")
+            },
+        ),
         (
             "admin.enableServer",
             input.admin_server_port.is_some().to_string(),

@@ -61,6 +61,8 @@ pub(super) struct Context<'a> {
     pub role: &'a RoleIdentity,
     pub cluster_domain: &'a str,
     pub tls: Option<TlsSettings>,
+    /// Whether the client Service is reachable from outside the cluster.
+    pub exposed: bool,
 }
 
 /// `tickTime`, `initLimit` and `syncLimit` after merging over the product defaults.
@@ -114,7 +116,7 @@ pub(super) fn validate_all<'a>(
         .collect();
     checked
         .into_iter()
-        .map(|group| finish(group, &servers, context.tls))
+        .map(|group| finish(group, &servers, context))
         .collect()
 }
 
@@ -172,7 +174,7 @@ fn check<'a>(
 fn finish(
     checked: Checked<'_>,
     servers: &[RoleGroupServers],
-    tls: Option<TlsSettings>,
+    context: &Context<'_>,
 ) -> Result<ValidatedRoleGroup, ReconcileError> {
     let field = &checked.group.field;
     let mut input = ZooCfgInput::new(servers.to_vec());
@@ -181,7 +183,8 @@ fn finish(
     input.sync_limit_ticks = checked.timing.sync_limit_ticks;
     input.overrides = checked.merged.config_overrides.zoo_cfg.clone();
     input.observer = checked.observer;
-    input.tls = tls;
+    input.tls = context.tls;
+    input.exposed = context.exposed;
     let zoo_cfg = ZooCfg::render(&input).map_err(|error| zoo_cfg_error(field, &error))?;
     for key in ["dataDir", "dataLogDir"] {
         if let Some(dir) = zoo_cfg.get(key)

@@ -456,3 +456,34 @@ fn exposure_without_client_certificates_is_a_warning(
     );
     Ok(())
 }
+
+#[rstest]
+#[case::inside_the_cluster(json!({}), json!({}), "conf,isro,mntr,ruok,srvr")]
+#[case::a_node_port(json!({"type": "NodePort"}), json!({}), "isro,ruok,srvr")]
+#[case::a_load_balancer_for_trusted_networks(
+    json!({"type": "LoadBalancer", "loadBalancerSourceRanges": ["10.0.0.0/8"]}),
+    json!({}),
+    "isro,ruok,srvr"
+)]
+#[case::the_users_own_list(
+    json!({"type": "LoadBalancer"}),
+    json!({"4lw.commands.whitelist": "mntr,ruok,srvr"}),
+    "mntr,ruok,srvr"
+)]
+fn an_exposed_ensemble_tells_strangers_nothing_of_its_layout(
+    #[case] service: Value,
+    #[case] overrides: Value,
+    #[case] whitelist: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let spec = json!({
+        "clusterConfig": {"service": service},
+        "servers": {"roleGroups": {"default": {"configOverrides": {"zoo.cfg": overrides}}}}
+    });
+    let validated = ValidatedCluster::new(&cluster(spec)?, "cluster.local")?;
+    let group = validated.servers.groups.first().ok_or("no role group")?;
+    assert_eq!(
+        group.product.zoo_cfg.get("4lw.commands.whitelist"),
+        Some(whitelist)
+    );
+    Ok(())
+}
