@@ -43,8 +43,11 @@ use crate::tools::{self, POSTGRESQL_BIN};
 
 /// The login role the tests' clients use; it owns [`DATABASE`] and is no superuser.
 pub const USER: &str = "strata";
-/// The role's password; letters and digits only, so it needs no quoting in SQL or URLs.
-pub const PASSWORD: &str = "StrataThrowaway2024";
+/// The role's password. It has the characters a database URI must encode, `%` among
+/// them, so that a client that forgets to, or decodes the URI once too often (as the
+/// reliability review, I-4, feared Superset's migrations do), fails its login. It has
+/// no `'`, which the SQL that creates the role would need to double.
+pub const PASSWORD: &str = "Strata50%off@x/?#:";
 /// The database the role owns.
 pub const DATABASE: &str = "strata";
 /// The cluster's superuser, reachable only over the private Unix socket.
@@ -184,11 +187,13 @@ impl ThrowawayPostgres {
         PASSWORD
     }
 
-    /// The SQLAlchemy URI for the pure-Python pg8000 driver:
-    /// `postgresql+pg8000://strata:…@127.0.0.x:port/strata`.
+    /// The SQLAlchemy URI for the pure-Python pg8000 driver, with the password
+    /// percent-encoded: `postgresql+pg8000://strata:…@127.0.0.x:port/strata`.
     pub fn url_pg8000(&self) -> String {
+        let password =
+            percent_encoding::utf8_percent_encode(PASSWORD, percent_encoding::NON_ALPHANUMERIC);
         format!(
-            "postgresql+pg8000://{USER}:{PASSWORD}@{}:{}/{DATABASE}",
+            "postgresql+pg8000://{USER}:{password}@{}:{}/{DATABASE}",
             self.host, self.port
         )
     }

@@ -330,7 +330,8 @@ pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
                 PyValue::Expression(format!(
                     "secure_metadata_database(host={}, port={port}, database={}, ssl_mode={}, \
                      ca_file={})",
-                    string_literal(host),
+                    // SQLAlchemy parses an IPv6 host out of its brackets.
+                    string_literal(host.trim_start_matches('[').trim_end_matches(']')),
                     string_literal(database),
                     string_literal(&tls.ssl_mode.to_string()),
                     tls.ca_file

@@ -222,12 +222,13 @@ pub struct MetadataDatabase {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct PostgresqlDatabase {
-    /// Host name.
+    /// Host name, IPv4 address, or IPv6 address in brackets (`[fd00::10]`).
     pub host: String,
     /// Port; defaults to 5432.
     #[serde(default = "default_postgresql_port")]
     pub port: u16,
-    /// Database name.
+    /// Database name, without `?`, `#`, `/`, `@`, `[`, `]`, `%` or spaces, which the
+    /// database URI would read as its own syntax.
     pub database: String,
     /// A Secret with the keys `username` and `password`.
     pub credentials_secret: String,

@@ -64,6 +64,8 @@ pub fn database(
 ) -> Result<(ValidatedDatabase, DatabaseSetting), ReconcileError> {
     match (&database.postgresql, &database.generic) {
         (Some(postgresql), None) => {
+            let host = uri_host(&postgresql.host)?;
+            uri_database(&postgresql.database)?;
             let (ca, tls) = match &postgresql.tls {
                 Some(tls) => {
                     let (ca, setting) = tls_setting(tls)?;
@@ -78,7 +80,7 @@ pub fn database(
                     ca,
                 },
                 DatabaseSetting::Postgresql {
-                    host: postgresql.host.clone(),
+                    host,
                     port: postgresql.port,
                     database: postgresql.database.clone(),
                     driver: database.driver,
@@ -102,6 +104,65 @@ pub fn database(
                 } else {
                     "neither"
                 }
+            ),
+        )),
+    }
+}
+
+/// `host` as the URI carries it, checked: a DNS name, an IPv4 address, or an IPv6
+/// address in brackets (`[fd00::10]`), as a URL must write one. The spec's strings are
+/// written into the URI as they are, and the TLS hook finds the metadata database's
+/// connections by comparing them with what SQLAlchemy parses back. A character the URI
+/// reads as syntax (`?`, `/`, `@`, `#`) would change where the pods connect, or that
+/// parse, so the connection would silently go without the spec's TLS (reliability
+/// review, I-3).
+fn uri_host(host: &str) -> Result<String, ReconcileError> {
+    let name = |text: &str| {
+        !text.is_empty()
+            && text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+    };
+    let ipv6 = |text: &str| {
+        text.strip_prefix('[')
+            .and_then(|rest| rest.strip_suffix(']'))
+            .is_some_and(|inner| inner.parse::<std::net::Ipv6Addr>().is_ok())
+    };
+    if name(host) || ipv6(host) {
+        return Ok(host.to_owned());
+    }
+    Err(ReconcileError::invalid_spec(
+        "InvalidMetadataDatabase",
+        format!(
+            "clusterConfig.metadataDatabase.postgresql.host {host:?} is not a host name, an \
+             IPv4 address or an IPv6 address in brackets (such as [fd00::10]): the database \
+             URI would read part of it as something else"
+        ),
+    ))
+}
+
+/// The characters a database name must not have: the URI would end its path at them
+/// (`?`, `#`), read them as another part (`/`, `@`, `[`, `]`) or decode them (`%`).
+const URI_SYNTAX: [char; 7] = ['?', '#', '/', '@', '[', ']', '%'];
+
+/// Checks that `database`, written into the URI's path as it is, reads back the same.
+fn uri_database(database: &str) -> Result<(), ReconcileError> {
+    let refused = database
+        .chars()
+        .find(|c| URI_SYNTAX.contains(c) || c.is_whitespace() || c.is_control());
+    match (database.is_empty(), refused) {
+        (false, None) => Ok(()),
+        (true, _) => Err(ReconcileError::invalid_spec(
+            "InvalidMetadataDatabase",
+            "clusterConfig.metadataDatabase.postgresql.database is empty".to_owned(),
+        )),
+        (false, Some(character)) => Err(ReconcileError::invalid_spec(
+            "InvalidMetadataDatabase",
+            format!(
+                "clusterConfig.metadataDatabase.postgresql.database {database:?} has \
+                 {character:?}, which the database URI would read as part of its syntax \
+                 (the pods would connect elsewhere, or without the spec's TLS); rename the \
+                 database or use metadataDatabase.generic with a URI of your own"
             ),
         )),
     }

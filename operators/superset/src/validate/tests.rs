@@ -70,6 +70,23 @@ fn the_secrets_the_pods_read_are_listed_with_their_keys() -> Result<(), Reconcil
     }}),
     "InvalidMetadataDatabase"
 )]
+#[case::a_database_host_with_a_path(
+    postgresql_at("postgres.db.svc/other", "superset"),
+    "InvalidMetadataDatabase"
+)]
+#[case::an_ipv6_database_host_without_brackets(
+    postgresql_at("fd00::10", "superset"),
+    "InvalidMetadataDatabase"
+)]
+#[case::a_database_name_with_a_query(
+    postgresql_at("postgres.db.svc", "superset?sslmode=disable"),
+    "InvalidMetadataDatabase"
+)]
+#[case::a_database_name_with_a_percent(
+    postgresql_at("postgres.db.svc", "super%73et"),
+    "InvalidMetadataDatabase"
+)]
+#[case::an_empty_database_name(postgresql_at("postgres.db.svc", ""), "InvalidMetadataDatabase")]
 #[case::ldap_and_oidc(
     json!({"authentication": {
         "ldap": {"serverUri": "ldaps://l", "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"},
@@ -183,6 +200,29 @@ fn ldap_is_accepted_on_a_custom_image() -> Result<(), ReconcileError> {
     );
     with_ldap.spec.image.custom = Some("registry.example.com/superset-ldap:6.1.0".to_owned());
     ValidatedCluster::new(&with_ldap, DEFAULT_CLUSTER_DOMAIN)?;
+    Ok(())
+}
+
+/// `clusterConfig` with a PostgreSQL database at `host`, named `database`.
+fn postgresql_at(host: &str, database: &str) -> Value {
+    json!({"metadataDatabase": {"postgresql": {
+        "host": host, "database": database, "credentialsSecret": "superset-db"
+    }}})
+}
+
+/// An IPv6 address is written in brackets in the URI, and without them where the TLS
+/// hook compares it with what SQLAlchemy parses from that URI.
+#[test]
+fn an_ipv6_database_host_is_bracketed_in_the_uri_alone() -> Result<(), ReconcileError> {
+    let mut config = postgresql_at("[fd00::10]", "superset");
+    config["metadataDatabase"]["postgresql"]["tls"] = json!({});
+    let cluster = validated(config)?;
+    let file = &cluster.nodes.groups[0].product.superset_config;
+    assert!(file.contains("\"@[fd00::10]:5432/superset\""), "{file}");
+    assert!(
+        file.contains("secure_metadata_database(host=\"fd00::10\", port=5432"),
+        "{file}"
+    );
     Ok(())
 }
 
