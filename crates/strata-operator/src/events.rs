@@ -24,6 +24,29 @@ use crate::controller::lock;
 /// How long an Event stays the one a repeat counts up: client-go's figure.
 const SERIES_WINDOW: SignedDuration = SignedDuration::from_mins(6);
 
+/// The longest note `events.k8s.io/v1` accepts, in bytes (`NoteLengthLimit` of the API
+/// server's validation): a longer one makes it refuse the whole Event.
+pub const NOTE_LIMIT: usize = 1024;
+
+/// What ends a note cut to [`NOTE_LIMIT`].
+const CUT: &str = " …";
+
+/// `note`, cut at a character boundary to fit [`NOTE_LIMIT`] with a mark that says so. A
+/// Degraded condition's message naming five servers, or quoting a long field, makes a
+/// longer note, and the API server refused its Warning Event, which only the
+/// operator's log then told (reliability review, I-6). The condition keeps the whole
+/// message.
+pub fn fit_note(note: &str) -> std::borrow::Cow<'_, str> {
+    if note.len() <= NOTE_LIMIT {
+        return note.into();
+    }
+    let mut end = NOTE_LIMIT - CUT.len();
+    while !note.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{CUT}", &note[..end]).into()
+}
+
 /// Publishes Events, one series per distinct Event; shared by every reconcile.
 pub struct EventPublisher {
     client: Client,
@@ -135,7 +158,10 @@ impl EventPublisher {
         EventObject {
             action: Some(event.action.clone()),
             reason: Some(event.reason.clone()),
-            note: event.note.clone(),
+            note: event
+                .note
+                .as_deref()
+                .map(|note| fit_note(note).into_owned()),
             type_: Some(event_type_name(event.type_).to_owned()),
             event_time: Some(MicroTime(now)),
             regarding: Some(regarding.clone()),
@@ -254,5 +280,19 @@ mod tests {
     ) {
         let first = series_key(&event("Issued the CA"), &cluster("1"));
         assert_eq!(series_key(&later, &regarding) == first, counts_up);
+    }
+
+    #[rstest]
+    #[case::a_short_note("Issued the CA".to_owned(), "Issued the CA".to_owned())]
+    #[case::exactly_the_limit("a".repeat(NOTE_LIMIT), "a".repeat(NOTE_LIMIT))]
+    #[case::one_byte_over("a".repeat(NOTE_LIMIT + 1), format!("{} …", "a".repeat(NOTE_LIMIT - 4)))]
+    #[case::cut_inside_a_character(
+        format!("{}é{}", "a".repeat(NOTE_LIMIT - 5), "b".repeat(10)),
+        format!("{} …", "a".repeat(NOTE_LIMIT - 5))
+    )]
+    fn a_note_fits_what_the_api_server_accepts(#[case] note: String, #[case] sent: String) {
+        let fitted = fit_note(&note);
+        assert_eq!(fitted, sent);
+        assert!(fitted.len() <= NOTE_LIMIT, "{} bytes", fitted.len());
     }
 }

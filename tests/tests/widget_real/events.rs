@@ -1,10 +1,11 @@
 //! Events through `strata_operator::events::EventPublisher` on the real API server:
 //! the same note again counts up one Event's series (a merge patch the real
-//! validation accepts), a new note about the same object is an Event of its own.
+//! validation accepts), a new note about the same object is an Event of its own, and a
+//! note longer than the API server accepts is cut to fit instead of losing the Event.
 
 use kube::Resource;
 use kube::runtime::events::{Event, EventType, Reporter};
-use strata_operator::events::EventPublisher;
+use strata_operator::events::{EventPublisher, NOTE_LIMIT};
 
 use crate::widget::{Widget, widget};
 use crate::widgets::Widgets;
@@ -30,7 +31,13 @@ pub async fn a_repeat_counts_up_and_a_new_note_is_a_new_event(widgets: Widgets) 
             instance: None,
         },
     );
-    for note in ["Issued the CA", "Issued the CA", "Issued a certificate"] {
+    let long = format!("Waiting for {}", "server.example.com, ".repeat(100));
+    for note in [
+        "Issued the CA",
+        "Issued the CA",
+        "Issued a certificate",
+        &long,
+    ] {
         publisher
             .publish(&issued(note), &regarding)
             .await
@@ -45,6 +52,20 @@ pub async fn a_repeat_counts_up_and_a_new_note_is_a_new_event(widgets: Widgets) 
         .map(|event| (event.note, event.series.map(|series| series.count)))
         .collect();
     seen.sort();
+    let cut = seen
+        .iter()
+        .position(|(note, _)| {
+            note.as_deref()
+                .is_some_and(|note| note.starts_with("Waiting"))
+        })
+        .map(|index| seen.remove(index))
+        .and_then(|(note, _)| note)
+        .expect("the Event with the long note");
+    assert!(
+        cut.len() <= NOTE_LIMIT && cut.ends_with(" …") && long.starts_with(&cut[..cut.len() - 4]),
+        "{} bytes: {cut}",
+        cut.len()
+    );
     assert_eq!(
         seen,
         vec![
