@@ -36,6 +36,7 @@ use serde_json::Value;
 use strata_pod_runner::image::Images;
 use strata_pod_runner::manifest::{Applied, apply_all};
 use strata_pod_runner::runner::{PodRunner, RunnerOptions};
+use tokio::signal::unix::{SignalKind, signal};
 
 use crate::operators::registered;
 use crate::tools;
@@ -197,6 +198,9 @@ async fn serve(
     znodes: Vec<(String, String)>,
     images: Images,
 ) -> anyhow::Result<()> {
+    // Listening from the start: a Ctrl-C that lands while a pod turns ready or a ZNode
+    // is created is kept for the next wait, where a fresh `ctrl_c()` would miss it.
+    let mut interrupts = signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?;
     let mut runner = PodRunner::new(RunnerOptions::new(images))?;
     let applied = apply_all(&mut runner, &objects)?;
     let mut pods = Vec::new();
@@ -237,7 +241,7 @@ async fn serve(
         }
         tokio::select! {
             () = tokio::time::sleep(Duration::from_millis(500)) => {}
-            _ = tokio::signal::ctrl_c() => break,
+            _ = interrupts.recv() => break,
         }
     }
     runner.shutdown().await;

@@ -52,6 +52,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use strata_testing::control_plane::{AuditEvent, ControlPlane, ControlPlaneOptions};
+use tokio::signal::unix::{SignalKind, signal};
 
 use crate::operators::{self, Operator};
 use crate::tools::{self, SandboxTools};
@@ -348,9 +349,11 @@ async fn wait_for_ctrl_c(
     pods: &OperatorPods<'_>,
     control_plane: &mut ControlPlane,
 ) -> anyhow::Result<()> {
+    // One listener for the whole wait, so a Ctrl-C during a check is not lost.
+    let mut interrupts = signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?;
     loop {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => return Ok(()),
+            _ = interrupts.recv() => return Ok(()),
             () = tokio::time::sleep(Duration::from_secs(1)) => {
                 pods.check()?;
                 control_plane.check_alive()?;
