@@ -48,6 +48,7 @@ fn manifest() -> String {
         paths: &["/opt/hadoop"],
         env: &[
             ("HADOOP_HOME", "/opt/hadoop"),
+            image_dir::SHORT_LIVED_JVM,
             ("HADOOP_CONF_DIR", "/opt/hadoop/etc/hadoop"),
             (
                 "PATH",

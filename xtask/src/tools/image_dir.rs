@@ -20,6 +20,13 @@ use super::process;
 /// The manifest's file name, as the pod runner reads it.
 pub const MANIFEST: &str = "strata-image.json";
 
+/// An `ENV` of the JVM images here, which the published images do not have: their JVMs
+/// stop at the C1 compiler. The pods of a test or the sandbox live minutes, so C2's
+/// compile time is never paid back: measured, the Trino suite's catalog roll took 197 s
+/// instead of 314 s (BENCHMARKS.md). `java` prints a `NOTE: Picked up` line on stderr;
+/// a pod's own `JDK_JAVA_OPTIONS` replaces it.
+pub const SHORT_LIVED_JVM: (&str, &str) = ("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1");
+
 /// What an image directory stands for.
 #[derive(Debug)]
 pub struct ImageManifest<'a> {

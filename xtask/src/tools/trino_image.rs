@@ -112,6 +112,7 @@ fn manifest() -> String {
         paths: &[INSTALL],
         env: &[
             ("JAVA_HOME", JAVA_HOME),
+            image_dir::SHORT_LIVED_JVM,
             ("PATH", &path),
             ("LANG", "en_US.UTF-8"),
         ],

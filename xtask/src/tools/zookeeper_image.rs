@@ -38,6 +38,7 @@ fn manifest() -> String {
                 "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/apache-zookeeper-3.9.5-bin/bin",
             ),
             ("ZOO_CONF_DIR", "/conf"),
+            image_dir::SHORT_LIVED_JVM,
             ("ZOO_DATA_DIR", "/data"),
             ("ZOO_DATA_LOG_DIR", "/datalog"),
             ("ZOO_LOG_DIR", "/logs"),
