@@ -15,6 +15,10 @@
 //! 3. starts `slapd -d 0` (in the foreground, so its PID is the child's) on
 //!    `ldap://<address>:<free port>/`, and waits until the port answers.
 //!
+//! [`ThrowawaySlapd::start_ldaps`] serves `ldaps://` alone instead, with a certificate
+//! and key the test issued, on a port it may choose: a test can then stand a server with
+//! another CA's certificate where the first one was.
+//!
 //! ```no_run
 //! use strata_testing::slapd::{LdapUser, ThrowawaySlapd};
 //! let alice = LdapUser::new("alice", "Alice", "Liddell", "wonder-land");
@@ -81,9 +85,20 @@ impl LdapUser {
 #[derive(Debug)]
 pub struct ThrowawaySlapd {
     child: Child,
+    scheme: &'static str,
     address: String,
     port: u16,
     _dir: tempfile::TempDir,
+}
+
+/// The server certificate (PEM, with the chain it sends) and key `ldaps://` is served
+/// with.
+#[derive(Clone, Copy, Debug)]
+pub struct SlapdTls<'a> {
+    /// The certificate.
+    pub certificate_pem: &'a str,
+    /// Its private key.
+    pub key_pem: &'a str,
 }
 
 impl ThrowawaySlapd {
@@ -95,6 +110,32 @@ impl ThrowawaySlapd {
     /// When [`SLAPD`] is not set, the directory cannot be loaded, or the server does not
     /// answer within [`START_TIMEOUT`]; the message holds what slapd printed.
     pub fn start(address: &str, bind_password: &str, users: &[LdapUser]) -> Result<Self, String> {
+        Self::launch(address, None, bind_password, users, None)
+    }
+
+    /// Starts a server as [`Self::start`] does, serving only `ldaps://` with `tls`, on
+    /// `port`, or a free port when `None`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::start`]; also when the certificate files cannot be written.
+    pub fn start_ldaps(
+        address: &str,
+        port: Option<u16>,
+        bind_password: &str,
+        users: &[LdapUser],
+        tls: SlapdTls<'_>,
+    ) -> Result<Self, String> {
+        Self::launch(address, port, bind_password, users, Some(tls))
+    }
+
+    fn launch(
+        address: &str,
+        port: Option<u16>,
+        bind_password: &str,
+        users: &[LdapUser],
+        tls: Option<SlapdTls<'_>>,
+    ) -> Result<Self, String> {
         let slapd = tools::required_path(SLAPD).map_err(|error| error.to_string())?;
         let dir = tempfile::Builder::new()
             .prefix("strata-slapd-")
@@ -102,9 +143,22 @@ impl ThrowawaySlapd {
             .map_err(|error| format!("a temporary directory: {error}"))?;
         let data = dir.path().join("data");
         fs::create_dir(&data).map_err(|error| format!("{}: {error}", data.display()))?;
+        let mut conf = String::new();
+        if let Some(tls) = tls {
+            let certificate = dir.path().join("server.crt");
+            let key = dir.path().join("server.key");
+            for (path, pem) in [(&certificate, tls.certificate_pem), (&key, tls.key_pem)] {
+                fs::write(path, pem).map_err(|error| format!("{}: {error}", path.display()))?;
+            }
+            conf = format!(
+                "TLSCertificateFile {}\nTLSCertificateKeyFile {}\n",
+                certificate.display(),
+                key.display()
+            );
+        }
+        conf.push_str(&slapd_conf(dir.path()));
         let config = dir.path().join("slapd.conf");
-        fs::write(&config, slapd_conf(dir.path()))
-            .map_err(|error| format!("{}: {error}", config.display()))?;
+        fs::write(&config, conf).map_err(|error| format!("{}: {error}", config.display()))?;
         let ldif = dir.path().join("directory.ldif");
         fs::write(&ldif, directory_ldif(bind_password, users))
             .map_err(|error| format!("{}: {error}", ldif.display()))?;
@@ -125,18 +179,23 @@ impl ThrowawaySlapd {
                 String::from_utf8_lossy(&loaded.stderr)
             ));
         }
-        let port = crate::postgres::free_port(address)?;
+        let port = match port {
+            Some(port) => port,
+            None => crate::postgres::free_port(address)?,
+        };
+        let scheme = if tls.is_some() { "ldaps" } else { "ldap" };
         let log = dir.path().join("slapd.log");
         let child = spawn_logged(
             Command::new(&slapd)
                 .args(["-d", "0", "-f"])
                 .arg(&config)
                 .arg("-h")
-                .arg(format!("ldap://{address}:{port}/")),
+                .arg(format!("{scheme}://{address}:{port}/")),
             &log,
         )?;
         let mut server = Self {
             child,
+            scheme,
             address: address.to_owned(),
             port,
             _dir: dir,
@@ -155,9 +214,14 @@ impl ThrowawaySlapd {
         Ok(server)
     }
 
-    /// `ldap://<address>:<port>`.
+    /// `ldap://<address>:<port>`, or `ldaps://` for [`Self::start_ldaps`].
     pub fn uri(&self) -> String {
-        format!("ldap://{}:{}", self.address, self.port)
+        format!("{}://{}:{}", self.scheme, self.address, self.port)
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// The server's PID.

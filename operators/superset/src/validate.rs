@@ -74,6 +74,8 @@ pub struct ValidatedCluster {
     pub admin_secret: Option<String>,
     /// The LDAP bind password Secret or the OIDC client secret Secret, if any.
     pub auth_secret: Option<SecretUse>,
+    /// The object with the LDAP server's CA, when the spec names one.
+    pub ldap_ca: Option<CaSource>,
     /// The Mapbox API key Secret, if any.
     pub mapbox_secret: Option<String>,
     /// Where `SECRET_KEY` comes from.
@@ -148,7 +150,11 @@ impl ValidatedCluster {
         let config = &cluster.spec.cluster_config;
         let database = &config.metadata_database;
         let (validated_database, database_setting) = database::database(database)?;
-        let (authentication, auth_secret) = authentication(
+        let Authentication {
+            setting: authentication,
+            secret: auth_secret,
+            ldap_ca,
+        } = authentication(
             config.authentication.as_ref(),
             cluster.spec.image.custom.is_none(),
         )?;
@@ -273,6 +279,7 @@ impl ValidatedCluster {
                 .as_ref()
                 .map(|admin| admin.secret_name.clone()),
             auth_secret,
+            ldap_ca,
             mapbox_secret: config.mapbox_api_key_secret.clone(),
             secret_key,
             previous_secret_key: config.previous_secret_key_secret.clone(),
@@ -400,16 +407,16 @@ where
     ))
 }
 
-/// The login settings and the Secret they read. LDAP is refused on the stock image,
+/// The login settings and what they read. LDAP is refused on the stock image,
 /// which has no `python-ldap` since Superset 4.1 (apache/superset#30553): every LDAP
 /// login would fail, the admin's included, while the cluster looked healthy. It is a C
 /// extension, so the operator cannot ship it as a wheel the way it ships pg8000.
 fn authentication(
     authentication: Option<&crate::crd::Authentication>,
     stock_image: bool,
-) -> Result<(Option<AuthSetting>, Option<SecretUse>), ReconcileError> {
+) -> Result<Authentication, ReconcileError> {
     let Some(authentication) = authentication else {
-        return Ok((None, None));
+        return Ok(Authentication::default());
     };
     let registration = Registration {
         enabled: authentication.user_registration.unwrap_or(true),
@@ -419,39 +426,27 @@ fn authentication(
             .unwrap_or_else(|| "Public".to_owned()),
     };
     match (&authentication.ldap, &authentication.oidc) {
-        (Some(ldap), None) if !ldap.server_uri.starts_with("ldaps://") && !ldap.allow_insecure => {
-            Err(ReconcileError::invalid_spec(
-                "LdapInClearText",
-                format!(
-                    "clusterConfig.authentication.ldap.serverUri {:?} is not an ldaps:// URI: \
-                     ldap:// sends the bind password and every user's password in clear text. \
-                     Use ldaps://, or set allowInsecure: true to accept that",
-                    ldap.server_uri
-                ),
-            ))
+        (Some(ldap), None) => {
+            let (setting, ca) = ldap::ldap(ldap, registration)?;
+            if stock_image {
+                return Err(ReconcileError::invalid_spec(
+                    "LdapNeedsPythonLdap",
+                    "clusterConfig.authentication.ldap needs python-ldap, which the stock \
+                     Superset image has not shipped since 4.1, so every LDAP login would \
+                     fail, the admin's included: build an image that adds it (see the \
+                     derived image in the Superset docs) and set spec.image.custom to it",
+                ));
+            }
+            Ok(Authentication {
+                setting: Some(setting),
+                secret: Some(SecretUse {
+                    name: ldap.bind_password_secret.clone(),
+                    keys: vec!["password"],
+                    field: "clusterConfig.authentication.ldap.bindPasswordSecret",
+                }),
+                ldap_ca: ca,
+            })
         }
-        (Some(_), None) if stock_image => Err(ReconcileError::invalid_spec(
-            "LdapNeedsPythonLdap",
-            "clusterConfig.authentication.ldap needs python-ldap, which the stock Superset \
-             image has not shipped since 4.1, so every LDAP login would fail, the \
-             admin's included: build an image that adds it (see the derived image in the \
-             Superset docs) and set spec.image.custom to it",
-        )),
-        (Some(ldap), None) => Ok((
-            Some(AuthSetting::Ldap {
-                server_uri: ldap.server_uri.clone(),
-                bind_dn: ldap.bind_dn.clone(),
-                search_base: ldap.search_base.clone(),
-                user_attribute: ldap.user_attribute.clone(),
-                group_attribute: ldap.group_attribute.clone(),
-                registration,
-            }),
-            Some(SecretUse {
-                name: ldap.bind_password_secret.clone(),
-                keys: vec!["password"],
-                field: "clusterConfig.authentication.ldap.bindPasswordSecret",
-            }),
-        )),
         (None, Some(oidc)) if !oidc.scopes.iter().any(|scope| scope == "openid") => {
             Err(ReconcileError::invalid_spec(
                 "OidcWithoutOpenidScope",
@@ -464,26 +459,37 @@ fn authentication(
                 ),
             ))
         }
-        (None, Some(oidc)) => Ok((
-            Some(AuthSetting::Oidc {
+        (None, Some(oidc)) => Ok(Authentication {
+            setting: Some(AuthSetting::Oidc {
                 issuer_url: oidc.issuer_url.clone(),
                 client_id: oidc.client_id.clone(),
                 scopes: oidc.scopes.clone(),
                 registration,
             }),
-            Some(SecretUse {
+            secret: Some(SecretUse {
                 name: oidc.client_secret_secret.clone(),
                 keys: vec!["clientSecret"],
                 field: "clusterConfig.authentication.oidc.clientSecretSecret",
             }),
-        )),
+            ldap_ca: None,
+        }),
         (Some(_), Some(_)) => Err(ReconcileError::invalid_spec(
             "ConflictingAuthentication",
             "clusterConfig.authentication sets both ldap and oidc; Superset logs users in \
              one way: keep one",
         )),
-        (None, None) => Ok((None, None)),
+        (None, None) => Ok(Authentication::default()),
     }
+}
+
+/// How users log in, as [`authentication`] checked it.
+#[derive(Default)]
+struct Authentication {
+    setting: Option<AuthSetting>,
+    /// The LDAP bind password's or the OIDC client secret's Secret.
+    secret: Option<SecretUse>,
+    /// The object with the LDAP server's CA.
+    ldap_ca: Option<CaSource>,
 }
 
 /// The Superset operator's facts for the shared identity checks.
@@ -497,11 +503,13 @@ const PRODUCT: Product = Product {
 
 pub mod celery;
 mod database;
+mod ldap;
 mod trino;
 
 pub use self::celery::{RedisAddress, ValidatedRedis};
 
 pub use self::database::{CA_FIELD, CA_KEY, CaSource, DATABASE_CA_DIR, ValidatedDatabase};
+pub use self::ldap::{LDAP_CA_DIR, LDAP_CA_FIELD};
 pub use self::trino::{
     CONNECTIONS_FIELD, DISCOVERY_KEYS, TRINO_DISCOVERY_DIR, ValidatedTrinoConnection,
     discovery_volumes,

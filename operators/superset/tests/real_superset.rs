@@ -15,12 +15,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use k8s_openapi::api::core::v1::Container;
 use serde_json::{Value, json};
+use strata_certificates::authority::{CertificateAuthority, IssuedCertificate, Validity};
 use strata_testing::oidc::{MockOidcProvider, OidcUser};
 use strata_testing::postgres::{ThrowawayPostgres, free_port};
-use strata_testing::slapd::{BIND_DN, LdapUser, PEOPLE, ThrowawaySlapd};
+use strata_testing::slapd::{BIND_DN, LdapUser, PEOPLE, SlapdTls, ThrowawaySlapd};
 use strata_testing::superset::{Gunicorn, PodEnv, describe};
 use strata_testing::tools::{PYTHON_LDAP, required_path};
 use superset_operator::build::config_map::{packages_config_map, role_group_config_map};
@@ -113,14 +115,18 @@ struct PodFiles {
     _root: tempfile::TempDir,
     config: PathBuf,
     wheels: PathBuf,
+    /// The LDAP server's CA volume.
+    ldap_tls: PathBuf,
 }
 
 fn pod_files(cluster: &ValidatedCluster) -> PodFiles {
     let root = tempfile::tempdir().expect("a temporary directory");
     let config = root.path().join("config");
     let wheels = root.path().join("wheels");
-    std::fs::create_dir(&config).expect("config dir");
-    std::fs::create_dir(&wheels).expect("wheels dir");
+    let ldap_tls = root.path().join("ldap-tls");
+    for dir in [&config, &wheels, &ldap_tls] {
+        std::fs::create_dir(dir).expect("a pod directory");
+    }
     let group = &cluster.nodes.groups[0];
     for (name, text) in role_group_config_map(cluster, group)
         .data
@@ -135,6 +141,7 @@ fn pod_files(cluster: &ValidatedCluster) -> PodFiles {
         _root: root,
         config,
         wheels,
+        ldap_tls,
     }
 }
 
@@ -160,6 +167,7 @@ fn environment(
                 entry
                     .replace("/strata/config", &files.config.to_string_lossy())
                     .replace("/strata/packages", &files.wheels.to_string_lossy())
+                    .replace("/strata/ldap-tls", &files.ldap_tls.to_string_lossy())
                     .replace("/app/superset_home", &home.to_string_lossy())
             })
             .collect::<Vec<_>>()
@@ -404,11 +412,19 @@ fn a_secret_key_rotation_re_encrypts_a_stored_database_password() {
     );
 }
 
+/// What slapd serves `ldaps://` with: `server`'s certificate and key.
+fn tls(server: &IssuedCertificate) -> SlapdTls<'_> {
+    SlapdTls {
+        certificate_pem: server.certificate_pem(),
+        key_pem: server.key_pem(),
+    }
+}
+
 /// A pod's web server on loopback, and what it runs with.
 struct Served {
     web: Gunicorn,
     env: PodEnv,
-    _files: PodFiles,
+    files: PodFiles,
 }
 
 /// Renders a cluster on `postgres` with `authentication`, runs its init container, and
@@ -437,11 +453,7 @@ fn serve(
     let port = free_port(SUPERSET_ADDRESS).expect("a free port");
     let web = Gunicorn::start(SUPERSET_ADDRESS, port, &env, &[])
         .unwrap_or_else(|error| panic!("{error}"));
-    Served {
-        web,
-        env,
-        _files: files,
-    }
+    Served { web, env, files }
 }
 
 /// Issue 20, item 4: an LDAP user logs in, against Debian's slapd, with the rendered
@@ -449,26 +461,46 @@ fn serve(
 /// `docs/superset.md`; here the provisioned build of the pinned sdist, on `PYTHONPATH`).
 /// The first login registers the user from the directory's entry, with the role the
 /// spec names (the default, `Public`, may not even read `/api/v1/me/`); a wrong password
-/// is refused.
+/// is refused. Finding 23: over `ldaps://`, against the private CA of a ConfigMap
+/// (`caCertificate`), and a server with another CA's certificate where the directory
+/// was gets no password: the login is refused.
 #[test]
 #[ignore = "needs the Superset venv, PostgreSQL, slapd and python-ldap (STRATA_SUPERSET_VENV, STRATA_POSTGRESQL_BIN, STRATA_SLAPD, STRATA_PYTHON_LDAP); run by cargo xtask test"]
 fn an_ldap_user_logs_in_with_the_rendered_settings() {
     let alice = LdapUser::new("alice", "Alice", "Liddell", "d0wn the r@bbit:hole");
-    let slapd = ThrowawaySlapd::start(LDAP_ADDRESS, "bind-secret", std::slice::from_ref(&alice))
-        .unwrap_or_else(|error| panic!("{error}"));
+    let validity = Validity::starting(SystemTime::now(), Duration::from_secs(3600));
+    let issued_by = |ca_name: &str| {
+        let ca = CertificateAuthority::create(ca_name, validity)
+            .unwrap_or_else(|error| panic!("{error}"));
+        let server = ca
+            .issue(&[LDAP_ADDRESS.to_owned()], validity)
+            .unwrap_or_else(|error| panic!("{error}"));
+        (ca.certificate_pem().to_owned(), server)
+    };
+    let (ca_pem, server) = issued_by("ldap-ca");
+    let slapd = ThrowawaySlapd::start_ldaps(
+        LDAP_ADDRESS,
+        None,
+        "bind-secret",
+        std::slice::from_ref(&alice),
+        tls(&server),
+    )
+    .unwrap_or_else(|error| panic!("{error}"));
     let postgres = ThrowawayPostgres::start(DATABASE_ADDRESS).expect("PostgreSQL starts");
     let python_ldap = required_path(PYTHON_LDAP).unwrap_or_else(|error| panic!("{error}"));
-    let Served { web, .. } = serve(
+    let Served { web, files, .. } = serve(
         &postgres,
         json!({
             "ldap": {
-                "serverUri": slapd.uri(), "allowInsecure": true, "bindDn": BIND_DN, "bindPasswordSecret": "ldap-bind",
-                "searchBase": PEOPLE
+                "serverUri": slapd.uri(), "caCertificate": {"configMapName": "ldap-ca"},
+                "bindDn": BIND_DN, "bindPasswordSecret": "ldap-bind", "searchBase": PEOPLE
             },
             "userRegistrationRole": "Gamma"
         }),
         Some(&python_ldap),
     );
+    // What the kubelet mounts from the ConfigMap; read at each login.
+    std::fs::write(files.ldap_tls.join("ca.crt"), &ca_pem).expect("the CA file");
     let login = |password: &str| {
         web.post_json(
             "/api/v1/security/login",
@@ -506,6 +538,28 @@ fn an_ldap_user_logs_in_with_the_rendered_settings() {
         ),
         (Some("alice"), Some("Alice")),
         "{me}"
+    );
+
+    // An impostor on the directory's address and port, with a certificate of its own CA
+    // for that address, knows alice too: only the certificate check keeps her password.
+    let port = slapd.port();
+    drop(slapd);
+    let (_, impostor_certificate) = issued_by("impostor-ca");
+    let _impostor = ThrowawaySlapd::start_ldaps(
+        LDAP_ADDRESS,
+        Some(port),
+        "bind-secret",
+        std::slice::from_ref(&alice),
+        tls(&impostor_certificate),
+    )
+    .unwrap_or_else(|error| panic!("{error}"));
+    let deceived = login(&alice.password);
+    assert_eq!(
+        deceived.status,
+        401,
+        "the impostor's certificate must be refused: {}\n{}",
+        deceived.body,
+        web.log_tail()
     );
 }
 

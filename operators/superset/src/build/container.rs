@@ -14,12 +14,12 @@ use super::secret_key::SECRET_KEY_KEY;
 use super::service::HTTP;
 use crate::config::packages::{WHEEL_DIR, python_path_entries};
 use crate::config::superset_config::{
-    DB_PASSWORD_ENV, DB_USERNAME_ENV, LDAP_BIND_PASSWORD_ENV, MAPBOX_API_KEY_ENV,
+    DB_PASSWORD_ENV, DB_USERNAME_ENV, LDAP_BIND_PASSWORD_ENV, LDAP_CA_FILE_ENV, MAPBOX_API_KEY_ENV,
     OIDC_CLIENT_SECRET_ENV,
 };
 use crate::validate::celery::{REDIS_CA_DIR, REDIS_PASSWORD_KEY, REDIS_URL_KEY};
 use crate::validate::{
-    CA_KEY, DATABASE_CA_DIR, RedisAddress, TRINO_DISCOVERY_DIR, ValidatedCluster,
+    CA_KEY, DATABASE_CA_DIR, LDAP_CA_DIR, RedisAddress, TRINO_DISCOVERY_DIR, ValidatedCluster,
     ValidatedDatabase, ValidatedRoleGroup, discovery_volumes,
 };
 
@@ -65,6 +65,8 @@ pub const TMP_VOLUME: &str = "tmp";
 pub const DATABASE_CA_VOLUME: &str = "metadata-database-ca";
 /// Redis's CA certificate.
 pub const REDIS_CA_VOLUME: &str = "redis-ca";
+/// The LDAP server's CA certificate.
+pub const LDAP_CA_VOLUME: &str = "ldap-ca";
 
 fn secret_variable(name: &str, secret: &str, key: &str) -> EnvVar {
     EnvVar {
@@ -154,6 +156,12 @@ pub(super) fn superset_env(cluster: &ValidatedCluster) -> (BTreeMap<String, Stri
         }
         None => {}
     }
+    if cluster.ldap_ca.is_some() {
+        plain.insert(
+            LDAP_CA_FILE_ENV.to_owned(),
+            format!("{LDAP_CA_DIR}/{CA_KEY}"),
+        );
+    }
     if let Some(tls) = cluster.redis.as_ref().and_then(|redis| redis.tls.as_ref()) {
         plain.insert(REDIS_TLS_ENV.to_owned(), "true".to_owned());
         if tls.ca.is_some() {
@@ -185,6 +193,9 @@ pub(super) fn mounts(cluster: &ValidatedCluster) -> Vec<k8s_openapi::api::core::
         .is_some()
     {
         mounts.push(volume_mount(REDIS_CA_VOLUME, REDIS_CA_DIR, true));
+    }
+    if cluster.ldap_ca.is_some() {
+        mounts.push(volume_mount(LDAP_CA_VOLUME, LDAP_CA_DIR, true));
     }
     // The web server too: its Trino client reads the CA at each connection.
     for (config_map, volume) in discovery_volumes(&cluster.trino_connections) {

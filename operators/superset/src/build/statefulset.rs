@@ -12,8 +12,8 @@ use strata_operator::reference::KeySource;
 
 use super::config_map::packages_name;
 use super::container::{
-    CONFIG_VOLUME, DATABASE_CA_VOLUME, HOME_VOLUME, PACKAGES_VOLUME, REDIS_CA_VOLUME, TMP_VOLUME,
-    init_database, web_server,
+    CONFIG_VOLUME, DATABASE_CA_VOLUME, HOME_VOLUME, LDAP_CA_VOLUME, PACKAGES_VOLUME,
+    REDIS_CA_VOLUME, TMP_VOLUME, init_database, web_server,
 };
 use super::metrics::statsd_exporter;
 use crate::validate::{CA_KEY, CaSource, ValidatedCluster, ValidatedRoleGroup, discovery_volumes};
@@ -72,13 +72,16 @@ pub fn volumes(cluster: &ValidatedCluster, config_map: &str) -> Vec<Volume> {
     if let Some(ca) = cluster.redis.as_ref().and_then(|redis| redis.ca()) {
         volumes.push(ca_volume(REDIS_CA_VOLUME, ca));
     }
+    if let Some(ca) = &cluster.ldap_ca {
+        volumes.push(ca_volume(LDAP_CA_VOLUME, ca));
+    }
     for (config_map, volume) in discovery_volumes(&cluster.trino_connections) {
         volumes.push(config_map_volume(&volume, config_map));
     }
     volumes
 }
 
-/// A CA (the metadata database's, Redis's) as the volume `name`: only `ca.crt`, so a
+/// A CA (the metadata database's, Redis's, the LDAP server's) as the volume `name`: only `ca.crt`, so a
 /// Secret that also holds a key (a cert-manager Secret named by mistake) never puts
 /// that key in the pod.
 fn ca_volume(name: &str, ca: &CaSource) -> Volume {

@@ -230,6 +230,54 @@ fn the_database_ca_is_mounted_alone_and_the_tls_hook_ships() -> Result<(), Recon
     Ok(())
 }
 
+/// Finding 23: the web server, which binds to LDAP at each login, mounts the LDAP
+/// server's CA alone and is told where it is.
+#[test]
+fn the_ldap_ca_is_mounted_alone_where_the_config_reads_it() -> Result<(), ReconcileError> {
+    let mut with_ldap = cluster(
+        json!({"authentication": {"ldap": {
+            "serverUri": "ldaps://ldap.example.com", "caCertificate": {"secretName": "ldap-tls"},
+            "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"
+        }}}),
+        Value::Null,
+    );
+    with_ldap.spec.image.custom = Some("registry.example.com/superset-ldap:6.1.0".to_owned());
+    let objects = objects_of(&ValidatedCluster::new(&with_ldap, DEFAULT_CLUSTER_DOMAIN)?)?;
+    let pod =
+        &named(&objects, "StatefulSet", "simple-superset-node-default")["spec"]["template"]["spec"];
+    let volume = pod["volumes"]
+        .as_array()
+        .and_then(|volumes| volumes.iter().find(|volume| volume["name"] == "ldap-ca"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        volume["secret"],
+        json!({"secretName": "ldap-tls", "items": [{"key": "ca.crt", "path": "ca.crt"}]}),
+        "only ca.crt, never the Secret's key"
+    );
+    let web = &pod["containers"][0];
+    assert!(
+        web["volumeMounts"]
+            .as_array()
+            .is_some_and(|mounts| mounts.iter().any(|mount| {
+                mount["name"] == "ldap-ca"
+                    && mount["mountPath"] == "/strata/ldap-tls"
+                    && mount["readOnly"] == true
+            })),
+        "{web}"
+    );
+    assert!(
+        web["env"]
+            .as_array()
+            .is_some_and(|env| env.iter().any(|variable| {
+                variable["name"] == "STRATA_LDAP_CA_FILE"
+                    && variable["value"] == "/strata/ldap-tls/ca.crt"
+            })),
+        "{web}"
+    );
+    Ok(())
+}
+
 /// The init container learns the connections and their credentials; both containers
 /// mount the discovery ConfigMap, whose CA the web server's Trino client reads.
 #[test]

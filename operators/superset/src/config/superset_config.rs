@@ -18,6 +18,9 @@ pub const DB_USERNAME_ENV: &str = "STRATA_DB_USERNAME";
 pub const DB_PASSWORD_ENV: &str = "STRATA_DB_PASSWORD";
 /// Environment variable with the LDAP bind password.
 pub const LDAP_BIND_PASSWORD_ENV: &str = "STRATA_LDAP_BIND_PASSWORD";
+/// Environment variable with the path of the LDAP server's CA file, with
+/// `clusterConfig.authentication.ldap.caCertificate`.
+pub const LDAP_CA_FILE_ENV: &str = "STRATA_LDAP_CA_FILE";
 /// Environment variable with the OIDC client secret.
 pub const OIDC_CLIENT_SECRET_ENV: &str = "STRATA_OIDC_CLIENT_SECRET";
 /// Environment variable with the Mapbox API key.
@@ -73,6 +76,8 @@ pub enum AuthSetting {
         user_attribute: String,
         /// Group attribute.
         group_attribute: String,
+        /// How the connection is encrypted; `None` is clear text (`allowInsecure`).
+        tls: Option<LdapTlsSetting>,
         /// Self-registration and its role.
         registration: Registration,
     },
@@ -87,6 +92,17 @@ pub enum AuthSetting {
         /// Self-registration and its role.
         registration: Registration,
     },
+}
+
+/// TLS to the LDAP server: `ldaps://`, or StartTLS on `ldap://`. The server's certificate
+/// is always demanded and verified (`AUTH_LDAP_TLS_DEMAND`), whatever the image's
+/// `ldap.conf` says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LdapTlsSetting {
+    /// `AUTH_LDAP_USE_TLS`: StartTLS before the bind.
+    pub start_tls: bool,
+    /// Whether the CA comes from [`LDAP_CA_FILE_ENV`] rather than the system trust store.
+    pub ca_file: bool,
 }
 
 /// Whether first-time users get an account, and which role.
@@ -360,6 +376,7 @@ pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
             search_base,
             user_attribute,
             group_attribute,
+            tls,
             registration,
         }) => {
             out.push((
@@ -390,6 +407,15 @@ pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
                 "AUTH_LDAP_GROUP_FIELD".to_owned(),
                 PyValue::Str(group_attribute.clone()),
             ));
+            if let Some(tls) = tls {
+                out.push(("AUTH_LDAP_TLS_DEMAND".to_owned(), PyValue::Bool(true)));
+                if tls.start_tls {
+                    out.push(("AUTH_LDAP_USE_TLS".to_owned(), PyValue::Bool(true)));
+                }
+                if tls.ca_file {
+                    out.push(("AUTH_LDAP_TLS_CACERTFILE".to_owned(), env(LDAP_CA_FILE_ENV)));
+                }
+            }
             out.extend(registration_assignments(registration));
         }
         Some(AuthSetting::Oidc {

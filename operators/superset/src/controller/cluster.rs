@@ -16,7 +16,9 @@ use crate::build::build;
 use crate::build::secret_key::SECRET_KEY_KEY;
 use crate::crd::{CaCertificate, SupersetCluster};
 use crate::validate::celery::REDIS_CA_FIELD;
-use crate::validate::{CA_FIELD, CA_KEY, DISCOVERY_KEYS, SecretKeySource, ValidatedCluster};
+use crate::validate::{
+    CA_FIELD, CA_KEY, DISCOVERY_KEYS, LDAP_CA_FIELD, SecretKeySource, ValidatedCluster,
+};
 
 /// What the controller needs beyond the shared context.
 #[derive(Clone, Debug)]
@@ -79,13 +81,14 @@ pub fn secret_references(cluster: &SupersetCluster) -> Vec<Target> {
         .collect()
 }
 
-/// The ConfigMaps a cluster names: the metadata database's and Redis's CAs, when they
-/// are in one, and the discovery ConfigMaps of the Trino clusters it connects to.
+/// The ConfigMaps a cluster names: the metadata database's, Redis's and the LDAP
+/// server's CAs, when they are in one, and the discovery ConfigMaps of the Trino clusters it connects to.
 pub fn config_map_references(cluster: &SupersetCluster) -> Vec<Target> {
     let namespace = cluster.namespace().unwrap_or_default();
     database_ca(cluster)
         .into_iter()
         .chain(redis_ca(cluster))
+        .chain(ldap_ca(cluster))
         .filter_map(|ca| ca.config_map_name.clone())
         .chain(
             cluster
@@ -97,6 +100,11 @@ pub fn config_map_references(cluster: &SupersetCluster) -> Vec<Target> {
         )
         .map(|name| Target::named(namespace.clone(), name))
         .collect()
+}
+
+fn ldap_ca(cluster: &SupersetCluster) -> Option<&CaCertificate> {
+    let authentication = cluster.spec.cluster_config.authentication.as_ref()?;
+    authentication.ldap.as_ref()?.ca_certificate.as_ref()
 }
 
 fn redis_ca(cluster: &SupersetCluster) -> Option<&CaCertificate> {
@@ -192,9 +200,11 @@ fn prepare(
         .as_ref()
         .and_then(|redis| redis.ca())
         .map(|ca| (ca, REDIS_CA_FIELD));
+    let ldap_ca = validated.ldap_ca.as_ref().map(|ca| (ca, LDAP_CA_FIELD));
     let ca = database_ca
         .into_iter()
         .chain(redis_ca)
+        .chain(ldap_ca)
         .map(|(ca, field)| KeysRead {
             object: ca.object,
             name: &ca.name,

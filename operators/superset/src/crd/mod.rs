@@ -334,7 +334,8 @@ pub struct Authentication {
 #[serde(rename_all = "camelCase")]
 pub struct Ldap {
     /// Server URI, such as `ldaps://ldap.example.com:636`. `ldap://` sends the bind
-    /// password and every user's password in clear text and needs `allowInsecure: true`.
+    /// password and every user's password in clear text, and needs `startTls: true` or
+    /// `allowInsecure: true`.
     pub server_uri: String,
     /// The DN to bind as for searches.
     pub bind_dn: String,
@@ -348,8 +349,19 @@ pub struct Ldap {
     /// The attribute that lists a user's groups; defaults to `memberOf`.
     #[serde(default = "default_group_attribute")]
     pub group_attribute: String,
-    /// Allow an `ldap://` server URI, which sends every password in clear text. False
-    /// by default.
+    /// Upgrade each `ldap://` connection with StartTLS before the bind: the passwords
+    /// then travel encrypted, and a server that refuses StartTLS refuses every login
+    /// rather than receiving them in clear. Not with `ldaps://`, which is TLS already.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub start_tls: bool,
+    /// The CA that signed the LDAP server's certificate, as the key `ca.crt` of a Secret
+    /// or ConfigMap (cert-manager's and trust-manager's key). Without it the image's
+    /// system trust store is used, which suits a directory whose certificate a public CA
+    /// signed. Either way the certificate is verified and must name the URI's host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_certificate: Option<CaCertificate>,
+    /// Allow an `ldap://` server URI without StartTLS, which sends every password in
+    /// clear text. False by default.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_insecure: bool,
 }

@@ -106,6 +106,24 @@ fn the_secrets_the_pods_read_are_listed_with_their_keys() -> Result<(), Reconcil
     }}),
     "LdapInClearText"
 )]
+#[case::start_tls_on_ldaps(
+    json!({"authentication": {
+        "ldap": {"serverUri": "ldaps://l", "startTls": true, "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"}
+    }}),
+    "InvalidLdapTls"
+)]
+#[case::an_ldap_ca_for_clear_text(
+    json!({"authentication": {
+        "ldap": {"serverUri": "ldap://l", "allowInsecure": true, "caCertificate": {"configMapName": "ldap-ca"}, "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"}
+    }}),
+    "InvalidLdapTls"
+)]
+#[case::an_ldap_ca_in_two_objects(
+    json!({"authentication": {
+        "ldap": {"serverUri": "ldaps://l", "caCertificate": {"configMapName": "ldap-ca", "secretName": "ldap-ca"}, "bindDn": "cn=b", "bindPasswordSecret": "b", "searchBase": "dc=x"}
+    }}),
+    "InvalidLdapTls"
+)]
 #[case::oidc_without_the_openid_scope(
     json!({"authentication": {
         "oidc": {"issuerUrl": "https://i", "clientId": "c", "clientSecretSecret": "s", "scopes": ["email", "profile"]}
@@ -200,6 +218,54 @@ fn ldap_is_accepted_on_a_custom_image() -> Result<(), ReconcileError> {
     );
     with_ldap.spec.image.custom = Some("registry.example.com/superset-ldap:6.1.0".to_owned());
     ValidatedCluster::new(&with_ldap, DEFAULT_CLUSTER_DOMAIN)?;
+    Ok(())
+}
+
+/// Finding 23: the LDAP server's certificate is demanded, against the CA the spec names
+/// (mounted from its object) or the system trust store; StartTLS makes `ldap://`
+/// acceptable without `allowInsecure`.
+#[rstest]
+#[case::ldaps_with_a_ca_in_a_config_map(
+    json!({"serverUri": "ldaps://ldap.example.com", "caCertificate": {"configMapName": "ldap-ca"}}),
+    &["AUTH_LDAP_TLS_DEMAND = True", "AUTH_LDAP_TLS_CACERTFILE = os.environ[\"STRATA_LDAP_CA_FILE\"]"],
+    Some((KeySource::ConfigMap, "ldap-ca"))
+)]
+#[case::start_tls_with_a_ca_in_a_secret(
+    json!({"serverUri": "ldap://ldap.example.com", "startTls": true, "caCertificate": {"secretName": "ldap-tls"}}),
+    &["AUTH_LDAP_TLS_DEMAND = True", "AUTH_LDAP_USE_TLS = True", "AUTH_LDAP_TLS_CACERTFILE = os.environ[\"STRATA_LDAP_CA_FILE\"]"],
+    Some((KeySource::Secret, "ldap-tls"))
+)]
+#[case::ldaps_against_the_system_trust_store(
+    json!({"serverUri": "ldaps://ldap.example.com"}),
+    &["AUTH_LDAP_TLS_DEMAND = True"],
+    None
+)]
+fn ldap_tls_reaches_the_config_and_the_ca_is_read(
+    #[case] ldap: Value,
+    #[case] lines: &[&str],
+    #[case] ca: Option<(KeySource, &str)>,
+) -> Result<(), ReconcileError> {
+    let mut ldap = ldap;
+    ldap["bindDn"] = json!("cn=b");
+    ldap["bindPasswordSecret"] = json!("b");
+    ldap["searchBase"] = json!("dc=x");
+    let mut with_ldap = cluster(json!({"authentication": {"ldap": ldap}}), Value::Null);
+    with_ldap.spec.image.custom = Some("registry.example.com/superset-ldap:6.1.0".to_owned());
+    let validated = ValidatedCluster::new(&with_ldap, DEFAULT_CLUSTER_DOMAIN)?;
+    let file = &validated.nodes.groups[0].product.superset_config;
+    for line in lines {
+        assert!(
+            file.lines().any(|candidate| candidate == *line),
+            "{line}: {file}"
+        );
+    }
+    assert_eq!(
+        validated
+            .ldap_ca
+            .as_ref()
+            .map(|ca| (ca.object, ca.name.as_str())),
+        ca
+    );
     Ok(())
 }
 

@@ -34,12 +34,20 @@ fn registration() -> Registration {
 }
 
 fn ldap() -> AuthSetting {
+    ldap_with(Some(LdapTlsSetting {
+        start_tls: false,
+        ca_file: true,
+    }))
+}
+
+fn ldap_with(tls: Option<LdapTlsSetting>) -> AuthSetting {
     AuthSetting::Ldap {
         server_uri: "ldaps://ldap.example.com".to_owned(),
         bind_dn: "cn=superset,dc=example,dc=com".to_owned(),
         search_base: "ou=people,dc=example,dc=com".to_owned(),
         user_attribute: "uid".to_owned(),
         group_attribute: "memberOf".to_owned(),
+        tls,
         registration: registration(),
     }
 }
@@ -89,6 +97,38 @@ fn the_rendered_file_is_python_and_holds_no_secret(#[case] authentication: Optio
         "STRATA_MAPBOX_API_KEY",
     ] {
         assert!(file.contains(secret_source), "{file}");
+    }
+}
+
+/// Finding 23: over TLS the server's certificate is demanded whatever the image's
+/// `ldap.conf` says, against the CA the spec names; StartTLS upgrades `ldap://`.
+#[rstest]
+#[case::ldaps_with_a_ca(
+    Some(LdapTlsSetting { start_tls: false, ca_file: true }),
+    &["AUTH_LDAP_TLS_DEMAND = True", "AUTH_LDAP_TLS_CACERTFILE = os.environ[\"STRATA_LDAP_CA_FILE\"]"],
+    &["AUTH_LDAP_USE_TLS"]
+)]
+#[case::start_tls_with_the_system_trust_store(
+    Some(LdapTlsSetting { start_tls: true, ca_file: false }),
+    &["AUTH_LDAP_TLS_DEMAND = True", "AUTH_LDAP_USE_TLS = True"],
+    &["AUTH_LDAP_TLS_CACERTFILE"]
+)]
+#[case::clear_text_by_choice(None, &[], &["AUTH_LDAP_TLS_", "AUTH_LDAP_USE_TLS"])]
+fn ldap_tls_demands_a_certificate_signed_by_the_named_ca(
+    #[case] tls: Option<LdapTlsSetting>,
+    #[case] present: &[&str],
+    #[case] absent: &[&str],
+) {
+    let file = render(&settings(Some(ldap_with(tls))), &BTreeMap::new()).expect("renders");
+    python_parses(&file).expect("Python parses the rendered file");
+    for line in present {
+        assert!(
+            file.lines().any(|candidate| candidate == *line),
+            "{line}: {file}"
+        );
+    }
+    for start in absent {
+        assert!(!file.contains(start), "{start}: {file}");
     }
 }
 
