@@ -350,6 +350,27 @@ async fn the_rendered_example_queries_drains_a_worker_and_refuses_what_483_refus
         .map(|pod| (*pod, resident_mib(pod)))
         .collect();
     eprintln!("resident memory (MiB) during the long query, heap 768 MiB: {resident:?}");
+    // Finding 18: the rules name no `queries` section, so every user sees and kills
+    // only their own queries. The owner finds the long query; alice neither sees it
+    // nor kills it.
+    let running_sql = "SELECT query_id FROM system.runtime.queries \
+        WHERE \"user\" = 'test' AND state = 'RUNNING' AND query LIKE '%sf10.lineitem%' \
+        AND query NOT LIKE '%system.runtime%'";
+    let running = query(&runner, "test", running_sql).await;
+    let long_query_id = running[0][0]
+        .as_str()
+        .unwrap_or_else(|| panic!("the owner sees the long query: {running}"))
+        .to_owned();
+    assert_eq!(
+        query(&runner, "alice", running_sql).await,
+        json!([]),
+        "alice sees test's query"
+    );
+    let kill = format!(
+        "CALL system.runtime.kill_query(query_id => '{long_query_id}', message => 'alice was here')"
+    );
+    let refused = query_error(&runner, "alice", &kill).await;
+    assert!(refused.contains("Access Denied"), "{refused}");
     let watch = tokio::spawn(client_answer(
         client_plan(
             &runner,
