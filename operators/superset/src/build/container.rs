@@ -19,8 +19,8 @@ use crate::config::superset_config::{
 };
 use crate::validate::celery::{REDIS_CA_DIR, REDIS_PASSWORD_KEY, REDIS_URL_KEY};
 use crate::validate::{
-    CA_KEY, DATABASE_CA_DIR, LDAP_CA_DIR, RedisAddress, TRINO_DISCOVERY_DIR, ValidatedCluster,
-    ValidatedDatabase, ValidatedRoleGroup, discovery_volumes,
+    CA_KEY, CaSource, DATABASE_CA_DIR, LDAP_CA_DIR, RedisAddress, TRINO_DISCOVERY_DIR,
+    ValidatedCluster, ValidatedDatabase, ValidatedRoleGroup, discovery_volumes,
 };
 
 /// The web server container, the target of `envOverrides`.
@@ -174,6 +174,37 @@ pub(super) fn superset_env(cluster: &ValidatedCluster) -> (BTreeMap<String, Stri
     (plain, secrets)
 }
 
+/// A CA certificate the pods mount: its volume, the directory it is mounted at, and the
+/// object it comes from.
+pub(super) struct MountedCa<'a> {
+    pub(super) volume: &'static str,
+    pub(super) dir: &'static str,
+    pub(super) source: &'a CaSource,
+}
+
+/// The CAs the spec names (the metadata database's, Redis's, the LDAP server's), in the
+/// order the pod lists their volumes and mounts.
+pub(super) fn mounted_cas(cluster: &ValidatedCluster) -> Vec<MountedCa<'_>> {
+    [
+        (DATABASE_CA_VOLUME, DATABASE_CA_DIR, cluster.database.ca()),
+        (
+            REDIS_CA_VOLUME,
+            REDIS_CA_DIR,
+            cluster.redis.as_ref().and_then(|redis| redis.ca()),
+        ),
+        (LDAP_CA_VOLUME, LDAP_CA_DIR, cluster.ldap_ca.as_ref()),
+    ]
+    .into_iter()
+    .filter_map(|(volume, dir, source)| {
+        Some(MountedCa {
+            volume,
+            dir,
+            source: source?,
+        })
+    })
+    .collect()
+}
+
 pub(super) fn mounts(cluster: &ValidatedCluster) -> Vec<k8s_openapi::api::core::v1::VolumeMount> {
     let mut mounts = vec![
         volume_mount(CONFIG_VOLUME, CONFIG_DIR, true),
@@ -183,19 +214,8 @@ pub(super) fn mounts(cluster: &ValidatedCluster) -> Vec<k8s_openapi::api::core::
     if !cluster.wheels.is_empty() {
         mounts.push(volume_mount(PACKAGES_VOLUME, WHEEL_DIR, true));
     }
-    if cluster.database.ca().is_some() {
-        mounts.push(volume_mount(DATABASE_CA_VOLUME, DATABASE_CA_DIR, true));
-    }
-    if cluster
-        .redis
-        .as_ref()
-        .and_then(|redis| redis.ca())
-        .is_some()
-    {
-        mounts.push(volume_mount(REDIS_CA_VOLUME, REDIS_CA_DIR, true));
-    }
-    if cluster.ldap_ca.is_some() {
-        mounts.push(volume_mount(LDAP_CA_VOLUME, LDAP_CA_DIR, true));
+    for ca in mounted_cas(cluster) {
+        mounts.push(volume_mount(ca.volume, ca.dir, true));
     }
     // The web server too: its Trino client reads the CA at each connection.
     for (config_map, volume) in discovery_volumes(&cluster.trino_connections) {

@@ -12,8 +12,7 @@ use strata_operator::reference::KeySource;
 
 use super::config_map::packages_name;
 use super::container::{
-    CONFIG_VOLUME, DATABASE_CA_VOLUME, HOME_VOLUME, LDAP_CA_VOLUME, PACKAGES_VOLUME,
-    REDIS_CA_VOLUME, TMP_VOLUME, init_database, web_server,
+    CONFIG_VOLUME, HOME_VOLUME, PACKAGES_VOLUME, TMP_VOLUME, init_database, mounted_cas, web_server,
 };
 use super::metrics::statsd_exporter;
 use crate::validate::{CA_KEY, CaSource, ValidatedCluster, ValidatedRoleGroup, discovery_volumes};
@@ -66,14 +65,8 @@ pub fn volumes(cluster: &ValidatedCluster, config_map: &str) -> Vec<Volume> {
     if !cluster.wheels.is_empty() {
         volumes.push(config_map_volume(PACKAGES_VOLUME, &packages_name(cluster)));
     }
-    if let Some(ca) = cluster.database.ca() {
-        volumes.push(ca_volume(DATABASE_CA_VOLUME, ca));
-    }
-    if let Some(ca) = cluster.redis.as_ref().and_then(|redis| redis.ca()) {
-        volumes.push(ca_volume(REDIS_CA_VOLUME, ca));
-    }
-    if let Some(ca) = &cluster.ldap_ca {
-        volumes.push(ca_volume(LDAP_CA_VOLUME, ca));
+    for ca in mounted_cas(cluster) {
+        volumes.push(ca_volume(ca.volume, ca.source));
     }
     for (config_map, volume) in discovery_volumes(&cluster.trino_connections) {
         volumes.push(config_map_volume(&volume, config_map));
@@ -81,9 +74,8 @@ pub fn volumes(cluster: &ValidatedCluster, config_map: &str) -> Vec<Volume> {
     volumes
 }
 
-/// A CA (the metadata database's, Redis's, the LDAP server's) as the volume `name`: only `ca.crt`, so a
-/// Secret that also holds a key (a cert-manager Secret named by mistake) never puts
-/// that key in the pod.
+/// A CA of [`mounted_cas`] as the volume `name`: only `ca.crt`, so a Secret that also
+/// holds a key (a cert-manager Secret named by mistake) never puts that key in the pod.
 fn ca_volume(name: &str, ca: &CaSource) -> Volume {
     let items = Some(vec![KeyToPath {
         key: CA_KEY.to_owned(),
