@@ -158,6 +158,17 @@ impl StoredSecrets {
         })
     }
 
+    /// The Secret `name` as it is stored, to be pushed unchanged: `(shown, sealed)`.
+    fn kept(&self, request: &CertificateRequest, name: &str) -> Option<(Secret, Secret)> {
+        let data: Vec<(&str, String)> = self
+            .0
+            .get(name)?
+            .iter()
+            .map(|(key, bytes)| (key.as_str(), String::from_utf8_lossy(bytes).into_owned()))
+            .collect();
+        Some(sealed_secret(request, name, &data, None))
+    }
+
     fn pair(&self, secret: &str, certificate: &str, key: &str) -> Option<(String, String)> {
         let data = self.0.get(secret)?;
         let text = |name: &str| {
@@ -351,16 +362,21 @@ pub struct Certificates {
     /// The client CA's certificate, with a [`ClientCaRequest`].
     pub client_ca_pem: Option<String>,
     ca_secret: Option<CaWrite>,
-    /// The client CA's Secret when this reconcile makes it.
+    /// The client CA's Secret, made in this reconcile or kept as stored; retained alike.
     client_ca_secret: Option<(Secret, Secret)>,
     server_secrets: Vec<(Secret, Secret)>,
 }
 
-/// How the CA Secret is written: created once, or rewritten by a rotation step.
+/// How the CA Secret is written: created once, rewritten by a rotation step, or kept as
+/// it is stored. Each is retained (security review, finding 10): the CA outlives its
+/// cluster, so a cluster deleted and created again, by a GitOps replace or a reinstall,
+/// comes back with the CA its clients trust. Pushing a kept CA too releases one that an
+/// earlier version created owned.
 #[derive(Clone)]
 enum CaWrite {
     Create(Secret, Secret),
     Rotate(Secret, Secret),
+    Keep(Secret, Secret),
 }
 
 impl std::fmt::Debug for Certificates {
@@ -379,12 +395,16 @@ impl Certificates {
     /// Secret (unchanged ones match their stored copy and are not written again).
     pub fn push_into(self, desired: &mut DesiredObjects) {
         match self.ca_secret {
-            Some(CaWrite::Create(shown, sealed)) => desired.push_sealed_once(shown, sealed),
-            Some(CaWrite::Rotate(shown, sealed)) => desired.push_sealed(shown, sealed),
+            Some(CaWrite::Create(shown, sealed) | CaWrite::Keep(shown, sealed)) => {
+                desired.push_sealed_retained(shown, sealed);
+            }
+            Some(CaWrite::Rotate(shown, sealed)) => {
+                desired.push_sealed_retained_rewrite(shown, sealed);
+            }
             None => {}
         }
         if let Some((shown, sealed)) = self.client_ca_secret {
-            desired.push_sealed_once(shown, sealed);
+            desired.push_sealed_retained(shown, sealed);
         }
         for (shown, sealed) in self.server_secrets {
             desired.push_sealed(shown, sealed);
@@ -398,7 +418,9 @@ impl Certificates {
     /// whoever runs the products without the apply step (the pod runner's tests).
     pub fn sealed_secrets(&self) -> Vec<Secret> {
         let ca = self.ca_secret.iter().map(|write| match write {
-            CaWrite::Create(_, sealed) | CaWrite::Rotate(_, sealed) => sealed,
+            CaWrite::Create(_, sealed) | CaWrite::Rotate(_, sealed) | CaWrite::Keep(_, sealed) => {
+                sealed
+            }
         });
         ca.chain(self.client_ca_secret.iter().map(|(_, sealed)| sealed))
             .chain(self.server_secrets.iter().map(|(_, sealed)| sealed))
@@ -494,9 +516,14 @@ pub fn plan_rotating(
                 sealed.metadata.annotations = shown.metadata.annotations.clone();
                 CaWrite::Rotate(shown, sealed)
             });
+            let write = write.or_else(|| {
+                let (shown, sealed) = stored.kept(request, &request.ca_secret_name)?;
+                Some(CaWrite::Keep(shown, sealed))
+            });
             (decision, write)
         }
         None => {
+            refuse_lost_ca(request, stored)?;
             let created = match plan_ca(None, &request.ca_common_name, now).map_err(unreadable)? {
                 CaPlan::Create(created) | CaPlan::Keep(created) => created,
             };
@@ -616,6 +643,39 @@ pub fn plan_rotating(
     Ok(certificates)
 }
 
+/// Refuses to make a new CA while server Secrets it did not sign still exist: they
+/// mean the CA Secret was deleted under a cluster whose pods and clients trust the
+/// old CA. A new CA would roll the pods one at a time onto a CA the others do not
+/// trust, which splits a ZooKeeper quorum and a Trino cluster, and cut off every
+/// client (security review, finding 10). The server Secrets hold only the old CA's
+/// certificate, not its key, so the operator cannot go on signing with it.
+fn refuse_lost_ca(
+    request: &CertificateRequest,
+    stored: &StoredSecrets,
+) -> Result<(), ReconcileError> {
+    let issued: Vec<&str> = request
+        .servers
+        .iter()
+        .map(|server| server.secret_name.as_str())
+        .filter(|name| stored.0.contains_key(*name))
+        .collect();
+    if issued.is_empty() {
+        return Ok(());
+    }
+    Err(ReconcileError::invalid_spec(
+        "CaSecretMissing",
+        format!(
+            "Secret {ca} is gone, but the certificates in {servers} were issued by the CA \
+             it held, and the pods and clients trust that CA alone. Nothing was issued or \
+             rolled. Restore {ca} from a backup. To start over with a new CA instead, \
+             stop the cluster (`clusterOperation.stopped: true`) and delete {servers}: the pods then all start on the new CA, \
+             and every client must trust it",
+            ca = request.ca_secret_name,
+            servers = issued.join(", "),
+        ),
+    ))
+}
+
 /// Keeps the client CA of `client_ca`, or makes it: created once, never patched, and
 /// never replaced when it does not parse, as the servers' CA.
 fn plan_client_ca(
@@ -641,6 +701,7 @@ fn plan_client_ca(
         Some((certificate, key)) => {
             CertificateAuthority::from_pem(&certificate, &key).map_err(unreadable)?;
             certificates.client_ca_pem = Some(certificate);
+            certificates.client_ca_secret = stored.kept(request, &client_ca.secret_name);
         }
         None => {
             let created = match plan_ca(None, &client_ca.common_name, now).map_err(unreadable)? {

@@ -18,7 +18,7 @@ use crate::events::EventPublisher;
 use crate::guard::Guarded;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::Api;
+use kube::api::{Api, DynamicObject};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::reflector::{self, ObjectRef};
@@ -28,7 +28,7 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::apply::{Applier, ApplyReport, DesiredObjects};
+use crate::apply::{Applier, ApplyReport, DesiredObjects, RETAINED_ANNOTATION};
 use crate::cache::{ChildCaches, ChildKind};
 use crate::definition::ControllerDef;
 use crate::error::{BackoffPolicy, ReconcileError};
@@ -333,6 +333,34 @@ impl ControllerSpec {
 /// Runs the controller `definition` declares until the runtime's shutdown
 /// token is cancelled.
 ///
+/// The primaries a child's event wakes: its owners of the primary's kind, as kube's
+/// `owns` finds them; and for a retained child, which has no owner by design (a CA
+/// Secret, Superset's `SECRET_KEY`), the primary its instance label names. So a CA
+/// deleted under a running cluster is reported at once (`CaSecretMissing`), not at the
+/// next resync.
+fn woken_by_child<P>(child: DynamicObject) -> Vec<ObjectRef<Guarded<P>>>
+where
+    P: Resource<DynamicType = ()>,
+{
+    let namespace = child.namespace();
+    let mut woken: Vec<ObjectRef<Guarded<P>>> = child
+        .owner_references()
+        .iter()
+        .filter_map(|owner| ObjectRef::from_owner_ref(namespace.as_deref(), owner, ()))
+        .collect();
+    if woken.is_empty()
+        && child.annotations().contains_key(RETAINED_ANNOTATION)
+        && let Some(instance) = child.labels().get(INSTANCE_LABEL)
+    {
+        let primary = ObjectRef::new(instance);
+        woken.push(match &namespace {
+            Some(namespace) => primary.within(namespace),
+            None => primary,
+        });
+    }
+    woken
+}
+
 /// The primary objects are watched through [`Guarded`]: an object the
 /// API server accepted but this operator cannot read (a field of the wrong
 /// shape that the CRD schema lets through) gets a Warning Event and a log
@@ -428,7 +456,7 @@ pub async fn run_controller<P, X, F, Fut>(
         );
     }
     for (resource, stream) in streams.children {
-        controller = controller.owns_stream_with(stream, resource);
+        controller = controller.watches_stream_with(stream, woken_by_child::<P>, resource);
     }
     if let Some(pods) = streams.pods {
         controller = controller.watches_stream(pods, |pod: Pod| {

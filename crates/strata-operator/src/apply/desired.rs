@@ -93,12 +93,23 @@ pub enum ApplyMode {
     /// made it. For values that protect data outliving the cluster (Superset's
     /// `SECRET_KEY`, which encrypts what the user's metadata database stores).
     CreateOnceRetained,
+    /// Server-side applied like [`ApplyMode::Apply`], but never owned, like
+    /// [`ApplyMode::CreateOnceRetained`]: for a retained object the operator rewrites on
+    /// purpose (a CA Secret during a rotation step). An existing object of its name is
+    /// adopted, since the step that decided the rewrite has read it.
+    ApplyRetained,
 }
 
 impl ApplyMode {
     /// Whether the object is created once and never patched.
     pub fn is_create_once(self) -> bool {
         matches!(self, Self::CreateOnce | Self::CreateOnceRetained)
+    }
+
+    /// Whether the object outlives its owner: it has no owner reference, so neither the
+    /// garbage collector nor pruning ever deletes it.
+    pub fn is_retained(self) -> bool {
+        matches!(self, Self::CreateOnceRetained | Self::ApplyRetained)
     }
 }
 
@@ -146,7 +157,7 @@ impl DesiredObject {
         if mode.is_create_once() {
             desired.annotate(CREATE_ONCE_ANNOTATION, "true");
         }
-        if mode == ApplyMode::CreateOnceRetained {
+        if mode.is_retained() {
             desired.annotate(RETAINED_ANNOTATION, "true");
         }
         Ok(desired)
@@ -191,7 +202,7 @@ impl DesiredObject {
     /// owner reference (unless it is retained) and the hash annotation of exactly
     /// this content.
     pub fn owned_by(mut self, owner_ref: &OwnerReference) -> Self {
-        if self.mode == ApplyMode::CreateOnceRetained {
+        if self.mode.is_retained() {
             let hash = content_hash(&self.value);
             self.annotate(DESIRED_HASH_ANNOTATION, &hash);
             return self;
@@ -487,6 +498,29 @@ impl DesiredObjects {
         self.objects.push(Box::new(Typed {
             object: shown,
             mode: ApplyMode::CreateOnce,
+            fill: None,
+            sealed: Some(Redacted(sealed)),
+        }));
+    }
+
+    /// Like [`push_sealed_once`](Self::push_sealed_once), but the object outlives its
+    /// owner ([`ApplyMode::CreateOnceRetained`]): a CA whose loss would cut off every
+    /// client that trusts it, and lock them out of the data on the retained volumes.
+    pub fn push_sealed_retained<K: ChildObject + Default>(&mut self, shown: K, sealed: K) {
+        self.objects.push(Box::new(Typed {
+            object: shown,
+            mode: ApplyMode::CreateOnceRetained,
+            fill: None,
+            sealed: Some(Redacted(sealed)),
+        }));
+    }
+
+    /// Like [`push_sealed`](Self::push_sealed), but never owned
+    /// ([`ApplyMode::ApplyRetained`]): a retained CA rewritten by a rotation step.
+    pub fn push_sealed_retained_rewrite<K: ChildObject + Default>(&mut self, shown: K, sealed: K) {
+        self.objects.push(Box::new(Typed {
+            object: shown,
+            mode: ApplyMode::ApplyRetained,
             fill: None,
             sealed: Some(Redacted(sealed)),
         }));

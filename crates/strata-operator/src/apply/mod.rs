@@ -265,8 +265,8 @@ impl<'a> Applier<'a> {
     ///
     /// Every object gets a controller owner reference to `owner`, so Kubernetes
     /// garbage-collects it with the owner and the controller is triggered when
-    /// it changes; except retained objects ([`ApplyMode::CreateOnceRetained`]),
-    /// which outlive the owner on purpose and are adopted when they exist.
+    /// it changes; except retained objects ([`ApplyMode::is_retained`]), which
+    /// outlive the owner on purpose and are adopted when they exist.
     pub async fn apply<K>(
         &self,
         owner: &K,
@@ -318,6 +318,18 @@ impl<'a> Applier<'a> {
                 }
                 continue;
             }
+            if object.mode() == ApplyMode::ApplyRetained {
+                if let Some(existing) = existing
+                    && let Some(remaining) = without_owner(&existing.references, &owner_ref)
+                {
+                    releases.push((object.clone(), remaining, existing.resource_version));
+                }
+                match cached {
+                    Some(cached) if object.matches(&cached) => report.unchanged += 1,
+                    cached => changed.push((object, cached)),
+                }
+                continue;
+            }
             let whose = references
                 .as_deref()
                 .and_then(|references| foreign_control(references, &owner_ref));
@@ -353,7 +365,9 @@ impl<'a> Applier<'a> {
         }
         for (object, _) in changed {
             let response = match object.mode() {
-                ApplyMode::Apply => self.server_side_apply(&namespace, &object).await?,
+                ApplyMode::Apply | ApplyMode::ApplyRetained => {
+                    self.server_side_apply(&namespace, &object).await?
+                }
                 ApplyMode::CreateOnce | ApplyMode::CreateOnceRetained => {
                     match self.create(&namespace, &object).await? {
                         Some(created) => created,

@@ -2,6 +2,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use rstest::rstest;
 use strata_certificates::facts::CertificateFacts;
 
@@ -38,7 +39,7 @@ fn stored_after(certificates: Certificates, before: &StoredSecrets) -> StoredSec
     certificates.push_into(&mut desired);
     let mut stored = before.0.clone();
     for object in desired.into_objects(false).expect("erase") {
-        if object.mode() == ApplyMode::CreateOnce && stored.contains_key(object.name()) {
+        if object.mode().is_create_once() && stored.contains_key(object.name()) {
             continue;
         }
         let secret: Secret =
@@ -126,6 +127,92 @@ fn a_ca_secret_that_does_not_parse_is_never_replaced() {
     let error = plan_certificates(&request(), &stored, now()).expect_err("refused");
     assert_eq!(error.reason(), "CaSecretUnreadable");
     assert!(!error.is_transient());
+}
+
+/// How the apply step writes each Secret of `certificates`, and whether it gives it an
+/// owner reference the garbage collector follows.
+fn writes(certificates: Certificates) -> BTreeMap<String, (ApplyMode, bool)> {
+    let owner = OwnerReference {
+        api_version: "zookeeper.strata.dev/v1alpha1".to_owned(),
+        kind: "ZookeeperCluster".to_owned(),
+        name: "zk".to_owned(),
+        uid: "uid-1".to_owned(),
+        ..OwnerReference::default()
+    };
+    let mut desired = DesiredObjects::new();
+    certificates.push_into(&mut desired);
+    desired
+        .into_objects(false)
+        .expect("erase")
+        .into_iter()
+        .map(|object| {
+            let object = object.owned_by(&owner);
+            let owned = object.creation_value()["metadata"]
+                .get("ownerReferences")
+                .is_some();
+            (object.name().to_owned(), (object.mode(), owned))
+        })
+        .collect()
+}
+
+/// Security review, finding 10: the CAs outlive their cluster, whether made, kept or
+/// rewritten by a rotation step, so a cluster deleted and created again comes back
+/// with the CA its clients trust; the server certificates go with the cluster.
+#[rstest]
+#[case::made(None, ApplyMode::CreateOnceRetained)]
+#[case::kept_which_releases_one_made_owned(Some(None), ApplyMode::CreateOnceRetained)]
+#[case::rewritten_by_a_rotation_step(Some(Some("2026-12-01")), ApplyMode::ApplyRetained)]
+fn the_cas_are_retained_and_the_server_certificates_owned(
+    #[case] before: Option<Option<&str>>,
+    #[case] ca_write: ApplyMode,
+) {
+    let request = with_client_ca();
+    let first = plan_certificates(&request, &StoredSecrets::default(), now()).expect("plan");
+    let planned = match before {
+        None => first,
+        Some(requested) => {
+            let stored = stored_after(first, &StoredSecrets::default());
+            let rotation = RotationInput {
+                requested,
+                rolled: &all_rolled,
+            };
+            plan_rotating(&request, &stored, now(), &rotation).expect("plan")
+        }
+    };
+    assert_eq!(
+        writes(planned),
+        BTreeMap::from([
+            ("zk-ca".to_owned(), (ca_write, false)),
+            (
+                "zk-client-ca".to_owned(),
+                (ApplyMode::CreateOnceRetained, false)
+            ),
+            ("zk-server-default-tls".to_owned(), (ApplyMode::Apply, true)),
+        ])
+    );
+}
+
+/// Security review, finding 10: a CA Secret deleted under a cluster whose server
+/// certificates it signed is not replaced, which would roll the pods onto a CA the
+/// others and the clients do not trust. Once those certificates are gone too (the
+/// cluster deleted, or stopped and cleared on purpose), a new CA is made.
+#[test]
+fn a_ca_deleted_under_the_certificates_it_signed_is_not_replaced() {
+    let first = plan_certificates(&request(), &StoredSecrets::default(), now()).expect("plan");
+    let mut stored = stored_after(first, &StoredSecrets::default());
+    stored.0.remove("zk-ca");
+    let error = plan_certificates(&request(), &stored, now()).expect_err("refused");
+    assert_eq!(error.reason(), "CaSecretMissing");
+    assert!(!error.is_transient());
+    assert!(
+        error.message().contains("zk-server-default-tls"),
+        "{}",
+        error.message()
+    );
+
+    stored.0.remove("zk-server-default-tls");
+    let fresh = plan_certificates(&request(), &stored, now()).expect("a new CA");
+    assert!(fresh.issued.iter().any(|issued| issued.contains("the CA")));
 }
 
 fn with_client_ca() -> CertificateRequest {

@@ -1,8 +1,8 @@
 //! The ZooKeeper operator on the real control plane (`strata_testing::control_plane`):
 //! its PodDisruptionBudget (ADR030) against the real disruption controller, the real
 //! eviction API and the real `kubectl drain`; an ensemble growing through the real
-//! StatefulSet controller; and a malformed cluster the API server accepts, reported
-//! without stopping the others.
+//! StatefulSet controller; a malformed cluster the API server accepts, reported
+//! without stopping the others; and the CA outliving its cluster (`ca_retention`).
 //!
 //! KWOK plays the kubelets, so the pods run no ZooKeeper: the operator's leader lookup
 //! is pointed at a loopback port where nothing listens ([`nobody_listens`]), which is
@@ -10,6 +10,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod ca_retention;
 mod exposure;
 mod growth;
 mod malformed;

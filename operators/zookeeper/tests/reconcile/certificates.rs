@@ -11,6 +11,7 @@ use kube::Api;
 use serde_json::json;
 use strata_certificates::facts::CertificateFacts;
 use strata_model::build::REFERENCES_HASH_ANNOTATION;
+use strata_operator::apply::RETAINED_ANNOTATION;
 use strata_status::{ConditionStatus, ConditionType};
 use strata_testing::manifests::patch_secret;
 
@@ -53,18 +54,33 @@ async fn a_new_cluster_serves_tls_with_a_ca_and_a_certificate_of_its_own() {
     let harness = started(single_group_spec(3), &["default"]).await;
     let ca = secret(&harness, "zk-ca").await;
     let server = secret(&harness, "zk-server-default-tls").await;
-    for secret in [&ca, &server] {
-        let owners = secret.metadata.owner_references.clone().unwrap_or_default();
-        assert_eq!(
-            owners
-                .iter()
-                .map(|owner| owner.name.as_str())
-                .collect::<Vec<_>>(),
-            ["zk"],
-            "{:?} is the cluster's",
-            secret.metadata.name
-        );
-    }
+    let owners = |secret: &Secret| -> Vec<String> {
+        secret
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .map(|owner| owner.name.clone())
+            .collect()
+    };
+    assert_eq!(
+        owners(&server),
+        ["zk"],
+        "the server Secret is the cluster's"
+    );
+    // Security review, finding 10: the CA outlives the cluster, so clients that trust
+    // it keep working when the cluster is created again.
+    assert!(
+        owners(&ca).is_empty(),
+        "the CA is retained: {:?}",
+        owners(&ca)
+    );
+    assert!(
+        ca.metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|annotations| annotations.contains_key(RETAINED_ANNOTATION))
+    );
     let ca_pem = secret_text(&ca, "ca.crt");
     assert!(secret_text(&ca, "ca.key").contains("PRIVATE KEY"));
     let facts =
