@@ -363,7 +363,7 @@ pub struct Certificates {
     pub client_ca_pem: Option<String>,
     ca_secret: Option<CaWrite>,
     /// The client CA's Secret, made in this reconcile or kept as stored; retained alike.
-    client_ca_secret: Option<(Secret, Secret)>,
+    client_ca_secret: Option<ClientCaWrite>,
     server_secrets: Vec<(Secret, Secret)>,
 }
 
@@ -376,6 +376,13 @@ pub struct Certificates {
 enum CaWrite {
     Create(Secret, Secret),
     Rotate(Secret, Secret),
+    Keep(Secret, Secret),
+}
+
+/// How the client CA Secret is written: created once, or kept (adopted) as stored.
+#[derive(Clone)]
+enum ClientCaWrite {
+    Create(Secret, Secret),
     Keep(Secret, Secret),
 }
 
@@ -395,16 +402,19 @@ impl Certificates {
     /// Secret (unchanged ones match their stored copy and are not written again).
     pub fn push_into(self, desired: &mut DesiredObjects) {
         match self.ca_secret {
-            Some(CaWrite::Create(shown, sealed) | CaWrite::Keep(shown, sealed)) => {
-                desired.push_sealed_retained(shown, sealed);
-            }
+            Some(CaWrite::Create(shown, sealed)) => desired.push_sealed_retained(shown, sealed),
+            Some(CaWrite::Keep(shown, sealed)) => desired.push_sealed_adopted(shown, sealed),
             Some(CaWrite::Rotate(shown, sealed)) => {
                 desired.push_sealed_retained_rewrite(shown, sealed);
             }
             None => {}
         }
-        if let Some((shown, sealed)) = self.client_ca_secret {
-            desired.push_sealed_retained(shown, sealed);
+        match self.client_ca_secret {
+            Some(ClientCaWrite::Create(shown, sealed)) => {
+                desired.push_sealed_retained(shown, sealed);
+            }
+            Some(ClientCaWrite::Keep(shown, sealed)) => desired.push_sealed_adopted(shown, sealed),
+            None => {}
         }
         for (shown, sealed) in self.server_secrets {
             desired.push_sealed(shown, sealed);
@@ -422,7 +432,10 @@ impl Certificates {
                 sealed
             }
         });
-        ca.chain(self.client_ca_secret.iter().map(|(_, sealed)| sealed))
+        let client_ca = self.client_ca_secret.iter().map(|write| match write {
+            ClientCaWrite::Create(_, sealed) | ClientCaWrite::Keep(_, sealed) => sealed,
+        });
+        ca.chain(client_ca)
             .chain(self.server_secrets.iter().map(|(_, sealed)| sealed))
             .cloned()
             .collect()
@@ -701,7 +714,9 @@ fn plan_client_ca(
         Some((certificate, key)) => {
             CertificateAuthority::from_pem(&certificate, &key).map_err(unreadable)?;
             certificates.client_ca_pem = Some(certificate);
-            certificates.client_ca_secret = stored.kept(request, &client_ca.secret_name);
+            certificates.client_ca_secret = stored
+                .kept(request, &client_ca.secret_name)
+                .map(|(shown, sealed)| ClientCaWrite::Keep(shown, sealed));
         }
         None => {
             let created = match plan_ca(None, &client_ca.common_name, now).map_err(unreadable)? {
@@ -711,8 +726,8 @@ fn plan_client_ca(
                 (CA_KEY, created.certificate_pem()),
                 (CA_PRIVATE_KEY_KEY, created.key_pem()),
             ];
-            certificates.client_ca_secret =
-                Some(sealed_secret(request, &client_ca.secret_name, &data, None));
+            let (shown, sealed) = sealed_secret(request, &client_ca.secret_name, &data, None);
+            certificates.client_ca_secret = Some(ClientCaWrite::Create(shown, sealed));
             certificates.client_ca_pem = Some(created.certificate_pem().to_owned());
             certificates
                 .issued

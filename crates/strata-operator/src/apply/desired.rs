@@ -98,18 +98,29 @@ pub enum ApplyMode {
     /// purpose (a CA Secret during a rotation step). An existing object of its name is
     /// adopted, since the step that decided the rewrite has read it.
     ApplyRetained,
+    /// A retained object the apply step only adopts: released from its owner when it
+    /// exists, never created, never patched (a kept CA Secret). Creating it again from
+    /// what the operator read before would hide that someone deleted it, and only by
+    /// chance, when a reconcile read it just before.
+    AdoptRetained,
 }
 
 impl ApplyMode {
     /// Whether the object is created once and never patched.
     pub fn is_create_once(self) -> bool {
-        matches!(self, Self::CreateOnce | Self::CreateOnceRetained)
+        matches!(
+            self,
+            Self::CreateOnce | Self::CreateOnceRetained | Self::AdoptRetained
+        )
     }
 
     /// Whether the object outlives its owner: it has no owner reference, so neither the
     /// garbage collector nor pruning ever deletes it.
     pub fn is_retained(self) -> bool {
-        matches!(self, Self::CreateOnceRetained | Self::ApplyRetained)
+        matches!(
+            self,
+            Self::CreateOnceRetained | Self::ApplyRetained | Self::AdoptRetained
+        )
     }
 }
 
@@ -411,14 +422,25 @@ impl DesiredObjects {
         Self::default()
     }
 
-    /// Adds an object that the apply step keeps exactly as built.
-    pub fn push<K: ChildObject + Default>(&mut self, object: K) {
+    /// Queues `object`; the public methods name the modes and what each is for.
+    fn push_typed<K: ChildObject + Default>(
+        &mut self,
+        object: K,
+        mode: ApplyMode,
+        fill: Option<Fill<K>>,
+        sealed: Option<K>,
+    ) {
         self.objects.push(Box::new(Typed {
             object,
-            mode: ApplyMode::Apply,
-            fill: None,
-            sealed: None,
+            mode,
+            fill,
+            sealed: sealed.map(Redacted),
         }));
+    }
+
+    /// Adds an object that the apply step keeps exactly as built.
+    pub fn push<K: ChildObject + Default>(&mut self, object: K) {
+        self.push_typed(object, ApplyMode::Apply, None, None);
     }
 
     /// Adds the objects of one role group, files first, so they exist before the
@@ -457,24 +479,14 @@ impl DesiredObjects {
     /// values it generates (a random secret key) reach the API server once and
     /// are never part of the desired content, the comparison or `render`.
     pub fn push_create_once<K: ChildObject + Default>(&mut self, object: K, fill: Fill<K>) {
-        self.objects.push(Box::new(Typed {
-            object,
-            mode: ApplyMode::CreateOnce,
-            fill: Some(fill),
-            sealed: None,
-        }));
+        self.push_typed(object, ApplyMode::CreateOnce, Some(fill), None);
     }
 
     /// Like [`push_create_once`](Self::push_create_once), but the object outlives
     /// its owner ([`ApplyMode::CreateOnceRetained`]): it is created without an owner
     /// reference, and an object of its name that exists already is adopted.
     pub fn push_retained<K: ChildObject + Default>(&mut self, object: K, fill: Fill<K>) {
-        self.objects.push(Box::new(Typed {
-            object,
-            mode: ApplyMode::CreateOnceRetained,
-            fill: Some(fill),
-            sealed: None,
-        }));
+        self.push_typed(object, ApplyMode::CreateOnceRetained, Some(fill), None);
     }
 
     /// Adds an object applied like any other but sent as `sealed`: `shown` is what is
@@ -483,47 +495,33 @@ impl DesiredObjects {
     /// changes with those values (a certificate's fingerprint as an annotation), or a
     /// new value would never be applied.
     pub fn push_sealed<K: ChildObject + Default>(&mut self, shown: K, sealed: K) {
-        self.objects.push(Box::new(Typed {
-            object: shown,
-            mode: ApplyMode::Apply,
-            fill: None,
-            sealed: Some(Redacted(sealed)),
-        }));
+        self.push_typed(shown, ApplyMode::Apply, None, Some(sealed));
     }
 
     /// Like [`push_sealed`](Self::push_sealed), but created once and never patched
     /// ([`ApplyMode::CreateOnce`]): for values made in this reconcile that must never
     /// replace what another made (a CA that pods already trust).
     pub fn push_sealed_once<K: ChildObject + Default>(&mut self, shown: K, sealed: K) {
-        self.objects.push(Box::new(Typed {
-            object: shown,
-            mode: ApplyMode::CreateOnce,
-            fill: None,
-            sealed: Some(Redacted(sealed)),
-        }));
+        self.push_typed(shown, ApplyMode::CreateOnce, None, Some(sealed));
     }
 
     /// Like [`push_sealed_once`](Self::push_sealed_once), but the object outlives its
     /// owner ([`ApplyMode::CreateOnceRetained`]): a CA whose loss would cut off every
     /// client that trusts it, and lock them out of the data on the retained volumes.
     pub fn push_sealed_retained<K: ChildObject + Default>(&mut self, shown: K, sealed: K) {
-        self.objects.push(Box::new(Typed {
-            object: shown,
-            mode: ApplyMode::CreateOnceRetained,
-            fill: None,
-            sealed: Some(Redacted(sealed)),
-        }));
+        self.push_typed(shown, ApplyMode::CreateOnceRetained, None, Some(sealed));
+    }
+
+    /// Adopts a retained object as it is stored ([`ApplyMode::AdoptRetained`]): `sealed`
+    /// is never sent, and a missing object stays missing.
+    pub fn push_sealed_adopted<K: ChildObject + Default>(&mut self, shown: K, sealed: K) {
+        self.push_typed(shown, ApplyMode::AdoptRetained, None, Some(sealed));
     }
 
     /// Like [`push_sealed`](Self::push_sealed), but never owned
     /// ([`ApplyMode::ApplyRetained`]): a retained CA rewritten by a rotation step.
     pub fn push_sealed_retained_rewrite<K: ChildObject + Default>(&mut self, shown: K, sealed: K) {
-        self.objects.push(Box::new(Typed {
-            object: shown,
-            mode: ApplyMode::ApplyRetained,
-            fill: None,
-            sealed: Some(Redacted(sealed)),
-        }));
+        self.push_typed(shown, ApplyMode::ApplyRetained, None, Some(sealed));
     }
 
     /// Sets the annotation `key` on the pod template of every workload that may change

@@ -306,8 +306,12 @@ impl<'a> Applier<'a> {
             let references = existing
                 .as_ref()
                 .map(|existing| existing.references.clone());
-            if object.mode() == ApplyMode::CreateOnceRetained {
+            if matches!(
+                object.mode(),
+                ApplyMode::CreateOnceRetained | ApplyMode::AdoptRetained
+            ) {
                 match existing {
+                    None if object.mode() == ApplyMode::AdoptRetained => report.unchanged += 1,
                     None => changed.push((object, cached)),
                     Some(existing) => match without_owner(&existing.references, &owner_ref) {
                         Some(remaining) => {
@@ -368,15 +372,15 @@ impl<'a> Applier<'a> {
                 ApplyMode::Apply | ApplyMode::ApplyRetained => {
                     self.server_side_apply(&namespace, &object).await?
                 }
-                ApplyMode::CreateOnce | ApplyMode::CreateOnceRetained => {
-                    match self.create(&namespace, &object).await? {
-                        Some(created) => created,
-                        None => {
-                            report.unchanged += 1;
-                            continue;
-                        }
+                ApplyMode::CreateOnce
+                | ApplyMode::CreateOnceRetained
+                | ApplyMode::AdoptRetained => match self.create(&namespace, &object).await? {
+                    Some(created) => created,
+                    None => {
+                        report.unchanged += 1;
+                        continue;
                     }
-                }
+                },
             };
             report.applied.push(object.display_name());
             report.responses.push((object.kind().clone(), response));

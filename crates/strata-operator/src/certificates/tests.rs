@@ -159,12 +159,21 @@ fn writes(certificates: Certificates) -> BTreeMap<String, (ApplyMode, bool)> {
 /// rewritten by a rotation step, so a cluster deleted and created again comes back
 /// with the CA its clients trust; the server certificates go with the cluster.
 #[rstest]
-#[case::made(None, ApplyMode::CreateOnceRetained)]
-#[case::kept_which_releases_one_made_owned(Some(None), ApplyMode::CreateOnceRetained)]
-#[case::rewritten_by_a_rotation_step(Some(Some("2026-12-01")), ApplyMode::ApplyRetained)]
+#[case::made(None, ApplyMode::CreateOnceRetained, ApplyMode::CreateOnceRetained)]
+#[case::kept_which_releases_one_made_owned(
+    Some(None),
+    ApplyMode::AdoptRetained,
+    ApplyMode::AdoptRetained
+)]
+#[case::rewritten_by_a_rotation_step(
+    Some(Some("2026-12-01")),
+    ApplyMode::ApplyRetained,
+    ApplyMode::AdoptRetained
+)]
 fn the_cas_are_retained_and_the_server_certificates_owned(
     #[case] before: Option<Option<&str>>,
     #[case] ca_write: ApplyMode,
+    #[case] client_ca_write: ApplyMode,
 ) {
     let request = with_client_ca();
     let first = plan_certificates(&request, &StoredSecrets::default(), now()).expect("plan");
@@ -183,10 +192,7 @@ fn the_cas_are_retained_and_the_server_certificates_owned(
         writes(planned),
         BTreeMap::from([
             ("zk-ca".to_owned(), (ca_write, false)),
-            (
-                "zk-client-ca".to_owned(),
-                (ApplyMode::CreateOnceRetained, false)
-            ),
+            ("zk-client-ca".to_owned(), (client_ca_write, false)),
             ("zk-server-default-tls".to_owned(), (ApplyMode::Apply, true)),
         ])
     );

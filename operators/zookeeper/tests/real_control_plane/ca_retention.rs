@@ -3,14 +3,14 @@
 //! servers is not replaced by a CA they do not trust.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{Event, Secret};
-use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 use strata_certificates::facts::CertificateFacts;
 use strata_testing::control_plane::{ControlPlaneOptions, wait_until};
 use strata_testing::manifests::secret_text;
 use zookeeper_operator::crd::ZookeeperCluster;
 
-use crate::{Cluster, TIMEOUT, condition, zookeeper_cluster};
+use crate::{Cluster, TIMEOUT, condition, event_with_reason, zookeeper_cluster};
 
 const CA_SECRET: &str = "simple-ca";
 const SERVER_SECRET: &str = "simple-server-default-tls";
@@ -61,17 +61,7 @@ async fn the_ca_outlives_its_cluster_and_is_never_replaced_under_the_certificate
         (degraded["reason"] == "CaSecretMissing").then_some(())
     })
     .await;
-    wait_until("the CaSecretMissing Event", TIMEOUT, async || {
-        let events = Api::<Event>::namespaced(client.clone(), "default")
-            .list(&ListParams::default().fields("involvedObject.name=simple"))
-            .await
-            .ok()?;
-        events
-            .items
-            .into_iter()
-            .find(|event| event.reason.as_deref() == Some("CaSecretMissing"))
-    })
-    .await;
+    event_with_reason(client, "simple", "CaSecretMissing").await;
     assert!(
         secrets.get_opt(CA_SECRET).await.expect("a read").is_none(),
         "no new CA was made"

@@ -20,9 +20,13 @@ mod pdb;
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::Event;
+use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
 use strata_operator::cli::Operator;
-use strata_testing::control_plane::{ControlPlane, ControlPlaneOptions, RunningOperator};
+use strata_testing::control_plane::{
+    ControlPlane, ControlPlaneOptions, RunningOperator, wait_until,
+};
 use zookeeper_operator::controller::leader::FixedServerAddress;
 use zookeeper_operator::controller::{RunOptions, run};
 use zookeeper_operator::crd::ZookeeperCluster;
@@ -101,6 +105,21 @@ fn zookeeper_cluster(name: &str, replicas: u16) -> ZookeeperCluster {
 fn stored(control_plane: &ControlPlane, object: &str) -> Option<Value> {
     let json = control_plane.kubectl(&["get", object, "-o", "json"]).ok()?;
     serde_json::from_str(&json).ok()
+}
+
+/// The first Event about `object` with `reason`, waited for.
+async fn event_with_reason(client: &kube::Client, object: &str, reason: &str) -> Event {
+    wait_until(&format!("the {reason} Event"), TIMEOUT, async || {
+        let events = Api::<Event>::namespaced(client.clone(), "default")
+            .list(&ListParams::default().fields(&format!("involvedObject.name={object}")))
+            .await
+            .ok()?;
+        events
+            .items
+            .into_iter()
+            .find(|event| event.reason.as_deref() == Some(reason))
+    })
+    .await
 }
 
 /// The condition `type_` of the cluster `simple`.

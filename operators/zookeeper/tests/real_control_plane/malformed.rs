@@ -1,11 +1,10 @@
 //! A cluster the API server accepts but the operator cannot read.
 
-use k8s_openapi::api::core::v1::Event;
-use kube::api::{Api, ListParams, PostParams};
-use strata_testing::control_plane::{ControlPlaneOptions, wait_until};
+use kube::api::{Api, PostParams};
+use strata_testing::control_plane::ControlPlaneOptions;
 use zookeeper_operator::crd::ZookeeperCluster;
 
-use crate::{Cluster, TIMEOUT, zookeeper_cluster};
+use crate::{Cluster, event_with_reason, zookeeper_cluster};
 
 /// A cluster the API server accepts but the operator cannot read (a `podOverrides`
 /// of the wrong shape, which the schema leaves open) is reported, Degraded with
@@ -65,17 +64,7 @@ async fn a_malformed_cluster_is_reported_and_does_not_stop_the_others() {
         message.contains("spec.servers.podOverrides.spec.containers"),
         "the condition names the field: {message}"
     );
-    let events = wait_until("the InvalidObject Event", TIMEOUT, async || {
-        let events = Api::<Event>::namespaced(client.clone(), "default")
-            .list(&ListParams::default().fields("involvedObject.name=malformed"))
-            .await
-            .ok()?;
-        events
-            .items
-            .into_iter()
-            .find(|event| event.reason.as_deref() == Some("InvalidObject"))
-    })
-    .await;
+    let events = event_with_reason(client, "malformed", "InvalidObject").await;
     assert_eq!(events.type_.as_deref(), Some("Warning"));
 
     control_plane
