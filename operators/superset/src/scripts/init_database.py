@@ -1,15 +1,18 @@
 """The Superset pod's init container: brings the metadata database up to date and
 creates the admin user, before the web server starts.
 
-Steps, each a `superset` command exactly as an operator of Superset runs it:
-  1. `superset db upgrade`            (reason DatabaseUpgradeFailed)
+Steps, each what a `superset` command does, all in this one process on one Flask app
+(creating the app imports all of Superset, about 6 CPU-seconds, which each command paid
+again in a process of its own):
+  1. `superset db upgrade`            (reason DatabaseUpgradeFailed), through
+     Superset's own CLI group, so exactly Superset's and Flask-Migrate's code runs
   2. during a SECRET_KEY rotation (STRATA_PREVIOUS_SECRET_KEY set): what
      `superset re-encrypt-secrets` does, through Superset's SecretsMigrator in this
      process, so neither key is on a command line (reason SecretKeyRotationFailed).
      Values the current key already reads are left alone, so every pod may run it.
      (`superset re-encrypt-secrets` itself reads PREVIOUS_SECRET_KEY from the config
      or its option only, never from the environment.)
-  3. `superset init`                  (reason SupersetInitFailed)
+  3. `superset init`                  (reason SupersetInitFailed), the same way
   4. the admin user (reason AdminCreationFailed), only when the STRATA_ADMIN_*
      variables are set: what `superset fab create-admin` does, through Flask-AppBuilder's
      security manager in this process, so the password is never on a command line
@@ -39,8 +42,8 @@ reports them as Degraded) and exits 1; the output of the command is in the log.
 
 import json
 import os
-import subprocess
 import sys
+import traceback
 
 TERMINATION_LOG = os.environ.get("TERMINATION_LOG", "/dev/termination-log")
 # An arbitrary, fixed key that every Strata Superset pod locks on.
@@ -61,14 +64,54 @@ def stop(reason, message):
     sys.exit(1)
 
 
+_APP = []
+
+
+def superset_app():
+    """The one Flask app every step runs in, created on first use.
+
+    Alembic's env.py would otherwise load alembic.ini's logging configuration during
+    the upgrade, which disables every logger that exists by then: Flask-AppBuilder's
+    own reason for refusing the admin user would be missing from the log. Its lines
+    go through Superset's logging configuration instead."""
+    if not _APP:
+        from superset.app import create_app  # noqa: PLC0415
+
+        app = create_app()
+        app.config["ALEMBIC_SKIP_LOG_CONFIG"] = True
+        _APP.append(app)
+    return _APP[0]
+
+
 def run(step, reason, args):
-    log(f"{step}: superset {' '.join(args[:2])} ...")
-    result = subprocess.run(["superset", *args], check=False)
-    if result.returncode != 0:
+    """`superset <args>` through Superset's CLI group, in this process, on its app."""
+    command = f"superset {' '.join(args)}"
+    log(f"{step}: {command} ...")
+    try:
+        from flask.cli import ScriptInfo  # noqa: PLC0415
+        from superset.cli.main import superset  # noqa: PLC0415
+
+        app = superset_app()
+        code = superset.main(
+            args=args,
+            prog_name="superset",
+            standalone_mode=False,
+            obj=ScriptInfo(create_app=lambda: app),
+        )
+    except SystemExit as exit_:
+        code = exit_.code
+    except Exception as error:  # noqa: BLE001
+        traceback.print_exc()
         stop(
             reason,
-            f"'superset {' '.join(args[:2])}' exited {result.returncode}; its output is in "
-            "the log of the init-database container",
+            f"'{command}' failed ({type(error).__name__}); its output is in the log of "
+            "the init-database container",
+        )
+    if code not in (None, 0):
+        stop(
+            reason,
+            f"'{command}' exited {code}; its output is in the log of the init-database "
+            "container",
         )
     log(f"{step}: done")
 
@@ -91,7 +134,12 @@ def advisory_lock():
     try:
         from sqlalchemy import create_engine, text  # noqa: PLC0415
         from sqlalchemy.exc import NoSuchModuleError  # noqa: PLC0415
-
+    except ImportError as error:
+        stop(
+            "ConfigInvalid",
+            f"SQLAlchemy cannot be imported ({error}); the image is not a Superset image",
+        )
+    try:
         engine = create_engine(uri, isolation_level="AUTOCOMMIT")
     except (ImportError, NoSuchModuleError) as error:
         driver_missing(error)
@@ -196,9 +244,7 @@ def re_encrypt(previous_key):
     value on its own."""
     log("2/5: re-encrypting stored secrets from the previous SECRET_KEY")
     try:
-        from superset.app import create_app  # noqa: PLC0415
-
-        app = create_app()
+        app = superset_app()
         with app.app_context():
             from flask_appbuilder import Model  # noqa: PLC0415
             from sqlalchemy import text  # noqa: PLC0415
@@ -245,9 +291,7 @@ def create_admin(username):
     """Step 4: the admin user, as `superset fab create-admin` creates it."""
     log("4/5: the admin user")
     try:
-        from superset.app import create_app  # noqa: PLC0415
-
-        app = create_app()
+        app = superset_app()
         with app.app_context():
             security = app.appbuilder.sm
             if security.find_user(username=username) is not None:
@@ -336,9 +380,7 @@ def register_trino(connections):
             "trinoConnections needs an image that adds it",
         )
     try:
-        from superset.app import create_app  # noqa: PLC0415
-
-        app = create_app()
+        app = superset_app()
         with app.app_context():
             from superset import db  # noqa: PLC0415
             from superset.models.core import Database  # noqa: PLC0415
