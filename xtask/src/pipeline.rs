@@ -30,24 +30,25 @@ pub enum Action {
     /// [`Action::Tests`] step after it.
     BuildTests,
     /// Run every test binary side by side ([`crate::lanes`]) with `--include-ignored`
-    /// (building them first unless [`Action::BuildTests`] did), then the doctests.
-    Tests,
+    /// (building them first unless [`Action::BuildTests`] did), then the doctests. The
+    /// steps `beside` run meanwhile, in order, at the lowest CPU priority: the HDFS
+    /// and Trino suites, which run alone, leave about half a core idle for 16 minutes.
+    Tests {
+        /// What runs meanwhile, in order.
+        beside: Vec<Step>,
+    },
     /// Run the shared operator checks (`strata_testing::checks`) on every
     /// registered operator.
     OperatorChecks,
     /// `cargo xtask sandbox --demo`, as its own `cargo` command: every operator
     /// installed with the real helm onto the real control plane, its pods on the pod
-    /// runner's node, and driven with the real kubectl. The steps `beside` run
-    /// meanwhile, in order: the demo mostly waits on the products, and what runs
-    /// beside it must neither build a binary nor provision a tool it could then find.
-    SandboxDemo {
-        /// What runs meanwhile, in order.
-        beside: Vec<Step>,
-    },
+    /// runner's node, and driven with the real kubectl. Nothing runs beside it: what
+    /// did must neither build a binary nor provision a tool the demo could then find,
+    /// and the lints that did took longer than the demo itself.
+    SandboxDemo,
     /// `cargo` with these arguments at the lowest CPU priority and in a target
     /// directory of its own, [`LINT_TARGET_DIR`]: it takes only the CPU the step it
-    /// runs beside leaves idle, never waits on that step's build lock, and builds no
-    /// binary that step could find in `target/debug`.
+    /// runs beside leaves idle, and never waits on a build lock of `target/`.
     LintCargo(Vec<&'static str>),
     /// Provision every tool the later steps need (`cargo xtask tools`), and export
     /// their variables to those steps. The steps `beside` need no tool and run
@@ -78,8 +79,8 @@ pub fn steps() -> Vec<Step> {
             action: Action::Cargo(vec!["fmt", "--all", "--", "--check"]),
         },
         Step {
-            name: "the main command first, as a newcomer runs it: cargo xtask sandbox --demo (helm install as pods on the runner's node; real ZooKeeper, HDFS and Trino; Available, Degraded, healed, Stopped, deleted with its PVCs kept; Lease handover), beside clippy and rustdoc at the lowest priority",
-            action: Action::SandboxDemo { beside: lints() },
+            name: "the main command first, as a newcomer runs it: cargo xtask sandbox --demo (helm install as pods on the runner's node; real ZooKeeper, HDFS and Trino; Available, Degraded, healed, Stopped, deleted with its PVCs kept; Lease handover)",
+            action: Action::SandboxDemo,
         },
         Step {
             name: "provision every other external tool under target/tools, beside the build of every test binary",
@@ -95,8 +96,8 @@ pub fn steps() -> Vec<Step> {
             action: Action::Hadolint,
         },
         Step {
-            name: "tests, including those that need external tools",
-            action: Action::Tests,
+            name: "tests, including those that need external tools, beside clippy and rustdoc at the lowest priority",
+            action: Action::Tests { beside: lints() },
         },
         Step {
             name: "shared checks of every registered operator (render, validation, chart RBAC)",
@@ -224,30 +225,12 @@ fn execute(workspace: &Path, action: &Action, handed: &mut Handed) -> anyhow::Re
             }
             Ok(())
         }
-        Action::SandboxDemo { beside } => std::thread::scope(|scope| {
-            // Its own thread, which lives as long as the lints run: the parent-death
-            // signal of what it starts follows the thread (`parent_death`).
-            let meanwhile = scope.spawn(|| run_beside(workspace, beside, &mut Handed::default()));
-            let started = Instant::now();
-            let demo = run_cargo(
-                workspace,
-                cargo_command(),
-                &["xtask", "sandbox", "--demo"],
-                &no_tools,
-            );
-            // The step lasts as long as the longer of the two: say which it was.
-            eprintln!(
-                "    the demo itself: {} ({:.1}s)",
-                if demo.is_ok() { "ok" } else { "failed" },
-                started.elapsed().as_secs_f64()
-            );
-            // Joined before either error is returned, so both are seen.
-            let lints = meanwhile
-                .join()
-                .map_err(|_| anyhow::anyhow!("the thread of the lints panicked"))?;
-            demo?;
-            lints
-        }),
+        Action::SandboxDemo => run_cargo(
+            workspace,
+            cargo_command(),
+            &["xtask", "sandbox", "--demo"],
+            &no_tools,
+        ),
         Action::Provision { beside } => {
             let tools = std::thread::scope(|scope| {
                 let provisioning = scope.spawn(|| tools::provision(workspace));
@@ -279,13 +262,26 @@ fn execute(workspace: &Path, action: &Action, handed: &mut Handed) -> anyhow::Re
             handed.test_binaries = Some(binaries);
             Ok(())
         }
-        Action::Tests => {
+        Action::Tests { beside } => {
             let configure = |command: &mut Command| cargo_environment(command, env);
             let binaries = match handed.test_binaries.take() {
                 Some(binaries) => binaries,
                 None => crate::lanes::build(workspace, &cargo(), &configure)?,
             };
-            crate::lanes::run(workspace, &cargo(), &configure, binaries)
+            std::thread::scope(|scope| {
+                // Its own thread, which lives as long as the lints run: the
+                // parent-death signal of what it starts follows the thread
+                // (`parent_death`).
+                let meanwhile =
+                    scope.spawn(|| run_beside(workspace, beside, &mut Handed::default()));
+                let tests = crate::lanes::run(workspace, &cargo(), &configure, binaries);
+                // Joined before either error is returned, so both are seen.
+                let lints = meanwhile
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("the thread of the lints panicked"))?;
+                tests?;
+                lints
+            })
         }
         Action::OperatorChecks => {
             let tools = handed
@@ -379,7 +375,15 @@ mod tests {
             actions,
             vec![
                 Action::Cargo(vec!["fmt", "--all", "--", "--check"]),
-                Action::SandboxDemo {
+                Action::SandboxDemo,
+                Action::Provision {
+                    beside: vec![Step {
+                        name: "cargo test --workspace --no-run",
+                        action: Action::BuildTests,
+                    }]
+                },
+                Action::Hadolint,
+                Action::Tests {
                     beside: vec![
                         Step {
                             name: "clippy",
@@ -398,14 +402,6 @@ mod tests {
                         },
                     ]
                 },
-                Action::Provision {
-                    beside: vec![Step {
-                        name: "cargo test --workspace --no-run",
-                        action: Action::BuildTests,
-                    }]
-                },
-                Action::Hadolint,
-                Action::Tests,
                 Action::OperatorChecks,
                 Action::CheckCrds,
                 Action::CheckHelm,
