@@ -29,7 +29,7 @@ const CHRT: &str = "chrt";
 /// A [`Command`] that runs `program` with SIGKILL as its parent-death signal, through
 /// `setpriv` when it is on `PATH`, else `program` alone.
 pub fn command(program: &Path) -> Command {
-    match setpriv() {
+    match on_path(SETPRIV) {
         Some(setpriv) => {
             let mut command = Command::new(setpriv);
             command.args(["--pdeathsig", "KILL", "--"]).arg(program);
@@ -53,11 +53,6 @@ pub fn lowest_priority_command(program: &Path) -> Command {
     }
     niced.arg(inner.get_program()).args(inner.get_args());
     niced
-}
-
-/// `setpriv` on `PATH`.
-fn setpriv() -> Option<PathBuf> {
-    on_path(SETPRIV)
 }
 
 /// `program` in a directory of `PATH`.

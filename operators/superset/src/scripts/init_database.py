@@ -40,6 +40,7 @@ A failed step writes its reason and one sentence to the termination log (the ope
 reports them as Degraded) and exits 1; the output of the command is in the log.
 """
 
+import functools
 import json
 import os
 import sys
@@ -64,9 +65,7 @@ def stop(reason, message):
     sys.exit(1)
 
 
-_APP = []
-
-
+@functools.cache
 def superset_app():
     """The one Flask app every step runs in, created on first use.
 
@@ -74,13 +73,11 @@ def superset_app():
     the upgrade, which disables every logger that exists by then: Flask-AppBuilder's
     own reason for refusing the admin user would be missing from the log. Its lines
     go through Superset's logging configuration instead."""
-    if not _APP:
-        from superset.app import create_app  # noqa: PLC0415
+    from superset.app import create_app  # noqa: PLC0415
 
-        app = create_app()
-        app.config["ALEMBIC_SKIP_LOG_CONFIG"] = True
-        _APP.append(app)
-    return _APP[0]
+    app = create_app()
+    app.config["ALEMBIC_SKIP_LOG_CONFIG"] = True
+    return app
 
 
 def run(step, reason, args):
