@@ -19,7 +19,7 @@
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -189,6 +189,8 @@ struct Outcome {
     label: String,
     passed: bool,
     took: Duration,
+    /// The CPU time it and its waited-for descendants used, when it ran.
+    cpu: Option<Duration>,
     /// What a failing binary said about its failures, repeated at the step's end.
     failures: Option<String>,
 }
@@ -424,12 +426,15 @@ fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Ou
     let mut command = strata_testing::parent_death::command(&binary.executable);
     configure(&mut command);
     let extra = extra_arguments(std::env::var(ARGS_VARIABLE).ok().as_deref());
-    let output = command
+    command
         .arg("--include-ignored")
         .args(test_threads(binary, &extra))
         .args(extra)
-        .current_dir(&binary.package_dir)
-        .output();
+        .current_dir(&binary.package_dir);
+    let (output, cpu) = match output_with_cpu(command) {
+        Ok((output, cpu)) => (Ok(output), Some(cpu)),
+        Err(error) => (Err(error), None),
+    };
     let took = started.elapsed();
     let passed = match &output {
         Ok(output) => output.status.success(),
@@ -445,8 +450,9 @@ fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Ou
         Err(error) => Some(format!("cannot start it: {error}")),
     };
     let mut block = format!(
-        "\n---- {label} {verdict} in {:.1}s ({})\n",
+        "\n---- {label} {verdict} in {:.1}s{} ({})\n",
         took.as_secs_f64(),
+        cpu_text(cpu),
         binary.executable.display()
     );
     match output {
@@ -464,8 +470,59 @@ fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Ou
         label,
         passed,
         took,
+        cpu,
         failures,
     }
+}
+
+/// Runs `command` as [`Command::output`] does, and returns also the CPU time it and
+/// every descendant it waited for used (`wait4`'s user and system time). The test
+/// step is CPU-bound, so this, not the wall time beside another lane, says which
+/// suite costs the step its minutes. The pod runner waits for every container it
+/// starts, so a real-product suite's count includes its JVMs and Python servers.
+fn output_with_cpu(mut command: Command) -> std::io::Result<(Output, Duration)> {
+    use std::io::Read;
+    use wait4::Wait4;
+
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let read_all = |pipe: Option<Box<dyn Read + Send>>| {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            // A pipe that fails mid-read keeps what it gave: the exit status decides.
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    };
+    let stdout = child
+        .stdout
+        .take()
+        .map(|pipe| Box::new(pipe) as Box<dyn Read + Send>);
+    let stderr = child
+        .stderr
+        .take()
+        .map(|pipe| Box::new(pipe) as Box<dyn Read + Send>);
+    let (stdout, stderr) = std::thread::scope(|scope| {
+        let stdout = scope.spawn(|| read_all(stdout));
+        let stderr = read_all(stderr);
+        (stdout.join().unwrap_or_default(), stderr)
+    });
+    let used = child.wait4()?;
+    let output = Output {
+        status: used.status,
+        stdout,
+        stderr,
+    };
+    Ok((output, used.rusage.utime + used.rusage.stime))
+}
+
+/// `, 123.4 CPU-s` for a binary whose CPU time is known.
+fn cpu_text(cpu: Option<Duration>) -> String {
+    cpu.map(|cpu| format!(", {:.1} CPU-s", cpu.as_secs_f64()))
+        .unwrap_or_default()
 }
 
 /// The most lines of a failing binary's recap.
@@ -497,12 +554,21 @@ fn report(outcomes: &[Outcome]) {
     eprintln!("\n    test binaries, longest first:");
     for outcome in by_time {
         let verdict = if outcome.passed { "ok" } else { "FAILED" };
+        let cpu = outcome
+            .cpu
+            .map(|cpu| format!("{:>8.1} CPU-s", cpu.as_secs_f64()))
+            .unwrap_or_else(|| format!("{:>14}", "-"));
         eprintln!(
-            "    {:>8.1}s  {verdict:<6} {}",
+            "    {:>8.1}s {cpu}  {verdict:<6} {}",
             outcome.took.as_secs_f64(),
             outcome.label
         );
     }
+    let total: Duration = outcomes.iter().filter_map(|outcome| outcome.cpu).sum();
+    eprintln!(
+        "    {:>24.1} CPU-s in all test binaries",
+        total.as_secs_f64()
+    );
 }
 
 #[cfg(test)]
@@ -532,6 +598,29 @@ mod tests {
             "executable": executable,
         })
         .to_string()
+    }
+
+    /// A shell that counts to 300,000 in a child shell it waits for: its CPU time is the
+    /// child's as much as its own.
+    #[test]
+    fn a_binarys_cpu_time_counts_the_children_it_waited_for() {
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo counted'; echo oops >&2; exit 3",
+        ]);
+        let (output, cpu) = output_with_cpu(command).unwrap();
+        assert_eq!(output.status.code(), Some(3));
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "counted\n");
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "oops\n");
+        assert!(cpu > Duration::from_millis(100), "{cpu:?}");
+    }
+
+    #[rstest]
+    #[case::unknown(None, "")]
+    #[case::known(Some(Duration::from_millis(12_345)), ", 12.3 CPU-s")]
+    fn the_cpu_time_is_shown_when_known(#[case] cpu: Option<Duration>, #[case] shown: &str) {
+        assert_eq!(cpu_text(cpu), shown);
     }
 
     #[test]
