@@ -38,7 +38,6 @@ const FILES: [(&str, usize); 3] = [("small", 1_000), ("medium", 300_000), ("larg
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs root and the Hadoop and ZooKeeper image directories; run by cargo xtask test"]
 async fn first_start_formats_once_fails_over_and_keeps_every_file() {
-    let _one_hdfs_at_a_time = support::serial().await;
     // On OpenShift's restricted-v2, with an arbitrary uid in group 0 (issue 26, item 4):
     // the fixed uid is proven by the operated test and `pod_user`.
     let range = RestrictedV2::random();

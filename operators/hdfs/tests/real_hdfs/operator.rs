@@ -36,7 +36,7 @@ use strata_testing::control_plane::{pod_is_ready, wait_until};
 
 use crate::support::operated::Operated;
 use crate::support::{
-    CLIENT_POD, NAMENODES, NAMESPACE, Phases, client_pod, client_shared, serial, wait_ready,
+    CLIENT_POD, NAMENODES, NAMESPACE, Phases, client_pod, client_shared, wait_ready,
 };
 
 const LEAVING: &str =
@@ -51,7 +51,6 @@ const FILES: [&str; 11] = [
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs root, the control plane and the Hadoop and ZooKeeper image directories; run by cargo xtask test"]
 async fn the_operator_decommissions_a_datanode_then_rolls_in_order_on_real_hdfs() {
-    let _one_hdfs_at_a_time = serial().await;
     let mut phases = Phases::start();
     let operated = Operated::start().await;
     phases.done("the control plane and the operator");

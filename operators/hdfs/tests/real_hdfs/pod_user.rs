@@ -15,9 +15,7 @@ use serde_json::{Value, json};
 use strata_pod_runner::manifest::apply_all;
 use strata_pod_runner::runner::PodRunner;
 
-use crate::support::{
-    NAMESPACE, example_cluster, hdfs_objects, log, runner, serial, status, wait_for,
-};
+use crate::support::{NAMESPACE, example_cluster, hdfs_objects, log, runner, status, wait_for};
 
 const DATANODE: &str = "simple-hdfs-datanode-default-0";
 /// Hadoop's words when no data directory is usable.
@@ -61,7 +59,6 @@ async fn run_as(runner: &mut PodRunner, uid: i64, gid: i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs root and the Hadoop image directory; run by cargo xtask test"]
 async fn a_datanode_refuses_the_data_directory_of_another_uid() {
-    let _one_hdfs_at_a_time = serial().await;
     let mut runner = runner();
     let blocks = runner
         .claims()

@@ -242,12 +242,6 @@ impl Phases {
     }
 }
 
-/// One HDFS at a time in this binary: each takes about a dozen JVMs.
-pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
-    static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-    SERIAL.lock().await
-}
-
 /// The example HdfsCluster, with a uid as the API server would give it.
 pub fn example_cluster() -> HdfsCluster {
     let path =

@@ -30,6 +30,8 @@ const NODE: &str = "strata-runner-0";
 /// How often the operator asks the namenodes while it waits on them; a real
 /// operator's 15 s would only make the test slower.
 const NAMENODE_CHECK: Duration = Duration::from_secs(3);
+/// How often the namenodes check a decommission's progress (Hadoop's default: 30 s).
+const DECOMMISSION_INTERVAL: &str = "dfs.namenode.decommission.interval";
 
 /// A condition of an HdfsCluster, as the tests read it.
 #[derive(Debug)]
@@ -121,6 +123,16 @@ impl Operated {
         if let Some(group) = cluster.spec.data_nodes.role_groups.get_mut("default") {
             group.replicas = Some(datanodes);
         }
+        // The namenodes look at a decommission's progress every 30 s unless told
+        // otherwise, so a datanode with a few blocks is decommissioned up to 30 s after
+        // its last block is copied. A user's override, through the operator, as a
+        // small cluster would set it.
+        cluster
+            .spec
+            .name_nodes
+            .config_overrides
+            .hdfs_site_xml
+            .insert(DECOMMISSION_INTERVAL.to_owned(), "3s".to_owned());
         self.clusters()
             .create(&PostParams::default(), &cluster)
             .await
