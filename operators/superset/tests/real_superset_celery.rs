@@ -297,6 +297,37 @@ async fn beat_schedules_the_report_scheduler_and_the_worker_runs_it_on_a_real_re
         assert_eq!(found.trim(), "1", "{key} in database {database}");
     }
 
+    // Finding 25: a refused login through the web server's API is counted in Redis,
+    // where every web server reads the same count, over the same TLS.
+    let login = "import json, urllib.request, urllib.error\n\
+                 body = json.dumps({'username': 'mallory', 'password': 'guess', 'provider': 'db', 'refresh': False})\n\
+                 request = urllib.request.Request('http://127.0.0.1:8088/api/v1/security/login', \
+                 data=body.encode(), headers={'Content-Type': 'application/json'})\n\
+                 try:\n\
+                 \x20   urllib.request.urlopen(request, timeout=30)\n\
+                 except urllib.error.HTTPError as error:\n\
+                 \x20   print('status', error.code)\n";
+    let (code, output) = runner
+        .exec(
+            NAMESPACE,
+            POD,
+            "superset",
+            &["python", "-c", login],
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+        .expect("the web server's pod answers");
+    assert!(
+        code == 0 && output.contains("status 401"),
+        "{code}: {output}"
+    );
+    let counted = redis_cli(&runner, 2, "--scan --pattern 'LIMITS*'").await;
+    assert!(
+        counted.lines().any(|key| key.contains("SecurityApi")),
+        "no login count in Redis' database 2: {counted:?}"
+    );
+
     // The worker is Celery itself, so the deletion's SIGTERM reaches it: a warm
     // shutdown, well within its 5 minutes.
     let attempt = runner

@@ -8,7 +8,7 @@ use strata_model::build::object_meta;
 
 use crate::config::scripts::{
     CELERY_SCRIPT, CELERY_SCRIPT_FILE, DATABASE_TLS_HOOK, DATABASE_TLS_HOOK_FILE, INIT_DATABASE,
-    OIDC_SECURITY_MANAGER, OIDC_SECURITY_MANAGER_FILE,
+    OIDC_SECURITY_MANAGER, OIDC_SECURITY_MANAGER_FILE, SECURITY_MANAGER, SECURITY_MANAGER_FILE,
 };
 use crate::validate::{ValidatedCluster, ValidatedRoleGroup};
 
@@ -34,10 +34,16 @@ pub fn role_group_config_map(cluster: &ValidatedCluster, group: &ValidatedRoleGr
 }
 
 /// What every Superset pod mounts, web server, worker or beat: `superset_config.py`
-/// and the modules it imports, shipped next to it: with OIDC the security manager,
-/// with TLS to the database its hook, with Redis the Celery module.
+/// and the modules it imports, shipped next to it: the security manager, with OIDC its
+/// subclass, with TLS to the database its hook, with Redis the Celery module.
 pub fn config_files(cluster: &ValidatedCluster, superset_config: &str) -> BTreeMap<String, String> {
-    let mut data = BTreeMap::from([(SUPERSET_CONFIG.to_owned(), superset_config.to_owned())]);
+    let mut data = BTreeMap::from([
+        (SUPERSET_CONFIG.to_owned(), superset_config.to_owned()),
+        (
+            SECURITY_MANAGER_FILE.to_owned(),
+            SECURITY_MANAGER.to_owned(),
+        ),
+    ]);
     if cluster.database.tls() {
         data.insert(
             DATABASE_TLS_HOOK_FILE.to_owned(),

@@ -5,6 +5,14 @@
 /// Degraded reason it reports on failure.
 pub const INIT_DATABASE: &str = include_str!("../scripts/init_database.py");
 
+/// The security manager of every login: Superset's, with the login form's rate limit
+/// on the login API too.
+pub const SECURITY_MANAGER: &str = include_str!("../scripts/strata_security.py");
+
+/// The file of [`SECURITY_MANAGER`] in the config directory (imported as
+/// `strata_security`).
+pub const SECURITY_MANAGER_FILE: &str = "strata_security.py";
+
 /// The security manager of OIDC login: the user's details from the ID token's claims,
 /// which Flask-AppBuilder 5 reads for its named providers only.
 pub const OIDC_SECURITY_MANAGER: &str = include_str!("../scripts/strata_oidc.py");

@@ -155,6 +155,9 @@ pub struct CelerySetting {
     pub web_server_url: String,
 }
 
+/// The caches' Redis database, counted from the broker's; the login rate limits count
+/// there too.
+const CACHES_DATABASE: u8 = 2;
 /// What the web server and the workers share through Redis: the Flask caches.
 const CACHE_TIMEOUT_SECONDS: i64 = 86_400;
 /// How long a report schedule's task may wait in the queue: Superset's own week.
@@ -254,7 +257,7 @@ fn celery_assignments(celery: &CelerySetting) -> Vec<(String, PyValue)> {
     let cache = |prefix: &str| {
         dict([
             ("CACHE_TYPE", PyValue::Str("RedisCache".to_owned())),
-            ("CACHE_REDIS_URL", redis_url(first + 2)),
+            ("CACHE_REDIS_URL", redis_url(first + CACHES_DATABASE)),
             (
                 "CACHE_OPTIONS",
                 PyValue::Expression("redis_options()".to_owned()),
@@ -459,13 +462,10 @@ pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
                 "OAUTH_PROVIDERS".to_owned(),
                 PyValue::List(vec![PyValue::Dict(provider)]),
             ));
-            out.push((
-                "CUSTOM_SECURITY_MANAGER".to_owned(),
-                PyValue::Expression("OidcSecurityManager".to_owned()),
-            ));
             out.extend(registration_assignments(registration));
         }
     }
+    out.extend(rate_limit_assignments(settings));
     if let Some(celery) = &settings.celery {
         out.extend(celery_assignments(celery));
     }
@@ -477,6 +477,51 @@ pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
             "WEBDRIVER_BASEURL_USER_FRIENDLY".to_owned(),
             PyValue::Str(url.clone()),
         ));
+    }
+    out
+}
+
+/// The security manager `superset_config.py` names: the OIDC one, or the operator's
+/// base of it, whose login API has the login form's rate limit.
+fn security_manager(settings: &SupersetSettings) -> &'static str {
+    if matches!(settings.authentication, Some(AuthSetting::Oidc { .. })) {
+        "OidcSecurityManager"
+    } else {
+        "StrataSecurityManager"
+    }
+}
+
+/// Login rate limits on, whatever the image's `SUPERSET_ENV` (Superset turns
+/// Flask-Limiter on only for `production`, which the `apache/superset` image sets and a
+/// derived image or an `envOverrides` may not). Superset's own limits stay: the login
+/// form and, through [`security_manager`], the login API at `AUTH_RATE_LIMIT` ("5 per
+/// second") per client address, every request at `RATELIMIT_APPLICATION` ("50 per
+/// second"). Without Redis each web server process counts on its own; with Redis they
+/// count together in the caches' database (keys prefixed `LIMITS`), and a Redis that
+/// does not answer falls back to counting in memory rather than failing every request.
+fn rate_limit_assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
+    let mut out = vec![
+        ("RATELIMIT_ENABLED".to_owned(), PyValue::Bool(true)),
+        (
+            "CUSTOM_SECURITY_MANAGER".to_owned(),
+            PyValue::Expression(security_manager(settings).to_owned()),
+        ),
+    ];
+    if let Some(celery) = &settings.celery {
+        out.extend([
+            (
+                "RATELIMIT_STORAGE_URI".to_owned(),
+                redis_url(celery.first_database + CACHES_DATABASE),
+            ),
+            (
+                "RATELIMIT_STORAGE_OPTIONS".to_owned(),
+                PyValue::Expression("redis_options()".to_owned()),
+            ),
+            (
+                "RATELIMIT_IN_MEMORY_FALLBACK_ENABLED".to_owned(),
+                PyValue::Bool(true),
+            ),
+        ]);
     }
     out
 }
@@ -501,7 +546,7 @@ pub fn render(
     )
 }
 
-/// The file's imports; with OIDC, the security manager shipped next to it.
+/// The file's imports, among them the security manager shipped next to it.
 fn imports(settings: &SupersetSettings) -> Vec<&'static str> {
     let mut imports = vec![
         "import os",
@@ -510,6 +555,8 @@ fn imports(settings: &SupersetSettings) -> Vec<&'static str> {
     ];
     if matches!(settings.authentication, Some(AuthSetting::Oidc { .. })) {
         imports.push("from strata_oidc import OidcSecurityManager");
+    } else {
+        imports.push("from strata_security import StrataSecurityManager");
     }
     if settings.database_tls() {
         imports.push("from strata_database_tls import secure_metadata_database");

@@ -21,7 +21,7 @@ and Auth0.
 
 import logging
 
-from superset.security import SupersetSecurityManager
+from strata_security import StrataSecurityManager
 
 PROVIDER = "oidc"
 
@@ -43,8 +43,8 @@ def user_info(claims):
     }
 
 
-class OidcSecurityManager(SupersetSecurityManager):
-    """Superset's security manager, which also knows the ``oidc`` provider."""
+class OidcSecurityManager(StrataSecurityManager):
+    """The operator's security manager, which also knows the ``oidc`` provider."""
 
     def get_oauth_user_info(self, provider, resp):
         if provider != PROVIDER:

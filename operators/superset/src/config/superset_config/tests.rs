@@ -198,23 +198,42 @@ fn oidc_reads_the_issuers_discovery_document() {
     assert!(file.contains("AUTH_TYPE = AUTH_OAUTH"), "{file}");
 }
 
-/// Flask-AppBuilder 5 knows no provider named `oidc`: the operator's security manager
-/// reads its users, and only OIDC imports it.
+/// Every login goes through the operator's security manager, whose login API has the
+/// login form's rate limit; Flask-AppBuilder 5 knows no provider named `oidc`, so OIDC
+/// logins use its subclass that reads their users. The limits are on whatever the
+/// image's `SUPERSET_ENV`.
 #[rstest]
-#[case::oidc(Some(oidc()), true)]
-#[case::no_authentication(None, false)]
-fn oidc_logins_go_through_the_operators_security_manager(
+#[case::database_login(
+    None,
+    "from strata_security import StrataSecurityManager",
+    "StrataSecurityManager"
+)]
+#[case::ldap(
+    Some(ldap()),
+    "from strata_security import StrataSecurityManager",
+    "StrataSecurityManager"
+)]
+#[case::oidc(
+    Some(oidc()),
+    "from strata_oidc import OidcSecurityManager",
+    "OidcSecurityManager"
+)]
+fn every_login_goes_through_the_operators_rate_limited_security_manager(
     #[case] authentication: Option<AuthSetting>,
-    #[case] imported: bool,
+    #[case] import: &str,
+    #[case] manager: &str,
 ) {
     let file = render(&settings(authentication), &BTreeMap::new()).expect("renders");
-    assert_eq!(
-        (
-            file.contains("from strata_oidc import OidcSecurityManager\n"),
-            file.contains("CUSTOM_SECURITY_MANAGER = OidcSecurityManager\n"),
-        ),
-        (imported, imported),
+    assert!(file.contains(&format!("{import}\n")), "{file}");
+    assert!(
+        file.contains(&format!("CUSTOM_SECURITY_MANAGER = {manager}\n")),
         "{file}"
+    );
+    assert!(file.contains("RATELIMIT_ENABLED = True\n"), "{file}");
+    assert!(!file.contains("RATELIMIT_STORAGE_URI"), "{file}");
+    assert!(
+        !file.contains("AUTH_RATE_LIMIT"),
+        "Superset's own limit stays: {file}"
     );
 }
 
@@ -233,6 +252,15 @@ fn celery_and_the_caches_parse_and_read_redis_from_the_environment() {
             "from strata_celery import redis_client, redis_options, redis_tls, redis_url"
         )
     );
+    // Every web server counts logins in the caches' database, and in memory while
+    // Redis does not answer.
+    for line in [
+        "RATELIMIT_STORAGE_URI = redis_url(4)\n",
+        "RATELIMIT_STORAGE_OPTIONS = redis_options()\n",
+        "RATELIMIT_IN_MEMORY_FALLBACK_ENABLED = True\n",
+    ] {
+        assert!(file.contains(line), "{line}{file}");
+    }
     assert!(file.contains("\"broker_use_ssl\": redis_tls()"), "{file}");
     assert!(
         file.contains("\"CACHE_OPTIONS\": redis_options()"),
