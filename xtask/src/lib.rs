@@ -15,6 +15,7 @@ pub mod build;
 pub mod checks;
 pub mod cli;
 pub mod commands;
+pub mod cpu_account;
 pub mod crds;
 pub mod generated;
 pub mod helm;
