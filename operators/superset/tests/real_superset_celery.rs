@@ -120,6 +120,21 @@ fn celery_objects() -> Vec<Value> {
     })
 }
 
+/// `python -c script` in the web server's container; its exit code and output.
+async fn web_server_python(runner: &PodRunner, script: &str) -> (i32, String) {
+    runner
+        .exec(
+            NAMESPACE,
+            POD,
+            "superset",
+            &["python", "-c", script],
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+        .expect("the web server's pod answers")
+}
+
 /// `redis-cli` in the Redis pod, on database `database`; its output.
 async fn redis_cli(runner: &PodRunner, database: u8, arguments: &str) -> String {
     let command =
@@ -274,17 +289,7 @@ async fn beat_schedules_the_report_scheduler_and_the_worker_runs_it_on_a_real_re
                   cache.set('strata-probe', 'cached'); \
                   c.RESULTS_BACKEND.set('strata-probe', 'result'); \
                   print(cache.get('strata-probe'), c.RESULTS_BACKEND.get('strata-probe'))";
-    let (code, output) = runner
-        .exec(
-            NAMESPACE,
-            POD,
-            "superset",
-            &["python", "-c", script],
-            Duration::from_secs(60),
-        )
-        .await
-        .unwrap_or_else(|error| panic!("{error}"))
-        .expect("the web server's pod answers");
+    let (code, output) = web_server_python(&runner, script).await;
     assert!(
         code == 0 && output.trim_end().ends_with("cached result"),
         "{output}"
@@ -307,17 +312,7 @@ async fn beat_schedules_the_report_scheduler_and_the_worker_runs_it_on_a_real_re
                  \x20   urllib.request.urlopen(request, timeout=30)\n\
                  except urllib.error.HTTPError as error:\n\
                  \x20   print('status', error.code)\n";
-    let (code, output) = runner
-        .exec(
-            NAMESPACE,
-            POD,
-            "superset",
-            &["python", "-c", login],
-            Duration::from_secs(60),
-        )
-        .await
-        .unwrap_or_else(|error| panic!("{error}"))
-        .expect("the web server's pod answers");
+    let (code, output) = web_server_python(&runner, login).await;
     assert!(
         code == 0 && output.contains("status 401"),
         "{code}: {output}"
