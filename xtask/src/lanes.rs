@@ -435,7 +435,9 @@ fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Ou
         .args(test_threads(binary, &extra))
         .args(extra)
         .current_dir(&binary.package_dir);
-    let (output, cpu) = match output_with_cpu(command, &binary.target) {
+    // Two packages may have a test of one name (`reconcile`), and run it side by side.
+    let account = format!("{}-{}", binary.package, binary.target);
+    let (output, cpu) = match output_with_cpu(command, &account) {
         Ok((output, cpu)) => (Ok(output), Some(cpu)),
         Err(error) => (Err(error), None),
     };
