@@ -227,6 +227,8 @@ fn run_init(container: &Container, files: &PodFiles, env: &PodEnv) -> std::proce
 /// password guesser (finding 25): the sixth login within the limit's window gets 429,
 /// though this process, unlike the `apache/superset` image, has no
 /// `SUPERSET_ENV=production`, which Superset's own default needs to turn limits on.
+/// Behind an Ingress that serves HTTPS (the database login's cluster here), the
+/// session cookie carries `Secure`; without one it does not (finding 24).
 #[test]
 #[ignore = "needs the Superset venv and PostgreSQL (STRATA_SUPERSET_VENV, STRATA_POSTGRESQL_BIN); run by cargo xtask test"]
 fn superset_starts_with_the_rendered_ldap_and_oidc_settings() {
@@ -250,8 +252,9 @@ fn superset_starts_with_the_rendered_ldap_and_oidc_settings() {
             "db",
         ),
     ] {
-        let extra = if authentication.is_null() {
-            json!({})
+        let behind_https = authentication.is_null();
+        let extra = if behind_https {
+            json!({"ingress": {"host": "superset.example.com", "tlsSecret": "superset-tls"}})
         } else {
             json!({"authentication": authentication})
         };
@@ -282,7 +285,8 @@ fn superset_starts_with_the_rendered_ldap_and_oidc_settings() {
                      client = app.test_client()\n\
                      for n in range(6):\n\
                      \x20   print('status', client.post('/api/v1/security/login', json={{'username': 'mallory', \
-                     'password': f'guess {{n}}', 'provider': '{provider}', 'refresh': False}}).status_code)\n"
+                     'password': f'guess {{n}}', 'provider': '{provider}', 'refresh': False}}).status_code)\n\
+                     print('cookie', client.get('/login/').headers.get('Set-Cookie'))\n"
                 ),
             ])
             .output()
@@ -307,6 +311,18 @@ fn superset_starts_with_the_rendered_ldap_and_oidc_settings() {
             [refusal, refusal, refusal, refusal, refusal, "429"],
             "{authentication}: the sixth guess within the window must get 429: {}",
             describe(&created)
+        );
+        let cookie = std::str::from_utf8(&created.stdout)
+            .expect("UTF-8")
+            .lines()
+            .find_map(|line| line.strip_prefix("cookie "))
+            .unwrap_or_default()
+            .to_owned();
+        assert!(cookie.starts_with("session="), "{cookie}");
+        assert_eq!(
+            cookie.split("; ").any(|attribute| attribute == "Secure"),
+            behind_https,
+            "{authentication}: {cookie}"
         );
     }
 }

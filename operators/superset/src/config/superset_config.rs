@@ -477,8 +477,27 @@ pub fn assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)> {
             "WEBDRIVER_BASEURL_USER_FRIENDLY".to_owned(),
             PyValue::Str(url.clone()),
         ));
+        if url.starts_with("https://") {
+            out.extend(secure_cookie_assignments());
+        }
     }
     out
+}
+
+/// Behind an Ingress that serves HTTPS, the session and remember-me cookies carry
+/// `Secure`, so a browser never sends them over plain HTTP (Superset's default sends
+/// them on either), and the URLs Flask builds outside a request say `https`. A user
+/// who must reach the web servers over plain HTTP (a port-forward) overrides
+/// `SESSION_COOKIE_SECURE`.
+fn secure_cookie_assignments() -> [(String, PyValue); 3] {
+    [
+        ("SESSION_COOKIE_SECURE".to_owned(), PyValue::Bool(true)),
+        ("REMEMBER_COOKIE_SECURE".to_owned(), PyValue::Bool(true)),
+        (
+            "PREFERRED_URL_SCHEME".to_owned(),
+            PyValue::Str("https".to_owned()),
+        ),
+    ]
 }
 
 /// The security manager `superset_config.py` names: the OIDC one, or the operator's

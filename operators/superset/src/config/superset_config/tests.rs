@@ -237,6 +237,26 @@ fn every_login_goes_through_the_operators_rate_limited_security_manager(
     );
 }
 
+/// Finding 24: behind an Ingress that serves HTTPS, the cookies are never sent in
+/// clear; behind a plain one, or none, Superset's defaults stay.
+#[rstest]
+#[case::an_https_ingress(Some("https://superset.example.com/"), true)]
+#[case::a_plain_ingress(Some("http://superset.example.com/"), false)]
+#[case::no_ingress(None, false)]
+fn behind_an_https_ingress_the_cookies_are_secure(#[case] url: Option<&str>, #[case] secure: bool) {
+    let mut behind = settings(None);
+    behind.behind_proxy = url.is_some();
+    behind.ingress_url = url.map(str::to_owned);
+    let file = render(&behind, &BTreeMap::new()).expect("renders");
+    for line in [
+        "SESSION_COOKIE_SECURE = True\n",
+        "REMEMBER_COOKIE_SECURE = True\n",
+        "PREFERRED_URL_SCHEME = \"https\"\n",
+    ] {
+        assert_eq!(file.contains(line), secure, "{line}{file}");
+    }
+}
+
 #[test]
 fn celery_and_the_caches_parse_and_read_redis_from_the_environment() {
     let mut celery = settings(None);
