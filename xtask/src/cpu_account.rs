@@ -9,8 +9,9 @@
 //! Without a cgroup this process may write (not root, no cgroup file system), the
 //! count falls back to `wait4`'s, shown as a lower bound.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 /// The cgroup v1 `cpuacct` hierarchy, as Debian mounts it beside v2's.
@@ -137,6 +138,51 @@ impl Drop for CpuAccount {
     }
 }
 
+/// Runs `command` as [`Command::output`] does, and returns also the CPU time it and
+/// its descendants used, counted in a cgroup `name` where one can be made, else by
+/// `wait4`.
+pub fn output(command: Command, name: &str) -> std::io::Result<(Output, CpuTime)> {
+    use wait4::Wait4;
+
+    let account = CpuAccount::create(name);
+    let mut command = match &account {
+        Some(account) => account.start_inside(&command),
+        None => command,
+    };
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let (stdout, stderr) = std::thread::scope(|scope| {
+        let stdout = scope.spawn(|| read_all(stdout));
+        let stderr = read_all(stderr);
+        (stdout.join().unwrap_or_default(), stderr)
+    });
+    let used = child.wait4()?;
+    let cpu = match account.as_ref().and_then(CpuAccount::used) {
+        Some(whole) => CpuTime::Whole(whole),
+        None => CpuTime::AtLeast(used.rusage.utime + used.rusage.stime),
+    };
+    let output = Output {
+        status: used.status,
+        stdout,
+        stderr,
+    };
+    Ok((output, cpu))
+}
+
+/// Everything a child's pipe gives; a pipe that fails mid-read keeps what it gave, and
+/// the exit status decides.
+fn read_all(pipe: Option<impl Read>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    if let Some(mut pipe) = pipe {
+        let _ = pipe.read_to_end(&mut bytes);
+    }
+    bytes
+}
+
 /// `usage_usec` of a cgroup v2 `cpu.stat`.
 fn usage_usec(cpu_stat: &str) -> Option<u64> {
     cpu_stat
@@ -152,6 +198,47 @@ mod tests {
     use rstest::rstest;
 
     use super::*;
+
+    /// A shell that counts to 300,000 in a child shell it waits for: its CPU time is the
+    /// child's as much as its own.
+    #[test]
+    fn a_binarys_cpu_time_counts_the_children_it_waited_for() {
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo counted'; echo oops >&2; exit 3",
+        ]);
+        let (output, cpu) = output(command, "cpu-test").unwrap();
+        assert_eq!(output.status.code(), Some(3));
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "counted\n");
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "oops\n");
+        assert!(cpu.duration() > Duration::from_millis(100), "{cpu:?}");
+    }
+
+    /// A busy loop orphaned at once, as a JVM is when its helper is killed: PID 1
+    /// reaps it, so only a cgroup counts its time.
+    #[test]
+    fn a_binarys_cpu_time_counts_what_it_never_waited_for_where_a_cgroup_can_be_made() {
+        let cgroups = CpuAccount::create("probe").is_some();
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            "( (i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done) & ); sleep 2",
+        ]);
+        let (output, cpu) = output(command, "orphan-test").unwrap();
+        assert!(output.status.success(), "{output:?}");
+        if cgroups {
+            assert!(
+                matches!(cpu, CpuTime::Whole(time) if time > Duration::from_millis(100)),
+                "{cpu:?}"
+            );
+        } else {
+            assert!(
+                matches!(cpu, CpuTime::AtLeast(time) if time < Duration::from_millis(100)),
+                "{cpu:?}"
+            );
+        }
+    }
 
     #[rstest]
     #[case::whole(CpuTime::Whole(Duration::from_millis(12_345)), "12.3 CPU-s")]

@@ -19,14 +19,14 @@
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
-use crate::cpu_account::{CpuAccount, CpuTime};
+use crate::cpu_account::{self, CpuTime};
 
 /// How many test binaries run at once unless `STRATA_TEST_LANES` says otherwise: the
 /// machine CI runs on has two cores.
@@ -437,7 +437,7 @@ fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Ou
         .current_dir(&binary.package_dir);
     // Two packages may have a test of one name (`reconcile`), and run it side by side.
     let account = format!("{}-{}", binary.package, binary.target);
-    let (output, cpu) = match output_with_cpu(command, &account) {
+    let (output, cpu) = match cpu_account::output(command, &account) {
         Ok((output, cpu)) => (Ok(output), Some(cpu)),
         Err(error) => (Err(error), None),
     };
@@ -479,58 +479,6 @@ fn run_one(binary: &TestBinary, configure: &(dyn Fn(&mut Command) + Sync)) -> Ou
         cpu,
         failures,
     }
-}
-
-/// Runs `command` as [`Command::output`] does, and returns also the CPU time it and
-/// its descendants used ([`crate::cpu_account`]), counted in a cgroup `name`. The
-/// test step is CPU-bound, so this, not the wall time beside another lane, says which
-/// suite costs the step its minutes.
-fn output_with_cpu(command: Command, name: &str) -> std::io::Result<(Output, CpuTime)> {
-    use std::io::Read;
-    use wait4::Wait4;
-
-    let account = CpuAccount::create(name);
-    let mut command = match &account {
-        Some(account) => account.start_inside(&command),
-        None => command,
-    };
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let read_all = |pipe: Option<Box<dyn Read + Send>>| {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            // A pipe that fails mid-read keeps what it gave: the exit status decides.
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        bytes
-    };
-    let stdout = child
-        .stdout
-        .take()
-        .map(|pipe| Box::new(pipe) as Box<dyn Read + Send>);
-    let stderr = child
-        .stderr
-        .take()
-        .map(|pipe| Box::new(pipe) as Box<dyn Read + Send>);
-    let (stdout, stderr) = std::thread::scope(|scope| {
-        let stdout = scope.spawn(|| read_all(stdout));
-        let stderr = read_all(stderr);
-        (stdout.join().unwrap_or_default(), stderr)
-    });
-    let used = child.wait4()?;
-    let output = Output {
-        status: used.status,
-        stdout,
-        stderr,
-    };
-    let cpu = match account.as_ref().and_then(CpuAccount::used) {
-        Some(whole) => CpuTime::Whole(whole),
-        None => CpuTime::AtLeast(used.rusage.utime + used.rusage.stime),
-    };
-    Ok((output, cpu))
 }
 
 /// `, 123.4 CPU-s` for a binary whose CPU time is known.
@@ -614,47 +562,6 @@ mod tests {
             "executable": executable,
         })
         .to_string()
-    }
-
-    /// A shell that counts to 300,000 in a child shell it waits for: its CPU time is the
-    /// child's as much as its own.
-    #[test]
-    fn a_binarys_cpu_time_counts_the_children_it_waited_for() {
-        let mut command = Command::new("sh");
-        command.args([
-            "-c",
-            "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo counted'; echo oops >&2; exit 3",
-        ]);
-        let (output, cpu) = output_with_cpu(command, "cpu-test").unwrap();
-        assert_eq!(output.status.code(), Some(3));
-        assert_eq!(String::from_utf8_lossy(&output.stdout), "counted\n");
-        assert_eq!(String::from_utf8_lossy(&output.stderr), "oops\n");
-        assert!(cpu.duration() > Duration::from_millis(100), "{cpu:?}");
-    }
-
-    /// A busy loop orphaned at once, as a JVM is when its helper is killed: PID 1
-    /// reaps it, so only a cgroup counts its time.
-    #[test]
-    fn a_binarys_cpu_time_counts_what_it_never_waited_for_where_a_cgroup_can_be_made() {
-        let cgroups = CpuAccount::create("probe").is_some();
-        let mut command = Command::new("sh");
-        command.args([
-            "-c",
-            "( (i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done) & ); sleep 2",
-        ]);
-        let (output, cpu) = output_with_cpu(command, "orphan-test").unwrap();
-        assert!(output.status.success(), "{output:?}");
-        if cgroups {
-            assert!(
-                matches!(cpu, CpuTime::Whole(time) if time > Duration::from_millis(100)),
-                "{cpu:?}"
-            );
-        } else {
-            assert!(
-                matches!(cpu, CpuTime::AtLeast(time) if time < Duration::from_millis(100)),
-                "{cpu:?}"
-            );
-        }
     }
 
     #[rstest]

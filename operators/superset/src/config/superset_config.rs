@@ -500,13 +500,29 @@ fn secure_cookie_assignments() -> [(String, PyValue); 3] {
     ]
 }
 
-/// The security manager `superset_config.py` names: the OIDC one, or the operator's
-/// base of it, whose login API has the login form's rate limit.
-fn security_manager(settings: &SupersetSettings) -> &'static str {
+/// A security manager `superset_config.py` names, shipped next to it.
+struct SecurityManager {
+    class: &'static str,
+    import: &'static str,
+}
+
+/// The operator's, whose login API has the login form's rate limit.
+const RATE_LIMITED_MANAGER: SecurityManager = SecurityManager {
+    class: "StrataSecurityManager",
+    import: "from strata_security import StrataSecurityManager",
+};
+
+/// Its subclass for OIDC, which reads the users from the ID token's claims.
+const OIDC_MANAGER: SecurityManager = SecurityManager {
+    class: "OidcSecurityManager",
+    import: "from strata_oidc import OidcSecurityManager",
+};
+
+fn security_manager(settings: &SupersetSettings) -> &'static SecurityManager {
     if matches!(settings.authentication, Some(AuthSetting::Oidc { .. })) {
-        "OidcSecurityManager"
+        &OIDC_MANAGER
     } else {
-        "StrataSecurityManager"
+        &RATE_LIMITED_MANAGER
     }
 }
 
@@ -523,7 +539,7 @@ fn rate_limit_assignments(settings: &SupersetSettings) -> Vec<(String, PyValue)>
         ("RATELIMIT_ENABLED".to_owned(), PyValue::Bool(true)),
         (
             "CUSTOM_SECURITY_MANAGER".to_owned(),
-            PyValue::Expression(security_manager(settings).to_owned()),
+            PyValue::Expression(security_manager(settings).class.to_owned()),
         ),
     ];
     if let Some(celery) = &settings.celery {
@@ -572,11 +588,7 @@ fn imports(settings: &SupersetSettings) -> Vec<&'static str> {
         "from urllib.parse import quote",
         "from flask_appbuilder.security.manager import AUTH_LDAP, AUTH_OAUTH",
     ];
-    if matches!(settings.authentication, Some(AuthSetting::Oidc { .. })) {
-        imports.push("from strata_oidc import OidcSecurityManager");
-    } else {
-        imports.push("from strata_security import StrataSecurityManager");
-    }
+    imports.push(security_manager(settings).import);
     if settings.database_tls() {
         imports.push("from strata_database_tls import secure_metadata_database");
     }
